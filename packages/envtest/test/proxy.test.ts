@@ -1,0 +1,64 @@
+import { CoreV1Api } from '@kubernetes/client-node';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startApiProxy } from '../src/index.js';
+import type { ApiProxy } from '../src/index.js';
+import { testKubeConfig, uniqueName } from '../../../test/support/env.js';
+
+let proxy: ApiProxy | undefined;
+afterEach(async () => {
+  await proxy?.close();
+  proxy = undefined;
+});
+
+describe('the test proxy', () => {
+  it('forwards with the target credentials and records each request', async () => {
+    proxy = await startApiProxy(testKubeConfig());
+    const core = proxy.kubeConfig.makeApiClient(CoreV1Api);
+    const name = uniqueName('p');
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name } } });
+    await core.readNamespacedConfigMap({ namespace: 'default', name });
+    await core.deleteNamespacedConfigMap({ namespace: 'default', name });
+    expect(proxy.requests.map((r) => [r.method, r.path, r.status])).toEqual([
+      ['POST', '/api/v1/namespaces/default/configmaps', 201],
+      ['GET', `/api/v1/namespaces/default/configmaps/${name}`, 200],
+      ['DELETE', `/api/v1/namespaces/default/configmaps/${name}`, 200],
+    ]);
+    expect(proxy.count((r) => r.method === 'GET')).toBe(1);
+    proxy.clearRequests();
+    expect(proxy.count()).toBe(0);
+  });
+
+  it('refuses connections while down and serves again on the same port', async () => {
+    proxy = await startApiProxy(testKubeConfig());
+    const core = proxy.kubeConfig.makeApiClient(CoreV1Api);
+    await proxy.refuse();
+    await expect(core.listNamespace()).rejects.toThrow(/ECONNREFUSED/);
+    await proxy.accept();
+    expect((await core.listNamespace()).items.length).toBeGreaterThan(0);
+  });
+
+  it('black-holes requests: they are recorded but never answered', async () => {
+    proxy = await startApiProxy(testKubeConfig());
+    proxy.blackhole(true);
+    const ac = new AbortController();
+    const pending = fetch(`${proxy.url}/api/v1/namespaces`, { signal: ac.signal });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(proxy.count()).toBe(1);
+    ac.abort();
+    await expect(pending).rejects.toThrow();
+  });
+
+  it('resets open streams', async () => {
+    proxy = await startApiProxy(testKubeConfig());
+    const res = await fetch(`${proxy.url}/api/v1/namespaces?watch=true`);
+    const reader = res.body!.getReader();
+    await reader.read(); // the ADDED events of existing namespaces
+    proxy.resetConnections();
+    await expect((async () => {
+      for (;;) {
+        const { done } = await reader.read();
+        if (done) return 'ended';
+      }
+    })()).rejects.toThrow();
+  });
+});

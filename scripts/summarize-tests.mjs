@@ -1,0 +1,27 @@
+// Reads vitest's JSON report and prints the closing line "N passed, N failed"
+// (failed typecheck/lint steps count as failures). Exits 1 if anything failed
+// or no test ran.
+import { readFileSync } from 'node:fs';
+
+const [report, failedChecksArg = '0'] = process.argv.slice(2);
+const failedChecks = Number.parseInt(failedChecksArg, 10) || 0;
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+try {
+  const json = JSON.parse(readFileSync(report, 'utf8'));
+  passed = json.numPassedTests ?? 0;
+  failed = json.numFailedTests ?? 0;
+  skipped = (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0);
+  // Suites that failed to load (syntax errors, a broken setup) have no tests to count.
+  const brokenSuites = (json.testResults ?? []).filter((r) => r.status === 'failed' && (r.assertionResults ?? []).length === 0).length;
+  failed += brokenSuites;
+  if (json.success === false && failed === 0) failed = 1; // e.g. global setup failed
+} catch (err) {
+  console.error(`summarize-tests: no readable report at ${report}: ${err.message}`);
+  failed = 1;
+}
+failed += failedChecks;
+const line = `${passed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : '');
+console.log(line);
+process.exit(failed > 0 || passed === 0 ? 1 : 0);

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Run every check and test of the workspace, against a real control plane.
+# Installs what it needs (Node 24 when the running Node is older, pnpm, the
+# workspace's dependencies, kubectl), finds or builds kube-apiserver and etcd,
+# then runs typecheck, lint and all tests. Its last line is
+# "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+# shellcheck source=scripts/bootstrap.sh
+source scripts/bootstrap.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+if ! command -v kubectl >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test: installing kubectl (Debian package)" >&2
+    { apt-get update -qq && apt-get install -y -qq kubectl; } >&2 || echo "test: kubectl could not be installed" >&2
+  else
+    echo "test: kubectl is not installed; the CLI test needs it (Debian package kubectl)" >&2
+  fi
+fi
+
+# Find or build the control-plane binaries first, with progress on stderr
+# (a cold build takes many minutes; later runs reuse the cache).
+if [ "${KUBELOOP_USE_EXISTING_CLUSTER:-}" != "true" ]; then
+  node packages/envtest/dist/cli.js build >&2 || { echo "test: could not get kube-apiserver and etcd" >&2; echo "0 passed, 1 failed"; exit 1; }
+fi
+
+failed_checks=0
+echo "test: typecheck" >&2
+pnpm -s typecheck >&2 || { echo "test: typecheck FAILED" >&2; failed_checks=$((failed_checks + 1)); }
+echo "test: lint" >&2
+pnpm -s lint >&2 || { echo "test: lint FAILED" >&2; failed_checks=$((failed_checks + 1)); }
+
+mkdir -p .tmp
+rm -f .tmp/vitest.json
+echo "test: vitest" >&2
+pnpm -s exec vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json "$@"
+vitest_status=$?
+
+node scripts/summarize-tests.mjs .tmp/vitest.json "$failed_checks"
+summary_status=$?
+if [ "$vitest_status" -ne 0 ] || [ "$failed_checks" -ne 0 ] || [ "$summary_status" -ne 0 ]; then
+  exit 1
+fi
