@@ -372,6 +372,8 @@ class LocalControlPlane implements Environment {
       'service-account-key-file': join(certs, 'sa.pub'),
       'service-account-signing-key-file': join(certs, 'sa.key'),
       'etcd-compaction-interval': '0',
+      // 1.37 refuses a loopback advertise address in the endpoint reconciler; envtest has no endpoints to keep.
+      'endpoint-reconciler-type': 'none',
     };
     this.apiserverArgs = renderFlags(defaults, this.options.apiServerFlags);
     await this.launchApiServer();

@@ -140,7 +140,8 @@ export async function startApiProxy(target: KubeConfig, options: ApiProxyOptions
   const url = `http://127.0.0.1:${port}`;
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: 'proxy', server: url, skipTLSVerify: false }],
+    // Plain HTTP on loopback; client-node insists on skipTLSVerify for http:// servers.
+    clusters: [{ name: 'proxy', server: url, skipTLSVerify: true }],
     users: [{ name: 'proxy' }],
     contexts: [{ name: 'proxy', cluster: 'proxy', user: 'proxy', namespace: 'default' }],
     currentContext: 'proxy',
