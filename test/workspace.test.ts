@@ -1,0 +1,66 @@
+/**
+ * The import graph of ARCHITECTURE.md holds: each package imports only
+ * packages below it, declares each as a dependency, and references each as a
+ * TypeScript project (so `tsc -b` builds in order and an upward import fails).
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+// Lower layers first; a package may import only packages before it.
+const LAYERS = ['scheme', 'mapper', 'client', 'cache', 'manager'];
+const STANDALONE = ['envtest']; // imports no kubeloop package
+
+const packages = readdirSync(join(root, 'packages')).filter((p) => existsSync(join(root, 'packages', p, 'package.json')));
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+function kubeloopImports(pkg: string): Set<string> {
+  const found = new Set<string>();
+  for (const file of sourceFiles(join(root, 'packages', pkg, 'src'))) {
+    for (const m of readFileSync(file, 'utf8').matchAll(/from\s+'@kubeloop\/([a-z-]+)'/g)) found.add(m[1]!);
+  }
+  return found;
+}
+
+describe('workspace import graph', () => {
+  it('knows every package', () => {
+    for (const p of packages) expect([...LAYERS, ...STANDALONE]).toContain(p);
+  });
+
+  for (const pkg of packages) {
+    it(`${pkg} imports only packages below it, declared and referenced`, () => {
+      const imports = kubeloopImports(pkg);
+      const allowed = STANDALONE.includes(pkg) ? [] : LAYERS.slice(0, LAYERS.indexOf(pkg));
+      for (const dep of imports) expect(allowed, `${pkg} must not import @kubeloop/${dep}`).toContain(dep);
+
+      const manifest = JSON.parse(readFileSync(join(root, 'packages', pkg, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+      const declared = Object.keys(manifest.dependencies ?? {}).filter((d) => d.startsWith('@kubeloop/')).map((d) => d.slice(10));
+      expect(new Set(declared)).toEqual(imports);
+
+      const tsconfig = JSON.parse(readFileSync(join(root, 'packages', pkg, 'tsconfig.json'), 'utf8')) as { references?: { path: string }[] };
+      const referenced = (tsconfig.references ?? []).map((r) => r.path.replace('../', ''));
+      expect(new Set(referenced)).toEqual(imports);
+    });
+  }
+
+  it('the root build references every package', () => {
+    const tsconfig = JSON.parse(readFileSync(join(root, 'tsconfig.json'), 'utf8')) as { references: { path: string }[] };
+    expect(new Set(tsconfig.references.map((r) => r.path))).toEqual(new Set(packages.map((p) => `packages/${p}`)));
+  });
+
+  it('every package targets Node >= 22.19 and is ESM', () => {
+    for (const pkg of packages) {
+      const manifest = JSON.parse(readFileSync(join(root, 'packages', pkg, 'package.json'), 'utf8')) as { type?: string; engines?: { node?: string } };
+      expect(manifest.type).toBe('module');
+      expect(manifest.engines?.node).toBe('>=22.19.0');
+    }
+  });
+});
