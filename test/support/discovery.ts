@@ -13,7 +13,9 @@ export async function kubeConfigDiscovery(kc: KubeConfig): Promise<DiscoveryClie
   const tls: RequestOptions = {};
   await kc.applyToHTTPSOptions(tls);
   const https = server.protocol === 'https:';
-  const agent = https ? new HttpsAgent({ ...tls, keepAlive: true }) : new HttpAgent({ keepAlive: true });
+  const agent = https
+    ? new HttpsAgent({ ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: tls.rejectUnauthorized ?? true, keepAlive: true })
+    : new HttpAgent({ keepAlive: true });
   return {
     get(path: string, accept: string, signal?: AbortSignal): Promise<DiscoveryResponse> {
       return new Promise((resolve, reject) => {

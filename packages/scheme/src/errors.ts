@@ -1,0 +1,65 @@
+/**
+ * The error family of `@kubeloop/scheme`: one class, a discriminated
+ * `reason`, the original `cause` kept, and a guard that works across two
+ * copies of the package.
+ */
+
+/** Why a scheme operation failed. */
+export type SchemeErrorReason =
+  /** A group, version or group/version (`apiVersion`) string is malformed. */
+  | 'InvalidGroupVersion'
+  /** A kind, group/kind or group/version/kind string is malformed. */
+  | 'InvalidKind'
+  /** A resource (plural), group/resource or group/version/resource string is malformed. */
+  | 'InvalidResource'
+  /** A value is not a Kubernetes object: not an object, or no string `apiVersion` / `kind`. */
+  | 'InvalidObject'
+  /** A resource descriptor is malformed (for example `namespaced` is not a boolean, or its list kind equals its kind). */
+  | 'InvalidDescriptor'
+  /** A registration clashes with one already made; the message names both. */
+  | 'Conflict'
+  /** Registration into a builder that was frozen because it is shared. */
+  | 'Frozen';
+
+const BRAND = Symbol.for('@kubeloop/scheme/SchemeError');
+
+/**
+ * An error raised by `@kubeloop/scheme`.
+ *
+ * @example
+ * ```ts
+ * import { isSchemeError, parseGroupVersion } from '@kubeloop/scheme';
+ *
+ * try {
+ *   parseGroupVersion('Apps/v1');
+ * } catch (err) {
+ *   if (isSchemeError(err) && err.reason === 'InvalidGroupVersion') console.error(err.message, err.input);
+ *   else throw err;
+ * }
+ * ```
+ */
+export class SchemeError extends Error {
+  override readonly name = 'SchemeError';
+  readonly reason: SchemeErrorReason;
+  /** The offending input as text (the string parsed, or the registration attempted), when there is one. */
+  readonly input: string | undefined;
+  readonly [BRAND] = true;
+
+  constructor(reason: SchemeErrorReason, message: string, options: { cause?: unknown; input?: string } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.reason = reason;
+    this.input = options.input;
+  }
+}
+
+/**
+ * True for any {@link SchemeError}, even one from another copy of this package.
+ *
+ * @example
+ * ```ts
+ * if (isSchemeError(err) && err.reason === 'Conflict') process.exitCode = 2;
+ * ```
+ */
+export function isSchemeError(value: unknown): value is SchemeError {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+}
