@@ -93,6 +93,8 @@ export async function startApiProxy(target: KubeConfig, options: ApiProxyOptions
       (upRes) => {
         record.status = upRes.statusCode ?? 0;
         res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        // A watch's headers come before any event: pass them on at once.
+        res.flushHeaders();
         upRes.pipe(res);
         upRes.on('error', () => res.destroy());
       },

@@ -1,0 +1,499 @@
+/**
+ * One client for any kind: the scheme names the kind, the mapper turns it
+ * into a resource and scope, and that gives the REST path. Reads may be
+ * routed to a cache Reader; writes always go to the API server.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { createDynamicRESTMapper } from '@kubeloop/mapper';
+import type { RESTMapper, RESTMapping } from '@kubeloop/mapper';
+import { builtinScheme, parseApiVersion } from '@kubeloop/scheme';
+import type { KubeObject, ObjectList, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
+import { transportDiscovery } from './discovery.js';
+import { ClientError } from './errors.js';
+import { isMetadataRef } from './kinds.js';
+import type { KindRef, ObjectFor, ObjectKey, Stored, TypeRef, WithKind } from './kinds.js';
+import { renderSelector, writeQuery } from './options.js';
+import type { ApplyOptions, CallOptions, DeleteAllOfOptions, DeleteOptions, GetOptions, ListOptions, WatchOptions, WriteOptions } from './options.js';
+import { patchContentType } from './patch.js';
+import type { Patch } from './patch.js';
+import { createTransport } from './transport.js';
+import type { Query, Transport, TransportOptions } from './transport.js';
+import { watchEvents } from './watch.js';
+import type { WatchEvent } from './watch.js';
+
+const META_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+const META_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+
+/** Reads: the interface a cache implements and the cached-read router routes. */
+export interface Reader {
+  /** Read one object. Rejects with NotFound when it does not exist. */
+  get<K extends KindRef>(kind: K, key: ObjectKey, options?: GetOptions): Promise<ObjectFor<K>>;
+  /** List objects (all pages, unless `limit` asks for one page). */
+  list<K extends KindRef>(kind: K, options?: ListOptions): Promise<ObjectList<ObjectFor<K> & KubeObject>>;
+}
+
+/** Writes: always sent to the API server. */
+export interface Writer {
+  /** Create an object; returns it as stored. */
+  create<T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>>;
+  /** Replace an object (optimistic concurrency through metadata.resourceVersion). */
+  update<T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>>;
+  /** Patch the object `obj` names. */
+  patch<T extends KubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>>;
+  /** Patch by kind and key (also the metadata-only form). */
+  patch<K extends KindRef>(kind: K, key: ObjectKey, patch: Patch, options?: WriteOptions): Promise<ObjectFor<K>>;
+  /** Server-side apply `obj` (an apply configuration) as the field owner. */
+  apply<T extends KubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>>;
+  /** Delete the object `obj` names. */
+  delete(obj: WithKind<KubeObject>, options?: DeleteOptions): Promise<void>;
+  /** Delete by kind and key. */
+  delete(kind: KindRef, key: ObjectKey, options?: DeleteOptions): Promise<void>;
+  /** Delete every object of a kind matching the selectors in a namespace. */
+  deleteAllOf(kind: KindRef, options?: DeleteAllOfOptions): Promise<void>;
+}
+
+/** A subresource (status, scale, eviction, ...) of objects. */
+export interface SubResourceClient {
+  /** GET the subresource (for `scale`, an autoscaling/v1 Scale). */
+  get<R = unknown>(kind: KindRef, key: ObjectKey, options?: CallOptions): Promise<R>;
+  /** POST a body to the subresource of `obj` (for `eviction`, a policy/v1 Eviction). */
+  create<R = unknown>(obj: WithKind<KubeObject>, body: object, options?: WriteOptions): Promise<R>;
+  /** PUT: for `status`, the object itself; otherwise `body`. */
+  update<T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions & { body?: object }): Promise<Stored<T>>;
+  /** PATCH the subresource of `obj`. */
+  patch<T extends KubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>>;
+  /** Server-side apply to the subresource (status apply). */
+  apply<T extends KubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>>;
+}
+
+/**
+ * The client: reads (possibly cached), writes, watches, subresources.
+ *
+ * @example
+ * ```ts
+ * const client = createClient({ kubeConfig });
+ * const cm = await client.get(ConfigMap, { namespace: 'default', name: 'settings' });
+ * await client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'default' }, data: { a: '1' } }, { fieldManager: 'my-operator' });
+ * ```
+ */
+export interface Client extends Reader, Writer {
+  readonly scheme: Scheme;
+  readonly mapper: RESTMapper;
+  readonly transport: Transport;
+  /** Reads that always go to the API server, whatever the cache. */
+  readonly apiReader: Reader;
+  /** Every object of a kind across pages of `pageSize` (default 500), as one async stream. Always live. */
+  listAll<K extends KindRef>(kind: K, options?: ListOptions & { pageSize?: number }): AsyncIterable<ObjectFor<K>>;
+  /** Watch a kind from a resourceVersion. Always live. */
+  watch<K extends KindRef>(kind: K, options?: WatchOptions): Promise<AsyncIterableIterator<WatchEvent<ObjectFor<K>>>>;
+  /** The `status` subresource. */
+  status(): SubResourceClient;
+  /** Any named subresource: `scale`, `eviction`, `ephemeralcontainers`, ... */
+  subResource(name: string): SubResourceClient;
+}
+
+/** Options for {@link createClient}. */
+export interface ClientOptions {
+  /** Where to connect. Required unless `transport` is given. */
+  readonly kubeConfig?: KubeConfig;
+  /** A transport to share (its KubeConfig wins). Default: one made from `kubeConfig` and `transportOptions`. */
+  readonly transport?: Transport;
+  /** Rate limits, timeouts, metrics hook of the transport made here. */
+  readonly transportOptions?: TransportOptions;
+  /** The kinds this client types. It is never changed. Default: `builtinScheme`. */
+  readonly scheme?: Scheme;
+  /** Maps kinds to resources. Default: a dynamic mapper over this client's transport. */
+  readonly mapper?: RESTMapper;
+  /** Default field manager for writes and the field owner of `apply` (required by apply when not given per call). */
+  readonly fieldOwner?: string;
+  /**
+   * A cache to serve reads (the informer cache). Default: none, every read is live.
+   */
+  readonly cache?: Reader;
+  /** Kinds never read from the cache (Secrets, say). Default: none. */
+  readonly uncached?: readonly (ResourceDescriptor | TypeRef)[];
+  /** Whether unstructured reads (kinds the scheme does not type) use the cache. Default: false. */
+  readonly cacheUnstructured?: boolean;
+}
+
+interface Resolved {
+  readonly mapping: RESTMapping;
+  readonly metadataOnly: boolean;
+  /** The kind is typed by the scheme. */
+  readonly typed: boolean;
+  readonly label: string;
+}
+
+/**
+ * Create a client.
+ *
+ * @example
+ * ```ts
+ * import { createClient, loadKubeConfig } from '@kubeloop/client';
+ * import { builtinScheme, createScheme, Pod } from '@kubeloop/scheme';
+ *
+ * const client = createClient({ kubeConfig: loadKubeConfig(), scheme: createScheme(builtinScheme, HardDisk), fieldOwner: 'harddisk-operator' });
+ * const pod = await client.get(Pod, { namespace: 'default', name: 'web' }); // typed Pod
+ * ```
+ */
+export function createClient(options: ClientOptions): Client {
+  const transport =
+    options.transport ??
+    (options.kubeConfig
+      ? createTransport(options.kubeConfig, options.transportOptions)
+      : (() => {
+          throw new ClientError('InvalidConfig', 'createClient needs a kubeConfig or a transport');
+        })());
+  const mapper = options.mapper ?? createDynamicRESTMapper(transportDiscovery(transport));
+  return new KubeClient(transport, options.scheme ?? builtinScheme, mapper, options);
+}
+
+function kindOf(ref: KindRef): ResourceDescriptor | TypeRef {
+  return isMetadataRef(ref) ? ref.of : ref;
+}
+
+function sameKind(a: ResourceDescriptor | TypeRef, b: ResourceDescriptor | TypeRef): boolean {
+  return a.apiVersion === b.apiVersion && a.kind === b.kind;
+}
+
+function segment(value: string, what: string): string {
+  if (value === '' || value.includes('/') || value === '.' || value === '..') {
+    throw new ClientError('InvalidRequest', `${what} ${JSON.stringify(value)} is not a valid path segment`);
+  }
+  return encodeURIComponent(value);
+}
+
+class KubeClient implements Client {
+  readonly apiReader: Reader;
+  private readonly cache: Reader | undefined;
+  private readonly uncached: readonly (ResourceDescriptor | TypeRef)[];
+  private readonly cacheUnstructured: boolean;
+  private readonly fieldOwner: string | undefined;
+
+  constructor(
+    readonly transport: Transport,
+    readonly scheme: Scheme,
+    readonly mapper: RESTMapper,
+    options: ClientOptions,
+  ) {
+    this.cache = options.cache;
+    this.uncached = options.uncached ?? [];
+    this.cacheUnstructured = options.cacheUnstructured ?? false;
+    this.fieldOwner = options.fieldOwner;
+    this.apiReader = { get: (k, key, o) => this.liveGet(k, key, o), list: (k, o) => this.liveList(k, o) };
+  }
+
+  // --- resolution ----------------------------------------------------------
+
+  private isTyped(kind: ResourceDescriptor | TypeRef): boolean {
+    return 'group' in kind && typeof kind.group === 'string' && this.scheme.has(kind as ResourceDescriptor);
+  }
+
+  private async resolve(ref: KindRef, signal?: AbortSignal): Promise<Resolved> {
+    signal?.throwIfAborted();
+    const kind = kindOf(ref);
+    if (!kind || typeof kind.apiVersion !== 'string' || typeof kind.kind !== 'string' || !kind.kind) {
+      throw new ClientError('InvalidRequest', 'the kind needs an apiVersion and a kind');
+    }
+    let gv;
+    try {
+      gv = parseApiVersion(kind.apiVersion);
+    } catch (cause) {
+      throw new ClientError('InvalidRequest', `malformed apiVersion ${JSON.stringify(kind.apiVersion)}`, { cause });
+    }
+    const mapping = await this.mapper.restMapping({ group: gv.group, kind: kind.kind }, gv.version);
+    return { mapping, metadataOnly: isMetadataRef(ref), typed: this.isTyped(kind), label: `${kind.kind}.${kind.apiVersion}` };
+  }
+
+  private async resolveObject(obj: KubeObject, signal?: AbortSignal): Promise<Resolved> {
+    if (!obj || typeof obj !== 'object' || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') {
+      throw new ClientError('InvalidRequest', 'the object needs apiVersion and kind');
+    }
+    return this.resolve({ apiVersion: obj.apiVersion, kind: obj.kind }, signal);
+  }
+
+  private path(r: Resolved, namespace: string | undefined, name?: string, subresource?: string, op = 'this call'): string {
+    const { group, version, resource } = r.mapping.resource;
+    const namespaced = r.mapping.scope === 'Namespaced';
+    if (!namespaced && namespace) {
+      throw new ClientError('InvalidRequest', `${r.label} is cluster-scoped: ${op} must not name a namespace (got ${JSON.stringify(namespace)})`);
+    }
+    if (namespaced && name !== undefined && !namespace) {
+      throw new ClientError('InvalidRequest', `${r.label} is namespaced: ${op} needs a namespace`);
+    }
+    let path = group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
+    if (namespaced && namespace) path += `/namespaces/${segment(namespace, 'namespace')}`;
+    path += `/${resource}`;
+    if (name !== undefined) path += `/${segment(name, 'name')}`;
+    if (subresource) path += `/${segment(subresource, 'subresource')}`;
+    return path;
+  }
+
+  private async send<R>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, opts: { query?: Query; body?: unknown; contentType?: string; accept?: string; signal?: AbortSignal | undefined }): Promise<R> {
+    const res = await this.transport.request({
+      method,
+      path,
+      ...(opts.query ? { query: opts.query } : {}),
+      ...(opts.accept ? { accept: opts.accept } : {}),
+      ...(opts.contentType ? { contentType: opts.contentType } : {}),
+      ...(opts.body === undefined ? {} : { body: typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body) }),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    if (res.status < 200 || res.status >= 300) {
+      const ra = res.headers['retry-after'];
+      throw ClientError.fromResponse(method, path, res.status, res.body, typeof ra === 'string' ? Number.parseInt(ra, 10) : undefined);
+    }
+    if (res.body === '') return undefined as R;
+    try {
+      return JSON.parse(res.body) as R;
+    } catch (cause) {
+      throw new ClientError('Decode', `${method} ${path}: the answer is not JSON: ${res.body.slice(0, 200)}`, { code: res.status, cause });
+    }
+  }
+
+  // --- reads ---------------------------------------------------------------
+
+  private routeToCache(ref: KindRef): boolean {
+    if (!this.cache) return false;
+    const kind = kindOf(ref);
+    if (this.uncached.some((u) => sameKind(u, kind))) return false;
+    if (!isMetadataRef(ref) && !this.isTyped(kind) && !this.cacheUnstructured) return false;
+    return true;
+  }
+
+  get<K extends KindRef>(kind: K, key: ObjectKey, options?: GetOptions): Promise<ObjectFor<K>> {
+    return this.routeToCache(kind) ? this.cache!.get(kind, key, options) : this.liveGet(kind, key, options);
+  }
+
+  list<K extends KindRef>(kind: K, options?: ListOptions): Promise<ObjectList<ObjectFor<K> & KubeObject>> {
+    return this.routeToCache(kind) ? this.cache!.list(kind, options) : this.liveList(kind, options);
+  }
+
+  private async liveGet<K extends KindRef>(kind: K, key: ObjectKey, options?: GetOptions): Promise<ObjectFor<K>> {
+    if (!key || typeof key.name !== 'string' || key.name === '') throw new ClientError('InvalidRequest', 'get needs a name');
+    const r = await this.resolve(kind, options?.signal);
+    return this.send('GET', this.path(r, key.namespace, key.name, undefined, 'get'), {
+      query: { resourceVersion: options?.resourceVersion },
+      ...(r.metadataOnly ? { accept: META_ACCEPT } : {}),
+      signal: options?.signal,
+    });
+  }
+
+  private listQuery(options: ListOptions | undefined, limit: number | undefined, cont: string | undefined): Query {
+    return {
+      labelSelector: renderSelector(options?.labelSelector),
+      fieldSelector: renderSelector(options?.fieldSelector),
+      limit,
+      continue: cont,
+      resourceVersion: options?.resourceVersion,
+      resourceVersionMatch: options?.resourceVersionMatch,
+      timeoutSeconds: options?.timeoutSeconds,
+    };
+  }
+
+  private async liveList<K extends KindRef>(kind: K, options?: ListOptions): Promise<ObjectList<ObjectFor<K> & KubeObject>> {
+    const r = await this.resolve(kind, options?.signal);
+    const path = this.path(r, options?.namespace, undefined, undefined, 'list');
+    const accept = r.metadataOnly ? { accept: META_LIST_ACCEPT } : {};
+    if (options?.limit !== undefined) {
+      return this.send('GET', path, { query: this.listQuery(options, options.limit, options.continue), ...accept, signal: options.signal });
+    }
+    // No limit: every page, joined (pages of 500 keep each answer small).
+    let page = await this.send<ObjectList<ObjectFor<K> & KubeObject>>('GET', path, { query: this.listQuery(options, 500, options?.continue), ...accept, signal: options?.signal });
+    const items = page.items ?? [];
+    // Later pages name no resourceVersion: the continue token pins the snapshot.
+    const { resourceVersion: _rv, resourceVersionMatch: _rvm, ...rest } = options ?? {};
+    while (page.metadata?.continue) {
+      page = await this.send('GET', path, { query: this.listQuery(rest, 500, page.metadata.continue), ...accept, signal: options?.signal });
+      items.push(...(page.items ?? []));
+    }
+    const meta = { ...page.metadata };
+    delete meta.continue;
+    return { ...page, metadata: meta, items };
+  }
+
+  async *listAll<K extends KindRef>(kind: K, options?: ListOptions & { pageSize?: number }): AsyncIterable<ObjectFor<K>> {
+    let cont = options?.continue;
+    do {
+      const page = await this.liveList(kind, { ...options, limit: options?.pageSize ?? 500, ...(cont ? { continue: cont } : {}) });
+      for (const item of page.items) yield item;
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+  }
+
+  async watch<K extends KindRef>(kind: K, options?: WatchOptions): Promise<AsyncIterableIterator<WatchEvent<ObjectFor<K>>>> {
+    const r = await this.resolve(kind, options?.signal);
+    const path = this.path(r, options?.namespace, undefined, undefined, 'watch');
+    const res = await this.transport.stream({
+      method: 'GET',
+      path,
+      query: {
+        watch: 'true',
+        labelSelector: renderSelector(options?.labelSelector),
+        fieldSelector: renderSelector(options?.fieldSelector),
+        resourceVersion: options?.resourceVersion,
+        resourceVersionMatch: options?.resourceVersionMatch,
+        allowWatchBookmarks: options?.allowWatchBookmarks ?? true,
+        sendInitialEvents: options?.sendInitialEvents,
+        timeoutSeconds: options?.timeoutSeconds,
+      },
+      ...(r.metadataOnly ? { accept: META_ACCEPT } : {}),
+      ...(options?.signal ? { signal: options.signal } : {}),
+    });
+    if (res.statusCode !== 200) {
+      const chunks: Buffer[] = [];
+      for await (const c of res) chunks.push(c as Buffer);
+      throw ClientError.fromResponse('GET', path, res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'));
+    }
+    return watchEvents<ObjectFor<K>>(res, {
+      ...(options?.signal ? { signal: options.signal } : {}),
+      ...(options?.idleTimeoutMs ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+    });
+  }
+
+  // --- writes --------------------------------------------------------------
+
+  async create<T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>> {
+    const r = await this.resolveObject(obj, options?.signal);
+    return this.send('POST', this.path(r, obj.metadata?.namespace, undefined, undefined, 'create'), {
+      query: writeQuery(options, this.fieldOwner),
+      body: obj,
+      signal: options?.signal,
+    });
+  }
+
+  async update<T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>> {
+    const r = await this.resolveObject(obj, options?.signal);
+    return this.send('PUT', this.path(r, obj.metadata?.namespace, this.nameOf(obj, 'update'), undefined, 'update'), {
+      query: writeQuery(options, this.fieldOwner),
+      body: obj,
+      signal: options?.signal,
+    });
+  }
+
+  patch<T extends KubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>>;
+  patch<K extends KindRef>(kind: K, key: ObjectKey, patch: Patch, options?: WriteOptions): Promise<ObjectFor<K>>;
+  async patch(a: KubeObject | KindRef, b: Patch | ObjectKey, c?: Patch | WriteOptions, d?: WriteOptions): Promise<unknown> {
+    const byKey = isPatch(c);
+    const options = (byKey ? d : c) as WriteOptions | undefined;
+    const patch = (byKey ? c : b) as Patch;
+    const r = byKey ? await this.resolve(a as KindRef, options?.signal) : await this.resolveObject(a as KubeObject, options?.signal);
+    const key: ObjectKey = byKey ? (b as ObjectKey) : { name: this.nameOf(a as KubeObject, 'patch'), ...((a as KubeObject).metadata?.namespace ? { namespace: (a as KubeObject).metadata!.namespace! } : {}) };
+    return this.sendPatch(r, key, undefined, patch, options);
+  }
+
+  private sendPatch(r: Resolved, key: ObjectKey, subresource: string | undefined, patch: Patch, options: ApplyOptions | undefined): Promise<unknown> {
+    if (!isPatch(patch)) throw new ClientError('InvalidRequest', 'patch needs a Patch (mergePatch, jsonPatch, strategicMergePatch, mergeFrom)');
+    const query: Query = { ...writeQuery(options, this.fieldOwner), ...(options?.force !== undefined ? { force: options.force } : {}) };
+    return this.send('PATCH', this.path(r, key.namespace, key.name, subresource, 'patch'), {
+      query,
+      body: patch.data,
+      contentType: patchContentType(patch.type),
+      ...(r.metadataOnly ? { accept: META_ACCEPT } : {}),
+      signal: options?.signal,
+    });
+  }
+
+  async apply<T extends KubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>> {
+    return this.applyTo(obj, undefined, options) as Promise<Stored<T>>;
+  }
+
+  private async applyTo(obj: KubeObject, subresource: string | undefined, options: ApplyOptions | undefined): Promise<unknown> {
+    const fieldManager = options?.fieldManager ?? this.fieldOwner;
+    if (!fieldManager) {
+      throw new ClientError('InvalidRequest', 'server-side apply needs a field owner: set fieldOwner on the client or fieldManager on the call');
+    }
+    const r = await this.resolveObject(obj, options?.signal);
+    const key: ObjectKey = { name: this.nameOf(obj, 'apply'), ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}) };
+    return this.sendPatch(r, key, subresource, { type: 'apply', data: JSON.stringify(obj) }, { ...options, fieldManager, force: options?.force ?? false });
+  }
+
+  delete(obj: WithKind<KubeObject>, options?: DeleteOptions): Promise<void>;
+  delete(kind: KindRef, key: ObjectKey, options?: DeleteOptions): Promise<void>;
+  async delete(a: KubeObject | KindRef, b?: ObjectKey | DeleteOptions, c?: DeleteOptions): Promise<void> {
+    const byKey = b !== undefined && typeof (b as Partial<ObjectKey>).name === 'string';
+    const options = (byKey ? c : b) as DeleteOptions | undefined;
+    const r = byKey ? await this.resolve(a as KindRef, options?.signal) : await this.resolveObject(a as KubeObject, options?.signal);
+    const key: ObjectKey = byKey ? (b as ObjectKey) : { name: this.nameOf(a as KubeObject, 'delete'), ...((a as KubeObject).metadata?.namespace ? { namespace: (a as KubeObject).metadata!.namespace! } : {}) };
+    await this.send('DELETE', this.path(r, key.namespace, key.name, undefined, 'delete'), {
+      query: { dryRun: options?.dryRun ? 'All' : undefined },
+      body: deleteBody(options),
+      signal: options?.signal,
+    });
+  }
+
+  async deleteAllOf(kind: KindRef, options?: DeleteAllOfOptions): Promise<void> {
+    const r = await this.resolve(kind, options?.signal);
+    if (r.mapping.scope === 'Namespaced' && !options?.namespace) {
+      throw new ClientError('InvalidRequest', `deleteAllOf ${r.label} needs a namespace`);
+    }
+    await this.send('DELETE', this.path(r, options?.namespace, undefined, undefined, 'deleteAllOf'), {
+      query: {
+        dryRun: options?.dryRun ? 'All' : undefined,
+        labelSelector: renderSelector(options?.labelSelector),
+        fieldSelector: renderSelector(options?.fieldSelector),
+      },
+      body: deleteBody(options),
+      signal: options?.signal,
+    });
+  }
+
+  private nameOf(obj: KubeObject, op: string): string {
+    const name = obj.metadata?.name;
+    if (!name) throw new ClientError('InvalidRequest', `${op} needs metadata.name`);
+    return name;
+  }
+
+  // --- subresources --------------------------------------------------------
+
+  status(): SubResourceClient {
+    return this.subResource('status');
+  }
+
+  subResource(name: string): SubResourceClient {
+    segment(name, 'subresource');
+    const keyOf = (obj: KubeObject, op: string): ObjectKey => ({
+      name: this.nameOf(obj, op),
+      ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}),
+    });
+    return {
+      get: async <R>(kind: KindRef, key: ObjectKey, options?: CallOptions): Promise<R> => {
+        const r = await this.resolve(kind, options?.signal);
+        return this.send<R>('GET', this.path(r, key.namespace, key.name, name, `get ${name}`), { signal: options?.signal });
+      },
+      create: async <R>(obj: KubeObject, body: object, options?: WriteOptions): Promise<R> => {
+        const r = await this.resolveObject(obj, options?.signal);
+        const key = keyOf(obj, `create ${name}`);
+        return this.send<R>('POST', this.path(r, key.namespace, key.name, name, `create ${name}`), { query: writeQuery(options, this.fieldOwner), body, signal: options?.signal });
+      },
+      update: async <T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions & { body?: object }): Promise<Stored<T>> => {
+        const r = await this.resolveObject(obj, options?.signal);
+        const key = keyOf(obj, `update ${name}`);
+        return this.send<Stored<T>>('PUT', this.path(r, key.namespace, key.name, name, `update ${name}`), {
+          query: writeQuery(options, this.fieldOwner),
+          body: options?.body ?? obj,
+          signal: options?.signal,
+        });
+      },
+      patch: async <T extends KubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>> => {
+        const r = await this.resolveObject(obj, options?.signal);
+        return this.sendPatch(r, keyOf(obj, `patch ${name}`), name, patch, options) as Promise<Stored<T>>;
+      },
+      apply: <T extends KubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>> => this.applyTo(obj, name, options) as Promise<Stored<T>>,
+    };
+  }
+}
+
+function isPatch(value: unknown): value is Patch {
+  return typeof value === 'object' && value !== null && typeof (value as Patch).type === 'string' && typeof (value as Patch).data === 'string';
+}
+
+function deleteBody(options: DeleteOptions | undefined): object | undefined {
+  if (!options) return undefined;
+  const body: Record<string, unknown> = {};
+  if (options.gracePeriodSeconds !== undefined) body['gracePeriodSeconds'] = options.gracePeriodSeconds;
+  if (options.propagationPolicy) body['propagationPolicy'] = options.propagationPolicy;
+  if (options.preconditions) body['preconditions'] = options.preconditions;
+  if (Object.keys(body).length === 0) return undefined;
+  return { apiVersion: 'meta.k8s.io/v1', kind: 'DeleteOptions', ...body };
+}

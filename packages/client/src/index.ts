@@ -1,0 +1,48 @@
+/**
+ * `@kubeloop/client` talks to the API server: one client for any kind, in
+ * three forms (typed through the scheme, unstructured JSON, metadata-only),
+ * with server-side apply, patches, subresources, paginated lists, watch
+ * streams, typed errors, and a cached-read router that sends reads to a cache
+ * `Reader` (the informer cache of `@kubeloop/cache`) and writes to the server.
+ *
+ * Paths come from the scheme (kind → group/version/kind) and the mapper
+ * (group/version/kind → resource and scope). Requests go over one keep-alive
+ * transport per client, with the KubeConfig's auth and TLS, rate limits and
+ * Retry-After handling.
+ *
+ * @example
+ * ```ts
+ * import { createClient, loadKubeConfig, isNotFound } from '@kubeloop/client';
+ * import { ConfigMap } from '@kubeloop/scheme';
+ *
+ * const client = createClient({ kubeConfig: loadKubeConfig(), fieldOwner: 'my-operator' });
+ * const cm = await client.get(ConfigMap, { namespace: 'default', name: 'settings' }).catch((e) => (isNotFound(e) ? undefined : Promise.reject(e)));
+ * ```
+ *
+ * @packageDocumentation
+ */
+export { createClient } from './client.js';
+export type { Client, ClientOptions, Reader, SubResourceClient, Writer } from './client.js';
+export { metadataOnly, isMetadataRef } from './kinds.js';
+export type { KindRef, MetadataRef, ObjectFor, ObjectKey, PartialObjectMetadata, Stored, TypeRef, Unstructured, WithKind } from './kinds.js';
+export type { ApplyOptions, CallOptions, DeleteAllOfOptions, DeleteOptions, GetOptions, ListOptions, Selector, WatchOptions, WriteOptions } from './options.js';
+export { createTransport, loadKubeConfig } from './transport.js';
+export type { Query, RequestInfo, Transport, TransportOptions, TransportRequest, TransportResponse } from './transport.js';
+export { transportDiscovery } from './discovery.js';
+export {
+  ClientError,
+  isAlreadyExists,
+  isClientError,
+  isConflict,
+  isForbidden,
+  isGone,
+  isInvalid,
+  isNetworkError,
+  isNotFound,
+  isServerError,
+  isTimeout,
+  isTooManyRequests,
+  isUnauthorized,
+} from './errors.js';
+export type { ClientErrorReason, Status } from './errors.js';
+export { isNoKindMatch } from '@kubeloop/mapper';

@@ -1,0 +1,77 @@
+/**
+ * The three forms of the same kind a client call can name: typed (a scheme
+ * descriptor), unstructured (any apiVersion/kind, plain JSON) and
+ * metadata-only (PartialObjectMetadata).
+ */
+import type { KubeObject, ObjectMeta, ResourceDescriptor } from '@kubeloop/scheme';
+
+/** Any apiVersion/kind, known to the scheme or not: its objects are plain JSON. */
+export interface TypeRef {
+  readonly apiVersion: string;
+  readonly kind: string;
+}
+
+/** An object of a kind the scheme does not type: plain JSON with apiVersion and kind. */
+export interface Unstructured extends KubeObject {
+  apiVersion: string;
+  kind: string;
+  [field: string]: unknown;
+}
+
+/** `meta.k8s.io/v1` PartialObjectMetadata: an object's metadata only. */
+export interface PartialObjectMetadata {
+  apiVersion?: 'meta.k8s.io/v1';
+  kind?: 'PartialObjectMetadata';
+  metadata?: ObjectMeta;
+}
+
+const METADATA = Symbol.for('@kubeloop/client/MetadataRef');
+
+/** Names a kind whose objects are read and written as metadata only. */
+export interface MetadataRef {
+  readonly [METADATA]: true;
+  /** The kind whose metadata is meant. */
+  readonly of: ResourceDescriptor | TypeRef;
+}
+
+/**
+ * The metadata-only form of a kind: reads return PartialObjectMetadata,
+ * asked of the server with content negotiation, so object bodies (a Secret's
+ * data, a ConfigMap's payload) never cross the wire.
+ *
+ * @example
+ * ```ts
+ * const meta = await client.get(metadataOnly(Secret), { namespace: 'default', name: 'tls' });
+ * meta.metadata?.labels; // no data, just metadata
+ * ```
+ */
+export function metadataOnly(of: ResourceDescriptor | TypeRef): MetadataRef {
+  return Object.freeze({ [METADATA]: true as const, of });
+}
+
+/** True for a {@link MetadataRef}. */
+export function isMetadataRef(value: unknown): value is MetadataRef {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[METADATA] === true;
+}
+
+/** Any of the three forms. */
+export type KindRef = ResourceDescriptor | TypeRef | MetadataRef;
+
+/** The object type a call on `K` returns. */
+export type ObjectFor<K> = K extends MetadataRef
+  ? PartialObjectMetadata
+  : K extends ResourceDescriptor<infer T>
+    ? T
+    : Unstructured;
+
+/** What a write returns: the object given, with the full metadata the server filled in (uid, resourceVersion, timestamps). */
+export type Stored<T> = T & { metadata: ObjectMeta };
+
+/** An object that names its own kind: `apiVersion` and `kind` present. */
+export type WithKind<T> = T & { apiVersion: string; kind: string };
+
+/** Namespace and name of an object (no namespace for cluster-scoped kinds). */
+export interface ObjectKey {
+  readonly namespace?: string;
+  readonly name: string;
+}

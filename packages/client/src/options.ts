@@ -1,0 +1,94 @@
+/** Options of client calls. Every field is optional unless it says otherwise. */
+import type { Query } from './transport.js';
+
+/** Label or field selector: a string (`app=web,tier!=db`) or exact matches (`{ app: 'web' }`). */
+export type Selector = string | Readonly<Record<string, string>>;
+
+export interface CallOptions {
+  /** Cancels the call. */
+  readonly signal?: AbortSignal;
+}
+
+export interface GetOptions extends CallOptions {
+  /** resourceVersion semantics of GET: `"0"` lets the server answer from its watch cache. Default: most recent. */
+  readonly resourceVersion?: string;
+}
+
+export interface ListOptions extends CallOptions {
+  /** Namespace to list; omitted lists every namespace (namespaced kinds). */
+  readonly namespace?: string;
+  readonly labelSelector?: Selector;
+  readonly fieldSelector?: Selector;
+  /** Page size; with it the answer is one page, and `metadata.continue` names the next. Default: everything. */
+  readonly limit?: number;
+  /** The continue token of the previous page. */
+  readonly continue?: string;
+  /** `""` (default): most recent, consistent; `"0"`: any, from the watch cache; else per resourceVersionMatch. */
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: 'NotOlderThan' | 'Exact';
+  /** Server-side timeout of the list. */
+  readonly timeoutSeconds?: number;
+}
+
+export interface WatchOptions extends CallOptions {
+  readonly namespace?: string;
+  readonly labelSelector?: Selector;
+  readonly fieldSelector?: Selector;
+  /** Watch from this resourceVersion (events after it). */
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: 'NotOlderThan' | 'Exact';
+  /** Ask for BOOKMARK events. Default: true. */
+  readonly allowWatchBookmarks?: boolean;
+  /** Streaming list: initial state as ADDED events, ended by a `k8s.io/initial-events-end` bookmark. */
+  readonly sendInitialEvents?: boolean;
+  /** Server-side end of the watch. */
+  readonly timeoutSeconds?: number;
+  /** Client-side: throw if no bytes arrive for this long (a silently dead stream). Default: none. */
+  readonly idleTimeoutMs?: number;
+}
+
+export interface WriteOptions extends CallOptions {
+  /** Validate and run admission without persisting. */
+  readonly dryRun?: boolean;
+  /** Field manager recorded in managedFields. Default: the client's `fieldOwner`, if any. */
+  readonly fieldManager?: string;
+  /** How the server treats unknown or duplicate fields. Default: the server's (Warn on 1.27+). */
+  readonly fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
+}
+
+export interface ApplyOptions extends WriteOptions {
+  /** Take fields owned by other managers instead of failing with a conflict. Default: false. */
+  readonly force?: boolean;
+}
+
+export interface DeleteOptions extends CallOptions {
+  readonly dryRun?: boolean;
+  readonly gracePeriodSeconds?: number;
+  /** Default: the kind's default (Background for most). */
+  readonly propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  /** Delete only if the object still has this UID / resourceVersion. */
+  readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
+}
+
+export interface DeleteAllOfOptions extends DeleteOptions {
+  /** Namespace to delete in; required for namespaced kinds. */
+  readonly namespace?: string;
+  readonly labelSelector?: Selector;
+  readonly fieldSelector?: Selector;
+}
+
+/** Render a selector for the query string. */
+export function renderSelector(selector: Selector | undefined): string | undefined {
+  if (selector === undefined) return undefined;
+  if (typeof selector === 'string') return selector || undefined;
+  const parts = Object.entries(selector).map(([k, v]) => `${k}=${v}`);
+  return parts.length > 0 ? parts.join(',') : undefined;
+}
+
+export function writeQuery(options: WriteOptions | undefined, fieldOwner: string | undefined): Query {
+  return {
+    dryRun: options?.dryRun ? 'All' : undefined,
+    fieldManager: options?.fieldManager ?? fieldOwner,
+    fieldValidation: options?.fieldValidation,
+  };
+}

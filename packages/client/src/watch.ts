@@ -1,0 +1,420 @@
+/**
+ * Watch streams: the API server's chunked JSON-lines watch body as an async
+ * iterator of typed events, parsed line by line as bytes arrive (never
+ * buffering the body), with a typed error for a malformed line, a dropped
+ * connection, an abort, or a stream that has gone silent.
+ */
+import type { IncomingMessage } from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
+import { ClientError } from './errors.js';
+import type { Status } from './errors.js';
+
+/** The type of a watch event, as the API server sends it. */
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+/**
+ * One event of a watch stream. For `ERROR` the object is the server's
+ * `metav1.Status` (see {@link watchEventError}); for `BOOKMARK` it is an object
+ * of the watched kind carrying only `metadata.resourceVersion` (and, for the
+ * end of a streamed initial list, the `k8s.io/initial-events-end` annotation).
+ *
+ * @example
+ * ```ts
+ * const event: WatchEvent<V1ConfigMap> = { type: 'ADDED', object: configMap };
+ * if (event.type === 'ERROR') throw watchEventError(event);
+ * ```
+ */
+export interface WatchEvent<T> {
+  readonly type: WatchEventType;
+  readonly object: T;
+}
+
+/** Options for {@link watchEvents}. */
+export interface WatchEventsOptions {
+  /** Aborting ends the stream: the response is destroyed and a pending or later `next()` rejects with ClientError `Aborted`. Default: none. */
+  readonly signal?: AbortSignal;
+  /**
+   * If no bytes arrive for this long while the consumer is waiting for an
+   * event, the response is destroyed and the iterator throws ClientError
+   * `ClientTimeout`, so a silently dead connection is noticed. Set it a little
+   * past the watch's `timeoutSeconds` (client-go's reflector style). Time the
+   * consumer spends on an event does not count. Default: none (0).
+   */
+  readonly idleTimeoutMs?: number;
+}
+
+/** Lines shown in a Decode error are cut to this many characters. */
+const LINE_PREVIEW = 200;
+/** Parsed events held before the socket is paused until the consumer catches up. */
+const HIGH_WATER_EVENTS = 1024;
+/** Bytes of an error answer (non-2xx) kept for its message. */
+const MAX_ERROR_BODY = 1 << 20;
+
+function preview(line: string): string {
+  return JSON.stringify(line.length > LINE_PREVIEW ? `${line.slice(0, LINE_PREVIEW)}…` : line);
+}
+
+function isKnownType(type: unknown): type is WatchEventType {
+  switch (type) {
+    case 'ADDED':
+    case 'MODIFIED':
+    case 'DELETED':
+    case 'BOOKMARK':
+    case 'ERROR':
+      return true;
+    default:
+      return false;
+  }
+}
+
+/**
+ * Parse one line of a watch stream. Throws ClientError `Decode` for anything
+ * that is not a JSON `{ type, object }` with a known type and an object.
+ *
+ * @example
+ * ```ts
+ * const event = parseWatchLine<V1ConfigMap>('{"type":"ADDED","object":{"kind":"ConfigMap"}}');
+ * event.type; // 'ADDED'
+ * ```
+ */
+export function parseWatchLine<T>(line: string): WatchEvent<T> {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (cause) {
+    throw new ClientError('Decode', `watch: a line is not JSON (${cause instanceof Error ? cause.message : String(cause)}): ${preview(line)}`, { cause });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ClientError('Decode', `watch: a line is not a watch event object: ${preview(line)}`);
+  }
+  const { type, object } = value as { type?: unknown; object?: unknown };
+  if (!isKnownType(type)) {
+    throw new ClientError('Decode', `watch: a line has ${type === undefined ? 'no type' : `an unknown type ${JSON.stringify(type)}`}: ${preview(line)}`);
+  }
+  if (typeof object !== 'object' || object === null || Array.isArray(object)) {
+    throw new ClientError('Decode', `watch: a ${type} event has no object: ${preview(line)}`);
+  }
+  return value as WatchEvent<T>;
+}
+
+/**
+ * The ClientError an `ERROR` watch event stands for: a 410 `Expired` Status
+ * (a resourceVersion too old to watch from) gives a ClientError that `isGone`
+ * recognises, so a reflector knows to relist. `path` names the watch in the
+ * message (default `stream`).
+ *
+ * @example
+ * ```ts
+ * for await (const event of watchEvents<V1Pod>(res)) {
+ *   if (event.type === 'ERROR') throw watchEventError(event);
+ * }
+ * ```
+ */
+export function watchEventError(event: WatchEvent<unknown>, path = 'stream'): ClientError {
+  const status = event.object as Status;
+  const code = typeof status.code === 'number' ? status.code : 500;
+  return ClientError.fromResponse('WATCH', path, code, JSON.stringify({ ...status, kind: 'Status' }));
+}
+
+/**
+ * Read a watch response as an async iterator of events. The chunked JSON-lines
+ * body is parsed as it arrives: lines split across chunks, several lines per
+ * chunk, UTF-8 characters split across chunks, blank lines and a missing final
+ * newline are all handled, and each line is parsed once.
+ *
+ * - Normal end of the body (the server's `timeoutSeconds`): the iterator completes.
+ * - A malformed line: the events before it are delivered, then the iterator
+ *   throws ClientError `Decode` naming the line, and the response is destroyed.
+ * - The connection is reset or closed early: ClientError `Network`.
+ * - A non-2xx answer: the ClientError its Status describes (e.g. 410 `Gone`).
+ * - `break` / `return()`, or the `signal` aborting: the response is destroyed.
+ * - `idleTimeoutMs` with no bytes: ClientError `ClientTimeout`.
+ *
+ * `ERROR` events are yielded, not thrown: the caller decides (see
+ * {@link watchEventError}). Nothing here ever throws outside the iterator.
+ *
+ * @example
+ * ```ts
+ * const res = await transport.stream({
+ *   method: 'GET',
+ *   path: '/api/v1/namespaces/default/configmaps',
+ *   query: { watch: 'true', resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: 300 },
+ * });
+ * for await (const event of watchEvents<V1ConfigMap>(res, { idleTimeoutMs: 330_000 })) {
+ *   if (event.type === 'ERROR') throw watchEventError(event);
+ *   console.log(event.type, event.object.metadata?.name);
+ * }
+ * ```
+ */
+export function watchEvents<T>(response: IncomingMessage, options: WatchEventsOptions = {}): AsyncIterableIterator<WatchEvent<T>> {
+  return new WatchIterator<T>(response, options);
+}
+
+type Settle<T> = {
+  resolve: (result: IteratorResult<WatchEvent<T>, undefined>) => void;
+  reject: (err: unknown) => void;
+};
+
+const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
+  private readonly decoder = new StringDecoder('utf8');
+  /** Pieces of the current, not yet terminated, line. */
+  private readonly carry: string[] = [];
+  /** Parsed events not yet handed out; `head` is the next one. */
+  private queue: WatchEvent<T>[] = [];
+  private head = 0;
+  /** The error to throw once the queue is drained. */
+  private failure: ClientError | undefined;
+  /** The body ended (or the stream was given up): no more events will be queued. */
+  private finished = false;
+  /** The iterator has thrown or completed; `next()` now returns done. */
+  private closed = false;
+  private waiter: Settle<T> | undefined;
+  private paused = false;
+  private stopped = false;
+  private readonly timer: NodeJS.Timeout | undefined;
+  private readonly method: string;
+  private readonly path: string;
+  private readonly what: string;
+  private readonly onAbort: (() => void) | undefined;
+
+  constructor(
+    private readonly res: IncomingMessage,
+    private readonly options: WatchEventsOptions,
+  ) {
+    const req = (res as { req?: { method?: string; path?: string } }).req;
+    this.method = req?.method ?? 'GET';
+    this.path = req?.path ?? '(watch)';
+    this.what = `${this.method} ${this.path}`;
+
+    const code = res.statusCode ?? 200;
+    if (code < 200 || code > 299) {
+      this.readErrorAnswer(code);
+      return;
+    }
+    if (res.destroyed && !res.complete) {
+      this.finish(new ClientError('Network', `${this.what}: the watch response was destroyed before it was read`));
+      return;
+    }
+
+    res.on('data', this.onData);
+    res.on('end', this.onEnd);
+    res.on('error', this.onError);
+    res.on('close', this.onClose);
+
+    const idle = options.idleTimeoutMs ?? 0;
+    if (idle > 0) {
+      this.timer = setTimeout(this.onIdle, idle);
+      this.timer.unref();
+    }
+    const signal = options.signal;
+    if (signal) {
+      if (signal.aborted) {
+        this.abort(signal);
+      } else {
+        this.onAbort = (): void => this.abort(signal);
+        signal.addEventListener('abort', this.onAbort, { once: true });
+      }
+    }
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<WatchEvent<T>, undefined>> {
+    if (this.waiter) return Promise.reject(new ClientError('InvalidRequest', `${this.what}: next() called while another next() is pending`));
+    if (this.head < this.queue.length) {
+      const value = this.queue[this.head]!;
+      this.queue[this.head++] = undefined as unknown as WatchEvent<T>; // let it be collected
+      if (this.head === this.queue.length) {
+        this.queue = [];
+        this.head = 0;
+      }
+      if (this.paused && this.queue.length - this.head < HIGH_WATER_EVENTS / 2) {
+        this.paused = false;
+        this.res.resume();
+      }
+      return Promise.resolve({ done: false, value });
+    }
+    if (this.closed) return Promise.resolve(DONE);
+    if (this.failure) {
+      this.closed = true;
+      return Promise.reject(this.failure);
+    }
+    if (this.finished) {
+      this.closed = true;
+      return Promise.resolve(DONE);
+    }
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
+      this.timer?.refresh();
+      if (this.paused) {
+        this.paused = false;
+        this.res.resume();
+      }
+    });
+  }
+
+  return(): Promise<IteratorResult<WatchEvent<T>, undefined>> {
+    this.stop();
+    this.closed = true;
+    this.queue = [];
+    this.head = 0;
+    this.failure = undefined;
+    this.settle();
+    return Promise.resolve(DONE);
+  }
+
+  // --- stream events (arrow properties: bound once, no per-event closures) ---
+
+  private readonly onData = (chunk: Buffer | string): void => {
+    if (this.finished) return;
+    this.timer?.refresh();
+    const text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
+    if (text.length === 0) return;
+    let nl = text.indexOf('\n');
+    if (nl === -1) {
+      this.carry.push(text);
+      return;
+    }
+    let line: string;
+    if (this.carry.length > 0) {
+      this.carry.push(text.slice(0, nl));
+      line = this.carry.join('');
+      this.carry.length = 0;
+    } else {
+      line = text.slice(0, nl);
+    }
+    if (!this.line(line)) return;
+    let start = nl + 1;
+    while ((nl = text.indexOf('\n', start)) !== -1) {
+      if (!this.line(text.slice(start, nl))) return;
+      start = nl + 1;
+    }
+    if (start < text.length) this.carry.push(start === 0 ? text : text.slice(start));
+    if (this.queue.length - this.head >= HIGH_WATER_EVENTS && !this.paused) {
+      this.paused = true;
+      this.res.pause();
+    }
+    this.settle();
+  };
+
+  private readonly onEnd = (): void => {
+    if (this.finished) return;
+    const rest = this.decoder.end();
+    if (rest.length > 0) this.carry.push(rest);
+    if (this.carry.length > 0) {
+      const line = this.carry.join('');
+      this.carry.length = 0;
+      if (!this.line(line)) return;
+    }
+    this.finish(undefined);
+  };
+
+  private readonly onError = (err: Error): void => {
+    if (this.finished) return;
+    this.finish(err instanceof ClientError ? err : new ClientError('Network', `${this.what}: watch stream failed: ${err.message}`, { cause: err }));
+  };
+
+  private readonly onClose = (): void => {
+    if (this.finished) return;
+    // Closed without 'end' or 'error': the body was cut short.
+    this.finish(new ClientError('Network', `${this.what}: watch connection closed before the stream ended`));
+  };
+
+  private readonly onIdle = (): void => {
+    if (this.finished || !this.waiter) return; // the consumer is busy: its time does not count
+    const ms = this.options.idleTimeoutMs ?? 0;
+    this.finish(new ClientError('ClientTimeout', `${this.what}: no data on the watch stream for ${ms} ms`));
+    this.res.destroy();
+  };
+
+  // --- helpers ---
+
+  /** Parse and queue one line; false when it was malformed and the stream is given up. */
+  private line(line: string): boolean {
+    if (line.length === 0) return true;
+    const first = line.charCodeAt(0);
+    if (first <= 32 && line.trim().length === 0) return true; // blank line
+    let event: WatchEvent<T>;
+    try {
+      event = parseWatchLine<T>(line);
+    } catch (err) {
+      this.finish(err as ClientError);
+      this.res.destroy();
+      return false;
+    }
+    this.queue.push(event);
+    return true;
+  }
+
+  private abort(signal: AbortSignal): void {
+    if (this.finished) return;
+    this.finish(new ClientError('Aborted', `${this.what}: watch aborted`, { cause: signal.reason }));
+    this.res.destroy();
+  }
+
+  /** No more events: record why (undefined for a normal end), release resources, wake the consumer. */
+  private finish(failure: ClientError | undefined): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.failure = failure;
+    this.carry.length = 0;
+    this.stop();
+    this.settle();
+  }
+
+  private stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.onAbort) this.options.signal?.removeEventListener('abort', this.onAbort);
+    this.res.off('data', this.onData);
+    this.res.off('end', this.onEnd);
+    this.res.off('close', this.onClose);
+    // keep a no-op 'error' listener: a late socket error must never become an uncaught exception
+    this.res.off('error', this.onError);
+    this.res.on('error', ignore);
+    if (!this.res.destroyed && !this.res.complete) this.res.destroy();
+  }
+
+  /** Hand the pending consumer its next result, if there is one. */
+  private settle(): void {
+    const waiter = this.waiter;
+    if (!waiter) return;
+    if (this.head < this.queue.length || this.closed || this.failure || this.finished) {
+      this.waiter = undefined;
+      if (this.closed) {
+        waiter.resolve(DONE);
+        return;
+      }
+      this.next().then(waiter.resolve, waiter.reject);
+    }
+  }
+
+  /** A non-2xx answer: its body is a Status, not events. Read it (bounded) and fail with it. */
+  private readErrorAnswer(code: number): void {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const fail = (err: ClientError): void => {
+      if (this.finished) return;
+      this.finished = true;
+      this.failure = err;
+      this.res.on('error', ignore);
+      this.settle();
+    };
+    this.res.on('data', (chunk: Buffer) => {
+      if (size < MAX_ERROR_BODY) chunks.push(chunk);
+      size += chunk.length;
+    });
+    this.res.on('end', () => fail(ClientError.fromResponse(this.method, this.path, code, Buffer.concat(chunks).toString('utf8'))));
+    this.res.on('error', (err) => fail(new ClientError('Network', `${this.what}: ${code} answer cut short: ${err.message}`, { cause: err, code })));
+    this.res.on('close', () => fail(new ClientError('Network', `${this.what}: ${code} answer cut short`, { code })));
+  }
+}
+
+function ignore(): void {
+  /* swallow */
+}
