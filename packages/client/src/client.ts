@@ -7,11 +7,11 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { createDynamicRESTMapper } from '@kubeloop/mapper';
 import type { RESTMapper, RESTMapping } from '@kubeloop/mapper';
 import { builtinScheme, parseApiVersion } from '@kubeloop/scheme';
-import type { KubeObject, ObjectList, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
+import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { transportDiscovery } from './discovery.js';
 import { ClientError } from './errors.js';
 import { isMetadataRef } from './kinds.js';
-import type { KindRef, ObjectFor, ObjectKey, Stored, TypeRef, WithKind } from './kinds.js';
+import type { KindRef, ListFor, ObjectFor, ObjectKey, Stored, TypeRef, WithKind } from './kinds.js';
 import { renderSelector, writeQuery } from './options.js';
 import type { ApplyOptions, CallOptions, DeleteAllOfOptions, DeleteOptions, GetOptions, ListOptions, WatchOptions, WriteOptions } from './options.js';
 import { patchContentType } from './patch.js';
@@ -29,7 +29,7 @@ export interface Reader {
   /** Read one object. Rejects with NotFound when it does not exist. */
   get<K extends KindRef>(kind: K, key: ObjectKey, options?: GetOptions): Promise<ObjectFor<K>>;
   /** List objects (all pages, unless `limit` asks for one page). */
-  list<K extends KindRef>(kind: K, options?: ListOptions): Promise<ObjectList<ObjectFor<K> & KubeObject>>;
+  list<K extends KindRef>(kind: K, options?: ListOptions): Promise<ListFor<K>>;
 }
 
 /** Writes: always sent to the API server. */
@@ -186,7 +186,7 @@ class KubeClient implements Client {
   // --- resolution ----------------------------------------------------------
 
   private isTyped(kind: ResourceDescriptor | TypeRef): boolean {
-    return 'group' in kind && typeof kind.group === 'string' && this.scheme.has(kind as ResourceDescriptor);
+    return 'group' in kind && typeof kind.group === 'string' && this.scheme.has(kind);
   }
 
   private async resolve(ref: KindRef, signal?: AbortSignal): Promise<Resolved> {
@@ -265,7 +265,7 @@ class KubeClient implements Client {
     return this.routeToCache(kind) ? this.cache!.get(kind, key, options) : this.liveGet(kind, key, options);
   }
 
-  list<K extends KindRef>(kind: K, options?: ListOptions): Promise<ObjectList<ObjectFor<K> & KubeObject>> {
+  list<K extends KindRef>(kind: K, options?: ListOptions): Promise<ListFor<K>> {
     return this.routeToCache(kind) ? this.cache!.list(kind, options) : this.liveList(kind, options);
   }
 
@@ -291,7 +291,7 @@ class KubeClient implements Client {
     };
   }
 
-  private async liveList<K extends KindRef>(kind: K, options?: ListOptions): Promise<ObjectList<ObjectFor<K> & KubeObject>> {
+  private async liveList<K extends KindRef>(kind: K, options?: ListOptions): Promise<ListFor<K>> {
     const r = await this.resolve(kind, options?.signal);
     const path = this.path(r, options?.namespace, undefined, undefined, 'list');
     const accept = r.metadataOnly ? { accept: META_LIST_ACCEPT } : {};
@@ -299,7 +299,7 @@ class KubeClient implements Client {
       return this.send('GET', path, { query: this.listQuery(options, options.limit, options.continue), ...accept, signal: options.signal });
     }
     // No limit: every page, joined (pages of 500 keep each answer small).
-    let page = await this.send<ObjectList<ObjectFor<K> & KubeObject>>('GET', path, { query: this.listQuery(options, 500, options?.continue), ...accept, signal: options?.signal });
+    let page = await this.send<ListFor<K>>('GET', path, { query: this.listQuery(options, 500, options?.continue), ...accept, signal: options?.signal });
     const items = page.items ?? [];
     // Later pages name no resourceVersion: the continue token pins the snapshot.
     const { resourceVersion: _rv, resourceVersionMatch: _rvm, ...rest } = options ?? {};
@@ -316,7 +316,7 @@ class KubeClient implements Client {
     let cont = options?.continue;
     do {
       const page = await this.liveList(kind, { ...options, limit: options?.pageSize ?? 500, ...(cont ? { continue: cont } : {}) });
-      for (const item of page.items) yield item;
+      for (const item of page.items) yield item as unknown as ObjectFor<K>;
       cont = page.metadata?.continue || undefined;
     } while (cont);
   }
@@ -375,7 +375,7 @@ class KubeClient implements Client {
   patch<K extends KindRef>(kind: K, key: ObjectKey, patch: Patch, options?: WriteOptions): Promise<ObjectFor<K>>;
   async patch(a: KubeObject | KindRef, b: Patch | ObjectKey, c?: Patch | WriteOptions, d?: WriteOptions): Promise<unknown> {
     const byKey = isPatch(c);
-    const options = (byKey ? d : c) as WriteOptions | undefined;
+    const options = (byKey ? d : c);
     const patch = (byKey ? c : b) as Patch;
     const r = byKey ? await this.resolve(a as KindRef, options?.signal) : await this.resolveObject(a as KubeObject, options?.signal);
     const key: ObjectKey = byKey ? (b as ObjectKey) : { name: this.nameOf(a as KubeObject, 'patch'), ...((a as KubeObject).metadata?.namespace ? { namespace: (a as KubeObject).metadata!.namespace! } : {}) };

@@ -3,7 +3,7 @@
  * descriptor), unstructured (any apiVersion/kind, plain JSON) and
  * metadata-only (PartialObjectMetadata).
  */
-import type { KubeObject, ObjectMeta, ResourceDescriptor } from '@kubeloop/scheme';
+import type { KubeObject, ObjectList, ObjectMeta, ResourceDescriptor } from '@kubeloop/scheme';
 
 /** Any apiVersion/kind, known to the scheme or not: its objects are plain JSON. */
 export interface TypeRef {
@@ -63,6 +63,9 @@ export type ObjectFor<K> = K extends MetadataRef
   : K extends ResourceDescriptor<infer T>
     ? T
     : Unstructured;
+
+/** The list a call on `K` returns. */
+export type ListFor<K> = ObjectList<ObjectFor<K> extends infer O extends KubeObject ? O : never>;
 
 /** What a write returns: the object given, with the full metadata the server filled in (uid, resourceVersion, timestamps). */
 export type Stored<T> = T & { metadata: ObjectMeta };
