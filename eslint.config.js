@@ -24,6 +24,12 @@ export default tseslint.config(
     },
   },
   {
+    // Plain JavaScript scripts are outside every tsconfig: lint them without types.
+    files: ['**/*.mjs', '**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { parserOptions: { project: false, projectService: false }, globals: { process: 'readonly', console: 'readonly' } },
+  },
+  {
     files: ['**/test/**/*.ts'],
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',

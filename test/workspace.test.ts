@@ -25,7 +25,8 @@ function sourceFiles(dir: string): string[] {
 function kubeloopImports(pkg: string): Set<string> {
   const found = new Set<string>();
   for (const file of sourceFiles(join(root, 'packages', pkg, 'src'))) {
-    for (const m of readFileSync(file, 'utf8').matchAll(/from\s+'@kubeloop\/([a-z-]+)'/g)) found.add(m[1]!);
+    // Import and export statements only (TSDoc examples in comments start with ` * `).
+    for (const m of readFileSync(file, 'utf8').matchAll(/^(?:import|export)\b[^;]*?from\s+'@kubeloop\/([a-z-]+)'/gms)) found.add(m[1]!);
   }
   return found;
 }
