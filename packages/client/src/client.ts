@@ -339,6 +339,8 @@ class KubeClient implements Client {
       },
       ...(r.metadataOnly ? { accept: META_ACCEPT } : {}),
       ...(options?.signal ? { signal: options.signal } : {}),
+      // A black-holed connection must not hang the opening either.
+      ...(options?.idleTimeoutMs ? { timeoutMs: options.idleTimeoutMs } : {}),
     });
     if (res.statusCode !== 200) {
       const chunks: Buffer[] = [];

@@ -46,3 +46,9 @@ export {
 } from './errors.js';
 export type { ClientErrorReason, Status } from './errors.js';
 export { isNoKindMatch } from '@kubeloop/mapper';
+export { watchEvents, watchEventError, parseWatchLine } from './watch.js';
+export type { WatchEvent, WatchEventType, WatchEventsOptions } from './watch.js';
+export { applyPatch, jsonPatch, jsonPointer, mergeFrom, mergePatch, patchContentType, strategicMergePatch } from './patch.js';
+export type { JsonPatchOperation, MergeFromOptions, Patch, PatchType } from './patch.js';
+export { DEFAULT_RETRY, retryOn, retryOnConflict } from './retry.js';
+export type { RetryFn, RetryOptions } from './retry.js';

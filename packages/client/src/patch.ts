@@ -13,6 +13,12 @@ import { ClientError } from './errors.js';
  * - `strategic`: strategic merge patch: like `merge`, but lists of built-in kinds merge by key
  *   (containers by `name`, ...). Built-in kinds only; custom resources answer 415.
  * - `apply`: server-side apply: the fields this field manager owns, as a full intent.
+ *
+ * @example
+ * ```ts
+ * const type: PatchType = 'strategic';
+ * const contentType = patchContentType(type); // 'application/strategic-merge-patch+json'
+ * ```
  */
 export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
 
@@ -189,7 +195,14 @@ export function applyPatch(obj: object): Patch {
   return { type: 'apply', data: serialise('applyPatch', obj) };
 }
 
-/** Options for {@link mergeFrom}. */
+/**
+ * Options for {@link mergeFrom}.
+ *
+ * @example
+ * ```ts
+ * const patch = mergeFrom(before, after, { optimisticLock: true } satisfies MergeFromOptions);
+ * ```
+ */
 export interface MergeFromOptions {
   /**
    * Put `before`'s `metadata.resourceVersion` in the patch, so the server
@@ -256,7 +269,7 @@ function diff(before: JsonObject, after: JsonObject): JsonObject | undefined {
  * fields are left out (no change at all gives `{}`). With `optimisticLock`
  * the patch also carries `before`'s `metadata.resourceVersion`, so a change
  * made by someone else in between fails with 409 Conflict instead of being
- * overwritten (pair it with {@link retryOnConflict}).
+ * overwritten (pair it with `retryOnConflict`).
  *
  * RFC 7386 cannot set a field to `null`: a `null` in `after` reads as "remove".
  *
@@ -266,7 +279,7 @@ function diff(before: JsonObject, after: JsonObject): JsonObject | undefined {
  * deployment.spec.replicas = 3;
  * delete deployment.metadata.labels.canary;
  * const patch = mergeFrom(before, deployment, { optimisticLock: true });
- * // {"spec":{"replicas":3},"metadata":{"labels":{"canary":null},"resourceVersion":"812"}}
+ * // {"metadata":{"labels":{"canary":null},"resourceVersion":"812"},"spec":{"replicas":3}}
  * ```
  */
 export function mergeFrom(before: object, after: object, options: MergeFromOptions = {}): Patch {

@@ -9,6 +9,13 @@ import { ClientError, isConflict } from './errors.js';
 /**
  * How often and how far apart to retry (client-go's `wait.Backoff`). The
  * defaults are client-go's `retry.DefaultRetry`.
+ *
+ * @example
+ * ```ts
+ * // client-go's retry.DefaultBackoff: 4 attempts, 10 ms then ×5 each time
+ * const options: RetryOptions = { steps: 4, durationMs: 10, factor: 5, jitter: 0.1, signal };
+ * await retryOnConflict(update, options);
+ * ```
  */
 export interface RetryOptions {
   /** Attempts in all, the first included. Default: 5. */
@@ -35,7 +42,17 @@ export interface RetryOptions {
  */
 export const DEFAULT_RETRY = { steps: 5, durationMs: 10, factor: 1.0, jitter: 0.1 } as const satisfies RetryOptions;
 
-/** The function retried: gets the attempt number, 1 for the first. */
+/**
+ * The function retried: gets the attempt number, 1 for the first.
+ *
+ * @example
+ * ```ts
+ * const fn: RetryFn<void> = async (attempt) => {
+ *   log.debug({ attempt }, 'updating settings');
+ *   await client.update(await modify(await client.get(ConfigMap, key)));
+ * };
+ * ```
+ */
 export type RetryFn<R> = (attempt: number) => R | Promise<R>;
 
 function check(name: string, value: number, min: number, integer = false): number {

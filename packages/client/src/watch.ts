@@ -9,7 +9,15 @@ import { StringDecoder } from 'node:string_decoder';
 import { ClientError } from './errors.js';
 import type { Status } from './errors.js';
 
-/** The type of a watch event, as the API server sends it. */
+/**
+ * The type of a watch event, as the API server sends it.
+ *
+ * @example
+ * ```ts
+ * const changes: WatchEventType[] = ['ADDED', 'MODIFIED', 'DELETED'];
+ * if (changes.includes(event.type)) store.apply(event);
+ * ```
+ */
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
 /**
@@ -29,7 +37,15 @@ export interface WatchEvent<T> {
   readonly object: T;
 }
 
-/** Options for {@link watchEvents}. */
+/**
+ * Options for {@link watchEvents}.
+ *
+ * @example
+ * ```ts
+ * // the server ends the watch at 300 s; notice a dead connection 30 s after that
+ * const options: WatchEventsOptions = { signal: controller.signal, idleTimeoutMs: 330_000 };
+ * ```
+ */
 export interface WatchEventsOptions {
   /** Aborting ends the stream: the response is destroyed and a pending or later `next()` rejects with ClientError `Aborted`. Default: none. */
   readonly signal?: AbortSignal;
@@ -159,20 +175,24 @@ const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
 class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
   private readonly decoder = new StringDecoder('utf8');
-  /** Pieces of the current, not yet terminated, line. */
+  /** Pieces of the current line, not yet terminated by a newline. */
   private readonly carry: string[] = [];
-  /** Parsed events not yet handed out; `head` is the next one. */
-  private queue: WatchEvent<T>[] = [];
+  /** Parsed events not yet handed out, from `head` on (a cursor, so taking one is O(1)). */
+  private queue: (WatchEvent<T> | undefined)[] = [];
   private head = 0;
   /** The error to throw once the queue is drained. */
   private failure: ClientError | undefined;
-  /** The body ended (or the stream was given up): no more events will be queued. */
+  /** No more events will be queued (the body ended, or the stream failed or was given up). */
   private finished = false;
-  /** The iterator has thrown or completed; `next()` now returns done. */
+  /** The iterator has thrown or completed: `next()` now returns done. */
   private closed = false;
+  private stopped = false;
   private waiter: Settle<T> | undefined;
   private paused = false;
-  private stopped = false;
+  /** For a non-2xx answer: its status and body (a Status, not events). */
+  private readonly errorCode: number | undefined;
+  private readonly errorBody: Buffer[] = [];
+  private errorBodySize = 0;
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly method: string;
   private readonly path: string;
@@ -187,17 +207,13 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
     this.method = req?.method ?? 'GET';
     this.path = req?.path ?? '(watch)';
     this.what = `${this.method} ${this.path}`;
-
     const code = res.statusCode ?? 200;
-    if (code < 200 || code > 299) {
-      this.readErrorAnswer(code);
-      return;
-    }
+    if (code < 200 || code > 299) this.errorCode = code;
+
     if (res.destroyed && !res.complete) {
       this.finish(new ClientError('Network', `${this.what}: the watch response was destroyed before it was read`));
       return;
     }
-
     res.on('data', this.onData);
     res.on('end', this.onEnd);
     res.on('error', this.onError);
@@ -225,31 +241,15 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
 
   next(): Promise<IteratorResult<WatchEvent<T>, undefined>> {
     if (this.waiter) return Promise.reject(new ClientError('InvalidRequest', `${this.what}: next() called while another next() is pending`));
-    if (this.head < this.queue.length) {
-      const value = this.queue[this.head]!;
-      this.queue[this.head++] = undefined as unknown as WatchEvent<T>; // let it be collected
-      if (this.head === this.queue.length) {
-        this.queue = [];
-        this.head = 0;
-      }
-      if (this.paused && this.queue.length - this.head < HIGH_WATER_EVENTS / 2) {
-        this.paused = false;
-        this.res.resume();
-      }
-      return Promise.resolve({ done: false, value });
-    }
+    if (this.head < this.queue.length) return Promise.resolve({ done: false, value: this.take() });
     if (this.closed) return Promise.resolve(DONE);
-    if (this.failure) {
-      this.closed = true;
-      return Promise.reject(this.failure);
-    }
     if (this.finished) {
       this.closed = true;
-      return Promise.resolve(DONE);
+      return this.failure ? Promise.reject(this.failure) : Promise.resolve(DONE);
     }
     return new Promise((resolve, reject) => {
       this.waiter = { resolve, reject };
-      this.timer?.refresh();
+      this.timer?.refresh(); // the idle clock runs while someone waits
       if (this.paused) {
         this.paused = false;
         this.res.resume();
@@ -258,22 +258,28 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
   }
 
   return(): Promise<IteratorResult<WatchEvent<T>, undefined>> {
-    this.stop();
     this.closed = true;
-    this.queue = [];
-    this.head = 0;
+    this.dropQueue();
     this.failure = undefined;
+    this.finished = true;
+    this.stop();
     this.settle();
     return Promise.resolve(DONE);
   }
 
-  // --- stream events (arrow properties: bound once, no per-event closures) ---
+  // --- stream events (arrow properties: bound once, no closure per event) ---
 
   private readonly onData = (chunk: Buffer | string): void => {
     if (this.finished) return;
     this.timer?.refresh();
+    if (this.errorCode !== undefined) {
+      if (this.errorBodySize < MAX_ERROR_BODY) this.errorBody.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+      this.errorBodySize += chunk.length;
+      return;
+    }
     const text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
     if (text.length === 0) return;
+    // Only the new text is scanned: the carried pieces hold no newline.
     let nl = text.indexOf('\n');
     if (nl === -1) {
       this.carry.push(text);
@@ -293,8 +299,8 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
       if (!this.line(text.slice(start, nl))) return;
       start = nl + 1;
     }
-    if (start < text.length) this.carry.push(start === 0 ? text : text.slice(start));
-    if (this.queue.length - this.head >= HIGH_WATER_EVENTS && !this.paused) {
+    if (start < text.length) this.carry.push(text.slice(start));
+    if (!this.paused && this.queue.length - this.head >= HIGH_WATER_EVENTS) {
       this.paused = true;
       this.res.pause();
     }
@@ -303,6 +309,10 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
 
   private readonly onEnd = (): void => {
     if (this.finished) return;
+    if (this.errorCode !== undefined) {
+      this.finish(ClientError.fromResponse(this.method, this.path, this.errorCode, Buffer.concat(this.errorBody).toString('utf8')));
+      return;
+    }
     const rest = this.decoder.end();
     if (rest.length > 0) this.carry.push(rest);
     if (this.carry.length > 0) {
@@ -320,30 +330,45 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
 
   private readonly onClose = (): void => {
     if (this.finished) return;
-    // Closed without 'end' or 'error': the body was cut short.
+    // closed with neither 'end' nor 'error': the body was cut short
     this.finish(new ClientError('Network', `${this.what}: watch connection closed before the stream ended`));
   };
 
   private readonly onIdle = (): void => {
     if (this.finished || !this.waiter) return; // the consumer is busy: its time does not count
-    const ms = this.options.idleTimeoutMs ?? 0;
-    this.finish(new ClientError('ClientTimeout', `${this.what}: no data on the watch stream for ${ms} ms`));
-    this.res.destroy();
+    this.finish(new ClientError('ClientTimeout', `${this.what}: no data on the watch stream for ${this.options.idleTimeoutMs} ms`));
   };
 
   // --- helpers ---
 
-  /** Parse and queue one line; false when it was malformed and the stream is given up. */
+  private take(): WatchEvent<T> {
+    const value = this.queue[this.head]!;
+    this.queue[this.head++] = undefined; // let it be collected
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+    }
+    if (this.paused && this.queue.length - this.head < HIGH_WATER_EVENTS / 2) {
+      this.paused = false;
+      this.res.resume();
+    }
+    return value;
+  }
+
+  private dropQueue(): void {
+    this.queue = [];
+    this.head = 0;
+  }
+
+  /** Parse and queue one line; false when it is malformed and the stream has been given up. */
   private line(line: string): boolean {
     if (line.length === 0) return true;
-    const first = line.charCodeAt(0);
-    if (first <= 32 && line.trim().length === 0) return true; // blank line
+    if (line.charCodeAt(0) <= 32 && line.trim().length === 0) return true; // a blank line
     let event: WatchEvent<T>;
     try {
       event = parseWatchLine<T>(line);
     } catch (err) {
       this.finish(err as ClientError);
-      this.res.destroy();
       return false;
     }
     this.queue.push(event);
@@ -352,11 +377,11 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
 
   private abort(signal: AbortSignal): void {
     if (this.finished) return;
+    this.dropQueue(); // the caller wants out now, not after the backlog
     this.finish(new ClientError('Aborted', `${this.what}: watch aborted`, { cause: signal.reason }));
-    this.res.destroy();
   }
 
-  /** No more events: record why (undefined for a normal end), release resources, wake the consumer. */
+  /** No more events: record why (undefined for a normal end), release the response, wake the consumer. */
   private finish(failure: ClientError | undefined): void {
     if (this.finished) return;
     this.finished = true;
@@ -366,6 +391,7 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
     this.settle();
   }
 
+  /** Detach from the response and the signal; destroy the response unless its body was read to the end. */
   private stop(): void {
     if (this.stopped) return;
     this.stopped = true;
@@ -374,44 +400,18 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
     this.res.off('data', this.onData);
     this.res.off('end', this.onEnd);
     this.res.off('close', this.onClose);
-    // keep a no-op 'error' listener: a late socket error must never become an uncaught exception
     this.res.off('error', this.onError);
+    // a late socket error must never become an uncaught exception
     this.res.on('error', ignore);
     if (!this.res.destroyed && !this.res.complete) this.res.destroy();
   }
 
-  /** Hand the pending consumer its next result, if there is one. */
+  /** Hand the waiting consumer its next result, if there is one now. */
   private settle(): void {
     const waiter = this.waiter;
-    if (!waiter) return;
-    if (this.head < this.queue.length || this.closed || this.failure || this.finished) {
-      this.waiter = undefined;
-      if (this.closed) {
-        waiter.resolve(DONE);
-        return;
-      }
-      this.next().then(waiter.resolve, waiter.reject);
-    }
-  }
-
-  /** A non-2xx answer: its body is a Status, not events. Read it (bounded) and fail with it. */
-  private readErrorAnswer(code: number): void {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const fail = (err: ClientError): void => {
-      if (this.finished) return;
-      this.finished = true;
-      this.failure = err;
-      this.res.on('error', ignore);
-      this.settle();
-    };
-    this.res.on('data', (chunk: Buffer) => {
-      if (size < MAX_ERROR_BODY) chunks.push(chunk);
-      size += chunk.length;
-    });
-    this.res.on('end', () => fail(ClientError.fromResponse(this.method, this.path, code, Buffer.concat(chunks).toString('utf8'))));
-    this.res.on('error', (err) => fail(new ClientError('Network', `${this.what}: ${code} answer cut short: ${err.message}`, { cause: err, code })));
-    this.res.on('close', () => fail(new ClientError('Network', `${this.what}: ${code} answer cut short`, { code })));
+    if (!waiter || (this.head >= this.queue.length && !this.finished)) return;
+    this.waiter = undefined;
+    this.next().then(waiter.resolve, waiter.reject);
   }
 }
 

@@ -1,0 +1,33 @@
+/**
+ * `@kubeloop/cache` keeps local copies of cluster state: reflectors that
+ * list and watch with client-go's semantics (bookmarks, re-watch without
+ * relist on a normal close, relist on 410, backoff on failures, optional
+ * streaming lists), indexed stores, shared informers with per-handler
+ * queues and rxjs Observables, and an informer cache that implements the
+ * client's `Reader`, so the client's cached-read router can serve reads from
+ * it.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from '@kubeloop/client';
+ * import { createInformerCache } from '@kubeloop/cache';
+ * import { ConfigMap } from '@kubeloop/scheme';
+ *
+ * const live = createClient({ kubeConfig });
+ * const cache = createInformerCache({ client: live });
+ * const client = createClient({ kubeConfig, cache });
+ * await client.get(ConfigMap, { namespace: 'default', name: 'x' }); // starts the ConfigMap informer, then reads from it
+ * ```
+ *
+ * @packageDocumentation
+ */
+export { createInformerCache } from './informer-cache.js';
+export type { ByKindOptions, InformerCache, InformerCacheOptions, InformerInfo } from './informer-cache.js';
+export { Informer, stripManagedFields } from './informer.js';
+export type { EventHandler, HandlerRegistration, InformerEvent, InformerOptions, InformerSource, Transform } from './informer.js';
+export { Reflector } from './reflector.js';
+export type { ReflectorOptions, ReflectorSink, ReflectorStats } from './reflector.js';
+export { clientListWatcher } from './list-watch.js';
+export type { ListPageOptions, ListWatchScope, ListWatcher, WatchFromOptions } from './list-watch.js';
+export { NAMESPACE_INDEX, Store, keyOf, objectKey } from './store.js';
+export type { IndexFunc } from './store.js';

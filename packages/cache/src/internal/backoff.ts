@@ -1,0 +1,49 @@
+/** Exponential backoff with jitter that resets after a healthy period (client-go's reflector defaults). */
+export class Backoff {
+  private current: number;
+  private lastFailure = 0;
+
+  constructor(
+    private readonly initialMs = 800,
+    private readonly maxMs = 30_000,
+    private readonly resetAfterMs = 120_000,
+    private readonly jitter = 1.0,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.current = initialMs;
+  }
+
+  /** The delay before the next attempt after a failure. */
+  next(): number {
+    const now = this.now();
+    if (this.lastFailure !== 0 && now - this.lastFailure > this.resetAfterMs) this.current = this.initialMs;
+    this.lastFailure = now;
+    const base = this.current;
+    this.current = Math.min(this.maxMs, this.current * 2);
+    return Math.min(this.maxMs, base * (1 + Math.random() * this.jitter));
+  }
+
+  reset(): void {
+    this.current = this.initialMs;
+    this.lastFailure = 0;
+  }
+}
+
+/** setTimeout as a promise; resolves early (false) when `signal` aborts. */
+export function delay(ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve(false);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

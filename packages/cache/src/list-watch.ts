@@ -1,0 +1,76 @@
+/** Where a reflector lists and watches from: any kind in any form, through the client. */
+import type { Client, KindRef, ObjectFor, Selector } from '@kubeloop/client';
+import type { KubeObject, ObjectList } from '@kubeloop/scheme';
+import type { WatchEvent } from '@kubeloop/client';
+
+export interface ListPageOptions {
+  readonly limit: number;
+  readonly continue?: string;
+  readonly resourceVersion?: string;
+  readonly signal: AbortSignal;
+}
+
+export interface WatchFromOptions {
+  readonly resourceVersion: string;
+  readonly timeoutSeconds: number;
+  readonly idleTimeoutMs: number;
+  readonly sendInitialEvents?: boolean;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Lists and watches one set of objects.
+ *
+ * @example
+ * ```ts
+ * const lw = clientListWatcher(client, ConfigMap, { namespace: 'default' });
+ * const page = await lw.list({ limit: 500, signal });
+ * ```
+ */
+export interface ListWatcher<T extends KubeObject> {
+  list(options: ListPageOptions): Promise<ObjectList<T>>;
+  watch(options: WatchFromOptions): Promise<AsyncIterableIterator<WatchEvent<T>>>;
+}
+
+/** What a list-watch covers. */
+export interface ListWatchScope {
+  readonly namespace?: string;
+  readonly labelSelector?: Selector;
+  readonly fieldSelector?: Selector;
+}
+
+/**
+ * A ListWatcher over the client (its live calls: lists and watches always go to the API server).
+ *
+ * @example
+ * ```ts
+ * const lw = clientListWatcher(client, metadataOnly(Secret), { namespace: 'prod' });
+ * ```
+ */
+export function clientListWatcher<K extends KindRef>(client: Client, kind: K, scope: ListWatchScope = {}): ListWatcher<ObjectFor<K> & KubeObject> {
+  const base = {
+    ...(scope.namespace ? { namespace: scope.namespace } : {}),
+    ...(scope.labelSelector ? { labelSelector: scope.labelSelector } : {}),
+    ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}),
+  };
+  return {
+    list: (o) =>
+      client.apiReader.list(kind, {
+        ...base,
+        limit: o.limit,
+        ...(o.continue ? { continue: o.continue } : {}),
+        ...(o.resourceVersion !== undefined && !o.continue ? { resourceVersion: o.resourceVersion } : {}),
+        signal: o.signal,
+      }) as unknown as Promise<ObjectList<ObjectFor<K> & KubeObject>>,
+    watch: (o) =>
+      client.watch(kind, {
+        ...base,
+        resourceVersion: o.resourceVersion,
+        allowWatchBookmarks: true,
+        timeoutSeconds: o.timeoutSeconds,
+        idleTimeoutMs: o.idleTimeoutMs,
+        ...(o.sendInitialEvents ? { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' as const } : {}),
+        signal: o.signal,
+      }),
+  };
+}
