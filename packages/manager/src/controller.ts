@@ -1,0 +1,209 @@
+/**
+ * A controller: sources fill a workqueue with requests; up to
+ * `maxConcurrentReconciles` workers take them, never two on one key, and run
+ * the reconciler. Errors are caught, counted and retried with per-key
+ * backoff; terminal errors are not retried.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { InformerCache } from '@kubeloop/cache';
+import { isManagerError, ManagerError } from './errors.js';
+import type { ControllerMetrics } from './metrics.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { defaultControllerRateLimiter } from './rate-limiter.js';
+import type { ReconcileContext, ReconcileResult, Reconciler, Request } from './reconcile.js';
+import { requestKey, requestOf } from './reconcile.js';
+import type { Source } from './source.js';
+import { createWorkQueue } from './workqueue.js';
+import type { WorkQueue } from './workqueue.js';
+import { createWorkQueueMetrics } from './workqueue-metrics.js';
+
+/** Options of one controller. */
+export interface ControllerOptions {
+  /** Workers reconciling at once (never two on one key). Default: 1. */
+  readonly maxConcurrentReconciles?: number;
+  /** Abort a reconcile's signal after this long; the reconcile counts as an error. Default: none. */
+  readonly reconcileTimeoutMs?: number;
+  /** Per-key retry delays. Default: max(5 ms → 1000 s exponential per key, 10 qps / 100 burst overall). */
+  readonly rateLimiter?: RateLimiter;
+  /** Run only while this manager leads. Default: true. */
+  readonly needLeaderElection?: boolean;
+}
+
+export interface ControllerDeps {
+  readonly cache: InformerCache;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly metrics: ControllerMetrics;
+  /** group and kind of the `for` object, for log fields. */
+  readonly group: string;
+  readonly kind: string;
+}
+
+/** How far a controller has got, for readiness. */
+export interface ControllerStatus {
+  readonly name: string;
+  readonly started: boolean;
+  readonly synced: boolean;
+  /** Sources not synced yet, with the last error their informer saw. */
+  readonly waitingFor: readonly string[];
+}
+
+const PANIC_TYPES = [TypeError, ReferenceError, RangeError, SyntaxError];
+
+export class Controller {
+  private queue: WorkQueue | undefined;
+  private started = false;
+  private synced = false;
+  private readonly pending = new Set<Source>();
+  private readonly log: Logger;
+  private readonly maxConcurrent: number;
+
+  constructor(
+    readonly name: string,
+    private readonly reconciler: Reconciler,
+    private readonly sources: readonly Source[],
+    readonly options: ControllerOptions,
+    private readonly deps: ControllerDeps,
+  ) {
+    this.maxConcurrent = options.maxConcurrentReconciles ?? 1;
+    if (!Number.isInteger(this.maxConcurrent) || this.maxConcurrent < 1) {
+      throw new ManagerError('InvalidOptions', `controller ${name}: maxConcurrentReconciles must be a positive integer`);
+    }
+    this.log = deps.logger.child({ controller: name, controllerGroup: deps.group, controllerKind: deps.kind });
+  }
+
+  get needLeaderElection(): boolean {
+    return this.options.needLeaderElection ?? true;
+  }
+
+  status(): ControllerStatus {
+    const waiting = [...this.pending].map((s) => {
+      // A kind source's description is `kind <informer label>`: show why its informer is not synced.
+      const label = s.description.replace(/^kind /, '');
+      const info = this.deps.cache.informers().find((i) => i.kind === label);
+      const err = info?.stats.map((st) => st.lastError).find((e) => e !== undefined);
+      return err ? `${s.description}: ${err instanceof Error ? err.message : String(err)}` : s.description;
+    });
+    return { name: this.name, started: this.started, synced: this.synced, waitingFor: waiting };
+  }
+
+  /** Add a request by hand (tests, external triggers). */
+  enqueue(request: Request): void {
+    this.queue?.add(requestKey(request));
+  }
+
+  /** Run until `signal` aborts; then stop taking work and let in-flight reconciles finish. */
+  async start(signal: AbortSignal): Promise<void> {
+    if (this.started) throw new ManagerError('InvalidRegistration', `controller ${this.name} was already started`);
+    this.started = true;
+    const queue = createWorkQueue({
+      name: this.name,
+      rateLimiter: this.options.rateLimiter ?? defaultControllerRateLimiter(),
+      metrics: createWorkQueueMetrics(this.deps.registry, this.name),
+    });
+    this.queue = queue;
+    this.deps.metrics.initController(this.name, this.maxConcurrent);
+    this.log.info({ workers: this.maxConcurrent }, 'starting controller');
+
+    const enqueue = (request: Request): void => queue.add(requestKey(request));
+    for (const s of this.sources) this.pending.add(s);
+    await Promise.all(
+      this.sources.map(async (source) => {
+        try {
+          await source.start({ enqueue, cache: this.deps.cache, signal });
+          this.pending.delete(source);
+        } catch (err) {
+          if (!signal.aborted) throw err;
+        }
+      }),
+    ).catch((err: unknown) => {
+      if (!signal.aborted) throw new ManagerError('CacheSync', `controller ${this.name}: a source failed to start: ${String(err)}`, { cause: err });
+    });
+    if (signal.aborted) {
+      queue.shutDown();
+      return;
+    }
+    this.synced = true;
+    this.log.info('caches synced; starting workers');
+    const workers = Array.from({ length: this.maxConcurrent }, () => this.worker(queue, signal));
+    const stop = (): void => {
+      void queue.shutDownWithDrain();
+    };
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
+    await Promise.all(workers);
+    this.log.info('controller stopped');
+  }
+
+  private async worker(queue: WorkQueue, stopSignal: AbortSignal): Promise<void> {
+    for (;;) {
+      const key = await queue.get();
+      if (key === undefined) return;
+      try {
+        await this.process(queue, key, stopSignal);
+      } finally {
+        queue.done(key);
+      }
+    }
+  }
+
+  private async process(queue: WorkQueue, key: string, stopSignal: AbortSignal): Promise<void> {
+    const request = requestOf(key);
+    const reconcileID = randomUUID();
+    const log = this.log.child({ ...(request.namespace ? { namespace: request.namespace } : {}), name: request.name, reconcileID });
+    const controller = new AbortController();
+    const onStop = (): void => controller.abort(stopSignal.reason);
+    stopSignal.addEventListener('abort', onStop, { once: true });
+    const timeoutMs = this.options.reconcileTimeoutMs;
+    const timer = timeoutMs ? setTimeout(() => controller.abort(new ManagerError('ReconcileTimeout', `reconcile ran past ${timeoutMs} ms`)), timeoutMs) : undefined;
+    const context: ReconcileContext = { signal: controller.signal, log, reconcileID, controller: this.name };
+    const m = this.deps.metrics;
+    m.activeWorkers.inc({ controller: this.name });
+    const started = performance.now();
+    try {
+      let result: ReconcileResult | void;
+      if (timeoutMs) {
+        result = await Promise.race([
+          Promise.resolve(this.reconciler.reconcile(request, context)),
+          new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => {
+            if (isManagerError(controller.signal.reason)) reject(controller.signal.reason as Error);
+          }, { once: true })),
+        ]);
+      } else {
+        result = await this.reconciler.reconcile(request, context);
+      }
+      const r = result ?? { kind: 'done' as const };
+      if (r.kind === 'requeueAfter') {
+        queue.forget(key);
+        queue.addAfter(key, r.delayMs);
+        m.reconcileTotal.inc({ controller: this.name, result: 'requeue_after' });
+      } else if (r.kind === 'requeue') {
+        queue.addRateLimited(key);
+        m.reconcileTotal.inc({ controller: this.name, result: 'requeue' });
+      } else {
+        queue.forget(key);
+        m.reconcileTotal.inc({ controller: this.name, result: 'success' });
+      }
+    } catch (err) {
+      m.reconcileTotal.inc({ controller: this.name, result: 'error' });
+      m.reconcileErrors.inc({ controller: this.name });
+      if (PANIC_TYPES.some((t) => err instanceof t)) m.panics.inc({ controller: this.name });
+      if (isManagerError(err) && err.reason === 'Terminal') {
+        m.terminalErrors.inc({ controller: this.name });
+        queue.forget(key);
+        log.error({ err }, 'reconcile failed with a terminal error; not retrying');
+      } else {
+        queue.addRateLimited(key);
+        log.error({ err, retries: queue.numRequeues(key) }, 'reconcile failed; retrying with backoff');
+      }
+    } finally {
+      if (timer) clearTimeout(timer);
+      stopSignal.removeEventListener('abort', onStop);
+      m.reconcileTime.observe({ controller: this.name }, (performance.now() - started) / 1000);
+      m.activeWorkers.dec({ controller: this.name });
+    }
+  }
+}
+

@@ -1,0 +1,458 @@
+/**
+ * The manager: one KubeConfig → one client, informer cache and mapper;
+ * controllers and other runnables; leader election; health, readiness and
+ * metrics servers; graceful shutdown.
+ *
+ * Start order: HTTP servers, caches, runnables that do not need leadership,
+ * leader election, then leader-only runnables (controllers by default).
+ * Stop in reverse, within a graceful shutdown timeout.
+ */
+import { hostname } from 'node:os';
+import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { container as rootContainer } from 'tsyringe';
+import type { DependencyContainer } from 'tsyringe';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { createInformerCache } from '@kubeloop/cache';
+import type { InformerCache, InformerCacheOptions } from '@kubeloop/cache';
+import { createClient, createTransport, loadKubeConfig } from '@kubeloop/client';
+import type { Client, TransportOptions, TypeRef } from '@kubeloop/client';
+import { createDynamicRESTMapper } from '@kubeloop/mapper';
+import type { RESTMapper } from '@kubeloop/mapper';
+import { builtinScheme } from '@kubeloop/scheme';
+import type { ResourceDescriptor, Scheme } from '@kubeloop/scheme';
+import { transportDiscovery } from '@kubeloop/client';
+import { ControllerBuilder, forGroupKind, nameOf, sourcesOf } from './builder.js';
+import type { ControllerDefinition } from './builder.js';
+import { Controller } from './controller.js';
+import type { ControllerStatus } from './controller.js';
+import { controllerRegistrationOf, TOKENS } from './di.js';
+import type { ControllerRegistration, ReconcilerClass } from './di.js';
+import { isManagerError, ManagerError } from './errors.js';
+import { startHealthServer, startMetricsServer } from './http-servers.js';
+import type { HealthCheck } from './http-servers.js';
+import { createLeaderElector } from './leader-election.js';
+import type { LeaderElector } from './leader-election.js';
+import { createLogger } from './logging.js';
+import { ControllerMetrics, registerInformerMetrics, restClientMetrics } from './metrics.js';
+import { toReconciler } from './reconcile.js';
+import type { Reconciler, ReconcilerLike } from './reconcile.js';
+import { createEventRecorderProvider } from './recorder.js';
+import type { EventRecorder, EventRecorderProvider } from './recorder.js';
+
+/** Something the manager runs until its signal aborts. */
+export interface Runnable {
+  start(signal: AbortSignal): Promise<void>;
+}
+
+/** A runnable as a function. */
+export type RunnableFn = (signal: AbortSignal) => Promise<void>;
+
+/** Leader-election settings; see `createLeaderElector` for each timing's meaning. */
+export interface LeaderElectionConfig {
+  /** Lease name (the election id). */
+  readonly name: string;
+  /** Lease namespace. Default: the in-cluster namespace, else `default`. */
+  readonly namespace?: string;
+  /** Default: hostname plus a random suffix. */
+  readonly identity?: string;
+  /** Default: 15 000. */
+  readonly leaseDurationMs?: number;
+  /** Default: 10 000. */
+  readonly renewDeadlineMs?: number;
+  /** Default: 2 000. */
+  readonly retryPeriodMs?: number;
+  /** Give the lease up on a clean shutdown so a standby takes over at once. Default: false. */
+  readonly releaseOnCancel?: boolean;
+}
+
+/** Options for {@link createManager}. Every field is optional. */
+export interface ManagerOptions {
+  /** Where to connect. Default: KUBECONFIG, ~/.kube/config, or in-cluster. */
+  readonly kubeConfig?: KubeConfig;
+  /** The kinds the client types. Default: `builtinScheme`. */
+  readonly scheme?: Scheme;
+  /** Field manager for writes and server-side apply. Default: none (apply then needs a per-call fieldManager). */
+  readonly fieldOwner?: string;
+  /** Namespaces the cache covers. Default: all. */
+  readonly namespaces?: readonly string[];
+  /** More cache options (per-kind selectors, transforms, reflector tuning). */
+  readonly cache?: Omit<InformerCacheOptions, 'client' | 'namespaces'>;
+  /** Kinds the client never reads from the cache (Secrets, say). Default: none. */
+  readonly uncached?: readonly (ResourceDescriptor | TypeRef)[];
+  /** `host:port` for /metrics (`:0` picks a free port). Default: no metrics server. */
+  readonly metricsBindAddress?: string;
+  /** `host:port` for /healthz and /readyz. Default: no probe server. */
+  readonly healthProbeBindAddress?: string;
+  /** Leader election. Default: off (every replica runs every controller). */
+  readonly leaderElection?: LeaderElectionConfig;
+  /** How long stopping may take before the manager gives up waiting. Default: 30 000 ms. */
+  readonly gracefulShutdownTimeoutMs?: number;
+  /** The root logger. Default: pino at `KUBELOOP_LOG_LEVEL` / `LOG_LEVEL` / info. */
+  readonly logger?: Logger;
+  /** Parent DI container. Default: tsyringe's root container (a child is made per manager). */
+  readonly container?: DependencyContainer;
+  /** Prometheus registry. Default: a new one. */
+  readonly registry?: Registry;
+  /** Transport tuning (QPS, burst, timeouts). */
+  readonly transport?: TransportOptions;
+}
+
+/** The manager. */
+export interface Manager {
+  readonly client: Client;
+  /** Reads that always go to the API server. */
+  readonly apiReader: Client;
+  readonly cache: InformerCache;
+  readonly scheme: Scheme;
+  readonly mapper: RESTMapper;
+  readonly logger: Logger;
+  readonly container: DependencyContainer;
+  readonly registry: Registry;
+  /** Set once started with a metrics server. */
+  readonly metricsUrl: string | undefined;
+  /** Set once started with a probe server. */
+  readonly healthUrl: string | undefined;
+  /** A fluent builder whose `complete` registers the controller. */
+  controller(): ControllerBuilder;
+  /** Register a reconciler class: its `@controller` decoration, or `registration`. Resolved from the container. */
+  register(reconcilerClass: ReconcilerClass, registration?: ControllerRegistration): void;
+  /** Register a reconciler object or function under a definition. */
+  addController(definition: ControllerDefinition, reconciler: ReconcilerLike): void;
+  /** Add a runnable; by default it runs only while leading when leader election is on. */
+  add(runnable: Runnable | RunnableFn, options?: { needLeaderElection?: boolean }): void;
+  addHealthzCheck(name: string, check: HealthCheck): void;
+  addReadyzCheck(name: string, check: HealthCheck): void;
+  /** An event recorder reporting as `name`. */
+  recorderFor(name: string): EventRecorder;
+  /** Each controller's progress. */
+  controllers(): readonly ControllerStatus[];
+  /** True while this manager leads (always true without leader election, once started). */
+  isLeader(): boolean;
+  /**
+   * Run until `signal` aborts (graceful stop: resolves), leadership is lost
+   * (rejects with LeaderElectionLost) or a runnable fails (rejects with RunnableFailed).
+   */
+  start(signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * An AbortSignal that aborts on the first SIGTERM or SIGINT; a second one
+ * exits the process at once (as controller-runtime's SetupSignalHandler).
+ *
+ * @example
+ * ```ts
+ * await manager.start(signalHandler());
+ * ```
+ */
+export function signalHandler(): AbortSignal {
+  const ac = new AbortController();
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (ac.signal.aborted) process.exit(1);
+    ac.abort(new ManagerError('RunnableFailed', `received ${signal}`));
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return ac.signal;
+}
+
+function inClusterNamespace(): string {
+  try {
+    return readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim() || 'default';
+  } catch {
+    return 'default';
+  }
+}
+
+/**
+ * Create a manager.
+ *
+ * @example
+ * ```ts
+ * const manager = createManager({ scheme: builtinScheme.extend(HardDisk), fieldOwner: 'harddisk-operator', healthProbeBindAddress: ':8081' });
+ * manager.controller().for(HardDisk).owns(ConfigMap).complete(new HardDiskReconciler(manager.client));
+ * await manager.start(signalHandler());
+ * ```
+ */
+export function createManager(options: ManagerOptions = {}): Manager {
+  return new KubeManager(options);
+}
+
+interface RunnableEntry {
+  readonly run: RunnableFn;
+  readonly needLeaderElection: boolean;
+  readonly name: string;
+}
+
+class KubeManager implements Manager {
+  readonly client: Client;
+  readonly apiReader: Client;
+  readonly cache: InformerCache;
+  readonly scheme: Scheme;
+  readonly mapper: RESTMapper;
+  readonly logger: Logger;
+  readonly container: DependencyContainer;
+  readonly registry: Registry;
+  metricsUrl: string | undefined;
+  healthUrl: string | undefined;
+  private readonly runnables: RunnableEntry[] = [];
+  private readonly controllerList: Controller[] = [];
+  private readonly healthz = new Map<string, HealthCheck>();
+  private readonly readyz = new Map<string, HealthCheck>();
+  private readonly metrics: ControllerMetrics;
+  private readonly recorders: EventRecorderProvider;
+  private elector: LeaderElector | undefined;
+  private started = false;
+  private leading = false;
+
+  constructor(private readonly options: ManagerOptions) {
+    const kubeConfig = options.kubeConfig ?? loadKubeConfig();
+    this.registry = options.registry ?? new Registry();
+    this.logger = options.logger ?? createLogger();
+    this.scheme = options.scheme ?? builtinScheme;
+    const transport = createTransport(kubeConfig, { ...options.transport, onRequest: restClientMetrics(this.registry) });
+    this.mapper = createDynamicRESTMapper(transportDiscovery(transport));
+    const base = { transport, scheme: this.scheme, mapper: this.mapper, ...(options.fieldOwner ? { fieldOwner: options.fieldOwner } : {}) };
+    this.apiReader = createClient(base);
+    this.cache = createInformerCache({
+      ...options.cache,
+      client: this.apiReader,
+      ...(options.namespaces ? { namespaces: options.namespaces } : {}),
+      onError: (kind, err, phase) => {
+        this.logger.warn({ kind, phase, err: err instanceof Error ? err.message : String(err) }, 'informer error; retrying');
+        options.cache?.onError?.(kind, err, phase);
+      },
+    });
+    this.client = createClient({ ...base, cache: this.cache, ...(options.uncached ? { uncached: options.uncached } : {}) });
+    this.metrics = new ControllerMetrics(this.registry);
+    registerInformerMetrics(this.registry, this.cache);
+    this.recorders = createEventRecorderProvider(this.client, this.logger, options.leaderElection?.identity ?? hostname());
+
+    this.container = (options.container ?? rootContainer).createChildContainer();
+    this.container.registerInstance(TOKENS.Client, this.client);
+    this.container.registerInstance(TOKENS.ApiReader, this.apiReader);
+    this.container.registerInstance(TOKENS.Logger, this.logger);
+    this.container.registerInstance(TOKENS.EventRecorderProvider, this.recorders);
+    this.container.registerInstance(TOKENS.Scheme, this.scheme);
+    this.container.registerInstance(TOKENS.Cache, this.cache);
+    this.container.registerInstance(TOKENS.Manager, this);
+
+    this.healthz.set('ping', () => undefined);
+    this.readyz.set('informers', () => {
+      const unsynced = this.cache.informers().filter((i) => !i.synced);
+      if (unsynced.length > 0) {
+        throw new Error(
+          `not synced: ${unsynced
+            .map((i) => {
+              const err = i.stats.map((s) => s.lastError).find((e) => e !== undefined);
+              return err ? `${i.kind} (${err instanceof Error ? err.message : String(err)})` : i.kind;
+            })
+            .join('; ')}`,
+        );
+      }
+    });
+    this.readyz.set('controllers', () => {
+      const waiting = this.controllerList.map((c) => c.status()).filter((s) => s.started && !s.synced);
+      if (waiting.length > 0) throw new Error(waiting.map((s) => `${s.name} waiting for ${s.waitingFor.join(', ')}`).join('; '));
+    });
+  }
+
+  controller(): ControllerBuilder {
+    return new ControllerBuilder((def, reconciler) => this.addController(def, reconciler));
+  }
+
+  register(reconcilerClass: ReconcilerClass, registration?: ControllerRegistration): void {
+    const reg = registration ?? controllerRegistrationOf(reconcilerClass);
+    if (!reg) {
+      throw new ManagerError('InvalidRegistration', `${reconcilerClass.name} has no @controller(...) decoration and no registration was given`);
+    }
+    let instance: Reconciler;
+    try {
+      instance = reg.inject
+        ? new reconcilerClass(...(reg.inject.map((t) => this.container.resolve(t)) as never[]))
+        : this.container.resolve(reconcilerClass as unknown as new () => Reconciler);
+    } catch (cause) {
+      throw new ManagerError('Resolution', `cannot construct ${reconcilerClass.name}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    }
+    if (typeof instance.reconcile !== 'function') throw new ManagerError('InvalidRegistration', `${reconcilerClass.name} has no reconcile method`);
+    this.addController(reg, instance);
+  }
+
+  addController(definition: ControllerDefinition, reconciler: ReconcilerLike): void {
+    if (this.started) throw new ManagerError('InvalidRegistration', 'controllers must be added before start');
+    const name = nameOf(definition);
+    if (this.controllerList.some((c) => c.name === name)) {
+      throw new ManagerError('InvalidRegistration', `a controller named ${JSON.stringify(name)} is already registered; give one a unique name`);
+    }
+    const { group, kind } = forGroupKind(definition);
+    const controller = new Controller(name, toReconciler(reconciler), sourcesOf(definition), definition.options ?? {}, {
+      cache: this.cache,
+      logger: this.logger,
+      registry: this.registry,
+      metrics: this.metrics,
+      group,
+      kind,
+    });
+    this.controllerList.push(controller);
+    this.runnables.push({ run: (s) => controller.start(s), needLeaderElection: controller.needLeaderElection, name: `controller ${name}` });
+  }
+
+  add(runnable: Runnable | RunnableFn, options: { needLeaderElection?: boolean } = {}): void {
+    if (this.started) throw new ManagerError('InvalidRegistration', 'runnables must be added before start');
+    const run = typeof runnable === 'function' ? runnable : (s: AbortSignal) => runnable.start(s);
+    this.runnables.push({ run, needLeaderElection: options.needLeaderElection ?? true, name: `runnable ${this.runnables.length}` });
+  }
+
+  addHealthzCheck(name: string, check: HealthCheck): void {
+    this.healthz.set(name, check);
+  }
+
+  addReadyzCheck(name: string, check: HealthCheck): void {
+    this.readyz.set(name, check);
+  }
+
+  recorderFor(name: string): EventRecorder {
+    return this.recorders.recorderFor(name);
+  }
+
+  controllers(): readonly ControllerStatus[] {
+    return this.controllerList.map((c) => c.status());
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  async start(signal?: AbortSignal): Promise<void> {
+    if (this.started) throw new ManagerError('InvalidRegistration', 'a manager starts once');
+    this.started = true;
+    const log = this.logger;
+    const stop = new AbortController();
+    const onExternal = (): void => stop.abort(signal?.reason);
+    if (signal?.aborted) stop.abort(signal.reason);
+    else signal?.addEventListener('abort', onExternal, { once: true });
+
+    let failure: ManagerError | undefined;
+    const fail = (err: ManagerError): void => {
+      failure ??= err;
+      stop.abort(err);
+    };
+
+    // 1. HTTP servers
+    const closers: (() => Promise<void>)[] = [];
+    try {
+      if (this.options.healthProbeBindAddress) {
+        const s = await startHealthServer(this.options.healthProbeBindAddress, this.healthz, this.readyz);
+        this.healthUrl = s.url;
+        closers.push(s.close);
+        log.info({ url: s.url }, 'health probes listening');
+      }
+      if (this.options.metricsBindAddress) {
+        const s = await startMetricsServer(this.options.metricsBindAddress, this.registry);
+        this.metricsUrl = s.url;
+        closers.push(s.close);
+        log.info({ url: s.url }, 'metrics listening');
+      }
+    } catch (cause) {
+      for (const close of closers) await close();
+      throw new ManagerError('InvalidOptions', `cannot listen: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    }
+
+    // 2. caches start lazily with the first read or controller; 3. runnables without leadership
+    const running: { name: string; done: Promise<void>; stop: AbortController; leader: boolean }[] = [];
+    const launch = (entry: RunnableEntry, parent: AbortSignal): void => {
+      const ac = new AbortController();
+      const abort = (): void => ac.abort(parent.reason);
+      if (parent.aborted) ac.abort(parent.reason);
+      else parent.addEventListener('abort', abort, { once: true });
+      const done = entry.run(ac.signal).catch((err: unknown) => {
+        if (ac.signal.aborted) return;
+        log.error({ err, runnable: entry.name }, 'runnable failed; stopping the manager');
+        fail(isManagerError(err) ? err : new ManagerError('RunnableFailed', `${entry.name} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err }));
+      });
+      running.push({ name: entry.name, done, stop: ac, leader: entry.needLeaderElection });
+    };
+    for (const entry of this.runnables.filter((r) => !r.needLeaderElection)) launch(entry, stop.signal);
+
+    // 4. leader election; 5. leader-only runnables
+    const leaderOnly = this.runnables.filter((r) => r.needLeaderElection);
+    let electing: Promise<unknown> = Promise.resolve();
+    const le = this.options.leaderElection;
+    if (le) {
+      const elector = createLeaderElector({
+        client: this.apiReader,
+        namespace: le.namespace ?? inClusterNamespace(),
+        name: le.name,
+        ...(le.identity ? { identity: le.identity } : {}),
+        ...(le.leaseDurationMs ? { leaseDurationMs: le.leaseDurationMs } : {}),
+        ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
+        ...(le.retryPeriodMs ? { retryPeriodMs: le.retryPeriodMs } : {}),
+        releaseOnCancel: le.releaseOnCancel ?? false,
+        registry: this.registry,
+        onStartedLeading: (leaderSignal) => {
+          this.leading = true;
+          log.info({ identity: elector.identity, lease: `${elector.namespace}/${elector.name}` }, 'became leader; starting leader-only runnables');
+          for (const entry of leaderOnly) launch(entry, leaderSignal);
+        },
+        onStoppedLeading: () => {
+          this.leading = false;
+        },
+        onNewLeader: (identity) => log.info({ leader: identity }, 'new leader observed'),
+        onError: (err) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'leader election error; retrying'),
+      });
+      this.elector = elector;
+      this.readyz.set('leader-election', () => {
+        const err = elector.check();
+        if (err) throw err;
+      });
+      electing = elector.run(stop.signal).then((end) => {
+        if (end === 'lost' && !stop.signal.aborted) {
+          log.error('leader election lost; stopping leader-only work and exiting');
+          fail(new ManagerError('LeaderElectionLost', `lost the lease ${elector.namespace}/${elector.name}`));
+        }
+      });
+    } else {
+      this.leading = true;
+      for (const entry of leaderOnly) launch(entry, stop.signal);
+    }
+    log.info({ controllers: this.controllerList.map((c) => c.name) }, 'manager started');
+
+    // Run until told to stop, or until something fails.
+    await new Promise<void>((resolve) => {
+      if (stop.signal.aborted) resolve();
+      else stop.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    signal?.removeEventListener('abort', onExternal);
+    log.info({ reason: failure?.message ?? 'stop requested' }, 'stopping');
+
+    // Stop in reverse: leader-only work, then the others, within the graceful timeout.
+    const timeoutMs = this.options.gracefulShutdownTimeoutMs ?? 30_000;
+    let timedOut = false;
+    const drain = async (): Promise<void> => {
+      for (const r of running.filter((x) => x.leader)) r.stop.abort(stop.signal.reason);
+      await Promise.all(running.filter((x) => x.leader).map((x) => x.done));
+      for (const r of running.filter((x) => !x.leader)) r.stop.abort(stop.signal.reason);
+      await Promise.all(running.map((x) => x.done));
+      await electing;
+    };
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      drain(),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          timedOut = true;
+          resolve();
+        }, timeoutMs);
+      }),
+    ]);
+    if (timer) clearTimeout(timer);
+    this.leading = false;
+    await this.cache.stop();
+    for (const close of closers.reverse()) await close();
+    this.client.transport.close();
+    log.info('manager stopped');
+    if (failure) throw failure;
+    if (timedOut) throw new ManagerError('ShutdownTimeout', `runnables did not stop within ${timeoutMs} ms`);
+  }
+}
