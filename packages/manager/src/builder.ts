@@ -106,7 +106,7 @@ export class ControllerBuilder {
 
   watches(kindOrSource: KindRef | Source, handler?: EventHandler, options: WatchOptions = {}): this {
     const entry = 'start' in kindOrSource && typeof kindOrSource.start === 'function'
-      ? (kindOrSource as Source)
+      ? (kindOrSource)
       : { kind: kindOrSource as KindRef, handler: handler ?? enqueueObject(), predicates: options.predicates ?? [] };
     this.def.watches = [...(this.def.watches ?? []), entry];
     return this;

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { InformerCache } from '@kubeloop/cache';
-import { isManagerError, ManagerError } from './errors.js';
+import { describeError, isManagerError, ManagerError } from './errors.js';
 import type { ControllerMetrics } from './metrics.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { defaultControllerRateLimiter } from './rate-limiter.js';
@@ -84,7 +84,7 @@ export class Controller {
       const label = s.description.replace(/^kind /, '');
       const info = this.deps.cache.informers().find((i) => i.kind === label);
       const err = info?.stats.map((st) => st.lastError).find((e) => e !== undefined);
-      return err ? `${s.description}: ${err instanceof Error ? err.message : String(err)}` : s.description;
+      return err ? `${s.description}: ${describeError(err)}` : s.description;
     });
     return { name: this.name, started: this.started, synced: this.synced, waitingFor: waiting };
   }
@@ -128,9 +128,8 @@ export class Controller {
     this.synced = true;
     this.log.info('caches synced; starting workers');
     const workers = Array.from({ length: this.maxConcurrent }, () => this.worker(queue, signal));
-    const stop = (): void => {
-      void queue.shutDownWithDrain();
-    };
+    // Stop handing out keys at once; reconciles in flight finish (the workers await them).
+    const stop = (): void => queue.shutDown();
     if (signal.aborted) stop();
     else signal.addEventListener('abort', stop, { once: true });
     await Promise.all(workers);
@@ -168,7 +167,7 @@ export class Controller {
         result = await Promise.race([
           Promise.resolve(this.reconciler.reconcile(request, context)),
           new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => {
-            if (isManagerError(controller.signal.reason)) reject(controller.signal.reason as Error);
+            if (isManagerError(controller.signal.reason)) reject(controller.signal.reason);
           }, { once: true })),
         ]);
       } else {

@@ -55,3 +55,14 @@ export class ManagerError extends Error {
 export function isManagerError(value: unknown): value is ManagerError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
 }
+
+/** A one-line description of any thrown value. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (typeof err === 'string') return err;
+  try {
+    return JSON.stringify(err);
+  } catch {
+    return 'unknown error';
+  }
+}

@@ -103,6 +103,20 @@ async function patchFinalizers<T extends KubeObject>(client: Client, obj: WithKi
   });
 }
 
+/** Deep equality of JSON values, ignoring object key order (the API server sorts map keys). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    return a.length === bb.length && a.every((v, i) => jsonEqual(v, bb[i]));
+  }
+  const ak = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const bk = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  return ak.length === bk.length && ak.every((k) => jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
 /** What createOrUpdate / createOrPatch did. */
 export type OperationResult = 'created' | 'updated' | 'unchanged';
 
@@ -145,14 +159,14 @@ async function createOr<T extends KubeObject>(how: 'update' | 'patch', client: C
     }
     const before = structuredClone(existing);
     mutate(existing);
-    if (JSON.stringify(before) === JSON.stringify(existing)) return 'unchanged';
+    if (jsonEqual(before, existing)) return 'unchanged';
     if (how === 'update') {
       await client.update(existing);
     } else {
       const { status: _s1, ...beforeMain } = before as KubeObject & { status?: unknown };
       const { status: _s2, ...afterMain } = existing as KubeObject & { status?: unknown };
-      if (JSON.stringify(beforeMain) !== JSON.stringify(afterMain)) await client.patch(existing, mergeFrom(beforeMain, afterMain));
-      if (JSON.stringify(_s1) !== JSON.stringify(_s2)) await client.status().patch(existing, mergeFrom({ status: _s1 }, { status: _s2 }));
+      if (!jsonEqual(beforeMain, afterMain)) await client.patch(existing, mergeFrom(beforeMain, afterMain));
+      if (!jsonEqual(_s1, _s2)) await client.status().patch(existing, mergeFrom({ status: _s1 }, { status: _s2 }));
     }
     return 'updated';
   });
@@ -189,7 +203,7 @@ export function setStatusCondition(conditions: Condition[], condition: Condition
     ...condition,
     lastTransitionTime: old.status === condition.status ? (old.lastTransitionTime ?? time) : (condition.lastTransitionTime ?? time),
   };
-  const changed = JSON.stringify(old) !== JSON.stringify(next);
+  const changed = !jsonEqual(old, next);
   conditions[i] = next;
   return changed;
 }

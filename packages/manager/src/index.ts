@@ -23,6 +23,8 @@
  *
  * @packageDocumentation
  */
+// tsyringe needs the Reflect metadata polyfill before it loads.
+import 'reflect-metadata';
 export { createManager, signalHandler } from './manager.js';
 export type { LeaderElectionConfig, Manager, ManagerOptions, Runnable, RunnableFn } from './manager.js';
 export { ControllerBuilder } from './builder.js';
@@ -47,6 +49,7 @@ export {
   findStatusCondition,
   getControllerOf,
   isStatusConditionTrue,
+  jsonEqual,
   setControllerReference,
   setOwnerReference,
   setStatusCondition,
@@ -55,7 +58,13 @@ export type { Condition, OperationResult } from './helpers.js';
 export { createLogger, REDACT_PATHS } from './logging.js';
 export type { LoggerConfig } from './logging.js';
 export type { HealthCheck } from './http-servers.js';
-export { createLeaderElector } from './leader-election.js';
+export { createLeaderElector, formatMicroTime, LEADER_ELECTION_DEFAULTS, LEADER_ELECTION_JITTER_FACTOR, LEADER_ELECTION_STATUS_METRIC } from './leader-election.js';
+export { createWorkQueue } from './workqueue.js';
+export type { WorkQueue, WorkQueueOptions } from './workqueue.js';
+export { bucketRateLimiter, defaultControllerRateLimiter, exponentialFailureRateLimiter, maxOfRateLimiter, monotonicNow } from './rate-limiter.js';
+export type { BucketRateLimiterOptions, Clock, DefaultControllerRateLimiterOptions, RateLimiter } from './rate-limiter.js';
+export { createWorkQueueMetrics, WORKQUEUE_DURATION_BUCKETS, WORKQUEUE_METRIC_NAMES } from './workqueue-metrics.js';
+export type { WorkQueueMetrics, WorkQueueMetricsOptions } from './workqueue-metrics.js';
 export type { LeaderElectionEnd, LeaderElector, LeaderElectorOptions } from './leader-election.js';
-export { ManagerError, isManagerError } from './errors.js';
+export { ManagerError, describeError, isManagerError } from './errors.js';
 export type { ManagerErrorReason } from './errors.js';

@@ -84,8 +84,15 @@ export interface LeaderElectorOptions {
    * Not awaited; a rejection or throw goes to `onError`.
    */
   readonly onStartedLeading?: (signal: AbortSignal) => void | Promise<void>;
-  /** Called once leadership has ended (after `onStartedLeading`'s signal aborted). Never called if this candidate never led. */
-  readonly onStoppedLeading?: () => void;
+  /**
+   * Called once leadership has ended (after `onStartedLeading`'s signal
+   * aborted). Never called if this candidate never led. A returned promise is
+   * awaited (a rejection goes to `onError`) before the lease is released
+   * (`releaseOnCancel`) and before `run` resolves: resolve it once leader-only
+   * work has drained, so that a release never lets another leader start
+   * while this one still works.
+   */
+  readonly onStoppedLeading?: () => void | Promise<void>;
   /** Called when the observed holder changes to a new non-empty identity, this candidate's included. */
   readonly onNewLeader?: (identity: string) => void;
   /** Errors that were retried (API errors other than the expected NotFound / Conflict / AlreadyExists) and errors thrown by callbacks. Default: ignored. */
@@ -385,7 +392,7 @@ class Elector implements LeaderElector {
       clearTimeout(deadline);
       runSignal.removeEventListener('abort', onCancel);
     }
-    this.invoke(() => this.options.onStoppedLeading?.());
+    await this.invokeAwait(() => this.options.onStoppedLeading?.());
     if (this.releaseOnCancel) await this.release();
     return end ?? 'cancelled';
   }
@@ -527,6 +534,15 @@ class Elector implements LeaderElector {
       this.options.onError?.(err);
     } catch {
       // An error handler that throws has nowhere left to report to.
+    }
+  }
+
+  /** Run a user callback and wait for its promise, if any; a throw or rejection goes to `onError`. */
+  private async invokeAwait(fn: () => unknown): Promise<void> {
+    try {
+      await fn();
+    } catch (err) {
+      this.report(err);
     }
   }
 

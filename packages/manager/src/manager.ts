@@ -7,12 +7,13 @@
  * leader election, then leader-only runnables (controllers by default).
  * Stop in reverse, within a graceful shutdown timeout.
  */
+import 'reflect-metadata';
 import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { container as rootContainer } from 'tsyringe';
-import type { DependencyContainer } from 'tsyringe';
+import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createInformerCache } from '@kubeloop/cache';
 import type { InformerCache, InformerCacheOptions } from '@kubeloop/cache';
@@ -29,7 +30,7 @@ import { Controller } from './controller.js';
 import type { ControllerStatus } from './controller.js';
 import { controllerRegistrationOf, TOKENS } from './di.js';
 import type { ControllerRegistration, ReconcilerClass } from './di.js';
-import { isManagerError, ManagerError } from './errors.js';
+import { describeError, isManagerError, ManagerError } from './errors.js';
 import { startHealthServer, startMetricsServer } from './http-servers.js';
 import type { HealthCheck } from './http-servers.js';
 import { createLeaderElector } from './leader-election.js';
@@ -220,7 +221,7 @@ class KubeManager implements Manager {
       client: this.apiReader,
       ...(options.namespaces ? { namespaces: options.namespaces } : {}),
       onError: (kind, err, phase) => {
-        this.logger.warn({ kind, phase, err: err instanceof Error ? err.message : String(err) }, 'informer error; retrying');
+        this.logger.warn({ kind, phase, err: describeError(err) }, 'informer error; retrying');
         options.cache?.onError?.(kind, err, phase);
       },
     });
@@ -246,7 +247,7 @@ class KubeManager implements Manager {
           `not synced: ${unsynced
             .map((i) => {
               const err = i.stats.map((s) => s.lastError).find((e) => e !== undefined);
-              return err ? `${i.kind} (${err instanceof Error ? err.message : String(err)})` : i.kind;
+              return err ? `${i.kind} (${describeError(err)})` : i.kind;
             })
             .join('; ')}`,
         );
@@ -270,10 +271,10 @@ class KubeManager implements Manager {
     let instance: Reconciler;
     try {
       instance = reg.inject
-        ? new reconcilerClass(...(reg.inject.map((t) => this.container.resolve(t)) as never[]))
-        : this.container.resolve(reconcilerClass as unknown as new () => Reconciler);
+        ? new reconcilerClass(...(reg.inject.map((t) => this.container.resolve(t) as unknown) as never[]))
+        : this.container.resolve(reconcilerClass as unknown as InjectionToken<Reconciler>);
     } catch (cause) {
-      throw new ManagerError('Resolution', `cannot construct ${reconcilerClass.name}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      throw new ManagerError('Resolution', `cannot construct ${reconcilerClass.name}: ${describeError(cause)}`, { cause });
     }
     if (typeof instance.reconcile !== 'function') throw new ManagerError('InvalidRegistration', `${reconcilerClass.name} has no reconcile method`);
     this.addController(reg, instance);
@@ -356,7 +357,7 @@ class KubeManager implements Manager {
       }
     } catch (cause) {
       for (const close of closers) await close();
-      throw new ManagerError('InvalidOptions', `cannot listen: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      throw new ManagerError('InvalidOptions', `cannot listen: ${describeError(cause)}`, { cause });
     }
 
     // 2. caches start lazily with the first read or controller; 3. runnables without leadership
@@ -369,7 +370,7 @@ class KubeManager implements Manager {
       const done = entry.run(ac.signal).catch((err: unknown) => {
         if (ac.signal.aborted) return;
         log.error({ err, runnable: entry.name }, 'runnable failed; stopping the manager');
-        fail(isManagerError(err) ? err : new ManagerError('RunnableFailed', `${entry.name} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err }));
+        fail(isManagerError(err) ? err : new ManagerError('RunnableFailed', `${entry.name} failed: ${describeError(err)}`, { cause: err }));
       });
       running.push({ name: entry.name, done, stop: ac, leader: entry.needLeaderElection });
     };
@@ -395,11 +396,13 @@ class KubeManager implements Manager {
           log.info({ identity: elector.identity, lease: `${elector.namespace}/${elector.name}` }, 'became leader; starting leader-only runnables');
           for (const entry of leaderOnly) launch(entry, leaderSignal);
         },
-        onStoppedLeading: () => {
+        // The lease is released (releaseOnCancel) only after leader-only work has drained, so two leaders never overlap.
+        onStoppedLeading: async () => {
           this.leading = false;
+          await Promise.all(running.filter((r) => r.leader).map((r) => r.done));
         },
         onNewLeader: (identity) => log.info({ leader: identity }, 'new leader observed'),
-        onError: (err) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'leader election error; retrying'),
+        onError: (err) => log.warn({ err: describeError(err) }, 'leader election error; retrying'),
       });
       this.elector = elector;
       this.readyz.set('leader-election', () => {

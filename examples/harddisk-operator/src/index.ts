@@ -1,0 +1,32 @@
+/**
+ * The HardDisk example operator as a library: its kind, its reconciler and a
+ * `setup` that registers it with a manager.
+ *
+ * @example
+ * ```ts
+ * const manager = createManager({ scheme: builtinScheme.extend(HardDisk), fieldOwner: 'harddisk-operator' });
+ * setupHardDiskController(manager);
+ * await manager.start(signalHandler());
+ * ```
+ *
+ * @packageDocumentation
+ */
+import 'reflect-metadata';
+import type { Manager } from '@kubeloop/manager';
+import { TOKENS } from '@kubeloop/manager';
+import { harddiskController, HardDiskReconciler } from './reconciler.js';
+import { StorageClassCatalog } from './storage-classes.js';
+
+export { FINALIZER, HardDisk } from './harddisk.js';
+export { HardDiskReconciler, harddiskController } from './reconciler.js';
+export { StorageClassCatalog } from './storage-classes.js';
+
+/**
+ * Register the HardDisk controller. `style: 'decorator'` resolves the class
+ * from its decorators (needs a build that emits decorator metadata, as tsc
+ * does); `'explicit'` names every constructor dependency (works everywhere).
+ */
+export function setupHardDiskController(manager: Manager, style: 'decorator' | 'explicit' = 'explicit'): void {
+  if (style === 'decorator') manager.register(HardDiskReconciler);
+  else manager.register(HardDiskReconciler, { ...harddiskController, inject: [TOKENS.Client, TOKENS.EventRecorderProvider, StorageClassCatalog] });
+}

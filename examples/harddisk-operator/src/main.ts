@@ -1,0 +1,119 @@
+#!/usr/bin/env node
+/**
+ * The README's main job: run the HardDisk operator.
+ *
+ * With no cluster configured (no KUBECONFIG and no ~/.kube/config), or with
+ * --envtest, it starts a local control plane through @kubeloop/envtest;
+ * otherwise it uses the cluster in KUBECONFIG. It installs the CRD, starts
+ * the manager (two replicas with leader election when asked: --replicas 2),
+ * applies the sample HardDisk, and logs the reconcile and the disk's status
+ * until Ctrl-C.
+ *
+ *   node dist/main.js [--envtest] [--replicas 1|2] [--no-sample] [--kubeconfig PATH]
+ */
+import './index.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { KubeConfig, loadYaml } from '@kubernetes/client-node';
+import { createClient } from '@kubeloop/client';
+import { createEnvironment } from '@kubeloop/envtest';
+import type { Environment } from '@kubeloop/envtest';
+import { createLogger, createManager, signalHandler } from '@kubeloop/manager';
+import type { Manager } from '@kubeloop/manager';
+import { builtinScheme } from '@kubeloop/scheme';
+import { HardDisk, setupHardDiskController } from './index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+
+const { values } = parseArgs({
+  options: {
+    envtest: { type: 'boolean', default: false },
+    replicas: { type: 'string', default: '1' },
+    'no-sample': { type: 'boolean', default: false },
+    kubeconfig: { type: 'string' },
+    'metrics-bind-address': { type: 'string', default: '127.0.0.1:8080' },
+    'health-probe-bind-address': { type: 'string', default: '127.0.0.1:8081' },
+  },
+});
+
+const log = createLogger();
+const stop = signalHandler();
+
+function clusterConfigured(): boolean {
+  if (values.kubeconfig) return true;
+  const env = process.env['KUBECONFIG'];
+  if (env) return env.split(':').some((p) => p && existsSync(p));
+  return existsSync(join(homedir(), '.kube', 'config')) || Boolean(process.env['KUBERNETES_SERVICE_HOST']);
+}
+
+let env: Environment | undefined;
+let kubeConfig: KubeConfig;
+if (values.envtest || !clusterConfigured()) {
+  log.info('no cluster configured: starting a local control plane (etcd + kube-apiserver) with @kubeloop/envtest');
+  env = createEnvironment({ crds: [join(root, 'crd')], log: (line) => log.info({ component: 'envtest' }, line) });
+  await env.start();
+  kubeConfig = env.kubeConfig;
+  log.info({ kubeconfig: env.kubeconfigPath }, `control plane ready; in another shell: export KUBECONFIG=${env.kubeconfigPath}; kubectl get harddisks -w`);
+} else {
+  kubeConfig = new KubeConfig();
+  if (values.kubeconfig) kubeConfig.loadFromFile(values.kubeconfig);
+  else kubeConfig.loadFromDefault();
+  const existing = createEnvironment({ useExistingCluster: true, ...(values.kubeconfig ? { kubeconfigPath: values.kubeconfig } : {}) });
+  await existing.start();
+  await existing.installCRDs([join(root, 'crd')]);
+  log.info({ server: kubeConfig.getCurrentCluster()?.server }, 'using the cluster from the kubeconfig; CRD installed');
+}
+
+const replicas = Number.parseInt(values.replicas, 10);
+if (!(replicas === 1 || replicas === 2)) throw new Error('--replicas must be 1 or 2');
+const scheme = builtinScheme.extend(HardDisk);
+const managers: Manager[] = [];
+for (let i = 0; i < replicas; i++) {
+  const manager = createManager({
+    kubeConfig,
+    scheme,
+    fieldOwner: 'harddisk-operator',
+    logger: log.child({ replica: i }),
+    ...(i === 0 ? { metricsBindAddress: values['metrics-bind-address'], healthProbeBindAddress: values['health-probe-bind-address'] } : {}),
+    ...(replicas > 1 ? { leaderElection: { name: 'harddisk-operator', namespace: 'default', identity: `replica-${i}`, releaseOnCancel: true } } : {}),
+  });
+  setupHardDiskController(manager, 'decorator');
+  managers.push(manager);
+}
+
+const running = managers.map((m) => m.start(stop));
+if (managers[0]?.metricsUrl) log.info({ metrics: `${managers[0].metricsUrl}/metrics` }, 'metrics');
+
+if (!values['no-sample']) {
+  const client = createClient({ kubeConfig, scheme, fieldOwner: 'harddisk-sample' });
+  const sample = loadYaml<Record<string, unknown>>(readFileSync(join(root, 'samples', 'harddisk.yaml'), 'utf8'));
+  await client.apply(sample as { apiVersion: string; kind: string }, { force: true });
+  log.info('applied samples/harddisk.yaml; watching its status (Ctrl-C to stop)');
+  void (async () => {
+    let last = '';
+    while (!stop.aborted) {
+      const disk = await client.get(HardDisk, { namespace: 'default', name: 'sample-disk' }).catch(() => undefined);
+      const ready = disk?.status?.conditions?.find((c) => c.type === 'Ready');
+      const line = `${disk?.status?.phase ?? 'Pending'} ${ready ? `${ready.status}/${ready.reason}` : ''} ${disk?.status?.configMapName ?? ''}`;
+      if (line !== last) {
+        log.info({ phase: disk?.status?.phase, ready: ready?.status, reason: ready?.reason, configMap: disk?.status?.configMapName }, 'sample-disk status');
+        last = line;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  })();
+}
+
+const results = await Promise.allSettled(running);
+await env?.stop();
+const failed = results.find((r) => r.status === 'rejected');
+if (failed) {
+  log.error({ err: (failed).reason as unknown }, 'operator stopped with an error');
+  process.exitCode = 1;
+} else {
+  log.info('operator stopped');
+}

@@ -1,0 +1,110 @@
+/**
+ * The HardDisk controller: for each HardDisk, an owned ConfigMap describing
+ * the disk, kept in sync with the spec; status phase and conditions; events;
+ * and a finalizer that releases the ConfigMap when the disk is deleted.
+ */
+import { inject, injectable } from 'tsyringe';
+import { ConfigMap } from '@kubeloop/scheme';
+import type { Client } from '@kubeloop/client';
+import { isNotFound, mergeFrom } from '@kubeloop/client';
+import {
+  Result,
+  TOKENS,
+  controller,
+  createOrUpdate,
+  finalize,
+  generationChanged,
+  jsonEqual,
+  setControllerReference,
+  setStatusCondition,
+} from '@kubeloop/manager';
+import type { EventRecorder, EventRecorderProvider, ReconcileContext, ReconcileResult, Reconciler, Request } from '@kubeloop/manager';
+import { FINALIZER, HardDisk } from './harddisk.js';
+import { StorageClassCatalog } from './storage-classes.js';
+
+const QUANTITY = /^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$/;
+
+/** What the controller watches: shared by the decorator and by explicit registration. */
+export const harddiskController = {
+  name: 'harddisk',
+  for: HardDisk,
+  forPredicates: [generationChanged()],
+  owns: [ConfigMap],
+} as const;
+
+@controller(harddiskController)
+@injectable()
+export class HardDiskReconciler implements Reconciler {
+  private readonly recorder: EventRecorder;
+
+  constructor(
+    @inject(TOKENS.Client) private readonly client: Client,
+    @inject(TOKENS.EventRecorderProvider) recorders: EventRecorderProvider,
+    private readonly catalog: StorageClassCatalog,
+  ) {
+    this.recorder = recorders.recorderFor('harddisk-controller');
+  }
+
+  async reconcile(request: Request, ctx: ReconcileContext): Promise<ReconcileResult> {
+    const key = { namespace: request.namespace!, name: request.name };
+    const disk = await this.client.get(HardDisk, key).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    });
+    if (!disk) return Result.done(); // deleted, and the finalizer already ran
+    const obj = { ...structuredClone(disk), apiVersion: 'crd-demo.io/v1' as const, kind: 'HardDisk' as const };
+    const configMapName = `${request.name}-disk`;
+
+    const state = await finalize(this.client, obj, FINALIZER, async () => {
+      await this.client.delete(ConfigMap, { namespace: key.namespace, name: configMapName }).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+      this.recorder.event(obj, 'Normal', 'Released', 'Finalize', `released ConfigMap ${configMapName}`);
+      ctx.log.info({ configMap: configMapName }, 'disk released');
+    });
+    if (state === 'deleting') return Result.done();
+    const current = obj;
+
+    const size = current.spec?.size ?? '';
+    const storageClass = current.spec?.storageClass ?? 'standard';
+    const described = this.catalog.describe(storageClass);
+    if (!QUANTITY.test(size) || !described) {
+      const message = !QUANTITY.test(size) ? `spec.size ${JSON.stringify(size)} is not a quantity` : `unknown storage class ${storageClass}`;
+      await this.updateStatus(current, 'Invalid', undefined, 'False', 'InvalidSpec', message);
+      this.recorder.event(current, 'Warning', 'InvalidSpec', 'Reconcile', message);
+      return Result.done(); // nothing to retry until the spec changes
+    }
+
+    const cm: ConfigMap & { apiVersion: 'v1'; kind: 'ConfigMap' } = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: configMapName, namespace: key.namespace } };
+    const op = await createOrUpdate(this.client, cm, (c) => {
+      c.metadata = { ...c.metadata, labels: { ...c.metadata?.labels, 'crd-demo.io/disk': request.name } };
+      c.data = { size, storageClass, medium: described.medium, iops: described.iops };
+      setControllerReference(current, c);
+    });
+    if (op !== 'unchanged') {
+      this.recorder.event(current, 'Normal', op === 'created' ? 'Provisioned' : 'Resized', 'Reconcile', `ConfigMap ${configMapName} ${op}`);
+      ctx.log.info({ configMap: configMapName, op }, 'disk ConfigMap synced');
+    }
+    await this.updateStatus(current, 'Bound', configMapName, 'True', 'Provisioned', `ConfigMap ${configMapName} describes ${size} ${storageClass}`);
+    return Result.done();
+  }
+
+  private async updateStatus(
+    disk: HardDisk & { apiVersion: 'crd-demo.io/v1'; kind: 'HardDisk' },
+    phase: 'Bound' | 'Invalid',
+    configMapName: string | undefined,
+    ready: 'True' | 'False',
+    reason: string,
+    message: string,
+  ): Promise<void> {
+    const before = { status: disk.status ?? {} };
+    const status = structuredClone(disk.status ?? {});
+    const generation = disk.metadata?.generation;
+    status.phase = phase;
+    if (configMapName) status.configMapName = configMapName;
+    if (generation !== undefined) status.observedGeneration = generation;
+    setStatusCondition((status.conditions ??= []), { type: 'Ready', status: ready, reason, message, ...(generation !== undefined ? { observedGeneration: generation } : {}) });
+    if (jsonEqual(before.status, status)) return;
+    await this.client.status().patch(disk, mergeFrom(before, { status }));
+  }
+}
