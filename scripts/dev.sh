@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The main job: install what is needed, then start a real local control plane
-# (etcd + kube-apiserver) in the foreground. It prints the kubeconfig path;
-# Ctrl-C stops it cleanly.
+# The main job: install what is needed, then run the example HardDisk
+# operator. With no cluster configured (no KUBECONFIG, no ~/.kube/config) it
+# starts a real local control plane (etcd + kube-apiserver) and prints its
+# kubeconfig; it installs the CRD, applies samples/harddisk.yaml and logs the
+# reconcile until Ctrl-C.
+#   bash scripts/dev.sh [--envtest] [--replicas 2] [--no-sample] [--kubeconfig PATH]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/bootstrap.sh
 source scripts/bootstrap.sh
-exec node packages/envtest/dist/cli.js start "$@"
+exec node examples/harddisk-operator/dist/main.js "$@"
