@@ -62,14 +62,22 @@ export interface InformerOptions<T extends KubeObject> {
 
 /** Drops `metadata.managedFields`: the default transform (they are large and controllers rarely read them). */
 export function stripManagedFields<T extends KubeObject>(obj: T): T {
-  if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+  const metadata = obj.metadata;
+  if (!metadata || metadata.managedFields === undefined) return obj;
+  // Rebuild rather than `delete`: a delete turns the object into V8's slower,
+  // larger dictionary mode (measured by the cache benchmark).
+  const { managedFields: _dropped, ...rest } = metadata;
+  obj.metadata = rest;
   return obj;
 }
 
 function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
+  } else {
+    for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
   }
   return value;
 }
@@ -172,7 +180,11 @@ export class Informer<T extends KubeObject> {
       (source) =>
         new Reflector<T>(
           source.lw,
-          { replace: (objects) => this.replace(source.namespace, objects), apply: (type, obj) => this.apply(type, obj) },
+          {
+            replace: (objects) => this.replace(source.namespace, objects),
+            apply: (type, obj) => this.apply(type, obj),
+            prepare: (obj) => this.prepare(obj),
+          },
           {
             ...options.reflector,
             ...(options.onError ? { onError: options.onError } : {}),
@@ -266,10 +278,14 @@ export class Informer<T extends KubeObject> {
     for (const h of this.handlers) h.push(event);
   }
 
+  private get listening(): boolean {
+    return this.handlers.size > 0;
+  }
+
   private replace(namespace: string, objects: T[]): void {
     const seen = new Set<string>();
-    for (const raw of objects) {
-      const obj = this.prepare(raw);
+    // Objects arrive prepared (transformed and frozen page by page by the reflector).
+    for (const obj of objects) {
       const key = objectKey(obj);
       seen.add(key);
       const old = this.store.upsert(obj);
@@ -297,6 +313,7 @@ export class Informer<T extends KubeObject> {
   }
 
   private emitChange(old: T | undefined, obj: T): void {
+    if (!this.listening) return;
     if (!old) {
       this.emit({ type: 'add', object: obj });
     } else if (old.metadata?.uid !== obj.metadata?.uid) {

@@ -26,8 +26,14 @@ import type { ListWatcher } from './list-watch.js';
 export interface ReflectorSink<T extends KubeObject> {
   /** The complete current state (after a list, or a streaming list's end). */
   replace(objects: T[], resourceVersion: string): void;
-  /** One change from the watch. */
+  /** One change from the watch (the object as received; the sink prepares it). */
   apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: T): void;
+  /**
+   * Transform (and freeze) one listed object as soon as its page arrives, so
+   * that work overlaps the wait for the next page. `replace` then gets
+   * prepared objects. Default: objects are passed as received.
+   */
+  prepare?(object: T): T;
 }
 
 /** What a reflector has done so far (informer metrics read it). */
@@ -137,12 +143,13 @@ export class Reflector<T extends KubeObject> {
         }
         relisting = true;
         needList = outcome === 'relist';
-        if (outcome === 'retry') await this.pause();
+        // A 410 relists at once; any other error (retried or relisted) waits out the backoff first.
+        if (outcome === 'retry' || (needList && !isGone(this.stats.lastError))) await this.pause();
         if (streamed || needList) continue; // a streaming list's watch already ran; go round
       }
       const outcome = await this.watch();
       if (outcome === 'relist') needList = true;
-      if (outcome === 'retry') await this.pause();
+      if (outcome === 'retry' || (outcome === 'relist' && !isGone(this.stats.lastError))) await this.pause();
     }
   }
 
@@ -177,7 +184,8 @@ export class Reflector<T extends KubeObject> {
       let cont: string | undefined;
       do {
         const page = await this.lw.list({ limit: this.options.pageSize ?? 500, ...(cont ? { continue: cont } : {}), signal });
-        for (const item of page.items) items.push(item);
+        const prepare = this.sink.prepare?.bind(this.sink);
+        for (const item of page.items) items.push(prepare ? prepare(item) : item);
         cont = page.metadata?.continue || undefined;
         resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       } while (cont);
@@ -308,7 +316,7 @@ export class Reflector<T extends KubeObject> {
         if (!done) {
           const m = event.object.metadata;
           if (event.type === 'ADDED' || event.type === 'MODIFIED') {
-            initial.set(`${m?.namespace ?? ''}/${m?.name ?? ''}`, event.object);
+            initial.set(`${m?.namespace ?? ''}/${m?.name ?? ''}`, this.sink.prepare ? this.sink.prepare(event.object) : event.object);
             continue;
           }
           if (event.type === 'DELETED') {

@@ -192,13 +192,16 @@ class HttpTransport implements Transport {
   async request(req: TransportRequest): Promise<TransportResponse> {
     for (let attempt = 0; ; attempt++) {
       const res = await this.once(req, false);
+      // Read with for-await: no listeners stay on the response (a pooled
+      // keep-alive socket would otherwise keep the last body alive).
       const chunks: Buffer[] = [];
-      const body = await new Promise<string>((resolve, reject) => {
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-        res.on('error', (cause) => reject(this.networkError(req, cause)));
-        res.on('aborted', () => reject(this.networkError(req, new Error('response aborted'))));
-      });
+      try {
+        for await (const chunk of res) chunks.push(chunk as Buffer);
+      } catch (cause) {
+        throw this.networkError(req, cause);
+      }
+      const body = Buffer.concat(chunks).toString('utf8');
+      chunks.length = 0;
       const status = res.statusCode ?? 0;
       const wait = retryAfter(res.headers);
       if (wait !== undefined && (status === 429 || status >= 500) && attempt < this.maxRetries) {
