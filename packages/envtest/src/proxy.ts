@@ -51,7 +51,7 @@ export interface ApiProxy extends AsyncDisposable {
   accept(): Promise<void>;
   /** Reset (destroy) every open client connection, including watch streams. */
   resetConnections(): void;
-  /** Accept connections but never answer or forward (a silently dead network). */
+  /** Accept connections but never answer or forward, and stall streams in flight (a silently dead network). */
   blackhole(on: boolean): void;
   /** Hold each new request this long before forwarding it. */
   delay(ms: number): void;
@@ -81,6 +81,8 @@ export async function startApiProxy(target: KubeConfig, options: ApiProxyOptions
 
   const recorded: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
+  /** Responses being forwarded (watch streams): a black hole stops them too. */
+  const flows = new Set<{ up: IncomingMessage; down: ServerResponse }>();
   let blackholed = false;
   let delayMs = 0;
 
@@ -95,7 +97,11 @@ export async function startApiProxy(target: KubeConfig, options: ApiProxyOptions
         res.writeHead(upRes.statusCode ?? 502, upRes.headers);
         // A watch's headers come before any event: pass them on at once.
         res.flushHeaders();
-        upRes.pipe(res);
+        const flow = { up: upRes, down: res };
+        flows.add(flow);
+        upRes.on('close', () => flows.delete(flow));
+        if (blackholed) upRes.pause();
+        else upRes.pipe(res);
         upRes.on('error', () => res.destroy());
       },
     );
@@ -181,6 +187,14 @@ export async function startApiProxy(target: KubeConfig, options: ApiProxyOptions
     resetConnections,
     blackhole: (on) => {
       blackholed = on;
+      for (const { up, down } of flows) {
+        if (on) {
+          up.unpipe(down);
+          up.pause();
+        } else {
+          up.pipe(down);
+        }
+      }
     },
     delay: (ms) => {
       delayMs = ms;

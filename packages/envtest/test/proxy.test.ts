@@ -63,3 +63,25 @@ describe('the test proxy', () => {
     })()).rejects.toThrow();
   });
 });
+
+describe('the test proxy black hole', () => {
+  it('also stalls a stream already in flight, and lets it flow again', async () => {
+    proxy = await startApiProxy(testKubeConfig());
+    const kc = testKubeConfig();
+    const { CoreV1Api } = await import('@kubernetes/client-node');
+    const core = kc.makeApiClient(CoreV1Api);
+    const name = uniqueName('bh');
+    const list = await core.listNamespacedConfigMap({ namespace: 'default' });
+    const res = await fetch(`${proxy.url}/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${list.metadata?.resourceVersion}&fieldSelector=metadata.name%3D${name}`);
+    const reader: ReadableStreamDefaultReader<Uint8Array> = res.body!.getReader();
+    proxy.blackhole(true);
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name } } });
+    const pending = reader.read();
+    const stalled = await Promise.race([pending.then(() => 'data'), new Promise((r) => setTimeout(() => r('silent'), 700))]);
+    expect(stalled).toBe('silent');
+    proxy.blackhole(false);
+    const { value } = await pending;
+    expect(new TextDecoder().decode(value)).toContain(name);
+    await reader.cancel();
+  });
+});
