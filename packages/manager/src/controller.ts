@@ -23,7 +23,7 @@ import { createWorkQueueMetrics } from './workqueue-metrics.js';
 export interface ControllerOptions {
   /** Workers reconciling at once (never two on one key). Default: 1. */
   readonly maxConcurrentReconciles?: number;
-  /** Abort a reconcile's signal after this long; the reconcile counts as an error. Default: none. */
+  /** Abort a reconcile's signal after this long; the reconcile counts as an error (its key stays held until it returns). Default: none. */
   readonly reconcileTimeoutMs?: number;
   /** Per-key retry delays. Default: max(5 ms → 1000 s exponential per key, 10 qps / 100 burst overall). */
   readonly rateLimiter?: RateLimiter;
@@ -161,11 +161,13 @@ export class Controller {
     const m = this.deps.metrics;
     m.activeWorkers.inc({ controller: this.name });
     const started = performance.now();
+    let call: Promise<ReconcileResult | void> | undefined;
     try {
       let result: ReconcileResult | void;
       if (timeoutMs) {
+        call = Promise.resolve(this.reconciler.reconcile(request, context));
         result = await Promise.race([
-          Promise.resolve(this.reconciler.reconcile(request, context)),
+          call,
           new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => {
             if (isManagerError(controller.signal.reason)) reject(controller.signal.reason);
           }, { once: true })),
@@ -199,6 +201,9 @@ export class Controller {
       }
     } finally {
       if (timer) clearTimeout(timer);
+      // A reconcile that outlives its timeout still holds its key and its worker
+      // (never two on one key, never more than maxConcurrentReconciles): wait for it.
+      if (call) await call.catch(() => undefined);
       stopSignal.removeEventListener('abort', onStop);
       m.reconcileTime.observe({ controller: this.name }, (performance.now() - started) / 1000);
       m.activeWorkers.dec({ controller: this.name });

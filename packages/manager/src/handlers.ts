@@ -30,7 +30,9 @@ export function enqueueObject(): EventHandler {
  * Enqueue the owner of the object named in its ownerReferences, if it is of
  * `ownerKind` (apiVersion group and kind checked); by default only the
  * controller owner (`controller: true`), as `owns` uses. On update, both the
- * old and the new owner are enqueued.
+ * old and the new owner are enqueued. The owner is looked up in the object's
+ * namespace unless `ownerNamespaced` is false or `ownerKind` is a descriptor
+ * of a cluster-scoped kind.
  *
  * @example
  * ```ts
@@ -41,10 +43,12 @@ export function enqueueOwner(ownerKind: ResourceDescriptor | TypeRef, options: {
   const onlyController = options.onlyController ?? true;
   const group = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
   const ownerGroup = group(ownerKind.apiVersion);
+  // A descriptor knows its scope: a cluster-scoped owner (a Namespace, a ClusterRole) is enqueued without a namespace.
+  const ownerNamespaced = options.ownerNamespaced ?? (ownerKind as Partial<ResourceDescriptor>).namespaced;
   const owners = (obj: KubeObject): Request[] =>
     (obj.metadata?.ownerReferences ?? [])
       .filter((ref) => ref.kind === ownerKind.kind && group(ref.apiVersion) === ownerGroup && (!onlyController || ref.controller === true))
-      .map((ref) => (options.ownerNamespaced === false || !obj.metadata?.namespace ? { name: ref.name } : { namespace: obj.metadata.namespace, name: ref.name }));
+      .map((ref) => (ownerNamespaced === false || !obj.metadata?.namespace ? { name: ref.name } : { namespace: obj.metadata.namespace, name: ref.name }));
   return (e) => (e.type === 'update' ? [...owners(e.old), ...owners(e.object)] : owners(e.object));
 }
 

@@ -363,11 +363,13 @@ class KubeManager implements Manager {
     // 2. caches start lazily with the first read or controller; 3. runnables without leadership
     const running: { name: string; done: Promise<void>; stop: AbortController; leader: boolean }[] = [];
     const launch = (entry: RunnableEntry, parent: AbortSignal): void => {
+      // Nothing starts after stop (an already aborted signal, leadership lost meanwhile).
+      if (parent.aborted) return;
       const ac = new AbortController();
       const abort = (): void => ac.abort(parent.reason);
-      if (parent.aborted) ac.abort(parent.reason);
-      else parent.addEventListener('abort', abort, { once: true });
-      const done = entry.run(ac.signal).catch((err: unknown) => {
+      parent.addEventListener('abort', abort, { once: true });
+      // A runnable that throws instead of rejecting fails the same way (and does not escape start()).
+      const done = new Promise<void>((resolve) => resolve(entry.run(ac.signal))).catch((err: unknown) => {
         if (ac.signal.aborted) return;
         log.error({ err, runnable: entry.name }, 'runnable failed; stopping the manager');
         fail(isManagerError(err) ? err : new ManagerError('RunnableFailed', `${entry.name} failed: ${describeError(err)}`, { cause: err }));

@@ -1,0 +1,102 @@
+/** Shared by the manager tests that run against the real API server. */
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createClient } from '@kubeloop/client';
+import type { Client } from '@kubeloop/client';
+import type { Registry } from 'prom-client';
+import { createLogger, createManager } from '../src/index.js';
+import type { Manager, ManagerOptions } from '../src/index.js';
+import { testKubeConfig, uniqueName } from '../../../test/support/env.js';
+
+/** A client of the shared control plane (close its transport when done). */
+export function testClient(fieldOwner = 'manager-test'): Client {
+  return createClient({ kubeConfig: testKubeConfig(), fieldOwner });
+}
+
+/** A fresh namespace. */
+export async function newNamespace(client: Client, prefix = 'mgr'): Promise<string> {
+  const ns = uniqueName(prefix);
+  await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  return ns;
+}
+
+/** A quiet manager on the shared control plane, caching `ns` only. */
+export function testManager(ns: string, options: ManagerOptions = {}): Manager {
+  return createManager({ kubeConfig: testKubeConfig(), namespaces: [ns], logger: createLogger({ level: 'silent' }), fieldOwner: 'manager-test', ...options });
+}
+
+/** A started manager: `stop()` aborts it and waits for start() to settle (rethrowing what it threw). */
+export interface Running {
+  readonly done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function run(manager: Manager): Running {
+  const ac = new AbortController();
+  const done = manager.start(ac.signal);
+  // observed here so that a rejection before stop() is not unhandled
+  done.catch(() => undefined);
+  return {
+    done,
+    stop: async () => {
+      ac.abort();
+      await done;
+    },
+  };
+}
+
+/** Poll `read` until `ok`; fail with `what` and the last value after `timeoutMs`. */
+export async function eventually<T>(read: () => T | Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      last = await read();
+      if (ok(last)) return last;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}; last seen: ${JSON.stringify(last)?.slice(0, 500)}${lastError === undefined ? '' : `; last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)}`}`);
+    }
+    await sleep(25);
+  }
+}
+
+/** Wait until every controller of `manager` has synced its sources and started its workers. */
+export function synced(manager: Manager): Promise<unknown> {
+  return eventually(() => manager.controllers(), (cs) => cs.length > 0 && cs.every((c) => c.synced), 'controllers to sync');
+}
+
+/** The value of one sample of a metric (labels matched exactly on the ones given). */
+export async function metric(registry: Registry, name: string, labels: Record<string, string>): Promise<number | undefined> {
+  const m = registry.getSingleMetric(name);
+  if (!m) return undefined;
+  const { values } = await m.get();
+  const found = values.find((v) => Object.entries(labels).every(([k, val]) => String(v.labels[k]) === val) && Object.keys(v.labels).length === Object.keys(labels).length);
+  return found?.value;
+}
+
+/** A writable stream collecting JSON log lines. */
+export class LogCapture extends Writable {
+  readonly raw: string[] = [];
+
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.raw.push(chunk.toString());
+    callback();
+  }
+
+  /** Everything written so far. */
+  text(): string {
+    return this.raw.join('');
+  }
+
+  /** Every line, parsed (a line that is not JSON fails the test). */
+  lines(): Record<string, unknown>[] {
+    return this.text()
+      .split('\n')
+      .filter((l) => l.length > 0)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+}
