@@ -60,6 +60,12 @@ export interface ReflectorStats {
   lastError: unknown;
   /** Whether the initial state came from a streaming list. */
   usedWatchList: boolean;
+  /**
+   * When the reflector lost contact (a failed list or watch), epoch ms; 0
+   * while it is watching or has not failed. Readiness reads it: a cache that
+   * has been cut off for long is stale even though it once synced.
+   */
+  disconnectedSince: number;
 }
 
 /** Options for {@link Reflector}. Every field is optional. */
@@ -97,6 +103,7 @@ export class Reflector<T extends KubeObject> {
     resourceVersion: '',
     lastError: undefined,
     usedWatchList: false,
+    disconnectedSince: 0,
   };
   private readonly controller = new AbortController();
   private readonly backoff: Backoff;
@@ -170,6 +177,7 @@ export class Reflector<T extends KubeObject> {
 
   private fail(err: unknown, phase: 'list' | 'watch'): void {
     if (this.stopped) return;
+    if (this.stats.disconnectedSince === 0) this.stats.disconnectedSince = Date.now();
     this.stats.errors++;
     this.stats.lastError = err;
     this.options.onError?.(err, phase);
@@ -225,6 +233,7 @@ export class Reflector<T extends KubeObject> {
       return this.watchFailed(err);
     }
     let received = 0;
+    this.stats.disconnectedSince = 0; // the watch is open: in contact again
     try {
       for await (const event of events) {
         if (signal.aborted) break;

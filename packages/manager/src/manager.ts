@@ -98,6 +98,12 @@ export interface ManagerOptions {
   readonly registry?: Registry;
   /** Transport tuning (QPS, burst, timeouts). */
   readonly transport?: TransportOptions;
+  /**
+   * `/readyz` fails when an informer has been out of contact with the API
+   * server (failed lists or watches, no watch open) for longer than this.
+   * Default: 60 000 ms.
+   */
+  readonly informerStaleAfterMs?: number;
 }
 
 /** The manager. */
@@ -242,6 +248,22 @@ class KubeManager implements Manager {
     this.healthz.set('ping', () => undefined);
     this.readyz.set('informers', () => {
       const unsynced = this.cache.informers().filter((i) => !i.synced);
+      const staleAfter = options.informerStaleAfterMs ?? 60_000;
+      const now = Date.now();
+      const stale = this.cache
+        .informers()
+        .filter((i) => i.synced && i.stats.some((st) => st.disconnectedSince > 0 && now - st.disconnectedSince > staleAfter));
+      if (stale.length > 0) {
+        throw new Error(
+          `stale: ${stale
+            .map((i) => {
+              const since = Math.max(...i.stats.map((st) => st.disconnectedSince));
+              const err = i.stats.map((st) => st.lastError).find((e) => e !== undefined);
+              return `${i.kind} out of contact for ${Math.round((now - since) / 1000)} s${err ? ` (${describeError(err)})` : ''}`;
+            })
+            .join('; ')}`,
+        );
+      }
       if (unsynced.length > 0) {
         throw new Error(
           `not synced: ${unsynced
