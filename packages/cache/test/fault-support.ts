@@ -12,12 +12,13 @@ import type { Server, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { isAlreadyExists, isNotFound, mergePatch } from '@kubeloop/client';
-import type { Client, WithKind } from '@kubeloop/client';
+import type { Client, WithKind, Fetched } from '@kubeloop/client';
 import type { Environment } from '@kubeloop/envtest';
 import { ConfigMap } from '@kubeloop/scheme';
 import type { Informer, ReflectorStats } from '../src/index.js';
 
-export type CM = ConfigMap;
+/** A ConfigMap as read from the API (apiVersion and kind present). */
+export type CM = Fetched<ConfigMap>;
 
 const run = promisify(execFile);
 

@@ -64,6 +64,8 @@ describe('informer cache', () => {
     proxy.clearRequests();
     const first = await routed.get(ConfigMap, { namespace: ns, name: 'cm-0' });
     expect(first.data).toEqual({ i: '0' });
+    // listed objects name their kind, so they can be written back as they are
+    expect([first.apiVersion, first.kind]).toEqual(['v1', 'ConfigMap']);
     // the first read listed and opened a watch
     expect(proxy.count((r) => r.path.endsWith('/configmaps') && !r.url.includes('watch=true'))).toBeGreaterThanOrEqual(1);
     await new Promise((r) => setTimeout(r, 100)); // let the watch open

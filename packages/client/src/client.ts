@@ -295,16 +295,21 @@ class KubeClient implements Client {
     const r = await this.resolve(kind, options?.signal);
     const path = this.path(r, options?.namespace, undefined, undefined, 'list');
     const accept = r.metadataOnly ? { accept: META_LIST_ACCEPT } : {};
+    const fill = r.metadataOnly ? undefined : kindFiller(r.mapping);
     if (options?.limit !== undefined) {
-      return this.send('GET', path, { query: this.listQuery(options, options.limit, options.continue), ...accept, signal: options.signal });
+      const one = await this.send<ListFor<K>>('GET', path, { query: this.listQuery(options, options.limit, options.continue), ...accept, signal: options.signal });
+      fill?.(one.items ?? []);
+      return one;
     }
     // No limit: every page, joined (pages of 500 keep each answer small).
     let page = await this.send<ListFor<K>>('GET', path, { query: this.listQuery(options, 500, options?.continue), ...accept, signal: options?.signal });
     const items = page.items ?? [];
+    fill?.(items);
     // Later pages name no resourceVersion: the continue token pins the snapshot.
     const { resourceVersion: _rv, resourceVersionMatch: _rvm, ...rest } = options ?? {};
     while (page.metadata?.continue) {
       page = await this.send('GET', path, { query: this.listQuery(rest, 500, page.metadata.continue), ...accept, signal: options?.signal });
+      fill?.(page.items ?? []);
       items.push(...(page.items ?? []));
     }
     const meta = { ...page.metadata };
@@ -484,6 +489,18 @@ class KubeClient implements Client {
       apply: <T extends KubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>> => this.applyTo(obj, name, options) as Promise<Stored<T>>,
     };
   }
+}
+
+/** Sets apiVersion and kind on list items that lack them (the API server omits them for built-in kinds). */
+function kindFiller(mapping: RESTMapping): (items: KubeObject[]) => void {
+  const { group, version, kind } = mapping.groupVersionKind;
+  const apiVersion = group ? `${group}/${version}` : version;
+  return (items) => {
+    for (const item of items) {
+      if (item.apiVersion === undefined) item.apiVersion = apiVersion;
+      if (item.kind === undefined) item.kind = kind;
+    }
+  };
 }
 
 function isPatch(value: unknown): value is Patch {

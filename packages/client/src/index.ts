@@ -24,7 +24,7 @@
 export { createClient } from './client.js';
 export type { Client, ClientOptions, Reader, SubResourceClient, Writer } from './client.js';
 export { metadataOnly, isMetadataRef } from './kinds.js';
-export type { KindRef, ListFor, MetadataRef, ObjectFor, ObjectKey, PartialObjectMetadata, Stored, TypeRef, Unstructured, WithKind } from './kinds.js';
+export type { Fetched, KindRef, ListFor, MetadataRef, ObjectFor, ObjectKey, PartialObjectMetadata, Stored, TypeRef, Unstructured, WithKind } from './kinds.js';
 export type { ApplyOptions, CallOptions, DeleteAllOfOptions, DeleteOptions, GetOptions, ListOptions, Selector, WatchOptions, WriteOptions } from './options.js';
 export { createTransport, loadKubeConfig } from './transport.js';
 export type { Query, RequestInfo, Transport, TransportOptions, TransportRequest, TransportResponse } from './transport.js';

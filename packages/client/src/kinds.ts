@@ -57,12 +57,20 @@ export function isMetadataRef(value: unknown): value is MetadataRef {
 /** Any of the three forms. */
 export type KindRef = ResourceDescriptor | TypeRef | MetadataRef;
 
-/** The object type a call on `K` returns. */
+/**
+ * The object type a call on `K` returns. Reads of the typed and unstructured
+ * forms always carry `apiVersion` and `kind` (the client fills them in on list
+ * items, where the API server leaves them out), so a read object can be
+ * handed straight to `update`, `patch` or `delete`.
+ */
 export type ObjectFor<K> = K extends MetadataRef
   ? PartialObjectMetadata
   : K extends ResourceDescriptor<infer T>
-    ? T
+    ? Fetched<T>
     : Unstructured;
+
+/** An object as read from the API: `apiVersion` and `kind` always present. */
+export type Fetched<T extends KubeObject> = T & { apiVersion: NonNullable<T['apiVersion']>; kind: NonNullable<T['kind']> };
 
 /** The list a call on `K` returns. */
 export type ListFor<K> = ObjectList<ObjectFor<K> extends infer O extends KubeObject ? O : never>;

@@ -3,16 +3,25 @@ import { describe, expectTypeOf, it } from 'vitest';
 import { ConfigMap, Deployment, Namespace } from '@kubeloop/scheme';
 import type { ObjectList, ObjectMeta } from '@kubeloop/scheme';
 import { metadataOnly } from '../src/index.js';
-import type { Client, PartialObjectMetadata, Unstructured } from '../src/index.js';
+import type { Client, Fetched, PartialObjectMetadata, Unstructured } from '../src/index.js';
 import type { WatchEvent } from '../src/watch.js';
 
 declare const client: Client;
 
 describe('typed client inference', () => {
   it('a descriptor types get and list', () => {
-    expectTypeOf(client.get(ConfigMap, { namespace: 'a', name: 'b' })).resolves.toEqualTypeOf<ConfigMap>();
-    expectTypeOf(client.get(Deployment, { namespace: 'a', name: 'b' })).resolves.toEqualTypeOf<Deployment>();
-    expectTypeOf(client.list(Namespace)).resolves.toEqualTypeOf<ObjectList<Namespace>>();
+    expectTypeOf(client.get(ConfigMap, { namespace: 'a', name: 'b' })).resolves.toEqualTypeOf<Fetched<ConfigMap>>();
+    expectTypeOf(client.get(Deployment, { namespace: 'a', name: 'b' })).resolves.toEqualTypeOf<Fetched<Deployment>>();
+    expectTypeOf(client.list(Namespace)).resolves.toEqualTypeOf<ObjectList<Fetched<Namespace>>>();
+  });
+
+  it('a read object names its kind, so it can be written back as it is', async () => {
+    const cm = await client.get(ConfigMap, { namespace: 'a', name: 'b' });
+    expectTypeOf(cm.kind).toEqualTypeOf<'ConfigMap'>();
+    expectTypeOf(cm.apiVersion).toEqualTypeOf<'v1'>();
+    expectTypeOf(client.update(cm)).resolves.toMatchTypeOf<ConfigMap>();
+    const [first] = (await client.list(ConfigMap)).items;
+    if (first) expectTypeOf(client.delete(first)).resolves.toEqualTypeOf<void>();
   });
 
   it('timestamps are strings, as on the wire', async () => {
@@ -39,6 +48,6 @@ describe('typed client inference', () => {
 
   it('watch yields typed events', async () => {
     const events = await client.watch(ConfigMap, { namespace: 'a' });
-    expectTypeOf(events).toEqualTypeOf<AsyncIterableIterator<WatchEvent<ConfigMap>>>();
+    expectTypeOf(events).toEqualTypeOf<AsyncIterableIterator<WatchEvent<Fetched<ConfigMap>>>>();
   });
 });

@@ -45,6 +45,9 @@ describe('typed form (ConfigMap)', () => {
 
     const list = await client.list(ConfigMap, { namespace: ns, labelSelector: { app: 'web' } });
     expect(list.items.map((i) => i.metadata?.name)).toEqual(['a']);
+    // the API server leaves apiVersion/kind out of built-in list items; the client fills them in
+    expect(list.items.map((i) => `${i.apiVersion}/${i.kind}`)).toEqual(['v1/ConfigMap']);
+    expect((await client.list(ConfigMap, { namespace: ns, limit: 1 })).items[0]?.kind).toBe('ConfigMap');
     expect(list.metadata?.resourceVersion).toBeTruthy();
 
     const updated = await client.update({ ...got, apiVersion: 'v1', kind: 'ConfigMap', data: { k: '2' } });
