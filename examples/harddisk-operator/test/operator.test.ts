@@ -16,6 +16,7 @@ import { createLogger, createManager, Result, terminalError } from '@kubeloop/ma
 import type { Manager } from '@kubeloop/manager';
 import { FINALIZER, HardDisk, setupHardDiskController } from '../src/index.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
+import { testCRD } from '../../../test/support/crds.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const scheme = builtinScheme.extend(HardDisk);
@@ -268,19 +269,7 @@ describe('a kind that is not installed yet', () => {
       'a not-ready answer naming the missing kind',
     );
     expect(notReady.body).toContain('Widget');
-    await env.installCRDs([
-      {
-        apiVersion: 'apiextensions.k8s.io/v1',
-        kind: 'CustomResourceDefinition',
-        metadata: { name: `widgets.${group}` },
-        spec: {
-          group,
-          scope: 'Namespaced',
-          names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-        },
-      },
-    ]);
+    await env.installCRDs([testCRD(group, 'Widget')]);
     await client.create({ apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w', namespace: ns } });
     await eventually(async () => reconciled, (n) => n >= 1, 'the reconcile once the CRD exists', 30_000);
     expect((await fetch(`${manager.healthUrl}/readyz`)).status).toBe(200);

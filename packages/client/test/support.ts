@@ -4,6 +4,7 @@ import type { ApiProxy, Environment } from '@kubeloop/envtest';
 import { defineKind } from '@kubeloop/scheme';
 import type { KubeObject } from '@kubeloop/scheme';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
+import { testCRD } from '../../../test/support/crds.js';
 
 export interface HardDisk extends KubeObject {
   apiVersion?: `${string}/v1`;
@@ -26,33 +27,16 @@ export async function fixture(): Promise<Fixture> {
   await env.start();
   const group = `${uniqueName('c')}.kubeloop.dev`;
   await env.installCRDs([
-    {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: `harddisks.${group}` },
-      spec: {
-        group,
-        scope: 'Namespaced',
-        names: { plural: 'harddisks', singular: 'harddisk', kind: 'HardDisk', listKind: 'HardDiskList' },
-        versions: [
-          {
-            name: 'v1',
-            served: true,
-            storage: true,
-            subresources: { status: {} },
-            schema: {
-              openAPIV3Schema: {
-                type: 'object',
-                properties: {
-                  spec: { type: 'object', properties: { size: { type: 'string' }, storageClass: { type: 'string' } } },
-                  status: { type: 'object', properties: { phase: { type: 'string' } } },
-                },
-              },
-            },
-          },
-        ],
+    testCRD(group, 'HardDisk', {
+      status: true,
+      schema: {
+        type: 'object',
+        properties: {
+          spec: { type: 'object', properties: { size: { type: 'string' }, storageClass: { type: 'string' } } },
+          status: { type: 'object', properties: { phase: { type: 'string' } } },
+        },
       },
-    },
+    }),
   ]);
   const proxy = await startApiProxy(env.kubeConfig);
   const HardDisk = defineKind<HardDisk>({ group, version: 'v1', kind: 'HardDisk', plural: 'harddisks', namespaced: true, listKind: 'HardDiskList' });

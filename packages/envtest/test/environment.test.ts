@@ -10,6 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { createEnvironment, isEnvtestError } from '../src/index.js';
 import type { EnvtestError } from '../src/index.js';
 import { testKubeConfig, testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
+import { testCRD } from '../../../test/support/crds.js';
+
+const SIZE_SCHEMA = { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'string' } } } } };
 
 async function rejection(p: Promise<unknown>): Promise<EnvtestError> {
   try {
@@ -73,7 +76,7 @@ describe('the shared control plane', () => {
     const group = `${uniqueName('g')}.envtest.kubeloop.dev`;
     const env = createEnvironment({ useExistingCluster: true, kubeconfigPath: testKubeconfigPath() });
     await env.start();
-    await env.installCRDs([harddiskCRD(group)]);
+    await env.installCRDs([testCRD(group, 'HardDisk', { schema: SIZE_SCHEMA })]);
     const custom = kc.makeApiClient(CustomObjectsApi);
     await custom.createNamespacedCustomObject({
       group,
@@ -87,7 +90,7 @@ describe('the shared control plane', () => {
     };
     expect(read.spec.size).toBe('10Gi');
     // Installing again updates in place.
-    await env.installCRDs([harddiskCRD(group)]);
+    await env.installCRDs([testCRD(group, 'HardDisk', { schema: SIZE_SCHEMA })]);
     await env.stop();
   });
 
@@ -189,24 +192,3 @@ describe('a local control plane of its own', () => {
     expect(lines.filter((l) => l.includes('retrying with new ports'))).toHaveLength(2);
   });
 });
-
-function harddiskCRD(group: string) {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `harddisks.${group}` },
-    spec: {
-      group,
-      scope: 'Namespaced',
-      names: { plural: 'harddisks', singular: 'harddisk', kind: 'HardDisk', listKind: 'HardDiskList' },
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'string' } } } } } },
-        },
-      ],
-    },
-  };
-}

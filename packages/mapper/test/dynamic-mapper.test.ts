@@ -9,6 +9,7 @@ import { createDynamicRESTMapper, isMapperError, isNoKindMatch, isNoResourceMatc
 import type { DynamicRESTMapperOptions, RESTMapper } from '../src/index.js';
 import { kubeConfigDiscovery } from '../../../test/support/discovery.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
+import { testCRD } from '../../../test/support/crds.js';
 
 let env: Environment;
 let proxy: ApiProxy;
@@ -52,26 +53,6 @@ async function lookUpAll(mapper: RESTMapper, callers: number): Promise<void> {
       ),
     ),
   );
-}
-
-function crd(group: string, kind: string, versions: { name: string; served?: boolean; storage?: boolean }[], scope = 'Namespaced') {
-  const plural = `${kind.toLowerCase()}s`;
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.${group}` },
-    spec: {
-      group,
-      scope,
-      names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
-      versions: versions.map((v, i) => ({
-        name: v.name,
-        served: v.served ?? true,
-        storage: v.storage ?? i === 0,
-        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-      })),
-    },
-  };
 }
 
 describe('cold, warm and concurrent lookups', () => {
@@ -168,7 +149,7 @@ describe('CRDs that change after the mapper has loaded', () => {
     const group = `${uniqueName('late')}.kubeloop.dev`;
     const mapper = await newMapper();
     await mapper.restMapping({ group: 'apps', kind: 'Deployment' });
-    await env.installCRDs([crd(group, 'HardDisk', [{ name: 'v1' }])]);
+    await env.installCRDs([testCRD(group, 'HardDisk', { versions: [{ name: 'v1' }] })]);
     proxy.clearRequests();
     const results = await Promise.all(Array.from({ length: 20 }, () => mapper.restMapping({ group, kind: 'HardDisk' })));
     expect(results.every((m) => m.resource.resource === 'harddisks' && m.scope === 'Namespaced')).toBe(true);
@@ -179,7 +160,7 @@ describe('CRDs that change after the mapper has loaded', () => {
     const group = `${uniqueName('late')}.kubeloop.dev`;
     const mapper = await newMapper({ aggregatedDiscovery: false });
     await mapper.restMapping({ group: 'apps', kind: 'Deployment' });
-    await env.installCRDs([crd(group, 'HardDisk', [{ name: 'v1' }])]);
+    await env.installCRDs([testCRD(group, 'HardDisk', { versions: [{ name: 'v1' }] })]);
     proxy.clearRequests();
     await mapper.restMapping({ group, kind: 'HardDisk' });
     expect(proxy.requests.map((r) => r.path)).toEqual(['/apis', `/apis/${group}/v1`]);
@@ -188,11 +169,11 @@ describe('CRDs that change after the mapper has loaded', () => {
   it('a version-less lookup sees a version added after the group was cached (controller-runtime #3542)', async () => {
     for (const aggregatedDiscovery of [true, false]) {
       const group = `${uniqueName('ver')}.kubeloop.dev`;
-      await env.installCRDs([crd(group, 'Disk', [{ name: 'v1' }])]);
+      await env.installCRDs([testCRD(group, 'Disk', { versions: [{ name: 'v1' }] })]);
       const mapper = await newMapper({ aggregatedDiscovery });
       expect((await mapper.restMapping({ group, kind: 'Disk' })).resource.version).toBe('v1');
       // A second kind of the same group, served only at a version the mapper has not seen.
-      await env.installCRDs([crd(group, 'Volume', [{ name: 'v2' }])]);
+      await env.installCRDs([testCRD(group, 'Volume', { versions: [{ name: 'v2' }] })]);
       const m = await mapper.restMapping({ group, kind: 'Volume' });
       expect(m.resource).toEqual({ group, version: 'v2', resource: 'volumes' });
       // The first kind still maps, and an explicit lookup of the new version works too.
@@ -203,12 +184,12 @@ describe('CRDs that change after the mapper has loaded', () => {
 
   it('a group-version that answers 404 is dropped, not an error for the whole group', async () => {
     const group = `${uniqueName('gone')}.kubeloop.dev`;
-    await env.installCRDs([crd(group, 'Shelf', [{ name: 'v1' }, { name: 'v2', storage: false }])]);
+    await env.installCRDs([testCRD(group, 'Shelf', { versions: [{ name: 'v1' }, { name: 'v2', storage: false }] })]);
     const mapper = await newMapper({ aggregatedDiscovery: false });
     // Load the group list while both versions are served, but not the group's documents.
     await mapper.restMapping({ group: 'apps', kind: 'Deployment' });
     // Stop serving v2.
-    await env.installCRDs([crd(group, 'Shelf', [{ name: 'v1' }, { name: 'v2', served: false, storage: false }])]);
+    await env.installCRDs([testCRD(group, 'Shelf', { versions: [{ name: 'v1' }, { name: 'v2', served: false, storage: false }] })]);
     await waitFor(async () => (await fetchStatus(`/apis/${group}/v2`)) === 404);
     const mappings = await mapper.restMappings({ group, kind: 'Shelf' });
     expect(mappings.map((m) => m.resource.version)).toEqual(['v1']);
