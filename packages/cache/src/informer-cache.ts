@@ -210,7 +210,8 @@ class Cache implements InformerCache {
     const items = candidates.filter(
       (o) =>
         matchesLabels(labels, o.metadata?.labels) &&
-        fields.every((f) => f !== indexed && (f.equal ? fieldValue(o, f.path) === f.value : fieldValue(o, f.path) !== f.value) || f === indexed),
+        // the indexed requirement is already met by the candidates
+        fields.every((f) => f === indexed || (fieldValue(o, f.path) === f.value) === f.equal),
     );
     const limited = options?.limit !== undefined && options.limit > 0 ? items.slice(0, options.limit) : items;
     const rv = entry.informer.stats()[0]?.resourceVersion ?? '';
