@@ -11,7 +11,7 @@ import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { transportDiscovery } from './discovery.js';
 import { ClientError } from './errors.js';
 import { isMetadataRef } from './kinds.js';
-import type { KindRef, ListFor, ObjectFor, ObjectKey, Stored, TypeRef, WithKind } from './kinds.js';
+import type { AnyKubeObject, DeepReadonly, KindRef, ListFor, ObjectFor, ObjectKey, Stored, TypeRef, WithKind } from './kinds.js';
 import { renderSelector, writeQuery } from './options.js';
 import type { ApplyOptions, CallOptions, DeleteAllOfOptions, DeleteOptions, GetOptions, ListOptions, WatchOptions, WriteOptions } from './options.js';
 import { patchContentType } from './patch.js';
@@ -32,20 +32,31 @@ export interface Reader {
   list<K extends KindRef>(kind: K, options?: ListOptions): Promise<ListFor<K>>;
 }
 
-/** Writes: always sent to the API server. */
+/**
+ * Reads served from a shared cache: every object deeply read-only (see
+ * `DeepReadonly`; take a `mutableCopy` to change one).
+ */
+export interface CachedReader {
+  /** Read one object. Rejects with NotFound when it does not exist. */
+  get<K extends KindRef>(kind: K, key: ObjectKey, options?: GetOptions): Promise<DeepReadonly<ObjectFor<K>>>;
+  /** List objects (all pages, unless `limit` asks for one page). */
+  list<K extends KindRef>(kind: K, options?: ListOptions): Promise<DeepReadonly<ListFor<K>>>;
+}
+
+/** Writes: always sent to the API server. They accept objects read from the cache as they are. */
 export interface Writer {
   /** Create an object; returns it as stored. */
-  create<T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>>;
+  create<T extends AnyKubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>>;
   /** Replace an object (optimistic concurrency through metadata.resourceVersion). */
-  update<T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>>;
+  update<T extends AnyKubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>>;
   /** Patch the object `obj` names. */
-  patch<T extends KubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>>;
+  patch<T extends AnyKubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>>;
   /** Patch by kind and key (also the metadata-only form). */
   patch<K extends KindRef>(kind: K, key: ObjectKey, patch: Patch, options?: WriteOptions): Promise<ObjectFor<K>>;
   /** Server-side apply `obj` (an apply configuration) as the field owner. */
-  apply<T extends KubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>>;
+  apply<T extends AnyKubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>>;
   /** Delete the object `obj` names. */
-  delete(obj: WithKind<KubeObject>, options?: DeleteOptions): Promise<void>;
+  delete(obj: WithKind<AnyKubeObject>, options?: DeleteOptions): Promise<void>;
   /** Delete by kind and key. */
   delete(kind: KindRef, key: ObjectKey, options?: DeleteOptions): Promise<void>;
   /** Delete every object of a kind matching the selectors in a namespace. */
@@ -57,13 +68,13 @@ export interface SubResourceClient {
   /** GET the subresource (for `scale`, an autoscaling/v1 Scale). */
   get<R = unknown>(kind: KindRef, key: ObjectKey, options?: CallOptions): Promise<R>;
   /** POST a body to the subresource of `obj` (for `eviction`, a policy/v1 Eviction). */
-  create<R = unknown>(obj: WithKind<KubeObject>, body: object, options?: WriteOptions): Promise<R>;
+  create<R = unknown>(obj: WithKind<AnyKubeObject>, body: object, options?: WriteOptions): Promise<R>;
   /** PUT: for `status`, the object itself; otherwise `body`. */
-  update<T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions & { body?: object }): Promise<Stored<T>>;
+  update<T extends AnyKubeObject>(obj: WithKind<T>, options?: WriteOptions & { body?: object }): Promise<Stored<T>>;
   /** PATCH the subresource of `obj`. */
-  patch<T extends KubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>>;
+  patch<T extends AnyKubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>>;
   /** Server-side apply to the subresource (status apply). */
-  apply<T extends KubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>>;
+  apply<T extends AnyKubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>>;
 }
 
 /**
@@ -91,6 +102,23 @@ export interface Client extends Reader, Writer {
   /** Any named subresource: `scale`, `eviction`, `ephemeralcontainers`, ... */
   subResource(name: string): SubResourceClient;
 }
+
+/**
+ * A client whose reads come from a cache (`createClient({ cache, ... })`,
+ * the manager's `client`): reads are deeply read-only, writes and
+ * `apiReader` as {@link Client}.
+ *
+ * @example
+ * ```ts
+ * const disk = await manager.client.get(HardDisk, key);
+ * // disk.status = {}               // does not compile: cached objects are shared
+ * await manager.client.status().patch(disk, mergePatch({ status: { phase: 'Bound' } }));
+ * ```
+ */
+export interface CachedClient extends Omit<Client, 'get' | 'list'>, CachedReader {}
+
+/** Either client: what helpers that read and write accept. */
+export type AnyClient = Client | CachedClient;
 
 /** Options for {@link createClient}. */
 export interface ClientOptions {
@@ -136,7 +164,9 @@ interface Resolved {
  * const pod = await client.get(Pod, { namespace: 'default', name: 'web' }); // typed Pod
  * ```
  */
-export function createClient(options: ClientOptions): Client {
+export function createClient(options: ClientOptions & { readonly cache: Reader }): CachedClient;
+export function createClient(options: ClientOptions): Client;
+export function createClient(options: ClientOptions): Client | CachedClient {
   const transport =
     options.transport ??
     (options.kubeConfig
@@ -205,7 +235,7 @@ class KubeClient implements Client {
     return { mapping, metadataOnly: isMetadataRef(ref), typed: this.isTyped(kind), label: `${kind.kind}.${kind.apiVersion}` };
   }
 
-  private async resolveObject(obj: KubeObject, signal?: AbortSignal): Promise<Resolved> {
+  private async resolveObject(obj: AnyKubeObject, signal?: AbortSignal): Promise<Resolved> {
     if (!obj || typeof obj !== 'object' || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') {
       throw new ClientError('InvalidRequest', 'the object needs apiVersion and kind');
     }
@@ -360,7 +390,7 @@ class KubeClient implements Client {
 
   // --- writes --------------------------------------------------------------
 
-  async create<T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>> {
+  async create<T extends AnyKubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>> {
     const r = await this.resolveObject(obj, options?.signal);
     return this.send('POST', this.path(r, obj.metadata?.namespace, undefined, undefined, 'create'), {
       query: writeQuery(options, this.fieldOwner),
@@ -369,7 +399,7 @@ class KubeClient implements Client {
     });
   }
 
-  async update<T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>> {
+  async update<T extends AnyKubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>> {
     const r = await this.resolveObject(obj, options?.signal);
     return this.send('PUT', this.path(r, obj.metadata?.namespace, this.nameOf(obj, 'update'), undefined, 'update'), {
       query: writeQuery(options, this.fieldOwner),
@@ -378,7 +408,7 @@ class KubeClient implements Client {
     });
   }
 
-  patch<T extends KubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>>;
+  patch<T extends AnyKubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>>;
   patch<K extends KindRef>(kind: K, key: ObjectKey, patch: Patch, options?: WriteOptions): Promise<ObjectFor<K>>;
   async patch(a: KubeObject | KindRef, b: Patch | ObjectKey, c?: Patch | WriteOptions, d?: WriteOptions): Promise<unknown> {
     const byKey = isPatch(c);
@@ -401,11 +431,11 @@ class KubeClient implements Client {
     });
   }
 
-  async apply<T extends KubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>> {
+  async apply<T extends AnyKubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>> {
     return this.applyTo(obj, undefined, options) as Promise<Stored<T>>;
   }
 
-  private async applyTo(obj: KubeObject, subresource: string | undefined, options: ApplyOptions | undefined): Promise<unknown> {
+  private async applyTo(obj: AnyKubeObject, subresource: string | undefined, options: ApplyOptions | undefined): Promise<unknown> {
     const fieldManager = options?.fieldManager ?? this.fieldOwner;
     if (!fieldManager) {
       throw new ClientError('InvalidRequest', 'server-side apply needs a field owner: set fieldOwner on the client or fieldManager on the call');
@@ -415,7 +445,7 @@ class KubeClient implements Client {
     return this.sendPatch(r, key, subresource, { type: 'apply', data: JSON.stringify(obj) }, { ...options, fieldManager, force: options?.force ?? false });
   }
 
-  delete(obj: WithKind<KubeObject>, options?: DeleteOptions): Promise<void>;
+  delete(obj: WithKind<AnyKubeObject>, options?: DeleteOptions): Promise<void>;
   delete(kind: KindRef, key: ObjectKey, options?: DeleteOptions): Promise<void>;
   async delete(a: KubeObject | KindRef, b?: ObjectKey | DeleteOptions, c?: DeleteOptions): Promise<void> {
     const byKey = b !== undefined && typeof (b as Partial<ObjectKey>).name === 'string';
@@ -445,7 +475,7 @@ class KubeClient implements Client {
     });
   }
 
-  private nameOf(obj: KubeObject, op: string): string {
+  private nameOf(obj: AnyKubeObject, op: string): string {
     const name = obj.metadata?.name;
     if (!name) throw new ClientError('InvalidRequest', `${op} needs metadata.name`);
     return name;
@@ -459,7 +489,7 @@ class KubeClient implements Client {
 
   subResource(name: string): SubResourceClient {
     segment(name, 'subresource');
-    const keyOf = (obj: KubeObject, op: string): ObjectKey => ({
+    const keyOf = (obj: AnyKubeObject, op: string): ObjectKey => ({
       name: this.nameOf(obj, op),
       ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}),
     });
@@ -468,12 +498,12 @@ class KubeClient implements Client {
         const r = await this.resolve(kind, options?.signal);
         return this.send<R>('GET', this.path(r, key.namespace, key.name, name, `get ${name}`), { signal: options?.signal });
       },
-      create: async <R>(obj: KubeObject, body: object, options?: WriteOptions): Promise<R> => {
+      create: async <R>(obj: AnyKubeObject, body: object, options?: WriteOptions): Promise<R> => {
         const r = await this.resolveObject(obj, options?.signal);
         const key = keyOf(obj, `create ${name}`);
         return this.send<R>('POST', this.path(r, key.namespace, key.name, name, `create ${name}`), { query: writeQuery(options, this.fieldOwner), body, signal: options?.signal });
       },
-      update: async <T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions & { body?: object }): Promise<Stored<T>> => {
+      update: async <T extends AnyKubeObject>(obj: WithKind<T>, options?: WriteOptions & { body?: object }): Promise<Stored<T>> => {
         const r = await this.resolveObject(obj, options?.signal);
         const key = keyOf(obj, `update ${name}`);
         return this.send<Stored<T>>('PUT', this.path(r, key.namespace, key.name, name, `update ${name}`), {
@@ -482,11 +512,11 @@ class KubeClient implements Client {
           signal: options?.signal,
         });
       },
-      patch: async <T extends KubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>> => {
+      patch: async <T extends AnyKubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>> => {
         const r = await this.resolveObject(obj, options?.signal);
         return this.sendPatch(r, keyOf(obj, `patch ${name}`), name, patch, options) as Promise<Stored<T>>;
       },
-      apply: <T extends KubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>> => this.applyTo(obj, name, options) as Promise<Stored<T>>,
+      apply: <T extends AnyKubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>> => this.applyTo(obj, name, options) as Promise<Stored<T>>,
     };
   }
 }

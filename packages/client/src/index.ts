@@ -22,9 +22,9 @@
  * @packageDocumentation
  */
 export { createClient } from './client.js';
-export type { Client, ClientOptions, Reader, SubResourceClient, Writer } from './client.js';
-export { metadataOnly, isMetadataRef } from './kinds.js';
-export type { Fetched, KindRef, ListFor, MetadataRef, ObjectFor, ObjectKey, PartialObjectMetadata, Stored, TypeRef, Unstructured, WithKind } from './kinds.js';
+export type { AnyClient, CachedClient, CachedReader, Client, ClientOptions, Reader, SubResourceClient, Writer } from './client.js';
+export { isMetadataRef, metadataOnly, mutableCopy } from './kinds.js';
+export type { AnyKubeObject, DeepReadonly, Fetched, KindRef, ListFor, MetadataRef, Mutable, ObjectFor, ObjectKey, PartialObjectMetadata, Stored, TypeRef, Unstructured, WithKind } from './kinds.js';
 export type { ApplyOptions, CallOptions, DeleteAllOfOptions, DeleteOptions, GetOptions, ListOptions, Selector, WatchOptions, WriteOptions } from './options.js';
 export { createTransport, loadKubeConfig } from './transport.js';
 export type { Query, RequestInfo, Transport, TransportOptions, TransportRequest, TransportResponse } from './transport.js';
@@ -48,6 +48,8 @@ export type { ClientErrorReason, Status } from './errors.js';
 export { isNoKindMatch } from '@kubeloop/mapper';
 export { watchEvents, watchEventError, parseWatchLine } from './watch.js';
 export type { WatchEvent, WatchEventType, WatchEventsOptions } from './watch.js';
+export { fieldValue, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
+export type { FieldRequirement, LabelRequirement } from './selectors.js';
 export { applyPatch, jsonPatch, jsonPointer, mergeFrom, mergePatch, patchContentType, strategicMergePatch } from './patch.js';
 export type { JsonPatchOperation, MergeFromOptions, Patch, PatchType } from './patch.js';
 export { DEFAULT_RETRY, retryOn, retryOnConflict } from './retry.js';

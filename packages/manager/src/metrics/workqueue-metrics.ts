@@ -1,40 +1,13 @@
 /**
- * Work queue metrics: the hooks a `WorkQueue` calls, and an
- * implementation over prom-client with controller-runtime's metric names,
+ * Work queue metrics: an implementation of `@kubeloop/workqueue`'s
+ * `WorkQueueMetrics` over prom-client with controller-runtime's metric names,
  * labels and buckets, so existing dashboards work unchanged.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
-import { monotonicNow } from './rate-limiter.js';
-import type { Clock } from './rate-limiter.js';
-
-/**
- * What a work queue reports. Every call is synchronous and must not throw.
- * The queue calls, in order of a key's life: `add` when a key is marked for
- * processing (not when it was already waiting: duplicates collapse), `depth`
- * whenever the number of waiting keys changes, `get` when a worker takes the
- * key, `done` when the worker gives it back. `retry` counts every add with a
- * delay > 0 (rate-limited requeues, `requeueAfter`, `addAfter`).
- *
- * @example
- * ```ts
- * const adds: string[] = [];
- * const metrics: WorkQueueMetrics = { add: (key) => adds.push(key), depth() {}, get() {}, done() {}, retry() {} };
- * const queue = createWorkQueue({ metrics });
- * ```
- */
-export interface WorkQueueMetrics {
-  /** `key` was marked for processing; `workqueue_adds_total` counts these. */
-  add(key: string): void;
-  /** The number of keys waiting to be handed out (including keys re-added while in flight) is now `n`. */
-  depth(n: number): void;
-  /** A worker took `key`: its wait in the queue ends and its processing starts. */
-  get(key: string): void;
-  /** The worker that held `key` called `done`. */
-  done(key: string): void;
-  /** `key` was scheduled to be added after a delay > 0. */
-  retry(key: string): void;
-}
+import { monotonicNow } from '@kubeloop/workqueue';
+import type { Clock, WorkQueueMetrics } from '@kubeloop/workqueue';
+import { once } from './register.js';
 
 /** Options of {@link createWorkQueueMetrics}. */
 export interface WorkQueueMetricsOptions {
@@ -71,10 +44,6 @@ interface InFlight {
 
 /** Per registry: the in-flight work of each named queue, read by the gauges' `collect()`. */
 const inFlightByRegistry = new WeakMap<Registry, Map<string, InFlight>>();
-
-function once<T>(registry: Registry, name: string, make: () => T): T {
-  return (registry.getSingleMetric(name) as T | undefined) ?? make();
-}
 
 function scrapeGauge(registry: Registry, name: string, help: string, pick: (ages: number[]) => number): Gauge<Labels> {
   return once(registry, name, () => new Gauge<Labels>({

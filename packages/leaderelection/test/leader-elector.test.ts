@@ -13,11 +13,10 @@ import type { Client } from '@kubeloop/client';
 import { startApiProxy } from '@kubeloop/envtest';
 import type { ApiProxy } from '@kubeloop/envtest';
 import { Lease } from '@kubeloop/scheme';
-import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { isManagerError } from '../src/errors.js';
-import { createLeaderElector, formatMicroTime, LEADER_ELECTION_DEFAULTS } from '../src/leader-election.js';
-import type { LeaderElectionEnd, LeaderElector, LeaderElectorOptions } from '../src/leader-election.js';
+import { isLeaderElectionError } from '../src/errors.js';
+import { createLeaderElector, formatMicroTime, LEADER_ELECTION_DEFAULTS } from '../src/leader-elector.js';
+import type { LeaderElectionEnd, LeaderElectionMetrics, LeaderElector, LeaderElectorOptions } from '../src/leader-elector.js';
 import { testKubeConfig, uniqueName } from '../../../test/support/env.js';
 
 type KubeConfig = ApiProxy['kubeConfig'];
@@ -137,8 +136,19 @@ async function readLease(name: string): Promise<Lease> {
   return client().get(Lease, { namespace: NAMESPACE, name });
 }
 
+/** Records what an elector reports, one line per lease in the gauge's exposition format. */
+class Registry implements LeaderElectionMetrics {
+  private readonly state = new Map<string, number>();
+  leading(name: string, on: boolean): void {
+    this.state.set(name, on ? 1 : 0);
+  }
+  text(): string {
+    return [...this.state].map(([name, v]) => `leader_election_master_status{name="${name}"} ${v}`).join('\n');
+  }
+}
+
 async function metricText(registry: Registry): Promise<string> {
-  return registry.metrics();
+  return Promise.resolve(registry.text());
 }
 
 describe('formatMicroTime', () => {
@@ -164,15 +174,15 @@ describe('options', () => {
     ['empty lease name', { name: '' }, /name .* must be a non-empty/],
     ['empty namespace', { namespace: ' ' }, /namespace must be a non-empty/],
     ['no client', { client: undefined as unknown as Client }, /a client is required/],
-  ])('rejects %s with ManagerError InvalidOptions', (_what, override, message) => {
+  ])('rejects %s with LeaderElectionError InvalidOptions', (_what, override, message) => {
     let thrown: unknown;
     try {
       createLeaderElector({ ...base, ...override });
     } catch (err) {
       thrown = err;
     }
-    expect(isManagerError(thrown)).toBe(true);
-    expect(thrown).toMatchObject({ name: 'ManagerError', reason: 'InvalidOptions' });
+    expect(isLeaderElectionError(thrown)).toBe(true);
+    expect(thrown).toMatchObject({ name: 'LeaderElectionError', reason: 'InvalidOptions' });
     expect((thrown as Error).message).toMatch(message);
   });
 
@@ -190,7 +200,7 @@ describe('options', () => {
   it('refuses a second concurrent run', async () => {
     const a = candidate(uniqueName('le-twice'), 'a');
     void a.run();
-    await expect(a.elector.run()).rejects.toMatchObject({ reason: 'InvalidRegistration' });
+    await expect(a.elector.run()).rejects.toMatchObject({ reason: 'AlreadyRunning' });
   });
 });
 
@@ -345,7 +355,7 @@ describe('leader election on a real API server', () => {
       const proxy = await startApiProxy(testKubeConfig());
       try {
         const registry = new Registry();
-        const a = candidate(name, 'alpha', { client: client(proxy.kubeConfig), registry });
+        const a = candidate(name, 'alpha', { client: client(proxy.kubeConfig), metrics: registry });
         const ended = a.run();
         await waitFor('alpha to lead', () => a.elector.isLeader(), 10_000);
         const b = candidate(name, 'beta');
@@ -364,8 +374,8 @@ describe('leader election on a real API server', () => {
 
         expect(await ended).toBe('lost');
         expect(leading.aborted).toBe(true);
-        expect(isManagerError(leading.reason)).toBe(true);
-        expect(leading.reason).toMatchObject({ reason: 'LeaderElectionLost' });
+        expect(isLeaderElectionError(leading.reason)).toBe(true);
+        expect(leading.reason).toMatchObject({ reason: 'Lost' });
         expect(a.stoppedAt).toHaveLength(1);
         expect(a.stoppedAt[0]!).toBeGreaterThanOrEqual(abortedAt);
         expect(a.elector.isLeader()).toBe(false);
@@ -389,22 +399,21 @@ describe('leader election on a real API server', () => {
     });
   });
 
-  it('the status gauge is 0 until leading, 1 while leading, 0 after', async () => {
+  it('the status metric is 0 until leading, 1 while leading, 0 after', async () => {
     const name = uniqueName('le-metric');
     const registry = new Registry();
-    const a = candidate(name, 'alpha', { registry });
+    const a = candidate(name, 'alpha', { metrics: registry });
     const line = (v: number): string => `leader_election_master_status{name="${name}"} ${v}`;
     expect(await metricText(registry)).toContain(line(0));
-    expect(await metricText(registry)).toContain('# TYPE leader_election_master_status gauge');
     void a.run();
     await waitFor('alpha to lead', () => a.elector.isLeader(), 10_000);
     expect(await metricText(registry)).toContain(line(1));
     await a.stop();
     expect(await metricText(registry)).toContain(line(0));
 
-    // Two electors may share a registry: one gauge, a series per lease.
+    // Two electors may share one metrics sink: a series per lease.
     const other = uniqueName('le-metric');
-    const b = candidate(other, 'beta', { registry });
+    const b = candidate(other, 'beta', { metrics: registry });
     void b.run();
     await waitFor('beta to lead', () => b.elector.isLeader(), 10_000);
     const text = await metricText(registry);

@@ -3,10 +3,11 @@
  * controller-runtime's do.
  */
 import type { InformerEvent } from '@kubeloop/cache';
+import { matchesLabels, parseLabelSelector } from '@kubeloop/client';
 import type { Selector } from '@kubeloop/client';
 import type { KubeObject } from '@kubeloop/scheme';
-import { ManagerError } from './errors.js';
-import { jsonEqual } from './helpers.js';
+import { describeError, ManagerError } from '../errors.js';
+import { jsonEqual } from '../internal/json-equal.js';
 
 /** Decides whether an event enqueues anything. */
 export type Predicate = (event: InformerEvent<KubeObject>) => boolean;
@@ -34,49 +35,6 @@ export const labelsChanged = (): Predicate => onUpdate((o, n) => !same(o.metadat
 /** Updates pass only when annotations changed. */
 export const annotationsChanged = (): Predicate => onUpdate((o, n) => !same(o.metadata?.annotations, n.metadata?.annotations));
 
-type LabelTest = (labels: Readonly<Record<string, string>>) => boolean;
-
-/** One term of a label selector string, in the API server's syntax. */
-function labelTerm(term: string): LabelTest {
-  const key = '([^\\s!=(),]+)';
-  let m = new RegExp(`^${key}\\s+(in|notin)\\s+\\(([^)]*)\\)$`).exec(term);
-  if (m) {
-    const [, k, op, list] = m as unknown as [string, string, string, string];
-    const values = new Set(list.split(',').map((v) => v.trim()).filter(Boolean));
-    return op === 'in' ? (l) => l[k] !== undefined && values.has(l[k]) : (l) => l[k] === undefined || !values.has(l[k]);
-  }
-  m = new RegExp(`^${key}\\s*(==|=|!=)\\s*([^\\s!=(),]*)$`).exec(term);
-  if (m) {
-    const [, k, op, v] = m as unknown as [string, string, string, string];
-    return op === '!=' ? (l) => l[k] !== v : (l) => l[k] === v;
-  }
-  m = new RegExp(`^(!?)\\s*${key}$`).exec(term);
-  if (m) {
-    const [, bang, k] = m as unknown as [string, string, string];
-    return bang ? (l) => l[k] === undefined : (l) => l[k] !== undefined;
-  }
-  throw new ManagerError('InvalidOptions', `cannot parse label selector term ${JSON.stringify(term)}`);
-}
-
-/** Split a selector on the commas outside parentheses. */
-function selectorTerms(selector: string): string[] {
-  const terms: string[] = [];
-  let depth = 0;
-  let current = '';
-  for (const c of selector) {
-    if (c === ',' && depth === 0) {
-      terms.push(current);
-      current = '';
-      continue;
-    }
-    if (c === '(') depth++;
-    if (c === ')') depth--;
-    current += c;
-  }
-  terms.push(current);
-  return terms.map((t) => t.trim()).filter(Boolean);
-}
-
 /**
  * Events of objects whose labels match `selector`: exact matches
  * (`{ app: 'web' }`) or a selector string in the API server's syntax
@@ -84,13 +42,13 @@ function selectorTerms(selector: string): string[] {
  * On update, the new object decides.
  */
 export function labelSelectorPredicate(selector: Selector): Predicate {
-  const tests: LabelTest[] = typeof selector === 'string'
-    ? selectorTerms(selector).map(labelTerm)
-    : Object.entries(selector).map(([k, v]) => (l) => l[k] === v);
-  return (e) => {
-    const labels = e.object.metadata?.labels ?? {};
-    return tests.every((t) => t(labels));
-  };
+  let requirements;
+  try {
+    requirements = parseLabelSelector(selector);
+  } catch (cause) {
+    throw new ManagerError('InvalidOptions', describeError(cause), { cause });
+  }
+  return (e) => matchesLabels(requirements, e.object.metadata?.labels);
 }
 
 /** All must pass. */

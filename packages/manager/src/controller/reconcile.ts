@@ -4,7 +4,7 @@
  * current state (from the cache) and makes the world match.
  */
 import type { Logger } from 'pino';
-import { ManagerError } from './errors.js';
+import { isManagerError, ManagerError } from '../errors.js';
 
 /** The object to reconcile. */
 export interface Request {
@@ -43,7 +43,7 @@ export type ReconcileResult =
 export const Result = Object.freeze({
   /** Nothing more to do until the object (or something it watches) changes. */
   done: (): ReconcileResult => ({ kind: 'done' }),
-  /** Reconcile again after `delayMs` (failure backoff is reset). */
+  /** Reconcile again after `delayMs` (failure backoff is reset). `0` requeues with the per-key backoff, as {@link Result.requeue}: never a hot loop. */
   requeueAfter: (delayMs: number): ReconcileResult => {
     if (!Number.isFinite(delayMs) || delayMs < 0) throw new ManagerError('InvalidOptions', `requeueAfter needs a delay >= 0, got ${delayMs}`);
     return { kind: 'requeueAfter', delayMs };
@@ -81,7 +81,33 @@ export function terminalError(cause: unknown): ManagerError {
   return new ManagerError('Terminal', message, { cause });
 }
 
-/** `namespace/name` (or `name`) of a request. */
+/**
+ * Whether `err` is, or wraps (in its `cause` chain, or an AggregateError's
+ * `errors`), a {@link terminalError}: a reconciler may wrap one in its own
+ * error and it still is not retried.
+ */
+export function isTerminal(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  const pending: unknown[] = [err];
+  while (pending.length > 0 && seen.size < 64) {
+    const e = pending.pop();
+    if (e === null || typeof e !== 'object' || seen.has(e)) continue;
+    seen.add(e);
+    if (isManagerError(e) && e.reason === 'Terminal') return true;
+    pending.push((e as { cause?: unknown }).cause);
+    if (e instanceof AggregateError) pending.push(...(e.errors as unknown[]));
+  }
+  return false;
+}
+
+/**
+ * `namespace/name` (or `name`) of a request.
+ *
+ * @example
+ * ```ts
+ * requestKey({ namespace: 'default', name: 'disk-1' }); // 'default/disk-1'
+ * ```
+ */
 export function requestKey(request: Request): string {
   return request.namespace ? `${request.namespace}/${request.name}` : request.name;
 }

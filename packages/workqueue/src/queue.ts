@@ -4,9 +4,11 @@
  * at once, duplicates collapse, a key re-added while in flight runs once more
  * after `done`, delayed and rate-limited adds wait on one timer.
  */
-import { defaultControllerRateLimiter, monotonicNow } from './rate-limiter.js';
-import type { Clock, RateLimiter } from './rate-limiter.js';
-import type { WorkQueueMetrics } from './workqueue-metrics.js';
+import type { WorkQueueMetrics } from './metrics.js';
+import { defaultControllerRateLimiter } from './rate-limiter.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { monotonicNow } from './token-bucket.js';
+import type { Clock } from './token-bucket.js';
 
 /**
  * A queue of keys (a controller's `namespace/name`) for workers.
@@ -57,6 +59,15 @@ export interface WorkQueue {
   addAfter(key: string, ms: number): void;
   /** `addAfter(key, rateLimiter.when(key))`: records a failure of `key` and retries it after its backoff. */
   addRateLimited(key: string): void;
+  /**
+   * `add`, `addAfter` or `addRateLimited` with a priority. A priority queue
+   * ({@link createPriorityQueue}) hands out waiting keys highest priority
+   * first and raises the priority of a key already waiting (or held and
+   * re-added) when the new add's is higher; the FIFO queue
+   * ({@link createWorkQueue}) ignores priorities.
+   * @throws TypeError as `add` / `addAfter`, or when `priority` is not a finite number.
+   */
+  addWithOptions(key: string, options: AddOptions): void;
   /** Resets the failures of `key` in the rate limiter (call it when `key` succeeded). Pending delayed adds stay. */
   forget(key: string): void;
   /** How many failures of `key` the rate limiter has recorded since it was last forgotten. */
@@ -90,7 +101,20 @@ export interface WorkQueue {
   shutDownWithDrain(): Promise<void>;
 }
 
-/** Options of {@link createWorkQueue}. */
+/** How {@link WorkQueue.addWithOptions} adds a key. */
+export interface AddOptions {
+  /** Higher first (priority queues only). Default: 0. Events of an informer's initial list and resyncs use {@link LOW_PRIORITY}. */
+  readonly priority?: number;
+  /** Add after this many milliseconds. Default: 0 (at once). Ignored when `rateLimited`. */
+  readonly afterMs?: number;
+  /** Add after the rate limiter's delay for this key (a failure is recorded). Default: false. */
+  readonly rateLimited?: boolean;
+}
+
+/** The priority controllers give to events of an informer's initial list and to resyncs, as controller-runtime's `handler.LowPriority`. */
+export const LOW_PRIORITY = -100;
+
+/** Options of {@link createWorkQueue} and {@link createPriorityQueue}. */
 export interface WorkQueueOptions {
   /** The queue's name, for logs and metrics. Default: `''`. */
   name?: string;
@@ -117,6 +141,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 interface Delayed {
   readonly key: string;
   readonly readyAt: number;
+  /** The priority the key is added with when its delay ends. */
+  readonly priority: number;
   /** Breaks ties between equal deadlines: earlier addAfter first. */
   readonly seq: number;
 }
@@ -203,6 +229,89 @@ class Fifo {
   }
 }
 
+/** Keys waiting to be taken. Each key is in it at most once (the queue's #dirty guarantees it). */
+interface ReadyKeys {
+  readonly length: number;
+  /** Adds a key that is not waiting, or raises the priority of one that is (a no-op for a lower or equal one). */
+  push(key: string, priority: number): void;
+  /** The priority a waiting key has, or undefined. */
+  priorityOf(key: string): number | undefined;
+  shift(): string | undefined;
+  clear(): void;
+}
+
+/** The classic queue: one line, priorities ignored. */
+class FifoKeys implements ReadyKeys {
+  readonly #fifo = new Fifo();
+  get length(): number {
+    return this.#fifo.length;
+  }
+  push(key: string): void {
+    this.#fifo.push(key);
+  }
+  priorityOf(): number | undefined {
+    return undefined;
+  }
+  shift(): string | undefined {
+    return this.#fifo.shift();
+  }
+  clear(): void {
+    this.#fifo.clear();
+  }
+}
+
+/**
+ * The priority queue's waiting keys: one FIFO line per priority, the highest
+ * priority served first. Raising a waiting key's priority appends it to the
+ * higher line and leaves a dead entry in the lower one, skipped when reached.
+ */
+class PriorityKeys implements ReadyKeys {
+  readonly #lines = new Map<number, Fifo>();
+  /** Priorities with a line, highest first. */
+  #order: number[] = [];
+  /** Waiting key -> its priority (the line where its live entry is). */
+  readonly #live = new Map<string, number>();
+
+  get length(): number {
+    return this.#live.size;
+  }
+
+  push(key: string, priority: number): void {
+    const current = this.#live.get(key);
+    if (current !== undefined && current >= priority) return;
+    this.#live.set(key, priority);
+    let line = this.#lines.get(priority);
+    if (line === undefined) {
+      line = new Fifo();
+      this.#lines.set(priority, line);
+      this.#order = [...this.#order, priority].sort((a, b) => b - a);
+    }
+    line.push(key);
+  }
+
+  priorityOf(key: string): number | undefined {
+    return this.#live.get(key);
+  }
+
+  shift(): string | undefined {
+    for (const priority of this.#order) {
+      const line = this.#lines.get(priority)!;
+      for (let key = line.shift(); key !== undefined; key = line.shift()) {
+        if (this.#live.get(key) !== priority) continue; // moved to a higher line
+        this.#live.delete(key);
+        return key;
+      }
+    }
+    return undefined;
+  }
+
+  clear(): void {
+    this.#lines.clear();
+    this.#order = [];
+    this.#live.clear();
+  }
+}
+
 interface Waiter {
   readonly resolve: (key: string | undefined) => void;
   readonly detach: () => void;
@@ -221,7 +330,9 @@ class RateLimitingQueue implements WorkQueue {
   readonly #now: Clock;
 
   /** Keys waiting to be taken, in order. Each is in #dirty and not in #processing. */
-  readonly #queue = new Fifo();
+  readonly #queue: ReadyKeys;
+  /** Priorities of held keys that were re-added, for when they are done. */
+  readonly #heldPriority = new Map<string, number>();
   /** Keys that need processing: waiting in #queue, or held and re-added. */
   readonly #dirty = new Set<string>();
   /** Keys held by a worker, between get and done. */
@@ -241,7 +352,8 @@ class RateLimitingQueue implements WorkQueue {
   #shuttingDown = false;
   #drain = false;
 
-  constructor(options: WorkQueueOptions) {
+  constructor(options: WorkQueueOptions, priorities: boolean) {
+    this.#queue = priorities ? new PriorityKeys() : new FifoKeys();
     this.name = options.name ?? '';
     this.#now = options.now ?? monotonicNow;
     this.#rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter({ now: this.#now });
@@ -254,28 +366,60 @@ class RateLimitingQueue implements WorkQueue {
 
   add(key: string): void {
     requireKey(key);
-    if (this.#shuttingDown || this.#dirty.has(key)) return;
+    this.#add(key, 0);
+  }
+
+  #add(key: string, priority: number): void {
+    if (this.#shuttingDown) return;
+    if (this.#dirty.has(key)) {
+      // Already waiting (or held and re-added): a higher priority moves it up.
+      if (this.#processing.has(key)) this.#heldPriority.set(key, Math.max(priority, this.#heldPriority.get(key) ?? priority));
+      else if (this.#queue.priorityOf(key) !== undefined) this.#queue.push(key, priority); // FIFO keys have no priority to raise
+      return;
+    }
     this.#dirty.add(key);
     this.#metrics.add(key);
     this.#metrics.depth(this.#dirty.size);
-    if (this.#processing.has(key)) return;
-    this.#queue.push(key);
+    if (this.#processing.has(key)) {
+      this.#heldPriority.set(key, priority);
+      return;
+    }
+    this.#queue.push(key, priority);
     this.#dispatch();
   }
 
   addAfter(key: string, ms: number): void {
+    this.#addAfter(key, ms, 0);
+  }
+
+  addWithOptions(key: string, options: AddOptions): void {
+    requireKey(key);
+    const priority = options.priority ?? 0;
+    if (typeof priority !== 'number' || !Number.isFinite(priority)) throw new TypeError(`a priority must be a finite number, got ${String(priority)}`);
+    if (options.rateLimited === true) {
+      if (this.#shuttingDown) return;
+      this.#addAfter(key, this.#rateLimiter.when(key), priority);
+    } else this.#addAfter(key, options.afterMs ?? 0, priority);
+  }
+
+  #addAfter(key: string, ms: number, priority: number): void {
     requireKey(key);
     if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new TypeError(`a delay must be a finite number of milliseconds, got ${String(ms)}`);
     if (this.#shuttingDown) return;
     if (ms <= 0) {
-      this.add(key);
+      this.#add(key, priority);
       return;
     }
     this.#metrics.retry(key);
-    const readyAt = this.#now() + ms;
+    let readyAt = this.#now() + ms;
     const existing = this.#delayedByKey.get(key);
-    if (existing !== undefined && existing.readyAt <= readyAt) return;
-    const entry: Delayed = { key, readyAt, seq: this.#seq++ };
+    if (existing !== undefined) {
+      // The earlier deadline and the higher priority of the two win.
+      if (existing.readyAt <= readyAt && existing.priority >= priority) return;
+      readyAt = Math.min(readyAt, existing.readyAt);
+      priority = Math.max(priority, existing.priority);
+    }
+    const entry: Delayed = { key, readyAt, priority, seq: this.#seq++ };
     // A replaced entry stays in the heap, dead, until it reaches the top.
     this.#delayedByKey.set(key, entry);
     this.#delayed.push(entry);
@@ -285,7 +429,7 @@ class RateLimitingQueue implements WorkQueue {
   addRateLimited(key: string): void {
     requireKey(key);
     if (this.#shuttingDown) return;
-    this.addAfter(key, this.#rateLimiter.when(key));
+    this.#addAfter(key, this.#rateLimiter.when(key), 0);
   }
 
   forget(key: string): void {
@@ -317,7 +461,8 @@ class RateLimitingQueue implements WorkQueue {
     if (!this.#processing.delete(key)) return;
     this.#metrics.done(key);
     if (this.#dirty.has(key)) {
-      this.#queue.push(key);
+      this.#queue.push(key, this.#heldPriority.get(key) ?? 0);
+      this.#heldPriority.delete(key);
       this.#dispatch();
     }
     this.#settleIfDrained();
@@ -332,6 +477,7 @@ class RateLimitingQueue implements WorkQueue {
     this.#drain = false;
     this.#clearDelayed();
     this.#queue.clear();
+    this.#heldPriority.clear();
     if (this.#dirty.size > 0) {
       this.#dirty.clear();
       this.#metrics.depth(0);
@@ -416,7 +562,7 @@ class RateLimitingQueue implements WorkQueue {
       this.#delayed.pop();
       if (this.#delayedByKey.get(top.key) !== top) continue;
       this.#delayedByKey.delete(top.key);
-      this.add(top.key);
+      this.#add(top.key, top.priority);
     }
     this.#schedule();
   };
@@ -452,5 +598,28 @@ class RateLimitingQueue implements WorkQueue {
  * ```
  */
 export function createWorkQueue(options: WorkQueueOptions = {}): WorkQueue {
-  return new RateLimitingQueue(options);
+  return new RateLimitingQueue(options, false);
+}
+
+/**
+ * Creates a priority work queue, as controller-runtime's priority queue
+ * (the default of its controllers since v0.23): every rule of
+ * {@link createWorkQueue} holds, and waiting keys come out highest priority
+ * first, in the order they were added within one priority. Adding a key that
+ * is already waiting with a higher priority moves it up; delayed adds keep
+ * the earlier deadline and the higher priority. Controllers add the events
+ * of an informer's initial list and resyncs at {@link LOW_PRIORITY}, so a
+ * user's edit made while 50,000 objects are being listed is reconciled
+ * before them.
+ *
+ * @example
+ * ```ts
+ * const queue = createPriorityQueue({ name: 'harddisk' });
+ * queue.addWithOptions('default/seen-at-start', { priority: LOW_PRIORITY });
+ * queue.add('default/just-edited'); // priority 0: handed out first
+ * await queue.get(); // 'default/just-edited'
+ * ```
+ */
+export function createPriorityQueue(options: WorkQueueOptions = {}): WorkQueue {
+  return new RateLimitingQueue(options, true);
 }

@@ -6,6 +6,8 @@
  * Every limiter takes its clock as an option (milliseconds, monotonic), so
  * tests can drive time by hand.
  */
+import { monotonicNow, TokenBucket } from './token-bucket.js';
+import type { Clock } from './token-bucket.js';
 
 /**
  * Decides how long a key waits before it is added back to a work queue.
@@ -26,12 +28,6 @@ export interface RateLimiter {
   /** How many times `when(key)` was called since the last `forget(key)`. */
   numRequeues(key: string): number;
 }
-
-/** A clock in milliseconds; only differences between readings matter. */
-export type Clock = () => number;
-
-/** The default clock: `performance.now()`, monotonic (wall-clock jumps do not move it). */
-export const monotonicNow: Clock = () => performance.now();
 
 function requireNonNegative(what: string, value: number): void {
   if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
@@ -101,21 +97,9 @@ export interface BucketRateLimiterOptions {
  * ```
  */
 export function bucketRateLimiter(qps = 10, burst = 100, options: BucketRateLimiterOptions = {}): RateLimiter {
-  if (typeof qps !== 'number' || Number.isNaN(qps) || qps <= 0) throw new TypeError(`qps must be a number > 0, got ${String(qps)}`);
-  if (!Number.isInteger(burst) || burst < 1) throw new TypeError(`burst must be an integer >= 1, got ${String(burst)}`);
-  const now = options.now ?? monotonicNow;
-  let tokens = burst;
-  let last = now();
+  const bucket = new TokenBucket(qps, burst, options.now ?? monotonicNow);
   return {
-    when() {
-      if (qps === Infinity) return 0;
-      const t = now();
-      // A clock reading earlier than the last one adds nothing (as x/time/rate).
-      const elapsed = Math.max(0, t - last);
-      last = Math.max(t, last);
-      tokens = Math.min(burst, tokens + (elapsed * qps) / 1000) - 1;
-      return tokens >= 0 ? 0 : (-tokens * 1000) / qps;
-    },
+    when: () => bucket.reserve(),
     forget() {},
     numRequeues() {
       return 0;

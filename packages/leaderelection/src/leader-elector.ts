@@ -24,9 +24,8 @@ import { performance } from 'node:perf_hooks';
 import { isAlreadyExists, isConflict, isNotFound } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { Lease } from '@kubeloop/scheme';
-import { Gauge } from 'prom-client';
-import type { Registry } from 'prom-client';
-import { ManagerError } from './errors.js';
+import { sleep } from '@kubeloop/workqueue';
+import { LeaderElectionError } from './errors.js';
 
 /** client-go's `JitterFactor`: acquire retries wait `retryPeriod × [1, 2.2)`; `renewDeadline` must exceed `retryPeriod × 1.2`. */
 export const LEADER_ELECTION_JITTER_FACTOR = 1.2;
@@ -39,8 +38,19 @@ export const LEADER_ELECTION_DEFAULTS = Object.freeze({
   releaseOnCancel: false,
 });
 
-/** Name of the gauge {@link createLeaderElector} keeps in `registry`: 1 while leading, 0 otherwise, labelled by lease `name`. */
-export const LEADER_ELECTION_STATUS_METRIC = 'leader_election_master_status';
+/**
+ * What an elector reports, for client-go's `leader_election_master_status`
+ * gauge (`@kubeloop/manager` implements it over prom-client).
+ *
+ * @example
+ * ```ts
+ * const metrics: LeaderElectionMetrics = { leading: (name, on) => console.log(name, on ? 'leading' : 'standing by') };
+ * ```
+ */
+export interface LeaderElectionMetrics {
+  /** The elector of lease `name` is now leading (`true`) or not (`false`); called once with `false` at creation. Must not throw. */
+  leading(name: string, leading: boolean): void;
+}
 
 /** Options for {@link createLeaderElector}. */
 export interface LeaderElectorOptions {
@@ -104,8 +114,8 @@ export interface LeaderElectorOptions {
    * Default: `Date.now`.
    */
   readonly now?: () => number;
-  /** Registry for the `leader_election_master_status{name}` gauge. Default: no metric. */
-  readonly registry?: Registry;
+  /** Receives leadership changes (for the `leader_election_master_status{name}` gauge). Default: none. */
+  readonly metrics?: LeaderElectionMetrics;
 }
 
 /** How {@link LeaderElector.run} ended: leadership `lost` (renew deadline passed, or another holder observed), or `cancelled` by its signal. */
@@ -138,7 +148,7 @@ export interface LeaderElector {
    * lease was last renewed longer ago than `leaseDurationMs + maxTolerableExpiredMs`
    * (the renew loop should have given up by then: it is stuck). Undefined when healthy or not leading.
    */
-  check(maxTolerableExpiredMs?: number): ManagerError | undefined;
+  check(maxTolerableExpiredMs?: number): LeaderElectionError | undefined;
 }
 
 /** The leader-election fields of a Lease spec. */
@@ -166,14 +176,14 @@ export function formatMicroTime(epochMs: number): string {
 
 function positive(value: number, what: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new ManagerError('InvalidOptions', `leader election: ${what} must be a positive number of milliseconds, got ${String(value)}`);
+    throw new LeaderElectionError('InvalidOptions', `leader election: ${what} must be a positive number of milliseconds, got ${String(value)}`);
   }
   return value;
 }
 
 function nonEmpty(value: unknown, what: string): string {
   if (typeof value !== 'string' || value.trim() === '') {
-    throw new ManagerError('InvalidOptions', `leader election: ${what} must be a non-empty string`);
+    throw new LeaderElectionError('InvalidOptions', `leader election: ${what} must be a non-empty string`);
   }
   return value;
 }
@@ -205,20 +215,6 @@ function specOf(r: LeaseRecord): NonNullable<Lease['spec']> {
   return spec;
 }
 
-/** Resolves after `ms`, or as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
 /**
  * Create a leader-election candidate. Validates the options like client-go's
  * `NewLeaderElector` and throws a `ManagerError` with reason `InvalidOptions`
@@ -238,8 +234,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * ```
  */
 export function createLeaderElector(options: LeaderElectorOptions): LeaderElector {
-  if (typeof options !== 'object' || options === null) throw new ManagerError('InvalidOptions', 'leader election: options are required');
-  if (typeof options.client !== 'object' || options.client === null) throw new ManagerError('InvalidOptions', 'leader election: a client is required');
+  if (typeof options !== 'object' || options === null) throw new LeaderElectionError('InvalidOptions', 'leader election: options are required');
+  if (typeof options.client !== 'object' || options.client === null) throw new LeaderElectionError('InvalidOptions', 'leader election: a client is required');
   const namespace = nonEmpty(options.namespace, 'namespace');
   const name = nonEmpty(options.name, 'name (of the Lease)');
   const identity = options.identity === undefined ? `${hostname()}_${randomUUID()}` : nonEmpty(options.identity, 'identity');
@@ -247,10 +243,10 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
   const renewDeadlineMs = positive(options.renewDeadlineMs ?? LEADER_ELECTION_DEFAULTS.renewDeadlineMs, 'renewDeadlineMs');
   const retryPeriodMs = positive(options.retryPeriodMs ?? LEADER_ELECTION_DEFAULTS.retryPeriodMs, 'retryPeriodMs');
   if (leaseDurationMs <= renewDeadlineMs) {
-    throw new ManagerError('InvalidOptions', `leader election: leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`);
+    throw new LeaderElectionError('InvalidOptions', `leader election: leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`);
   }
   if (renewDeadlineMs <= retryPeriodMs * LEADER_ELECTION_JITTER_FACTOR) {
-    throw new ManagerError(
+    throw new LeaderElectionError(
       'InvalidOptions',
       `leader election: renewDeadlineMs (${renewDeadlineMs}) must be greater than retryPeriodMs × ${LEADER_ELECTION_JITTER_FACTOR} (${retryPeriodMs * LEADER_ELECTION_JITTER_FACTOR})`,
     );
@@ -263,7 +259,9 @@ class Elector implements LeaderElector {
   private readonly now: () => number;
   private readonly leaseDurationSeconds: number;
   private readonly releaseOnCancel: boolean;
-  private readonly gauge: Gauge<'name'> | undefined;
+  private readonly metrics: LeaderElectionMetrics | undefined;
+  /** Each acquire or renew attempt is cut off after this long: max(renewDeadline / 2, 1 s), as controller-runtime. */
+  private readonly attemptTimeoutMs: number;
 
   /** The record last observed (read, or written by us), and when by our clock. */
   private observed: LeaseRecord | undefined;
@@ -291,8 +289,9 @@ class Elector implements LeaderElector {
     this.now = options.now ?? Date.now;
     this.leaseDurationSeconds = Math.max(1, Math.ceil(leaseDurationMs / 1000));
     this.releaseOnCancel = options.releaseOnCancel ?? LEADER_ELECTION_DEFAULTS.releaseOnCancel;
-    this.gauge = options.registry ? statusGauge(options.registry) : undefined;
-    this.gauge?.set({ name }, 0);
+    this.attemptTimeoutMs = Math.max(renewDeadlineMs / 2, 1_000);
+    this.metrics = options.metrics;
+    this.metrics?.leading(name, false);
   }
 
   isLeader(): boolean {
@@ -304,16 +303,16 @@ class Elector implements LeaderElector {
     return holder ? holder : undefined;
   }
 
-  check(maxTolerableExpiredMs = 0): ManagerError | undefined {
+  check(maxTolerableExpiredMs = 0): LeaderElectionError | undefined {
     if (!this.leading) return undefined;
     if (this.now() - this.observedTime > this.leaseDurationMs + maxTolerableExpiredMs) {
-      return new ManagerError('LeaderElectionLost', `leader election: failed to renew lease ${this.namespace}/${this.name} (stuck renewing)`);
+      return new LeaderElectionError('Lost', `leader election: failed to renew lease ${this.namespace}/${this.name} (stuck renewing)`);
     }
     return undefined;
   }
 
   async run(signal?: AbortSignal): Promise<LeaderElectionEnd> {
-    if (this.running) throw new ManagerError('InvalidRegistration', `leader election: ${this.namespace}/${this.name} is already running for ${this.identity}`);
+    if (this.running) throw new LeaderElectionError('AlreadyRunning', `leader election: ${this.namespace}/${this.name} is already running for ${this.identity}`);
     this.running = true;
     const runSignal = signal ?? new AbortController().signal;
     try {
@@ -334,8 +333,8 @@ class Elector implements LeaderElector {
   /** Attempt at once, then every retry period × [1, 2.2) until acquired (true) or cancelled (false). */
   private async acquire(runSignal: AbortSignal): Promise<boolean> {
     while (!runSignal.aborted) {
-      // No attempt may hang longer than a renew deadline (a dead network).
-      const ok = await this.tryAcquireOrRenew(AbortSignal.any([runSignal, AbortSignal.timeout(this.renewDeadlineMs)]));
+      // No attempt may hang on a dead network: each has its own timeout.
+      const ok = await this.tryAcquireOrRenew(AbortSignal.any([runSignal, AbortSignal.timeout(this.attemptTimeoutMs)]));
       this.maybeReportTransition();
       if (ok) return true;
       await sleep(this.retryPeriodMs * (1 + Math.random() * LEADER_ELECTION_JITTER_FACTOR), runSignal);
@@ -352,7 +351,7 @@ class Elector implements LeaderElector {
       if (end !== undefined) return;
       end = why;
       this.leading = false;
-      this.gauge?.set({ name: this.name }, 0);
+      this.metrics?.leading(this.name, false);
       leadingController.abort(reason);
       loop.abort(reason);
     };
@@ -360,14 +359,14 @@ class Elector implements LeaderElector {
     const armDeadline = (from: number): void => {
       clearTimeout(deadline);
       deadline = setTimeout(
-        () => stepDown('lost', new ManagerError('LeaderElectionLost', `leader election: lease ${this.namespace}/${this.name} not renewed within ${this.renewDeadlineMs} ms`)),
+        () => stepDown('lost', new LeaderElectionError('Lost', `leader election: lease ${this.namespace}/${this.name} not renewed within ${this.renewDeadlineMs} ms`)),
         Math.max(0, this.renewDeadlineMs - (performance.now() - from)),
       );
     };
     const onCancel = (): void => stepDown('cancelled', runSignal.reason);
 
     this.leading = true;
-    this.gauge?.set({ name: this.name }, 1);
+    this.metrics?.leading(this.name, true);
     armDeadline(this.lastSuccessStart);
     runSignal.addEventListener('abort', onCancel, { once: true });
     if (runSignal.aborted) onCancel();
@@ -378,14 +377,14 @@ class Elector implements LeaderElector {
         await sleep(this.retryPeriodMs, loop.signal);
         if (loop.signal.aborted) break;
         const started = performance.now();
-        const ok = await this.tryAcquireOrRenew(loop.signal);
+        const ok = await this.tryAcquireOrRenew(AbortSignal.any([loop.signal, AbortSignal.timeout(this.attemptTimeoutMs)]));
         this.maybeReportTransition();
         if (loop.signal.aborted) break;
         if (ok) {
           armDeadline(started);
         } else if (this.observed !== undefined && this.observed.holderIdentity !== this.identity) {
           // Someone else holds the lease now (they judged it expired): we lost it, whatever the deadline says.
-          stepDown('lost', new ManagerError('LeaderElectionLost', `leader election: lease ${this.namespace}/${this.name} is held by ${this.observed.holderIdentity || '(nobody)'}`));
+          stepDown('lost', new LeaderElectionError('Lost', `leader election: lease ${this.namespace}/${this.name} is held by ${this.observed.holderIdentity || '(nobody)'}`));
         }
       }
     } finally {
@@ -557,11 +556,3 @@ class Elector implements LeaderElector {
   }
 }
 
-const statusHelp = '1 while this process holds the leader-election lease `name`, 0 while it does not.';
-
-/** The status gauge in `registry`, shared by every elector that reports there. */
-function statusGauge(registry: Registry): Gauge<'name'> {
-  const existing = registry.getSingleMetric(LEADER_ELECTION_STATUS_METRIC);
-  if (existing !== undefined) return existing as Gauge<'name'>;
-  return new Gauge({ name: LEADER_ELECTION_STATUS_METRIC, help: statusHelp, labelNames: ['name'], registers: [registry] });
-}

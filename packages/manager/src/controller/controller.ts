@@ -8,16 +8,14 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { InformerCache } from '@kubeloop/cache';
-import { describeError, isManagerError, ManagerError } from './errors.js';
-import type { ControllerMetrics } from './metrics.js';
-import type { RateLimiter } from './rate-limiter.js';
-import { defaultControllerRateLimiter } from './rate-limiter.js';
+import { createPriorityQueue, defaultControllerRateLimiter } from '@kubeloop/workqueue';
+import type { RateLimiter, WorkQueue, WorkQueueOptions } from '@kubeloop/workqueue';
+import { isManagerError, ManagerError } from '../errors.js';
+import type { ControllerMetrics } from '../metrics/controller-metrics.js';
+import { createWorkQueueMetrics } from '../metrics/workqueue-metrics.js';
+import { isTerminal, requestKey, requestOf } from './reconcile.js';
 import type { ReconcileContext, ReconcileResult, Reconciler, Request } from './reconcile.js';
-import { requestKey, requestOf } from './reconcile.js';
 import type { Source } from './source.js';
-import { createWorkQueue } from './workqueue.js';
-import type { WorkQueue } from './workqueue.js';
-import { createWorkQueueMetrics } from './workqueue-metrics.js';
 
 /** Options of one controller. */
 export interface ControllerOptions {
@@ -27,6 +25,16 @@ export interface ControllerOptions {
   readonly reconcileTimeoutMs?: number;
   /** Per-key retry delays. Default: max(5 ms → 1000 s exponential per key, 10 qps / 100 burst overall). */
   readonly rateLimiter?: RateLimiter;
+  /**
+   * Makes the controller's queue from the options the controller chose
+   * (name, rate limiter, metrics). Default: `createPriorityQueue` from
+   * `@kubeloop/workqueue`, as controller-runtime since v0.23: the events of
+   * an informer's initial list and resyncs wait behind other changes, so an
+   * edit made while a large cache fills is reconciled first. With every
+   * event at one priority it behaves exactly as the FIFO queue. Pass
+   * `createWorkQueue` for the classic FIFO queue.
+   */
+  readonly newQueue?: (options: WorkQueueOptions) => WorkQueue;
   /** Run only while this manager leads. Default: true. */
   readonly needLeaderElection?: boolean;
 }
@@ -80,11 +88,8 @@ export class Controller {
 
   status(): ControllerStatus {
     const waiting = [...this.pending].map((s) => {
-      // A kind source's description is `kind <informer label>`: show why its informer is not synced.
-      const label = s.description.replace(/^kind /, '');
-      const info = this.deps.cache.informers().find((i) => i.kind === label);
-      const err = info?.stats.map((st) => st.lastError).find((e) => e !== undefined);
-      return err ? `${s.description}: ${describeError(err)}` : s.description;
+      const why = s.waitingReason?.(this.deps.cache);
+      return why ? `${s.description}: ${why}` : s.description;
     });
     return { name: this.name, started: this.started, synced: this.synced, waitingFor: waiting };
   }
@@ -98,7 +103,7 @@ export class Controller {
   async start(signal: AbortSignal): Promise<void> {
     if (this.started) throw new ManagerError('InvalidRegistration', `controller ${this.name} was already started`);
     this.started = true;
-    const queue = createWorkQueue({
+    const queue = (this.options.newQueue ?? createPriorityQueue)({
       name: this.name,
       rateLimiter: this.options.rateLimiter ?? defaultControllerRateLimiter(),
       metrics: createWorkQueueMetrics(this.deps.registry, this.name),
@@ -107,12 +112,19 @@ export class Controller {
     this.deps.metrics.initController(this.name, this.maxConcurrent);
     this.log.info({ workers: this.maxConcurrent }, 'starting controller');
 
-    const enqueue = (request: Request): void => queue.add(requestKey(request));
+    const enqueue = (request: Request, priority = 0): void => {
+      if (priority === 0) queue.add(requestKey(request));
+      else queue.addWithOptions(requestKey(request), { priority });
+    };
+    const onError = (err: unknown, where: string): void => {
+      this.deps.metrics.sourceErrors.inc({ controller: this.name });
+      this.log.error({ err, source: where }, 'a predicate, event handler or source failed; the event is dropped');
+    };
     for (const s of this.sources) this.pending.add(s);
     await Promise.all(
       this.sources.map(async (source) => {
         try {
-          await source.start({ enqueue, cache: this.deps.cache, signal });
+          await source.start({ enqueue, cache: this.deps.cache, signal, onError });
           this.pending.delete(source);
         } catch (err) {
           if (!signal.aborted) throw err;
@@ -168,19 +180,22 @@ export class Controller {
         call = Promise.resolve(this.reconciler.reconcile(request, context));
         result = await Promise.race([
           call,
+          // Only the timeout fails the reconcile; a stop (SIGTERM, lost leadership) lets it finish as it will.
           new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => {
-            if (isManagerError(controller.signal.reason)) reject(controller.signal.reason);
+            const reason: unknown = controller.signal.reason;
+            if (isManagerError(reason) && reason.reason === 'ReconcileTimeout') reject(reason);
           }, { once: true })),
         ]);
       } else {
         result = await this.reconciler.reconcile(request, context);
       }
       const r = result ?? { kind: 'done' as const };
-      if (r.kind === 'requeueAfter') {
+      if (r.kind === 'requeueAfter' && r.delayMs > 0) {
         queue.forget(key);
         queue.addAfter(key, r.delayMs);
         m.reconcileTotal.inc({ controller: this.name, result: 'requeue_after' });
-      } else if (r.kind === 'requeue') {
+      } else if (r.kind === 'requeue' || r.kind === 'requeueAfter') {
+        // requeueAfter(0) is a requeue with backoff, never a hot loop.
         queue.addRateLimited(key);
         m.reconcileTotal.inc({ controller: this.name, result: 'requeue' });
       } else {
@@ -191,7 +206,7 @@ export class Controller {
       m.reconcileTotal.inc({ controller: this.name, result: 'error' });
       m.reconcileErrors.inc({ controller: this.name });
       if (PANIC_TYPES.some((t) => err instanceof t)) m.panics.inc({ controller: this.name });
-      if (isManagerError(err) && err.reason === 'Terminal') {
+      if (isTerminal(err)) {
         m.terminalErrors.inc({ controller: this.name });
         queue.forget(key);
         log.error({ err }, 'reconcile failed with a terminal error; not retrying');

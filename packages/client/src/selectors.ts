@@ -1,17 +1,18 @@
 /**
  * Label and field selectors evaluated in memory, with the API server's
  * syntax: `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`;
- * field selectors take `=`, `==` and `!=` on dotted paths.
+ * field selectors take `=`, `==` and `!=` on dotted paths. The one parser of
+ * kubeloop: the informer cache filters with it, predicates match with it.
  */
-import type { Selector } from '@kubeloop/client';
+import { ClientError } from './errors.js';
+import type { Selector } from './options.js';
 
-export type Requirement =
+/** One parsed term of a label selector. */
+export type LabelRequirement =
   | { readonly key: string; readonly op: 'in'; readonly values: ReadonlySet<string> }
   | { readonly key: string; readonly op: 'notin'; readonly values: ReadonlySet<string> }
   | { readonly key: string; readonly op: 'exists' }
   | { readonly key: string; readonly op: '!exists' };
-
-export class SelectorError extends Error {}
 
 /** Split on commas that are not inside parentheses. */
 function splitTerms(text: string): string[] {
@@ -31,13 +32,23 @@ function splitTerms(text: string): string[] {
   return terms.map((t) => t.trim()).filter((t) => t.length > 0);
 }
 
-/** Parse a label selector; an empty one matches everything. */
-export function parseLabelSelector(selector: Selector | undefined): Requirement[] {
+/**
+ * Parse a label selector; an empty one matches everything.
+ *
+ * @throws ClientError `InvalidRequest` naming the term it cannot parse.
+ *
+ * @example
+ * ```ts
+ * const wanted = parseLabelSelector('app=web,env in (prod,staging),!canary');
+ * matchesLabels(wanted, pod.metadata?.labels); // true or false
+ * ```
+ */
+export function parseLabelSelector(selector: Selector | undefined): LabelRequirement[] {
   if (selector === undefined) return [];
   if (typeof selector !== 'string') {
     return Object.entries(selector).map(([key, value]) => ({ key, op: 'in', values: new Set([value]) }));
   }
-  return splitTerms(selector).map((term): Requirement => {
+  return splitTerms(selector).map((term): LabelRequirement => {
     let m = /^([^\s!=(),]+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(term);
     if (m) {
       const values = new Set(m[3]!.split(',').map((v) => v.trim()).filter((v) => v.length > 0));
@@ -49,11 +60,19 @@ export function parseLabelSelector(selector: Selector | undefined): Requirement[
     if (m) return { key: m[1]!, op: '!exists' };
     m = /^([^\s!=(),]+)$/.exec(term);
     if (m) return { key: m[1]!, op: 'exists' };
-    throw new SelectorError(`cannot parse label selector term ${JSON.stringify(term)}`);
+    throw new ClientError('InvalidRequest', `cannot parse label selector term ${JSON.stringify(term)}`);
   });
 }
 
-export function matchesLabels(requirements: readonly Requirement[], labels: Readonly<Record<string, string>> | undefined): boolean {
+/**
+ * Whether `labels` meet every requirement.
+ *
+ * @example
+ * ```ts
+ * matchesLabels(parseLabelSelector({ app: 'web' }), { app: 'web', tier: 'fe' }); // true
+ * ```
+ */
+export function matchesLabels(requirements: readonly LabelRequirement[], labels: Readonly<Record<string, string>> | undefined): boolean {
   for (const r of requirements) {
     const value = labels?.[r.key];
     switch (r.op) {
@@ -74,24 +93,42 @@ export function matchesLabels(requirements: readonly Requirement[], labels: Read
   return true;
 }
 
+/** One parsed term of a field selector. */
 export interface FieldRequirement {
   readonly path: string;
   readonly equal: boolean;
   readonly value: string;
 }
 
-/** Parse a field selector: exact matches only (`=`, `==`, `!=`). */
+/**
+ * Parse a field selector: exact matches only (`=`, `==`, `!=`).
+ *
+ * @throws ClientError `InvalidRequest` naming the term it cannot parse.
+ *
+ * @example
+ * ```ts
+ * const [req] = parseFieldSelector('status.phase!=Running');
+ * (fieldValue(pod, req.path) === req.value) === req.equal; // matches?
+ * ```
+ */
 export function parseFieldSelector(selector: Selector | undefined): FieldRequirement[] {
   if (selector === undefined) return [];
   if (typeof selector !== 'string') return Object.entries(selector).map(([path, value]) => ({ path, equal: true, value }));
   return splitTerms(selector).map((term) => {
     const m = /^([A-Za-z0-9_.\-/]+)\s*(==|=|!=)\s*(.*)$/.exec(term);
-    if (!m) throw new SelectorError(`cannot parse field selector term ${JSON.stringify(term)} (exact matches only)`);
+    if (!m) throw new ClientError('InvalidRequest', `cannot parse field selector term ${JSON.stringify(term)} (exact matches only)`);
     return { path: m[1]!, equal: m[2] !== '!=', value: m[3]!.trim() };
   });
 }
 
-/** The string value of a dotted path in an object, as the API server compares it. */
+/**
+ * The string value of a dotted path in an object, as the API server compares it (`''` when absent).
+ *
+ * @example
+ * ```ts
+ * fieldValue(pod, 'spec.nodeName'); // 'node-1'
+ * ```
+ */
 export function fieldValue(obj: unknown, path: string): string {
   let cur: unknown = obj;
   for (const part of path.split('.')) {

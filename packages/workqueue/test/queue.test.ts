@@ -7,11 +7,11 @@
  */
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createWorkQueue } from '../src/workqueue.js';
-import type { WorkQueue } from '../src/workqueue.js';
+import { createPriorityQueue, createWorkQueue, LOW_PRIORITY } from '../src/queue.js';
+import type { WorkQueue, WorkQueueOptions } from '../src/queue.js';
 import { exponentialFailureRateLimiter } from '../src/rate-limiter.js';
 import type { RateLimiter } from '../src/rate-limiter.js';
-import type { WorkQueueMetrics } from '../src/workqueue-metrics.js';
+import type { WorkQueueMetrics } from '../src/metrics.js';
 
 /** Lets settled promises run their callbacks. */
 async function flush(): Promise<void> {
@@ -495,30 +495,49 @@ const MAX_BACKOFF = 40;
  * workers by number and time as a number.
  */
 class Model {
-  readonly queue: string[] = [];
+  /** Waiting keys with their priority and the sequence number of the add that placed them. */
+  readonly queue = new Map<string, { p: number; seq: number }>();
   readonly dirty = new Set<string>();
   readonly processing = new Set<string>();
+  /** Priorities of held keys added again, for when they are done. */
+  readonly heldPriority = new Map<string, number>();
   readonly waiters: number[] = [];
   readonly held = new Map<number, string>();
-  readonly delayed = new Map<string, { at: number; seq: number }>();
+  readonly delayed = new Map<string, { at: number; seq: number; p: number }>();
   readonly limiter = exponentialFailureRateLimiter(5, MAX_BACKOFF);
   time = 0;
   seq = 0;
 
-  add(key: string): void {
-    if (this.dirty.has(key)) return;
+  /** `priorities`: a priority queue (highest first); otherwise FIFO and priorities ignored. */
+  constructor(readonly priorities: boolean) {}
+
+  add(key: string, p = 0): void {
+    if (!this.priorities) p = 0;
+    if (this.dirty.has(key)) {
+      if (this.processing.has(key)) this.heldPriority.set(key, Math.max(p, this.heldPriority.get(key) ?? p));
+      else if (p > this.queue.get(key)!.p) this.queue.set(key, { p, seq: this.seq++ });
+      return;
+    }
     this.dirty.add(key);
-    if (this.processing.has(key)) return;
-    this.queue.push(key);
+    if (this.processing.has(key)) {
+      this.heldPriority.set(key, p);
+      return;
+    }
+    this.queue.set(key, { p, seq: this.seq++ });
     this.dispatch();
   }
 
-  addAfter(key: string, ms: number): void {
-    if (ms <= 0) return this.add(key);
-    const at = this.time + ms;
+  addAfter(key: string, ms: number, p = 0): void {
+    if (!this.priorities) p = 0;
+    if (ms <= 0) return this.add(key, p);
+    let at = this.time + ms;
     const existing = this.delayed.get(key);
-    if (existing !== undefined && existing.at <= at) return;
-    this.delayed.set(key, { at, seq: this.seq++ });
+    if (existing !== undefined) {
+      if (existing.at <= at && existing.p >= p) return;
+      at = Math.min(at, existing.at);
+      p = Math.max(p, existing.p);
+    }
+    this.delayed.set(key, { at, seq: this.seq++, p });
   }
 
   get(worker: number): void {
@@ -535,7 +554,8 @@ class Model {
     this.held.delete(worker);
     this.processing.delete(key);
     if (this.dirty.has(key)) {
-      this.queue.push(key);
+      this.queue.set(key, { p: this.heldPriority.get(key) ?? 0, seq: this.seq++ });
+      this.heldPriority.delete(key);
       this.dispatch();
     }
   }
@@ -543,7 +563,7 @@ class Model {
   advance(ms: number): void {
     const target = this.time + ms;
     for (;;) {
-      let next: [string, { at: number; seq: number }] | undefined;
+      let next: [string, { at: number; seq: number; p: number }] | undefined;
       for (const entry of this.delayed) {
         if (entry[1].at > target) continue;
         if (next === undefined || entry[1].at < next[1].at || (entry[1].at === next[1].at && entry[1].seq < next[1].seq)) next = entry;
@@ -551,15 +571,25 @@ class Model {
       if (next === undefined) break;
       this.time = next[1].at;
       this.delayed.delete(next[0]);
-      this.add(next[0]);
+      this.add(next[0], next[1].p);
     }
     this.time = target;
   }
 
+  /** The next key to hand out: highest priority, then earliest add. */
+  private next(): string | undefined {
+    let best: [string, { p: number; seq: number }] | undefined;
+    for (const entry of this.queue) {
+      if (best === undefined || entry[1].p > best[1].p || (entry[1].p === best[1].p && entry[1].seq < best[1].seq)) best = entry;
+    }
+    return best?.[0];
+  }
+
   private dispatch(): void {
-    while (this.waiters.length > 0 && this.queue.length > 0) {
+    while (this.waiters.length > 0 && this.queue.size > 0) {
       const worker = this.waiters.shift()!;
-      const key = this.queue.shift()!;
+      const key = this.next()!;
+      this.queue.delete(key);
       this.processing.add(key);
       this.dirty.delete(key);
       this.held.set(worker, key);
@@ -568,9 +598,9 @@ class Model {
 }
 
 type Command =
-  | { op: 'add'; key: string }
-  | { op: 'addAfter'; key: string; ms: number }
-  | { op: 'addRateLimited'; key: string }
+  | { op: 'add'; key: string; priority: number }
+  | { op: 'addAfter'; key: string; ms: number; priority: number }
+  | { op: 'addRateLimited'; key: string; priority: number }
   | { op: 'forget'; key: string }
   | { op: 'get'; worker: number }
   | { op: 'done'; worker: number }
@@ -579,11 +609,12 @@ type Command =
   | { op: 'advance'; ms: number };
 
 const keyArb = fc.constantFrom(...KEYS);
+const priorityArb = fc.constantFrom(0, 0, LOW_PRIORITY, 10);
 const workerArb = fc.integer({ min: 0, max: WORKERS - 1 });
 const commandArb: fc.Arbitrary<Command> = fc.oneof(
-  { arbitrary: fc.record({ op: fc.constant('add' as const), key: keyArb }), weight: 4 },
-  { arbitrary: fc.record({ op: fc.constant('addAfter' as const), key: keyArb, ms: fc.integer({ min: -5, max: 50 }) }), weight: 2 },
-  { arbitrary: fc.record({ op: fc.constant('addRateLimited' as const), key: keyArb }), weight: 1 },
+  { arbitrary: fc.record({ op: fc.constant('add' as const), key: keyArb, priority: priorityArb }), weight: 4 },
+  { arbitrary: fc.record({ op: fc.constant('addAfter' as const), key: keyArb, ms: fc.integer({ min: -5, max: 50 }), priority: priorityArb }), weight: 2 },
+  { arbitrary: fc.record({ op: fc.constant('addRateLimited' as const), key: keyArb, priority: priorityArb }), weight: 1 },
   { arbitrary: fc.record({ op: fc.constant('forget' as const), key: keyArb }), weight: 1 },
   { arbitrary: fc.record({ op: fc.constant('get' as const), worker: workerArb }), weight: 4 },
   { arbitrary: fc.record({ op: fc.constant('done' as const), worker: workerArb }), weight: 4 },
@@ -596,7 +627,7 @@ type WorkerState = { state: 'idle' } | { state: 'waiting'; abort: AbortControlle
 
 /** Drives a real queue and the model side by side and records what happened. */
 class Harness {
-  readonly model = new Model();
+  readonly model: Model;
   readonly queue: WorkQueue;
   readonly workers: WorkerState[] = Array.from({ length: WORKERS }, () => ({ state: 'idle' }));
   /** Every add-like call and every hand-out, in order: [sequence, key]. */
@@ -605,8 +636,10 @@ class Harness {
   readonly violations: string[] = [];
   private clock = 0;
 
-  constructor() {
-    this.queue = createWorkQueue({ now: () => Date.now(), rateLimiter: exponentialFailureRateLimiter(5, MAX_BACKOFF) });
+  constructor(priorities: boolean) {
+    this.model = new Model(priorities);
+    const create = priorities ? createPriorityQueue : createWorkQueue;
+    this.queue = create({ now: () => Date.now(), rateLimiter: exponentialFailureRateLimiter(5, MAX_BACKOFF) });
   }
 
   held(): string[] {
@@ -618,18 +651,21 @@ class Harness {
     switch (command.op) {
       case 'add':
         this.adds.push([this.clock++, command.key]);
-        queue.add(command.key);
-        model.add(command.key);
+        if (command.priority === 0) queue.add(command.key);
+        else queue.addWithOptions(command.key, { priority: command.priority });
+        model.add(command.key, command.priority);
         break;
       case 'addAfter':
         this.adds.push([this.clock++, command.key]);
-        queue.addAfter(command.key, command.ms);
-        model.addAfter(command.key, command.ms);
+        if (command.priority === 0) queue.addAfter(command.key, command.ms);
+        else queue.addWithOptions(command.key, { afterMs: command.ms, priority: command.priority });
+        model.addAfter(command.key, command.ms, command.priority);
         break;
       case 'addRateLimited':
         this.adds.push([this.clock++, command.key]);
-        queue.addRateLimited(command.key);
-        model.addAfter(command.key, model.limiter.when(command.key));
+        if (command.priority === 0) queue.addRateLimited(command.key);
+        else queue.addWithOptions(command.key, { rateLimited: true, priority: command.priority });
+        model.addAfter(command.key, model.limiter.when(command.key), command.priority);
         break;
       case 'forget':
         queue.forget(command.key);
@@ -688,7 +724,7 @@ class Harness {
     const real = this.workers.map((w) => (w.state === 'holding' ? `holds ${w.key}` : w.state));
     const expected = this.workers.map((_, i) => (model.held.has(i) ? `holds ${model.held.get(i)!}` : model.waiters.includes(i) ? 'waiting' : 'idle'));
     expect(real).toEqual(expected);
-    expect(queue.len()).toBe(model.queue.length);
+    expect(queue.len()).toBe(model.queue.size);
     expect(Date.now()).toBe(model.time);
     for (const key of KEYS) expect(queue.numRequeues(key)).toBe(model.limiter.numRequeues(key));
     const held = this.held();
@@ -713,16 +749,20 @@ class Harness {
   }
 }
 
-describe('properties', () => {
+describe.each([
+  { queue: 'FIFO queue', priorities: false, create: createWorkQueue },
+  { queue: 'priority queue', priorities: true, create: createPriorityQueue },
+])('properties of the $queue', ({ priorities, create }: { priorities: boolean; create: (o?: WorkQueueOptions) => WorkQueue }) => {
+  const createWorkQueue = create;
   beforeEach(() => {
     vi.useFakeTimers({ now: 0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
   });
 
-  it('random interleavings from several workers: exclusive, nothing lost, as the reference model', async () => {
+  it('random interleavings from several workers with random priorities: exclusive, nothing lost, as the reference model', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(commandArb, { maxLength: 120 }), async (commands) => {
         vi.setSystemTime(0);
-        const harness = new Harness();
+        const harness = new Harness(priorities);
         for (const command of commands) await harness.run(command);
         await harness.drain();
 
@@ -830,5 +870,74 @@ describe('properties', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('priority queue', () => {
+  it('hands out the highest priority first, first in first out within one priority', async () => {
+    const queue = createPriorityQueue();
+    queue.addWithOptions('low-1', { priority: LOW_PRIORITY });
+    queue.add('mid-1');
+    queue.addWithOptions('high', { priority: 10 });
+    queue.addWithOptions('low-2', { priority: LOW_PRIORITY });
+    queue.add('mid-2');
+    expect(await drainAll(queue)).toEqual(['high', 'mid-1', 'mid-2', 'low-1', 'low-2']);
+  });
+
+  it('moves a waiting key up when it is added again with a higher priority, never down', async () => {
+    const queue = createPriorityQueue();
+    queue.addWithOptions('a', { priority: LOW_PRIORITY });
+    queue.addWithOptions('b', { priority: LOW_PRIORITY });
+    queue.add('c');
+    queue.add('b'); // raised to 0, behind c
+    queue.addWithOptions('c', { priority: LOW_PRIORITY }); // not lowered
+    expect(queue.len()).toBe(3);
+    expect(await drainAll(queue)).toEqual(['c', 'b', 'a']);
+  });
+
+  it('a key re-added while held returns at the highest priority it was re-added with', async () => {
+    const queue = createPriorityQueue();
+    queue.add('a');
+    const held = await queue.get();
+    queue.addWithOptions('a', { priority: LOW_PRIORITY });
+    queue.addWithOptions('a', { priority: 5 });
+    queue.add('b');
+    queue.done(held!);
+    expect(await drainAll(queue)).toEqual(['a', 'b']);
+  });
+
+  it('a delayed add keeps the higher priority and the earlier deadline of two', async () => {
+    const now = fakeTime();
+    const queue = createPriorityQueue({ now });
+    queue.addWithOptions('a', { afterMs: 10, priority: LOW_PRIORITY });
+    queue.addWithOptions('a', { afterMs: 50, priority: 5 }); // later deadline, higher priority
+    queue.add('b');
+    vi.advanceTimersByTime(10);
+    expect(await drainAll(queue)).toEqual(['a', 'b']);
+    vi.advanceTimersByTime(100);
+    expect(queue.len()).toBe(0);
+  });
+
+  it('a user edit during a 50,000-object initial list is handed out next', async () => {
+    const queue = createPriorityQueue();
+    for (let i = 0; i < 50_000; i++) queue.addWithOptions(`ns/listed-${i}`, { priority: LOW_PRIORITY });
+    const first = await queue.get();
+    queue.done(first!);
+    queue.add('ns/edited-by-user');
+    expect(await queue.get()).toBe('ns/edited-by-user');
+    expect(queue.len()).toBe(49_999);
+  });
+
+  it('the FIFO queue ignores priorities', async () => {
+    const queue = createWorkQueue();
+    queue.addWithOptions('a', { priority: LOW_PRIORITY });
+    queue.addWithOptions('b', { priority: 10 });
+    queue.addWithOptions('a', { priority: 20 });
+    expect(await drainAll(queue)).toEqual(['a', 'b']);
+  });
+
+  it('rejects a priority that is not a finite number', () => {
+    const queue = createPriorityQueue();
+    expect(() => queue.addWithOptions('a', { priority: Number.NaN })).toThrow(TypeError);
   });
 });

@@ -24,6 +24,8 @@ export const TOKENS = Object.freeze({
   Scheme: Symbol.for('kubeloop.Scheme'),
   /** The informer cache. */
   Cache: Symbol.for('kubeloop.Cache'),
+  /** The manager's cluster (client, apiReader, cache, mapper, recorders). */
+  Cluster: Symbol.for('kubeloop.Cluster'),
   /** The manager itself. */
   Manager: Symbol.for('kubeloop.Manager'),
 });

@@ -5,9 +5,8 @@
  */
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createWorkQueue } from '../src/workqueue.js';
-import { createWorkQueueMetrics, WORKQUEUE_DURATION_BUCKETS } from '../src/workqueue-metrics.js';
-import { exponentialFailureRateLimiter } from '../src/rate-limiter.js';
+import { createWorkQueueMetrics, WORKQUEUE_DURATION_BUCKETS } from '../../src/metrics/workqueue-metrics.js';
+import { createWorkQueue, exponentialFailureRateLimiter } from '@kubeloop/workqueue';
 
 interface Sample {
   name: string;

@@ -1,8 +1,7 @@
 /** Events (events.k8s.io/v1) about objects, as `kubectl describe` shows them. */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Client } from '@kubeloop/client';
-import type { KubeObject } from '@kubeloop/scheme';
+import type { AnyKubeObject, Writer } from '@kubeloop/client';
 
 /** Records events about objects. */
 export interface EventRecorder {
@@ -14,7 +13,7 @@ export interface EventRecorder {
    * recorder.event(disk, 'Normal', 'Provisioned', 'Reconcile', `created ConfigMap ${name}`);
    * ```
    */
-  event(regarding: KubeObject, type: 'Normal' | 'Warning', reason: string, action: string, note: string): void;
+  event(regarding: AnyKubeObject, type: 'Normal' | 'Warning', reason: string, action: string, note: string): void;
   /** Resolves when every event recorded so far has been written (tests, shutdown). */
   flush(): Promise<void>;
 }
@@ -22,6 +21,8 @@ export interface EventRecorder {
 /** Makes recorders named after their controller. */
 export interface EventRecorderProvider {
   recorderFor(name: string): EventRecorder;
+  /** Resolves when every event recorded so far, by any recorder of this provider, has been written. */
+  flush(): Promise<void>;
 }
 
 function microTime(date = new Date()): string {
@@ -29,7 +30,7 @@ function microTime(date = new Date()): string {
 }
 
 /** An event recorder writing events.k8s.io/v1 Events through `client`. */
-export function createEventRecorderProvider(client: Client, logger: Logger, instance: string): EventRecorderProvider {
+export function createEventRecorderProvider(client: Pick<Writer, 'create'>, logger: Logger, instance: string): EventRecorderProvider {
   const pending = new Set<Promise<void>>();
   return {
     recorderFor(name: string): EventRecorder {
@@ -68,6 +69,9 @@ export function createEventRecorderProvider(client: Client, logger: Logger, inst
           await Promise.all([...pending]);
         },
       };
+    },
+    flush: async () => {
+      await Promise.all([...pending]);
     },
   };
 }

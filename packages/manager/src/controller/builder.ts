@@ -6,7 +6,7 @@ import type { KindRef } from '@kubeloop/client';
 import { isMetadataRef } from '@kubeloop/client';
 import { parseApiVersion } from '@kubeloop/scheme';
 import type { ControllerOptions } from './controller.js';
-import { ManagerError } from './errors.js';
+import { ManagerError } from '../errors.js';
 import { enqueueObject, enqueueOwner } from './handlers.js';
 import type { EventHandler } from './handlers.js';
 import type { Predicate } from './predicates.js';
@@ -14,8 +14,8 @@ import type { ReconcilerLike } from './reconcile.js';
 import { kindSource } from './source.js';
 import type { Source } from './source.js';
 
-/** Predicates of one watched kind. */
-export interface WatchOptions {
+/** Options of one watched kind in the builder (`for`, `owns`, `watches`). */
+export interface BuilderWatchOptions {
   readonly predicates?: readonly Predicate[];
 }
 
@@ -92,19 +92,19 @@ export class ControllerBuilder {
     return this;
   }
 
-  for(kind: KindRef, options: WatchOptions = {}): this {
+  for(kind: KindRef, options: BuilderWatchOptions = {}): this {
     if (this.def.for) throw new ManagerError('InvalidRegistration', 'a controller reconciles one kind: `for` was already called');
     this.def.for = kind;
     this.def.forPredicates = options.predicates ?? [];
     return this;
   }
 
-  owns(kind: KindRef, options: WatchOptions = {}): this {
+  owns(kind: KindRef, options: BuilderWatchOptions = {}): this {
     this.def.owns = [...(this.def.owns ?? []), { kind, predicates: options.predicates ?? [] }];
     return this;
   }
 
-  watches(kindOrSource: KindRef | Source, handler?: EventHandler, options: WatchOptions = {}): this {
+  watches(kindOrSource: KindRef | Source, handler?: EventHandler, options: BuilderWatchOptions = {}): this {
     const entry = 'start' in kindOrSource && typeof kindOrSource.start === 'function'
       ? (kindOrSource)
       : { kind: kindOrSource as KindRef, handler: handler ?? enqueueObject(), predicates: options.predicates ?? [] };
