@@ -13,7 +13,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { RequestOptions } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ClientError } from './errors.js';
-import { TokenBucket, sleep } from './internal/rate-limiter.js';
+import { sleep, TokenBucket } from '@kubeloop/workqueue';
 
 /** Query parameters; `undefined` values are left out. */
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -205,9 +205,9 @@ class HttpTransport implements Transport {
       const status = res.statusCode ?? 0;
       const wait = retryAfter(res.headers);
       if (wait !== undefined && (status === 429 || status >= 500) && attempt < this.maxRetries) {
-        await sleep(Math.min(wait, 60) * 1000, req.signal).catch((cause: unknown) => {
-          throw new ClientError('Aborted', `${req.method} ${req.path}: aborted while waiting to retry`, { cause });
-        });
+        if (!(await sleep(Math.min(wait, 60) * 1000, req.signal))) {
+          throw new ClientError('Aborted', `${req.method} ${req.path}: aborted while waiting to retry`, { cause: req.signal?.reason });
+        }
         continue;
       }
       return { status, headers: res.headers, body };

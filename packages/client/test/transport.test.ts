@@ -11,7 +11,6 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTransport, isClientError, loadKubeConfig } from '../src/index.js';
 import type { RequestInfo } from '../src/index.js';
-import { TokenBucket } from '../src/internal/rate-limiter.js';
 import { testKubeConfig } from '../../../test/support/env.js';
 
 let server: Server | undefined;
@@ -103,31 +102,5 @@ describe('transport', () => {
     await writeFile(join(dir, 'empty'), 'apiVersion: v1\nkind: Config\n');
     expect(() => loadKubeConfig(join(dir, 'empty'))).toThrow(/no current cluster/);
     expect(() => createTransport(new KubeConfig())).toThrow(expect.objectContaining({ reason: 'InvalidConfig' }) as Error);
-  });
-});
-
-describe('token bucket', () => {
-  it('allows a burst, then one token per 1/qps seconds', async () => {
-    let now = 0;
-    const bucket = new TokenBucket(10, 3, () => now);
-    for (let i = 0; i < 3; i++) await bucket.take();
-    let granted = false;
-    const next = bucket.take().then(() => {
-      granted = true;
-    });
-    await new Promise((r) => setTimeout(r, 20));
-    expect(granted).toBe(false); // no time has passed on the bucket's clock
-    now += 100; // one token's worth
-    await next;
-    expect(granted).toBe(true);
-  });
-
-  it('an abort while waiting rejects', async () => {
-    const bucket = new TokenBucket(1, 1, () => 0);
-    await bucket.take();
-    const ac = new AbortController();
-    const waiting = bucket.take(ac.signal);
-    ac.abort(new Error('stop'));
-    await expect(waiting).rejects.toThrow('stop');
   });
 });

@@ -7,9 +7,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@kubeloop/client';
 import { Lease, Secret } from '@kubeloop/scheme';
-import { createLogger, createManager, Result } from '../src/index.js';
-import { testKubeConfig } from '../../../test/support/env.js';
-import { eventually, LogCapture, newNamespace, run, synced, testClient } from './support.js';
+import { createLogger, createManager, Result } from '../../src/index.js';
+import { testKubeConfig } from '../../../../test/support/env.js';
+import { eventually, LogCapture, newNamespace, run, synced, testClient } from '../support.js';
 
 const PASSWORD = 'hunter2';
 const PASSWORD_B64 = Buffer.from(PASSWORD).toString('base64');

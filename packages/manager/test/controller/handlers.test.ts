@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import type { InformerEvent } from '@kubeloop/cache';
 import { ConfigMap, defineKind, Namespace } from '@kubeloop/scheme';
 import type { KubeObject, ObjectMeta, OwnerReference } from '@kubeloop/scheme';
-import { enqueueMapped, enqueueObject, enqueueOwner } from '../src/index.js';
-import type { Request } from '../src/index.js';
+import { enqueueMapped, enqueueObject, enqueueOwner } from '../../src/index.js';
+import type { Request } from '../../src/index.js';
 
 const HardDisk = defineKind<KubeObject & { apiVersion: 'crd-demo.io/v1'; kind: 'HardDisk' }>({
   group: 'crd-demo.io',

@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client, Stored } from '@kubeloop/client';
 import { eventsv1 } from '@kubeloop/scheme';
 import type { ConfigMap } from '@kubeloop/scheme';
-import { createLogger, createManager } from '../src/index.js';
-import type { Manager } from '../src/index.js';
-import { testKubeConfig, uniqueName } from '../../../test/support/env.js';
-import { LogCapture, newNamespace, testClient } from './support.js';
+import { createLogger, createManager } from '../../src/index.js';
+import type { Manager } from '../../src/index.js';
+import { testKubeConfig, uniqueName } from '../../../../test/support/env.js';
+import { LogCapture, newNamespace, testClient } from '../support.js';
 
 let client: Client;
 let ns: string;

@@ -15,10 +15,10 @@ import { mergePatch } from '@kubeloop/client';
 import { ConfigMap } from '@kubeloop/scheme';
 import type { Scheme } from '@kubeloop/scheme';
 import type { InformerCache } from '@kubeloop/cache';
-import { controller, isManagerError, Result, TOKENS } from '../src/index.js';
-import type { EventRecorderProvider, Manager, ReconcileContext, Reconciler, ReconcilerClass, Request } from '../src/index.js';
-import { eventually, newNamespace, run, synced, testClient, testManager } from './support.js';
-import type { Running } from './support.js';
+import { controller, isManagerError, Result, TOKENS } from '../../src/index.js';
+import type { EventRecorderProvider, Manager, ReconcileContext, Reconciler, ReconcilerClass, Request } from '../../src/index.js';
+import { eventually, newNamespace, run, synced, testClient, testManager } from '../support.js';
+import type { Running } from '../support.js';
 
 let client: Client;
 let ns: string;

@@ -19,10 +19,10 @@ import {
   setControllerReference,
   setOwnerReference,
   setStatusCondition,
-} from '../src/index.js';
-import type { Condition } from '../src/index.js';
-import { jsonEqual } from '../src/internal/json-equal.js';
-import { testKubeConfig, uniqueName } from '../../../test/support/env.js';
+} from '../../src/index.js';
+import type { Condition } from '../../src/index.js';
+import { jsonEqual } from '../../src/internal/json-equal.js';
+import { testKubeConfig, uniqueName } from '../../../../test/support/env.js';
 
 type CM = ConfigMap & { apiVersion: 'v1'; kind: 'ConfigMap' };
 

@@ -9,10 +9,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { metadataOnly, mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { ConfigMap, Secret } from '@kubeloop/scheme';
-import { enqueueMapped, isManagerError, labelSelectorPredicate, observableSource, Result } from '../src/index.js';
-import type { Manager, ReconcileContext, Request } from '../src/index.js';
-import { eventually, metric, newNamespace, run, synced, testClient, testManager } from './support.js';
-import type { Running } from './support.js';
+import { enqueueMapped, isManagerError, labelSelectorPredicate, observableSource, Result } from '../../src/index.js';
+import type { Manager, ReconcileContext, Request } from '../../src/index.js';
+import { eventually, metric, newNamespace, run, synced, testClient, testManager } from '../support.js';
+import type { Running } from '../support.js';
 
 let client: Client;
 let ns: string;

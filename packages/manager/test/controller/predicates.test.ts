@@ -15,8 +15,8 @@ import {
   not,
   or,
   resourceVersionChanged,
-} from '../src/index.js';
-import type { Predicate } from '../src/index.js';
+} from '../../src/index.js';
+import type { Predicate } from '../../src/index.js';
 
 function obj(metadata: ObjectMeta): KubeObject {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'ns', ...metadata } };
