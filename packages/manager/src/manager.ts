@@ -113,6 +113,13 @@ export interface ManagerOptions {
    * Default: 60 000 ms.
    */
   readonly informerStaleAfterMs?: number;
+  /**
+   * Every controller re-enqueues every cached object of its `for` kind this
+   * often (jittered ±10 %, at low priority) unless its own options say
+   * otherwise; 0 turns it off. Default: 36 000 000 (10 hours, as
+   * controller-runtime's `SyncPeriod`).
+   */
+  readonly syncPeriodMs?: number;
 }
 
 /** The manager. */
@@ -343,6 +350,8 @@ class KubeManager implements Manager {
       metrics: this.metrics,
       group,
       kind,
+      forKind: definition.for,
+      defaultSyncPeriodMs: this.options.syncPeriodMs ?? 36_000_000,
     });
     this.controllerList.push(controller);
     this.runnables.push({ run: (s) => controller.start(s), needLeaderElection: controller.needLeaderElection, name: `controller ${name}` });

@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { InformerCache } from '@kubeloop/cache';
-import { createPriorityQueue, defaultControllerRateLimiter } from '@kubeloop/workqueue';
+import type { KindRef } from '@kubeloop/client';
+import { createPriorityQueue, defaultControllerRateLimiter, LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
 import type { RateLimiter, WorkQueue, WorkQueueOptions } from '@kubeloop/workqueue';
 import { isManagerError, ManagerError } from '../errors.js';
 import type { ControllerMetrics } from '../metrics/controller-metrics.js';
@@ -35,6 +36,16 @@ export interface ControllerOptions {
    * `createWorkQueue` for the classic FIFO queue.
    */
   readonly newQueue?: (options: WorkQueueOptions) => WorkQueue;
+  /**
+   * Re-enqueue every cached object of the `for` kind this often, at low
+   * priority, each period jittered by ±10 % (controller-runtime's
+   * `SyncPeriod`): a safety net for drift a watch cannot see (state outside
+   * Kubernetes, a reconcile that forgot to requeue). 0 turns it off.
+   * Default: the manager's `syncPeriodMs` (10 hours, as controller-runtime:
+   * often enough to repair drift within a working day, rare enough that a
+   * 50,000-object cache costs no noticeable load).
+   */
+  readonly syncPeriodMs?: number;
   /** Run only while this manager leads. Default: true. */
   readonly needLeaderElection?: boolean;
 }
@@ -44,6 +55,10 @@ export interface ControllerDeps {
   readonly logger: Logger;
   readonly registry: Registry;
   readonly metrics: ControllerMetrics;
+  /** The `for` kind, re-enqueued every sync period. Default: none (no resync). */
+  readonly forKind?: KindRef;
+  /** The sync period when the controller's options name none; 0: off. */
+  readonly defaultSyncPeriodMs?: number;
   /** group and kind of the `for` object, for log fields. */
   readonly group: string;
   readonly kind: string;
@@ -140,12 +155,31 @@ export class Controller {
     this.synced = true;
     this.log.info('caches synced; starting workers');
     const workers = Array.from({ length: this.maxConcurrent }, () => this.worker(queue, signal));
+    const syncPeriodMs = this.options.syncPeriodMs ?? this.deps.defaultSyncPeriodMs ?? 0;
+    if (syncPeriodMs > 0 && this.deps.forKind) workers.push(this.resync(this.deps.forKind, syncPeriodMs, queue, signal));
     // Stop handing out keys at once; reconciles in flight finish (the workers await them).
     const stop = (): void => queue.shutDown();
     if (signal.aborted) stop();
     else signal.addEventListener('abort', stop, { once: true });
     await Promise.all(workers);
     this.log.info('controller stopped');
+  }
+
+  /** Every jittered period, every cached object of the `for` kind goes back into the queue at low priority. */
+  private async resync(kind: KindRef, periodMs: number, queue: WorkQueue, signal: AbortSignal): Promise<void> {
+    while (await sleep(periodMs * (0.9 + Math.random() * 0.2), signal)) {
+      try {
+        const list = await this.deps.cache.list(kind, { signal });
+        for (const obj of list.items) {
+          const m = obj.metadata;
+          if (m?.name) queue.addWithOptions(requestKey(m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name }), { priority: LOW_PRIORITY });
+        }
+        this.log.debug({ objects: list.items.length }, 'periodic resync');
+      } catch (err) {
+        if (signal.aborted) return;
+        this.log.warn({ err }, 'periodic resync failed; trying again next period');
+      }
+    }
   }
 
   private async worker(queue: WorkQueue, stopSignal: AbortSignal): Promise<void> {

@@ -212,3 +212,34 @@ describe('results and errors', () => {
     expect(await metric(manager.registry, 'controller_runtime_reconcile_total', { controller: 'stop-with-timeout', result: 'success' })).toBe(1);
   });
 });
+
+describe('syncPeriodMs', () => {
+  it('re-enqueues every cached object of the `for` kind each period, with no change made', async () => {
+    const own = await newNamespace(client, 'resync');
+    await Promise.all(['a', 'b', 'c'].map((n) => configMap(n, own)));
+    const counts = new Map<string, number>();
+    const manager = testManager(own, { syncPeriodMs: 250 });
+    manager.controller().named('resync').for(ConfigMap).complete((req) => {
+      counts.set(req.name, (counts.get(req.name) ?? 0) + 1);
+      return Result.done();
+    });
+    start(manager);
+    await eventually(() => Object.fromEntries(counts), (c) => ['a', 'b', 'c'].every((n) => (c[n] ?? 0) >= 4), 'three resyncs of every object');
+  });
+
+  it('is off with 0, and the manager default (10 h) does not fire during a test', async () => {
+    const own = await newNamespace(client, 'noresync');
+    await configMap('only', own);
+    let calls = 0;
+    const manager = testManager(own);
+    manager.controller().named('noresync').for(ConfigMap).withOptions({ syncPeriodMs: 0 }).complete(() => {
+      calls++;
+      return Result.done();
+    });
+    start(manager);
+    await synced(manager);
+    await eventually(() => calls, (n) => n === 1, 'the initial reconcile');
+    await sleep(600);
+    expect(calls).toBe(1);
+  });
+});
