@@ -5,11 +5,19 @@
  * With no cluster configured (no KUBECONFIG and no ~/.kube/config), or with
  * --envtest, it starts a local control plane through @kubeloop/envtest;
  * otherwise it uses the cluster in KUBECONFIG. It installs the CRD, starts
- * the manager (two replicas with leader election when asked: --replicas 2),
- * applies the sample HardDisk, and logs the reconcile and the disk's status
- * until Ctrl-C.
+ * the manager, applies the sample HardDisk, and logs the reconcile and the
+ * disk's status until Ctrl-C.
  *
- *   node dist/main.js [--envtest] [--replicas 1|2] [--no-sample] [--kubeconfig PATH]
+ * High availability: run one process per replica with --leader-elect (each
+ * gets its own identity, host name plus a random suffix, so only one leads);
+ * --replicas 2 runs two leader-elected managers in this one process, for a
+ * quick look at a takeover.
+ *
+ *   node dist/main.js [--envtest] [--leader-elect] [--replicas 1|2] [--no-sample] [--kubeconfig PATH]
+ *                     [--metrics-bind-address 127.0.0.1:8080] [--health-probe-bind-address 127.0.0.1:8081]
+ *
+ * The probe and metrics servers bind 127.0.0.1 by default; pass `0.0.0.0:8081`
+ * (or `:8081`) to serve other hosts, as a pod's kubelet probes need.
  */
 import './index.js';
 import { existsSync, readFileSync } from 'node:fs';
@@ -33,6 +41,7 @@ const { values } = parseArgs({
   options: {
     envtest: { type: 'boolean', default: false },
     replicas: { type: 'string', default: '1' },
+    'leader-elect': { type: 'boolean', default: false },
     'no-sample': { type: 'boolean', default: false },
     kubeconfig: { type: 'string' },
     'metrics-bind-address': { type: 'string', default: '127.0.0.1:8080' },
@@ -79,7 +88,8 @@ for (let i = 0; i < replicas; i++) {
     fieldOwner: 'harddisk-operator',
     logger: log.child({ replica: i }),
     ...(i === 0 ? { metricsBindAddress: values['metrics-bind-address'], healthProbeBindAddress: values['health-probe-bind-address'] } : {}),
-    ...(replicas > 1 ? { leaderElection: { name: 'harddisk-operator', namespace: 'default', identity: `replica-${i}`, releaseOnCancel: true } } : {}),
+    // No fixed identity: the default (host name + random suffix) is unique per process and per manager.
+    ...(replicas > 1 || values['leader-elect'] ? { leaderElection: { name: 'harddisk-operator', namespace: 'default', releaseOnCancel: true } } : {}),
   });
   setupHardDiskController(manager, 'decorator');
   managers.push(manager);
@@ -117,3 +127,6 @@ if (failed) {
 } else {
   log.info('operator stopped');
 }
+// start() has returned within the graceful (or lease-loss) bound; a reconcile that ignored its
+// signal may still hold a timer: exit now (once the log is written) rather than wait for it.
+log.flush(() => process.exit());
