@@ -37,6 +37,7 @@ import type { EventRecorder } from './events/recorder.js';
 import { createLogger } from './log/logging.js';
 import { ControllerMetrics } from './metrics/controller-metrics.js';
 import { leaderElectionMetrics } from './metrics/leader-election-metrics.js';
+import { registerDefaultMetrics } from './metrics/process-metrics.js';
 import { startHealthServer, startMetricsServer } from './server/http-servers.js';
 import type { HealthCheck } from './server/http-servers.js';
 
@@ -105,6 +106,14 @@ export interface ManagerOptions {
   readonly container?: DependencyContainer;
   /** Prometheus registry. Default: a new one. */
   readonly registry?: Registry;
+  /**
+   * Register prom-client's default process and Node.js metrics
+   * (`process_cpu_seconds_total`, `process_resident_memory_bytes`,
+   * `nodejs_eventloop_lag_seconds`, `nodejs_heap_size_used_bytes`, ...) in
+   * the registry, as controller-runtime registers the process and Go
+   * collectors. Once per registry. Default: true.
+   */
+  readonly defaultMetrics?: boolean;
   /** Transport tuning (QPS, burst, timeouts). */
   readonly transportOptions?: TransportOptions;
   /**
@@ -253,6 +262,7 @@ class KubeManager implements Manager {
         registry: this.registry,
       });
     this.metrics = new ControllerMetrics(this.registry);
+    if (options.defaultMetrics !== false) registerDefaultMetrics(this.registry);
 
     this.container = (options.container ?? rootContainer).createChildContainer();
     this.container.registerInstance(TOKENS.Client, this.client);

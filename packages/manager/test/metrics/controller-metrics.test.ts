@@ -49,3 +49,20 @@ describe('controller metrics', () => {
     expect(await registry.metrics()).toContain('# TYPE leader_election_master_status gauge');
   });
 });
+
+describe('process and Node.js metrics', () => {
+  it('a manager registers them once per registry (two managers may share one), and can leave them out', async () => {
+    const { createManager, createLogger } = await import('../../src/index.js');
+    const { testKubeConfig } = await import('../../../../test/support/env.js');
+    const registry = new Registry();
+    createManager({ kubeConfig: testKubeConfig(), registry, logger: createLogger({ level: 'silent' }) });
+    createManager({ kubeConfig: testKubeConfig(), registry, logger: createLogger({ level: 'silent' }) });
+    const text = await registry.metrics();
+    expect(text).toContain('# TYPE process_resident_memory_bytes gauge');
+    expect(text).toContain('# TYPE nodejs_heap_size_used_bytes gauge');
+    expect(text.match(/# TYPE process_cpu_user_seconds_total/g)).toHaveLength(1);
+    const bare = new Registry();
+    createManager({ kubeConfig: testKubeConfig(), registry: bare, defaultMetrics: false, logger: createLogger({ level: 'silent' }) });
+    expect(await bare.metrics()).not.toContain('process_resident_memory_bytes');
+  });
+});
