@@ -69,4 +69,28 @@ describe('workspace import graph', () => {
       expect(manifest.engines?.node).toBe('>=22.19.0');
     }
   });
+
+  it('every package is complete for a registry (node scripts/sync-manifests.mjs)', () => {
+    for (const pkg of packages) {
+      const dir = join(root, 'packages', pkg);
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown> & {
+        files?: string[];
+        scripts?: Record<string, string>;
+        dependencies?: Record<string, string>;
+        repository?: { directory?: string };
+        private?: boolean;
+      };
+      if (manifest.private) continue;
+      expect(manifest.license, pkg).toBe('Apache-2.0');
+      expect(existsSync(join(dir, 'LICENSE')), `${pkg}/LICENSE`).toBe(true);
+      expect(existsSync(join(dir, 'README.md')), `${pkg}/README.md`).toBe(true);
+      expect(manifest.repository?.directory, pkg).toBe(`packages/${pkg}`);
+      expect(manifest.types, pkg).toBe('./dist/index.d.ts');
+      expect(manifest.files, pkg).toContain('!dist/**/*.tsbuildinfo');
+      expect(manifest.scripts?.['prepack'], pkg).toBe('tsc -b');
+      for (const [dep, range] of Object.entries(manifest.dependencies ?? {})) {
+        if (dep.startsWith('@kubeloop/')) expect(range, `${pkg} -> ${dep}`).toBe('workspace:^');
+      }
+    }
+  });
 });
