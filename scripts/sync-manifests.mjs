@@ -6,9 +6,10 @@
 //   node scripts/sync-manifests.mjs
 // test/workspace.test.ts checks the result.
 import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const root = new URL('..', import.meta.url).pathname;
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dirs = readdirSync(join(root, 'packages')).map((d) => join('packages', d)).filter((d) => existsSync(join(root, d, 'package.json')));
 
 for (const dir of dirs) {
