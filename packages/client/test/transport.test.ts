@@ -101,7 +101,7 @@ describe('transport', () => {
     await writeFile(join(dir, 'bad'), 'clusters: [nope: {');
     expect(() => loadKubeConfig(join(dir, 'bad'))).toThrow(expect.objectContaining({ reason: 'InvalidConfig' }) as Error);
     await writeFile(join(dir, 'empty'), 'apiVersion: v1\nkind: Config\n');
-    expect(() => loadKubeConfig(join(dir, 'empty'))).toThrow(/no current cluster/);
+    expect(() => loadKubeConfig(join(dir, 'empty'))).toThrow(/no current-context/);
     expect(() => createTransport(new KubeConfig())).toThrow(expect.objectContaining({ reason: 'InvalidConfig' }) as Error);
   });
 });
