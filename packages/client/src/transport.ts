@@ -442,27 +442,39 @@ class HttpTransport implements Transport {
     return new Promise((resolve, reject) => {
       const fn = this.https ? httpsRequest : httpRequest;
       let r: ClientRequest;
+      let settled = false;
+      const fail = (err: ClientError): void => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        report('<error>');
+        reject(err);
+      };
+      // Settle at once: a request still queued for a socket of a full pool emits no error until it gets one.
       const onAbort = (): void => {
+        fail(signal.reason as ClientError);
         r.destroy(signal.reason as Error);
       };
       try {
         r = fn(url, { method: req.method, headers, agent: streaming ? agents.streaming : agents.normal }, (res) => {
+          if (settled) {
+            res.destroy();
+            return;
+          }
+          settled = true;
           signal.removeEventListener('abort', onAbort);
           report(res.statusCode ?? 0);
           resolve({ res, auth });
         });
       } catch (cause) {
-        report('<error>');
-        reject(connectionError(what, this.credentials.source, cause));
+        fail(connectionError(what, this.credentials.source, cause));
         return;
       }
       signal.addEventListener('abort', onAbort, { once: true });
       r.on('error', (cause) => {
-        signal.removeEventListener('abort', onAbort);
-        report('<error>');
-        if (cause instanceof ClientError) reject(cause);
-        else if (signal.aborted) reject(signal.reason as Error);
-        else reject(connectionError(what, this.credentials.source, cause));
+        if (cause instanceof ClientError) fail(cause);
+        else if (signal.aborted) fail(signal.reason as ClientError);
+        else fail(connectionError(what, this.credentials.source, cause));
       });
       if (req.body !== undefined) r.write(req.body);
       r.end();
