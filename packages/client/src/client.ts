@@ -3,12 +3,12 @@
  * into a resource and scope, and that gives the REST path. Reads may be
  * routed to a cache Reader; writes always go to the API server.
  */
-import { createDynamicRESTMapper } from '@kubeloop/mapper';
+import { createDynamicRESTMapper, isMapperError } from '@kubeloop/mapper';
 import type { RESTMapper, RESTMapping } from '@kubeloop/mapper';
 import { builtinScheme, parseApiVersion } from '@kubeloop/scheme';
 import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { transportDiscovery } from './discovery.js';
-import { ClientError } from './errors.js';
+import { ClientError, isClientError } from './errors.js';
 import { isMetadataRef } from './kinds.js';
 import type { KindRef, ListFor, ObjectFor, ObjectKey, Stored, TypeRef, WithKind } from './kinds.js';
 import { renderSelector, writeQuery } from './options.js';
@@ -209,7 +209,14 @@ class KubeClient implements Client {
     } catch (cause) {
       throw new ClientError('InvalidRequest', `malformed apiVersion ${JSON.stringify(kind.apiVersion)}`, { cause });
     }
-    const mapping = await this.mapper.restMapping({ group: gv.group, kind: kind.kind }, gv.version);
+    let mapping: RESTMapping;
+    try {
+      mapping = await this.mapper.restMapping({ group: gv.group, kind: kind.kind }, gv.version);
+    } catch (err) {
+      // A discovery request that failed for a reason of its own (401, 403, a reset, a timeout) is that ClientError, so isUnauthorized() and friends see it.
+      if (isMapperError(err) && err.reason === 'DiscoveryFailed' && isClientError(err.cause)) throw err.cause;
+      throw err;
+    }
     return { mapping, metadataOnly: isMetadataRef(ref), typed: this.isTyped(kind), label: `${kind.kind}.${kind.apiVersion}` };
   }
 
