@@ -13,9 +13,10 @@ import './internal/node-version.js';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { HttpProxyAgent, HttpsProxyAgent } from 'hpagent';
+import { createRequire } from 'node:module';
 import { ClientError } from './errors.js';
 import { Credentials } from './internal/credentials.js';
+import type * as Hpagent from 'hpagent';
 import type { AuthState, TlsMaterial } from './internal/credentials.js';
 import { TokenBucket, sleep } from './internal/rate-limiter.js';
 import type { KubeConfigLike, RestConfig } from './kubeconfig.js';
@@ -150,6 +151,8 @@ export interface Transport {
 }
 
 const VERSION = '0.1.0';
+/** Synchronous, on-demand loading of dependencies most processes never need. */
+const load = createRequire(import.meta.url);
 const MiB = 1024 * 1024;
 
 function encodeQuery(query: Query | undefined): string {
@@ -341,7 +344,9 @@ class HttpTransport implements Transport {
   private makeAgent(tls: TlsMaterial, maxSockets: number): AnyAgent {
     const common = { keepAlive: true, maxSockets, scheduling: 'lifo' as const };
     const proxy = this.config.proxyUrl;
-    if (!this.https) return proxy ? new HttpProxyAgent({ ...common, proxy }) : new HttpAgent(common);
+    // hpagent (a CONNECT-tunnelling agent) is loaded only when a config names a proxy.
+    const { HttpProxyAgent, HttpsProxyAgent } = proxy ? (load('hpagent') as typeof Hpagent) : ({} as Partial<typeof Hpagent>);
+    if (!this.https) return proxy && HttpProxyAgent ? new HttpProxyAgent({ ...common, proxy }) : new HttpAgent(common);
     const tlsOptions = {
       ...(tls.ca ? { ca: tls.ca } : {}),
       ...(tls.cert ? { cert: tls.cert } : {}),
@@ -349,7 +354,7 @@ class HttpTransport implements Transport {
       rejectUnauthorized: tls.rejectUnauthorized,
       ...(tls.servername ? { servername: tls.servername } : {}),
     };
-    return proxy ? new HttpsProxyAgent({ ...common, ...tlsOptions, proxy }) : new HttpsAgent({ ...common, ...tlsOptions });
+    return proxy && HttpsProxyAgent ? new HttpsProxyAgent({ ...common, ...tlsOptions, proxy }) : new HttpsAgent({ ...common, ...tlsOptions });
   }
 
   async request(req: TransportRequest): Promise<TransportResponse> {

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
+import { connect, createServer as createNetServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -339,6 +339,34 @@ describe('transport configuration mistakes', () => {
       t.close();
     } finally {
       await srv.close();
+    }
+  });
+
+  it('proxy-url: requests tunnel through an HTTP CONNECT proxy to the real API server', async () => {
+    const tunnels: string[] = [];
+    const proxy = createServer((_req, res) => res.writeHead(405).end());
+    proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+      tunnels.push(req.url ?? '');
+      const [host, port] = (req.url ?? '').split(':');
+      const upstream = connect(Number(port), host, () => {
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    try {
+      const real = loadKubeConfig(testKubeconfigPath());
+      const t = createTransport({ ...real, proxyUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+      expect((await t.request({ method: 'GET', path: '/version' })).status).toBe(200);
+      expect(tunnels).toEqual([new URL(real.server).host]);
+      t.close();
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((r) => proxy.close(r));
     }
   });
 

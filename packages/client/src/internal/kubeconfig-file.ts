@@ -6,9 +6,17 @@
  * `current-context` wins). Every error names the file and the field.
  */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { load } from 'js-yaml';
+import type * as JsYaml from 'js-yaml';
 import { ClientError } from '../errors.js';
+
+/** js-yaml, loaded the first time a file is parsed (an in-cluster process never needs it). */
+let yaml: typeof JsYaml | undefined;
+function parseYaml(text: string): unknown {
+  yaml ??= createRequire(import.meta.url)('js-yaml') as typeof JsYaml;
+  return yaml.load(text);
+}
 
 /** `clusters[].cluster` of a kubeconfig, with paths absolute. */
 export interface FileCluster {
@@ -245,7 +253,7 @@ export function parseKubeconfig(text: string, file: string): ParsedFile {
   if (text.trim() === '') raw = {};
   else {
     try {
-      raw = load(text);
+      raw = parseYaml(text);
     } catch (cause) {
       const message = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
       throw new ClientError('InvalidConfig', `kubeconfig ${file} is not valid YAML: ${message}`, { cause });
