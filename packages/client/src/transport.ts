@@ -14,6 +14,7 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
 import { ClientError } from './errors.js';
 import { Credentials } from './internal/credentials.js';
 import type * as Hpagent from 'hpagent';
@@ -334,9 +335,12 @@ class HttpTransport implements Transport {
     const next: Agents = { generation: auth.tlsGeneration, normal: make(this.options.maxSockets), streaming: make(Infinity) };
     this.agents = next;
     if (current) {
-      // a new client certificate: let requests in flight finish, close the idle sockets now
-      current.normal.destroy();
-      current.streaming.destroy();
+      // A new client certificate: requests and watches in flight finish on the old
+      // sockets; idle ones close now and busy ones as soon as they are freed.
+      for (const agent of [current.normal, current.streaming]) {
+        for (const list of Object.values(agent.freeSockets)) for (const socket of list ?? []) socket.destroy();
+        agent.on('free', (socket: Socket) => socket.destroy());
+      }
     }
     return next;
   }

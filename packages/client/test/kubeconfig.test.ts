@@ -9,7 +9,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
+import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigMap } from '@kubeloop/scheme';
@@ -279,7 +282,7 @@ const info = JSON.parse(process.env.KUBERNETES_EXEC_INFO);
 appendFileSync(process.env.COUNT_FILE, JSON.stringify(info) + '\\n');
 if (process.env.FAIL) { process.stderr.write('plugin: ' + process.env.FAIL); process.exit(3); }
 if (process.env.GARBAGE) { process.stdout.write('this is not json'); process.exit(0); }
-const status = { token: readFileSync(process.env.TOKEN_FILE, 'utf8').trim() };
+const status = process.env.CERT ? { clientCertificateData: process.env.CERT, clientKeyData: process.env.KEY } : { token: readFileSync(process.env.TOKEN_FILE, 'utf8').trim() };
 if (process.env.EXPIRES) status.expirationTimestamp = process.env.EXPIRES;
 process.stdout.write(JSON.stringify({ apiVersion: info.apiVersion, kind: 'ExecCredential', status }));
 `,
@@ -363,6 +366,30 @@ process.stdout.write(JSON.stringify({ apiVersion: info.apiVersion, kind: 'ExecCr
     expect(seen).toHaveLength(2);
     expect(seen[0]!.apiVersion).toBe('client.authentication.k8s.io/v1beta1'); // the default when a config leaves it out
     t.close();
+  });
+
+  it('a plugin that hands out a client certificate: the TLS handshake presents it (a loopback server that requires one)', async () => {
+    const command = await plugin();
+    const client = selfSigned('exec-client');
+    const serverCert = selfSigned('localhost');
+    const server = createHttpsServer({ cert: serverCert.certPem, key: serverCert.keyPem, ca: client.certPem, requestCert: true, rejectUnauthorized: true }, (req, res) => {
+      const peer = (req.socket as TLSSocket).getPeerCertificate();
+      res.end(JSON.stringify({ cn: peer.subject.CN }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const t = createTransport({
+        server: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        tls: { caData: serverCert.certPem, serverName: 'localhost' },
+        auth: { exec: { command, env: [{ name: 'COUNT_FILE', value: join(dir, 'exec-count-cert') }, { name: 'CERT', value: client.certPem }, { name: 'KEY', value: client.keyPem }] } },
+      });
+      const res = await t.request({ method: 'GET', path: '/whoami' });
+      expect(JSON.parse(res.body)).toEqual({ cn: 'exec-client' });
+      t.close();
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('a plugin that is missing, fails or prints garbage is an InvalidConfig error saying so (with the install hint and stderr)', async () => {
