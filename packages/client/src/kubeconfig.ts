@@ -43,6 +43,11 @@ export interface ExecConfig {
 /**
  * TLS settings of a {@link RestConfig}. `*Data` fields hold PEM text; file
  * fields hold absolute paths, read when a transport is made.
+ *
+ * @example
+ * ```ts
+ * const tls: TLSConfig = { caFile: '/etc/kubernetes/ca.crt', certFile: '/etc/me.crt', keyFile: '/etc/me.key' };
+ * ```
  */
 export interface TLSConfig {
   /** CA bundle (PEM) trusted for the server. Default: Node's built-in roots. */
@@ -60,7 +65,15 @@ export interface TLSConfig {
   readonly serverName?: string;
 }
 
-/** How requests authenticate, besides a client certificate. At most one of token / tokenFile / basic / exec / authProvider is used, in that order. */
+/**
+ * How requests authenticate, besides a client certificate. At most one of
+ * token / tokenFile / basic / exec / authProvider is used, in that order.
+ *
+ * @example
+ * ```ts
+ * const auth: AuthConfig = { tokenFile: '/var/run/secrets/tokens/operator' };
+ * ```
+ */
 export interface AuthConfig {
   /** A bearer token. */
   readonly token?: string;
@@ -75,7 +88,14 @@ export interface AuthConfig {
   readonly authProvider?: { readonly name: string; readonly config: Readonly<Record<string, string>> };
 }
 
-/** Impersonation headers (`Impersonate-User`, `-Uid`, `-Group`, `-Extra-*`). */
+/**
+ * Impersonation headers (`Impersonate-User`, `-Uid`, `-Group`, `-Extra-*`).
+ *
+ * @example
+ * ```ts
+ * const impersonate: ImpersonationConfig = { user: 'jane', groups: ['team-a'] };
+ * ```
+ */
 export interface ImpersonationConfig {
   readonly user?: string;
   readonly uid?: string;
@@ -125,7 +145,14 @@ export interface RestConfig {
  */
 export type KubeConfigLike = RestConfig | KubeConfig;
 
-/** Options for {@link loadKubeConfig}. */
+/**
+ * Options for {@link loadKubeConfig}.
+ *
+ * @example
+ * ```ts
+ * const options: LoadKubeConfigOptions = { path: `${process.env.HOME}/.kube/kind.yaml`, context: 'kind-dev' };
+ * ```
+ */
 export interface LoadKubeConfigOptions {
   /** A kubeconfig file (kubectl's `--kubeconfig`): used alone, and it must exist. Default: none (KUBECONFIG, in-cluster, then `~/.kube/config`). */
   readonly path?: string;
