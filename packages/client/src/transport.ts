@@ -276,7 +276,7 @@ class Attempt {
     const what = `${req.method} ${req.path}`;
     if (timeoutMs > 0) {
       this.timer = setTimeout(() => {
-        this.controller.abort(new ClientError('ClientTimeout', `${what}: no complete answer within ${timeoutMs} ms`));
+        this.controller.abort(new ClientError('ClientTimeout', `${what}: no answer within ${timeoutMs} ms (the deadline covers connecting, the headers and the whole body)`));
       }, timeoutMs);
     }
     const caller = req.signal;
@@ -428,7 +428,8 @@ class HttpTransport implements Transport {
   async stream(req: TransportRequest): Promise<IncomingMessage> {
     const deadline = new Attempt(req, req.timeoutMs ?? 0);
     try {
-      const { res } = await this.once(req, true, deadline.signal);
+      const { res, auth } = await this.once(req, true, deadline.signal);
+      if (res.statusCode === 401) this.credentials.unauthorized(auth);
       return res;
     } finally {
       // The caller's signal keeps working on the stream through watchEvents; the deadline ends at the headers.

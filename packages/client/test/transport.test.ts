@@ -176,7 +176,7 @@ describe('transport deadlines and limits (a loopback server that stalls or flood
       const t = createTransport({ server: srv.url }, { timeoutMs: 300 });
       const err = await errorOf(t.request({ method: 'GET', path: '/api/v1/configmaps' }));
       expect(err.reason).toBe('ClientTimeout');
-      expect(err.message).toContain('no complete answer within 300 ms');
+      expect(err.message).toContain('no answer within 300 ms (the deadline covers connecting, the headers and the whole body)');
       t.close();
     } finally {
       await srv.close();
@@ -417,7 +417,7 @@ describe('watches never starve other requests (the real API server)', () => {
       const work = [
         ...Array.from({ length: 20 }, () => t.request({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps` })),
         ...Array.from({ length: 10 }, (_, i) =>
-          t.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: JSON.stringify({ metadata: { name: `cm-${i}` }, data: { i: String(i) } }) }),
+          t.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: JSON.stringify({ metadata: { name: `cm-${i}` }, data: { starve: String(i) } }) }),
         ),
         t.request({ method: 'POST', path: `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`, body: JSON.stringify({ metadata: { name: 'leader' }, spec: { holderIdentity: 'me', leaseDurationSeconds: 15 } }) }),
       ];

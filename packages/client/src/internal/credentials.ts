@@ -117,6 +117,8 @@ export class Credentials {
   private delegateLoading: Promise<KubeConfig> | undefined;
   private readonly needsAuthProvider: boolean;
   private token: string | undefined;
+  /** The token file in use (none when a token is given outright). */
+  private readonly tokenFile: string | undefined;
   private tokenReadAt = 0;
   private tokenReading: Promise<void> | undefined;
   private tlsGeneration = 0;
@@ -154,6 +156,7 @@ export class Credentials {
       throw new ClientError('InvalidConfig', `${source}: a client certificate needs a client key and a key needs a certificate`);
     }
     this.staticHeaders = impersonationHeaders(config);
+    this.tokenFile = auth.token ? undefined : auth.tokenFile;
     if (auth.token) this.token = auth.token;
     else if (auth.tokenFile) {
       this.token = readToken(auth.tokenFile, source);
@@ -178,7 +181,7 @@ export class Credentials {
   async get(): Promise<AuthState> {
     const headers: Record<string, string | string[]> = { ...this.staticHeaders };
     let exec: ExecResult | undefined;
-    if (this.config.auth?.tokenFile && Date.now() - this.tokenReadAt > TOKEN_FILE_REFRESH_MS) await this.rereadToken();
+    if (this.tokenFile && Date.now() - this.tokenReadAt > TOKEN_FILE_REFRESH_MS) await this.rereadToken(this.tokenFile);
     if (this.token) headers['authorization'] = `Bearer ${this.token}`;
     else if (this.exec) {
       exec = await this.exec.get();
@@ -206,11 +209,10 @@ export class Credentials {
   /** The server answered 401: drop a cached exec credential and re-read a token file on the next request. */
   unauthorized(state: AuthState): void {
     if (state.exec) this.exec?.invalidate(state.exec);
-    if (this.config.auth?.tokenFile) this.tokenReadAt = 0;
+    if (this.tokenFile) this.tokenReadAt = 0;
   }
 
-  private rereadToken(): Promise<void> {
-    const file = this.config.auth!.tokenFile!;
+  private rereadToken(file: string): Promise<void> {
     this.tokenReading ??= readFile(file, 'utf8')
       .then(
         (text) => {
