@@ -307,33 +307,40 @@ interface Agents {
 
 class HttpTransport implements Transport {
   readonly server: URL;
-  readonly config: RestConfig;
-  private agents: Agents | undefined;
+  // Credentials live in a #private field and the config behind a getter, so
+  // logging or serialising a transport (or a client holding one) shows no token
+  // and no private key (the agents hold the TLS options).
+  readonly #credentials: Credentials;
+  #agents: Agents | undefined;
   private readonly limiter: TokenBucket | undefined;
   private readonly https: boolean;
 
   constructor(
-    private readonly credentials: Credentials,
+    credentials: Credentials,
     readonly options: Transport['options'],
     private readonly given: TransportOptions,
   ) {
+    this.#credentials = credentials;
     this.server = credentials.server;
-    this.config = credentials.config;
     this.https = this.server.protocol === 'https:';
     this.limiter = options.qps > 0 ? new TokenBucket(options.qps, options.burst) : undefined;
   }
 
+  get config(): RestConfig {
+    return this.#credentials.config;
+  }
+
   fork(options: TransportOptions = {}): Transport {
     const merged = { ...this.given, ...options };
-    return new HttpTransport(this.credentials, resolveOptions(merged), merged);
+    return new HttpTransport(this.#credentials, resolveOptions(merged), merged);
   }
 
   private agentsFor(auth: AuthState): Agents {
-    const current = this.agents;
+    const current = this.#agents;
     if (current && current.generation === auth.tlsGeneration) return current;
     const make = (maxSockets: number): AnyAgent => this.makeAgent(auth.tls, maxSockets);
     const next: Agents = { generation: auth.tlsGeneration, normal: make(this.options.maxSockets), streaming: make(Infinity) };
-    this.agents = next;
+    this.#agents = next;
     if (current) {
       // A new client certificate: requests and watches in flight finish on the old
       // sockets; idle ones close now and busy ones as soon as they are freed.
@@ -369,7 +376,7 @@ class HttpTransport implements Transport {
       try {
         const { res, auth } = await this.once(req, false, deadline.signal);
         response = { status: res.statusCode ?? 0, headers: res.headers, body: await this.readBody(req, res, deadline.signal) };
-        if (response.status === 401) this.credentials.unauthorized(auth);
+        if (response.status === 401) this.#credentials.unauthorized(auth);
       } finally {
         deadline.done();
       }
@@ -415,7 +422,7 @@ class HttpTransport implements Transport {
     } catch (cause) {
       if (cause instanceof ClientError) throw cause;
       if (signal.aborted) throw signal.reason as Error;
-      throw connectionError(`${what}: the answer was cut off`, this.credentials.source, cause);
+      throw connectionError(`${what}: the answer was cut off`, this.#credentials.source, cause);
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
@@ -429,7 +436,7 @@ class HttpTransport implements Transport {
     const deadline = new Attempt(req, req.timeoutMs ?? 0);
     try {
       const { res, auth } = await this.once(req, true, deadline.signal);
-      if (res.statusCode === 401) this.credentials.unauthorized(auth);
+      if (res.statusCode === 401) this.#credentials.unauthorized(auth);
       return res;
     } finally {
       // The caller's signal keeps working on the stream through watchEvents; the deadline ends at the headers.
@@ -441,7 +448,7 @@ class HttpTransport implements Transport {
     const what = `${req.method} ${req.path}`;
     if (signal.aborted) throw signal.reason as Error;
     if (this.limiter) await this.limiter.take(signal).catch(() => Promise.reject(signal.reason as Error));
-    const auth = await race(this.credentials.get(), signal);
+    const auth = await race(this.#credentials.get(), signal);
     const agents = this.agentsFor(auth);
     const headers: Record<string, string | string[]> = { ...auth.headers, accept: req.accept ?? 'application/json', 'user-agent': this.options.userAgent };
     if (req.body !== undefined) headers['content-type'] = req.contentType ?? 'application/json';
@@ -477,14 +484,14 @@ class HttpTransport implements Transport {
           resolve({ res, auth });
         });
       } catch (cause) {
-        fail(connectionError(what, this.credentials.source, cause));
+        fail(connectionError(what, this.#credentials.source, cause));
         return;
       }
       signal.addEventListener('abort', onAbort, { once: true });
       r.on('error', (cause) => {
         if (cause instanceof ClientError) fail(cause);
         else if (signal.aborted) fail(signal.reason as ClientError);
-        else fail(connectionError(what, this.credentials.source, cause));
+        else fail(connectionError(what, this.#credentials.source, cause));
       });
       if (req.body !== undefined) r.write(req.body);
       r.end();
@@ -492,8 +499,8 @@ class HttpTransport implements Transport {
   }
 
   close(): void {
-    this.agents?.normal.destroy();
-    this.agents?.streaming.destroy();
-    this.agents = undefined;
+    this.#agents?.normal.destroy();
+    this.#agents?.streaming.destroy();
+    this.#agents = undefined;
   }
 }

@@ -155,6 +155,19 @@ describe('loadKubeConfig: files', () => {
     expect((await who(config)).username).toBe('admin');
   });
 
+  it('insecure-skip-tls-verify connects without a CA; without it and without a CA the server is not trusted', async () => {
+    const file = join(dir, 'insecure.yaml');
+    const users = { u: { 'client-certificate-data': b64(admin.tls!.certData!), 'client-key-data': b64(admin.tls!.keyData!) } };
+    await writeFile(file, kubeconfig({ current: 'x', clusters: { c: { server: admin.server, 'insecure-skip-tls-verify': true } }, users, contexts: { x: { cluster: 'c', user: 'u' } } }));
+    const config = loadKubeConfig(file);
+    expect(config.tls?.insecureSkipTLSVerify).toBe(true);
+    expect((await who(config)).username).toBe('admin');
+    const t = createTransport({ ...config, tls: { ...config.tls, insecureSkipTLSVerify: false } });
+    const err = await t.request({ method: 'GET', path: '/version' }).catch((e: unknown) => e);
+    expect((err as ClientError).reason).toBe('TLS');
+    t.close();
+  });
+
   it('a missing file, or a missing file it names, is an InvalidConfig error naming the file and the field', async () => {
     expect(thrown(() => loadKubeConfig(join(dir, 'absent.yaml'))).message).toBe(`kubeconfig ${join(dir, 'absent.yaml')} does not exist`);
     const file = join(dir, 'dangling.yaml');

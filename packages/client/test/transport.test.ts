@@ -14,10 +14,11 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inspect } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startApiProxy } from '@kubeloop/envtest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createTransport, isClientError, isNetworkError, isResponseTooLarge, isTLSError, loadKubeConfig } from '../src/index.js';
+import { createClient, createTransport, isClientError, isNetworkError, isResponseTooLarge, isTLSError, loadKubeConfig } from '../src/index.js';
 import type { ClientError, RequestInfo, RestConfig } from '../src/index.js';
 import { assertNodeVersion } from '../src/internal/node-version.js';
 import { TokenBucket } from '../src/internal/rate-limiter.js';
@@ -368,6 +369,18 @@ describe('transport configuration mistakes', () => {
       proxy.closeAllConnections();
       await new Promise((r) => proxy.close(r));
     }
+  });
+
+  it('logging a transport or a client shows no token and no private key', async () => {
+    const real = loadKubeConfig(testKubeconfigPath());
+    const t = createTransport({ ...real, auth: { token: 'very-secret-token' } });
+    await t.request({ method: 'GET', path: '/version' }); // agents made, TLS options inside them
+    const client = createClient({ transport: t });
+    for (const shown of [JSON.stringify(t), inspect(t, { depth: Infinity, showHidden: true }), inspect(client, { depth: Infinity, showHidden: true })]) {
+      expect(shown).not.toContain('very-secret-token');
+      expect(shown).not.toContain('PRIVATE KEY');
+    }
+    t.close();
   });
 
   it('option values are checked', () => {
