@@ -390,7 +390,7 @@ describe('per-call deadlines (leader election passes one per attempt)', () => {
     f.proxy.delay(1_500);
     try {
       const err = await client.get(ConfigMap, { namespace: ns, name: 'deadline' }, { timeoutMs: 200 }).catch((e: unknown) => e);
-      expect(isTimeout(err) && (err).reason).toBe('ClientTimeout');
+      expect(isTimeout(err) && err.reason).toBe('ClientTimeout');
       const late = await client.update({ ...cm('deadline', { v: '1' }) }, { timeoutMs: 200 }).catch((e: unknown) => e);
       expect(isClientError(late) && late.reason).toBe('ClientTimeout');
       expect((await client.get(ConfigMap, { namespace: ns, name: 'deadline' })).metadata?.name).toBe('deadline');
