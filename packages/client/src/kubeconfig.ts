@@ -128,7 +128,12 @@ export interface RestConfig {
   readonly tls?: TLSConfig;
   readonly auth?: AuthConfig;
   readonly impersonate?: ImpersonationConfig;
-  /** `http://` or `https://` proxy for every request (kubeconfig `proxy-url`). Default: none (environment proxy variables are not read, as client-go with a kubeconfig `proxy-url` unset still would; set it here). */
+  /**
+   * `http://` or `https://` proxy for every request (kubeconfig `proxy-url`;
+   * https servers are reached through a CONNECT tunnel). Default: none.
+   * Unlike client-go, `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY` are not
+   * read: set this instead.
+   */
   readonly proxyUrl?: string;
 }
 

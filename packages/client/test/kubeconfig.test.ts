@@ -39,12 +39,12 @@ function thrown(fn: () => unknown): ClientError {
   throw new Error('expected an error');
 }
 
-async function who(config: RestConfig): Promise<{ username: string; groups?: string[] }> {
+async function who(config: RestConfig): Promise<{ username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }> {
   const t = createTransport(config);
   try {
     const res = await t.request({ method: 'POST', path: '/apis/authentication.k8s.io/v1/selfsubjectreviews', body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }) });
     expect(res.status, res.body).toBe(201);
-    return (JSON.parse(res.body) as { status: { userInfo: { username: string; groups?: string[] } } }).status.userInfo;
+    return (JSON.parse(res.body) as { status: { userInfo: { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> } } }).status.userInfo;
   } finally {
     t.close();
   }
@@ -250,19 +250,19 @@ describe('credentials against the real API server', () => {
     t.close();
   });
 
-  it('impersonation headers (as, as-groups) reach the server', async () => {
+  it('impersonation headers (as, as-uid, as-groups, as-user-extra) reach the server', async () => {
     const file = join(dir, 'impersonate.yaml');
     await writeFile(
       file,
       kubeconfig({
         current: 'x',
         clusters: { c: { server: admin.server, 'certificate-authority-data': b64(admin.tls!.caData!) } },
-        users: { u: { 'client-certificate-data': b64(admin.tls!.certData!), 'client-key-data': b64(admin.tls!.keyData!), as: 'jane', 'as-groups': ['team-a', 'team-b'] } },
+        users: { u: { 'client-certificate-data': b64(admin.tls!.certData!), 'client-key-data': b64(admin.tls!.keyData!), as: 'jane', 'as-uid': 'uid-42', 'as-groups': ['team-a', 'team-b'], 'as-user-extra': { 'example.com/reason': ['testing', 'kubeloop'] } } },
         contexts: { x: { cluster: 'c', user: 'u' } },
       }),
     );
     const user = await who(loadKubeConfig(file));
-    expect(user.username).toBe('jane');
+    expect(user).toMatchObject({ username: 'jane', uid: 'uid-42', extra: { 'example.com/reason': ['testing', 'kubeloop'] } });
     expect(user.groups).toEqual(expect.arrayContaining(['team-a', 'team-b']));
   });
 
