@@ -25,9 +25,8 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { KubeConfig, loadYaml } from '@kubernetes/client-node';
-import { createClient } from '@kubeloop/client';
-import { createEnvironment } from '@kubeloop/envtest';
+import { createClient, loadKubeConfig } from '@kubeloop/client';
+import type { KubeConfigLike } from '@kubeloop/client';
 import type { Environment } from '@kubeloop/envtest';
 import { createLogger, createManager, signalHandler } from '@kubeloop/manager';
 import type { Manager } from '@kubeloop/manager';
@@ -59,22 +58,25 @@ function clusterConfigured(): boolean {
   return existsSync(join(homedir(), '.kube', 'config')) || Boolean(process.env['KUBERNETES_SERVICE_HOST']);
 }
 
+// envtest (and with it @kubernetes/client-node) is loaded only when used: an operator in a
+// cluster never pays for it (see `pnpm bench:import-cost`).
 let env: Environment | undefined;
-let kubeConfig: KubeConfig;
+let kubeConfig: KubeConfigLike;
 if (values.envtest || !clusterConfigured()) {
   log.info('no cluster configured: starting a local control plane (etcd + kube-apiserver) with @kubeloop/envtest');
+  const { createEnvironment } = await import('@kubeloop/envtest');
   env = createEnvironment({ crds: [join(root, 'crd')], log: (line) => log.info({ component: 'envtest' }, line) });
   await env.start();
   kubeConfig = env.kubeConfig;
   log.info({ kubeconfig: env.kubeconfigPath }, `control plane ready; in another shell: export KUBECONFIG=${env.kubeconfigPath}; kubectl get harddisks -w`);
 } else {
-  kubeConfig = new KubeConfig();
-  if (values.kubeconfig) kubeConfig.loadFromFile(values.kubeconfig);
-  else kubeConfig.loadFromDefault();
+  const rest = loadKubeConfig(values.kubeconfig);
+  kubeConfig = rest;
+  const { createEnvironment } = await import('@kubeloop/envtest');
   const existing = createEnvironment({ useExistingCluster: true, ...(values.kubeconfig ? { kubeconfigPath: values.kubeconfig } : {}) });
   await existing.start();
   await existing.installCRDs([join(root, 'crd')]);
-  log.info({ server: kubeConfig.getCurrentCluster()?.server }, 'using the cluster from the kubeconfig; CRD installed');
+  log.info({ server: rest.server }, 'using the cluster from the kubeconfig; CRD installed');
 }
 
 const replicas = Number.parseInt(values.replicas, 10);
@@ -100,6 +102,7 @@ if (managers[0]?.metricsUrl) log.info({ metrics: `${managers[0].metricsUrl}/metr
 
 if (!values['no-sample']) {
   const client = createClient({ kubeConfig, scheme, fieldOwner: 'harddisk-sample' });
+  const { loadYaml } = await import('@kubernetes/client-node');
   const sample = loadYaml<Record<string, unknown>>(readFileSync(join(root, 'samples', 'harddisk.yaml'), 'utf8'));
   await client.apply(sample as { apiVersion: string; kind: string }, { force: true });
   log.info('applied samples/harddisk.yaml; watching its status (Ctrl-C to stop)');

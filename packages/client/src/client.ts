@@ -3,23 +3,31 @@
  * into a resource and scope, and that gives the REST path. Reads may be
  * routed to a cache Reader; writes always go to the API server.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
-import { createDynamicRESTMapper } from '@kubeloop/mapper';
+import { createDynamicRESTMapper, isMapperError } from '@kubeloop/mapper';
 import type { RESTMapper, RESTMapping } from '@kubeloop/mapper';
 import { builtinScheme, parseApiVersion } from '@kubeloop/scheme';
 import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { transportDiscovery } from './discovery.js';
-import { ClientError } from './errors.js';
+import { ClientError, isClientError } from './errors.js';
 import { isMetadataRef } from './kinds.js';
 import type { AnyKubeObject, DeepReadonly, KindRef, ListFor, ObjectFor, ObjectKey, Stored, TypeRef, WithKind } from './kinds.js';
 import { renderSelector, writeQuery } from './options.js';
 import type { ApplyOptions, CallOptions, DeleteAllOfOptions, DeleteOptions, GetOptions, ListOptions, WatchOptions, WriteOptions } from './options.js';
 import { patchContentType } from './patch.js';
 import type { Patch } from './patch.js';
-import { createTransport } from './transport.js';
+import type { KubeConfigLike } from './kubeconfig.js';
+import { createTransport, retryAfterSeconds } from './transport.js';
 import type { Query, Transport, TransportOptions } from './transport.js';
-import { watchEvents } from './watch.js';
+import { readErrorBody, watchEvents } from './watch.js';
 import type { WatchEvent } from './watch.js';
+
+/** The per-call request options a call passes on to the transport. */
+function call(options: CallOptions | undefined): { signal?: AbortSignal; timeoutMs?: number } {
+  return {
+    ...(options?.signal ? { signal: options.signal } : {}),
+    ...(options?.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  };
+}
 
 const META_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 const META_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
@@ -122,8 +130,8 @@ export type AnyClient = Client | CachedClient;
 
 /** Options for {@link createClient}. */
 export interface ClientOptions {
-  /** Where to connect. Required unless `transport` is given. */
-  readonly kubeConfig?: KubeConfig;
+  /** Where to connect: a RestConfig (`loadKubeConfig()`) or a `@kubernetes/client-node` KubeConfig. Required unless `transport` is given. */
+  readonly kubeConfig?: KubeConfigLike;
   /** A transport to share (its KubeConfig wins). Default: one made from `kubeConfig` and `transportOptions`. */
   readonly transport?: Transport;
   /** Rate limits, timeouts, metrics hook of the transport made here. */
@@ -231,7 +239,14 @@ class KubeClient implements Client {
     } catch (cause) {
       throw new ClientError('InvalidRequest', `malformed apiVersion ${JSON.stringify(kind.apiVersion)}`, { cause });
     }
-    const mapping = await this.mapper.restMapping({ group: gv.group, kind: kind.kind }, gv.version);
+    let mapping: RESTMapping;
+    try {
+      mapping = await this.mapper.restMapping({ group: gv.group, kind: kind.kind }, gv.version);
+    } catch (err) {
+      // A discovery request that failed for a reason of its own (401, 403, a reset, a timeout) is that ClientError, so isUnauthorized() and friends see it.
+      if (isMapperError(err) && err.reason === 'DiscoveryFailed' && isClientError(err.cause)) throw err.cause;
+      throw err;
+    }
     return { mapping, metadataOnly: isMetadataRef(ref), typed: this.isTyped(kind), label: `${kind.kind}.${kind.apiVersion}` };
   }
 
@@ -259,7 +274,7 @@ class KubeClient implements Client {
     return path;
   }
 
-  private async send<R>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, opts: { query?: Query; body?: unknown; contentType?: string; accept?: string; signal?: AbortSignal | undefined }): Promise<R> {
+  private async send<R>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, opts: { query?: Query; body?: unknown; contentType?: string; accept?: string; signal?: AbortSignal; timeoutMs?: number }): Promise<R> {
     const res = await this.transport.request({
       method,
       path,
@@ -268,10 +283,10 @@ class KubeClient implements Client {
       ...(opts.contentType ? { contentType: opts.contentType } : {}),
       ...(opts.body === undefined ? {} : { body: typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body) }),
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
     });
     if (res.status < 200 || res.status >= 300) {
-      const ra = res.headers['retry-after'];
-      throw ClientError.fromResponse(method, path, res.status, res.body, typeof ra === 'string' ? Number.parseInt(ra, 10) : undefined);
+      throw ClientError.fromResponse(method, path, res.status, res.body, retryAfterSeconds(res.headers));
     }
     if (res.body === '') return undefined as R;
     try {
@@ -305,7 +320,7 @@ class KubeClient implements Client {
     return this.send('GET', this.path(r, key.namespace, key.name, undefined, 'get'), {
       query: { resourceVersion: options?.resourceVersion },
       ...(r.metadataOnly ? { accept: META_ACCEPT } : {}),
-      signal: options?.signal,
+      ...call(options),
     });
   }
 
@@ -327,18 +342,18 @@ class KubeClient implements Client {
     const accept = r.metadataOnly ? { accept: META_LIST_ACCEPT } : {};
     const fill = r.metadataOnly ? undefined : kindFiller(r.mapping);
     if (options?.limit !== undefined) {
-      const one = await this.send<ListFor<K>>('GET', path, { query: this.listQuery(options, options.limit, options.continue), ...accept, signal: options.signal });
+      const one = await this.send<ListFor<K>>('GET', path, { query: this.listQuery(options, options.limit, options.continue), ...accept, ...call(options) });
       fill?.(one.items ?? []);
       return one;
     }
     // No limit: every page, joined (pages of 500 keep each answer small).
-    let page = await this.send<ListFor<K>>('GET', path, { query: this.listQuery(options, 500, options?.continue), ...accept, signal: options?.signal });
+    let page = await this.send<ListFor<K>>('GET', path, { query: this.listQuery(options, 500, options?.continue), ...accept, ...call(options) });
     const items = page.items ?? [];
     fill?.(items);
     // Later pages name no resourceVersion: the continue token pins the snapshot.
     const { resourceVersion: _rv, resourceVersionMatch: _rvm, ...rest } = options ?? {};
     while (page.metadata?.continue) {
-      page = await this.send('GET', path, { query: this.listQuery(rest, 500, page.metadata.continue), ...accept, signal: options?.signal });
+      page = await this.send('GET', path, { query: this.listQuery(rest, 500, page.metadata.continue), ...accept, ...call(options) });
       fill?.(page.items ?? []);
       items.push(...(page.items ?? []));
     }
@@ -375,16 +390,17 @@ class KubeClient implements Client {
       ...(r.metadataOnly ? { accept: META_ACCEPT } : {}),
       ...(options?.signal ? { signal: options.signal } : {}),
       // A black-holed connection must not hang the opening either.
-      ...(options?.idleTimeoutMs ? { timeoutMs: options.idleTimeoutMs } : {}),
+      ...(options?.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : options?.idleTimeoutMs ? { timeoutMs: options.idleTimeoutMs } : {}),
     });
     if (res.statusCode !== 200) {
-      const chunks: Buffer[] = [];
-      for await (const c of res) chunks.push(c as Buffer);
-      throw ClientError.fromResponse('GET', path, res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'));
+      // An error answer is read whole, within a deadline and a size limit, and keeps its Retry-After (429 from APF).
+      const body = await readErrorBody(res, { timeoutMs: this.transport.options.timeoutMs || 30_000 });
+      throw ClientError.fromResponse('GET', path, res.statusCode ?? 0, body, retryAfterSeconds(res.headers));
     }
     return watchEvents<ObjectFor<K>>(res, {
       ...(options?.signal ? { signal: options.signal } : {}),
       ...(options?.idleTimeoutMs ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+      ...(options?.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {}),
     });
   }
 
@@ -395,7 +411,7 @@ class KubeClient implements Client {
     return this.send('POST', this.path(r, obj.metadata?.namespace, undefined, undefined, 'create'), {
       query: writeQuery(options, this.fieldOwner),
       body: obj,
-      signal: options?.signal,
+      ...call(options),
     });
   }
 
@@ -404,7 +420,7 @@ class KubeClient implements Client {
     return this.send('PUT', this.path(r, obj.metadata?.namespace, this.nameOf(obj, 'update'), undefined, 'update'), {
       query: writeQuery(options, this.fieldOwner),
       body: obj,
-      signal: options?.signal,
+      ...call(options),
     });
   }
 
@@ -427,7 +443,7 @@ class KubeClient implements Client {
       body: patch.data,
       contentType: patchContentType(patch.type),
       ...(r.metadataOnly ? { accept: META_ACCEPT } : {}),
-      signal: options?.signal,
+      ...call(options),
     });
   }
 
@@ -455,7 +471,7 @@ class KubeClient implements Client {
     await this.send('DELETE', this.path(r, key.namespace, key.name, undefined, 'delete'), {
       query: { dryRun: options?.dryRun ? 'All' : undefined },
       body: deleteBody(options),
-      signal: options?.signal,
+      ...call(options),
     });
   }
 
@@ -471,7 +487,7 @@ class KubeClient implements Client {
         fieldSelector: renderSelector(options?.fieldSelector),
       },
       body: deleteBody(options),
-      signal: options?.signal,
+      ...call(options),
     });
   }
 
@@ -496,12 +512,12 @@ class KubeClient implements Client {
     return {
       get: async <R>(kind: KindRef, key: ObjectKey, options?: CallOptions): Promise<R> => {
         const r = await this.resolve(kind, options?.signal);
-        return this.send<R>('GET', this.path(r, key.namespace, key.name, name, `get ${name}`), { signal: options?.signal });
+        return this.send<R>('GET', this.path(r, key.namespace, key.name, name, `get ${name}`), call(options));
       },
       create: async <R>(obj: AnyKubeObject, body: object, options?: WriteOptions): Promise<R> => {
         const r = await this.resolveObject(obj, options?.signal);
         const key = keyOf(obj, `create ${name}`);
-        return this.send<R>('POST', this.path(r, key.namespace, key.name, name, `create ${name}`), { query: writeQuery(options, this.fieldOwner), body, signal: options?.signal });
+        return this.send<R>('POST', this.path(r, key.namespace, key.name, name, `create ${name}`), { query: writeQuery(options, this.fieldOwner), body, ...call(options) });
       },
       update: async <T extends AnyKubeObject>(obj: WithKind<T>, options?: WriteOptions & { body?: object }): Promise<Stored<T>> => {
         const r = await this.resolveObject(obj, options?.signal);
@@ -509,7 +525,7 @@ class KubeClient implements Client {
         return this.send<Stored<T>>('PUT', this.path(r, key.namespace, key.name, name, `update ${name}`), {
           query: writeQuery(options, this.fieldOwner),
           body: options?.body ?? obj,
-          signal: options?.signal,
+          ...call(options),
         });
       },
       patch: async <T extends AnyKubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>> => {

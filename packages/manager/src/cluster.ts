@@ -9,11 +9,10 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { createInformerCache } from '@kubeloop/cache';
 import type { InformerCache, InformerCacheOptions } from '@kubeloop/cache';
 import { createClient, createTransport, loadKubeConfig, transportDiscovery } from '@kubeloop/client';
-import type { CachedClient, Client, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
+import type { CachedClient, Client, KubeConfigLike, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
 import { createDynamicRESTMapper } from '@kubeloop/mapper';
 import type { RESTMapper } from '@kubeloop/mapper';
 import { builtinScheme } from '@kubeloop/scheme';
@@ -28,7 +27,7 @@ import { registerInformerMetrics } from './metrics/informer-metrics.js';
 /** Options for {@link createCluster}. Every field is optional. */
 export interface ClusterOptions {
   /** Where to connect. Default: KUBECONFIG, ~/.kube/config, or in-cluster (ignored when `transport` is given). */
-  readonly kubeConfig?: KubeConfig;
+  readonly kubeConfig?: KubeConfigLike;
   /** A ready transport to use instead of one made from `kubeConfig` (a test double such as `@kubeloop/testing`'s fake API, or a shared one). Default: made from `kubeConfig`. */
   readonly transport?: Transport;
   /** Tuning of the transport made here (rate limits, timeouts). Default: the transport's defaults. */

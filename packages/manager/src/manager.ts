@@ -15,9 +15,8 @@ import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { container as rootContainer } from 'tsyringe';
 import type { DependencyContainer, InjectionToken } from 'tsyringe';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { InformerCache, InformerCacheOptions } from '@kubeloop/cache';
-import type { CachedClient, Client, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
+import type { CachedClient, Client, KubeConfigLike, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
 import { createLeaderElector } from '@kubeloop/leaderelection';
 import type { LeaderElector } from '@kubeloop/leaderelection';
 import type { RESTMapper } from '@kubeloop/mapper';
@@ -70,7 +69,7 @@ export interface LeaderElectionConfig {
 /** Options for {@link createManager}. Every field is optional. */
 export interface ManagerOptions {
   /** Where to connect. Default: KUBECONFIG, ~/.kube/config, or in-cluster (ignored when `transport` or `cluster` is given). */
-  readonly kubeConfig?: KubeConfig;
+  readonly kubeConfig?: KubeConfigLike;
   /** A ready transport instead of one made from `kubeConfig` (for example `@kubeloop/testing`'s fake API). Default: made from `kubeConfig`. */
   readonly transport?: Transport;
   /** A ready cluster to run on; then kubeConfig, transport, scheme, fieldOwner, namespaces, cache, uncached and transportOptions are not used. Default: one made from those options. */
