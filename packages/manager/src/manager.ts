@@ -16,6 +16,7 @@ import { Registry } from 'prom-client';
 import { container as rootContainer } from 'tsyringe';
 import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import type { InformerCache, InformerCacheOptions } from '@kubeloop/cache';
+import { createClient } from '@kubeloop/client';
 import type { CachedClient, Client, KubeConfigLike, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
 import { createLeaderElector } from '@kubeloop/leaderelection';
 import type { LeaderElector } from '@kubeloop/leaderelection';
@@ -451,8 +452,12 @@ class KubeManager implements Manager {
     let electing: Promise<unknown> = Promise.resolve();
     const le = this.options.leaderElection;
     if (le) {
+      // Leader election has its own connections and no Retry-After waits (each attempt has its own
+      // deadline): renewals never queue behind reconcile traffic or watches, as in controller-runtime.
+      const leTransport = this.cluster.transport.fork({ maxRetries: 0 });
+      closers.push(() => Promise.resolve(leTransport.close()));
       const elector = createLeaderElector({
-        client: this.apiReader,
+        client: createClient({ transport: leTransport, scheme: this.scheme, mapper: this.mapper }),
         namespace: le.namespace ?? inClusterNamespace(),
         name: le.name,
         ...(le.identity ? { identity: le.identity } : {}),
