@@ -19,7 +19,25 @@ export type SchemeErrorReason =
   /** A registration clashes with one already made; the message names both. */
   | 'Conflict'
   /** Registration into a builder that was frozen because it is shared. */
-  | 'Frozen';
+  | 'Frozen'
+  /**
+   * A kind's schema is one the API server would refuse in a CRD (not
+   * structural, or a keyword CRDs do not support); `problems` names each
+   * offending path.
+   */
+  | 'NonStructural'
+  /** The versions of one kind disagree (names, scope, storage version) so no single CRD can serve them. */
+  | 'InvalidCRD';
+
+/** One thing wrong with a schema, at a path in the API server's style (`spec.versions[0].schema.openAPIV3Schema.properties[spec].type`). */
+export interface SchemaProblem {
+  /** The path of the offending keyword or field. */
+  readonly path: string;
+  /** The kind of problem, as the API server names field errors. */
+  readonly type: 'Required' | 'Forbidden' | 'Invalid' | 'Unsupported';
+  /** What is wrong, and where useful how to fix it. */
+  readonly detail: string;
+}
 
 const BRAND = Symbol.for('@kubeloop/scheme/SchemeError');
 
@@ -43,12 +61,15 @@ export class SchemeError extends Error {
   readonly reason: SchemeErrorReason;
   /** The offending input as text (the string parsed, or the registration attempted), when there is one. */
   readonly input: string | undefined;
+  /** For `NonStructural`: every problem found, each with its path. Empty otherwise. */
+  readonly problems: readonly SchemaProblem[];
   readonly [BRAND] = true;
 
-  constructor(reason: SchemeErrorReason, message: string, options: { cause?: unknown; input?: string } = {}) {
+  constructor(reason: SchemeErrorReason, message: string, options: { cause?: unknown; input?: string; problems?: readonly SchemaProblem[] } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.reason = reason;
     this.input = options.input;
+    this.problems = Object.freeze([...(options.problems ?? [])]);
   }
 }
 
