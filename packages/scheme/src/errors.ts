@@ -27,7 +27,35 @@ export type SchemeErrorReason =
    */
   | 'NonStructural'
   /** The versions of one kind disagree (names, scope, storage version) so no single CRD can serve them. */
-  | 'InvalidCRD';
+  | 'InvalidCRD'
+  /** An object does not validate against its kind's schema; `fieldErrors` says where and why, as the API server would. */
+  | 'Invalid';
+
+/** The field error types of the API server (`FieldValueRequired`, ...), plus `FieldValueUnknown` for a field the schema does not declare. */
+export type FieldErrorType =
+  | 'FieldValueRequired'
+  | 'FieldValueInvalid'
+  | 'FieldValueTypeInvalid'
+  | 'FieldValueNotSupported'
+  | 'FieldValueTooLong'
+  | 'FieldValueTooMany'
+  | 'FieldValueDuplicate'
+  | 'FieldValueForbidden'
+  | 'FieldValueUnknown';
+
+/** One reason an object is invalid, in the API server's terms: `spec.size: Invalid value: "x": ...`. */
+export interface FieldError {
+  /** What kind of error, as the server's Status causes name it. */
+  readonly type: FieldErrorType;
+  /** The field's path: `spec.size`, `spec.ports[1]`, `metadata.name`. */
+  readonly field: string;
+  /** The offending value, when there is one. */
+  readonly badValue?: unknown;
+  /** The explanation after the error type (`spec.size in body should match '^[0-9]+Gi$'`). */
+  readonly detail: string;
+  /** The whole line as the API server writes it: `spec.size: Invalid value: "x": spec.size in body should match ...`. */
+  readonly message: string;
+}
 
 /** One thing wrong with a schema, at a path in the API server's style (`spec.versions[0].schema.openAPIV3Schema.properties[spec].type`). */
 export interface SchemaProblem {
@@ -61,15 +89,22 @@ export class SchemeError extends Error {
   readonly reason: SchemeErrorReason;
   /** The offending input as text (the string parsed, or the registration attempted), when there is one. */
   readonly input: string | undefined;
-  /** For `NonStructural`: every problem found, each with its path. Empty otherwise. */
+  /** For `NonStructural` and `InvalidCRD`: every problem found, each with its path. Empty otherwise. */
   readonly problems: readonly SchemaProblem[];
+  /** For `Invalid`: every field error, as the API server would report them. Empty otherwise. */
+  readonly fieldErrors: readonly FieldError[];
   readonly [BRAND] = true;
 
-  constructor(reason: SchemeErrorReason, message: string, options: { cause?: unknown; input?: string; problems?: readonly SchemaProblem[] } = {}) {
+  constructor(
+    reason: SchemeErrorReason,
+    message: string,
+    options: { cause?: unknown; input?: string; problems?: readonly SchemaProblem[]; fieldErrors?: readonly FieldError[] } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.reason = reason;
     this.input = options.input;
     this.problems = Object.freeze([...(options.problems ?? [])]);
+    this.fieldErrors = Object.freeze([...(options.fieldErrors ?? [])]);
   }
 }
 

@@ -80,7 +80,7 @@ export { createScheme, createSchemeBuilder, isScheme } from './scheme.js';
 export type { Scheme, SchemeBuilder, SchemeJSON } from './scheme.js';
 export { builtinScheme } from './builtin-scheme.js';
 export { SchemeError, isSchemeError } from './errors.js';
-export type { SchemaProblem, SchemeErrorReason } from './errors.js';
+export type { FieldError, FieldErrorType, SchemaProblem, SchemeErrorReason } from './errors.js';
 
 // Built-in kinds, grouped by API group (`corev1.Pod`, `eventsv1.Event`).
 export * as admissionregistrationv1 from './builtins/admissionregistration-v1.js';

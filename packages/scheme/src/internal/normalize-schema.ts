@@ -85,6 +85,22 @@ function normalize(value: unknown): unknown {
   // a Type.Literal(3) is `type: number`: say integer when every value is one
   if (s['type'] === 'number' && Array.isArray(s['enum']) && scalarType(s['enum'] as unknown[]) === 'integer') s['type'] = 'integer';
 
+  // JSON Schema's numeric exclusive bounds (TypeBox's form) → OpenAPI v3.0's boolean form that CRDs use
+  for (const [exclusive, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+    if (typeof s[exclusive] === 'number') {
+      const value = s[exclusive];
+      const existing = s[bound];
+      // both given: the stricter one wins
+      const stricter = typeof existing !== 'number' || (bound === 'minimum' ? value >= existing : value <= existing);
+      if (stricter) {
+        s[bound] = value;
+        s[exclusive] = true;
+      } else {
+        delete s[exclusive];
+      }
+    }
+  }
+
   // a record with any string key (Type.Record(Type.String(), V)) → additionalProperties
   if (isObject(s['patternProperties']) && s['properties'] === undefined && s['additionalProperties'] === undefined) {
     const entries = Object.entries(s['patternProperties']);
