@@ -241,7 +241,7 @@ function invalidFor(schema: Json): fc.Arbitrary<unknown> {
 
 /** Whole objects of a kind: fixed valid metadata, the rest drawn from the schema. */
 export function objectsOf(kind: ResourceDescriptor, invalidOneIn = 20): fc.Arbitrary<Json> {
-  const root = crdSchemaOf(kind) as JsonSchema as Json;
+  const root = crdSchemaOf(kind);
   const props = root['properties'] as Json;
   const body = Object.fromEntries(Object.entries(props).filter(([k]) => !['apiVersion', 'kind', 'metadata'].includes(k)).map(([k, p]) => [k, arbitraryFor(p as Json, invalidOneIn)]));
   const required = (root['required'] as string[] | undefined) ?? [];

@@ -39,8 +39,9 @@ export async function kubeRequest(method: string, path: string, body?: unknown):
         } catch {
           // not JSON: keep the text
         }
-        const warning = res.headers['warning'];
-        const warnings = (Array.isArray(warning) ? warning : warning ? [warning] : []).map((w) => w.replace(/^299 - "?|"$/g, ''));
+        const warning: string | string[] | undefined = res.headers['warning'];
+        const list: string[] = Array.isArray(warning) ? warning : warning ? [warning] : [];
+        const warnings = list.map((w) => w.replace(/^299 - "?|"$/g, ''));
         resolve({ status: res.statusCode ?? 0, body: parsed, warnings });
       });
     });

@@ -103,6 +103,7 @@ function isHostname(s: string): boolean {
 
 /** An absolute URI (scheme:...) or an absolute path, as Go's url.ParseRequestURI accepts. */
 function isURI(s: string): boolean {
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what a URI may not hold
   if (s === '' || /[\s\u0000-\u001f\u007f]/.test(s)) return false;
   if (s.startsWith('/')) return true;
   return /^[A-Za-z][A-Za-z0-9+.-]*:/.test(s);

@@ -4,7 +4,7 @@
  * claiming to be one, and compares two. Pure JSON work: no TypeBox at run time.
  */
 import { SchemeError } from '../errors.js';
-import type { CustomResourceOptions, JsonSchema, KindSchema } from '../kind-schema.js';
+import type { CustomResourceOptions, KindSchema } from '../kind-schema.js';
 import { show } from './names.js';
 
 const RESERVED = new Set(['apiVersion', 'kind', 'metadata']);
@@ -61,7 +61,7 @@ export function buildKindSchema(properties: unknown, crd: unknown, label: string
   const root: Record<string, unknown> = { type: 'object', properties: { ...ROOT_PROPERTIES, ...properties } };
   if (required.length > 0) root['required'] = required;
   if (validations !== undefined && validations.length > 0) root['x-kubernetes-validations'] = validations;
-  return frozenJson({ openAPIV3Schema: root as JsonSchema, crd: options }, 'the schema', label);
+  return frozenJson({ openAPIV3Schema: root, crd: options }, 'the schema', label);
 }
 
 /** A value claiming to be a {@link KindSchema}: the frozen schema itself, a frozen copy, or a problem to report. */

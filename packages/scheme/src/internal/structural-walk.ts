@@ -47,7 +47,7 @@ export function prune(value: unknown, schema: Json, path: string, root: boolean,
 /** Drops nulls of non-nullable fields (or puts their default there) and applies defaults, in place. */
 export function defaults(value: unknown, schema: Json): void {
   if (Array.isArray(value)) {
-    if (isObject(schema['items'])) for (const item of value) defaults(item, schema['items'] as Json);
+    if (isObject(schema['items'])) for (const item of value) defaults(item, schema['items']);
     return;
   }
   if (!isObject(value)) return;
@@ -57,13 +57,13 @@ export function defaults(value: unknown, schema: Json): void {
     const p = props?.[key] ?? additional;
     if (!isObject(p)) continue;
     if (value[key] === null && p['nullable'] !== true) {
-      if (p['default'] !== undefined) value[key] = structuredClone(p['default']);
+      if (p['default'] !== undefined) value[key] = structuredClone(p['default'] as unknown);
       else delete value[key];
     }
   }
   if (props) {
     for (const [key, p] of Object.entries(props)) {
-      if (isObject(p) && p['default'] !== undefined && !(key in value)) value[key] = structuredClone(p['default']);
+      if (isObject(p) && p['default'] !== undefined && !(key in value)) value[key] = structuredClone(p['default'] as unknown);
     }
   }
   for (const key of Object.keys(value)) {
@@ -83,8 +83,8 @@ export function kubernetesChecks(value: unknown, schema: Json, path: string, err
     if (listType === 'set' || listType === 'map') {
       const keys = Array.isArray(schema['x-kubernetes-list-map-keys']) ? (schema['x-kubernetes-list-map-keys'] as string[]) : [];
       const seen = new Set<string>();
-      value.forEach((item, i) => {
-        const identity = listType === 'map' && isObject(item) ? Object.fromEntries(keys.filter((k) => k in item).map((k) => [k, item[k]])) : item;
+      value.forEach((item: unknown, i) => {
+        const identity: unknown = listType === 'map' && isObject(item) ? Object.fromEntries(keys.filter((k) => k in item).map((k) => [k, item[k]])) : item;
         const id = show(identity);
         if (seen.has(id)) {
           const field = `${path}[${i}]`;

@@ -92,6 +92,7 @@ export function Map<V extends TSchema>(values: V, options: SchemaOptions & { rea
  * const Spec = Type.Object({ values: k8s.PreserveUnknownFields({ replicas: Type.Optional(Type.Integer()) }) });
  * ```
  */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- TypeBox's properties type of an object without properties
 export function PreserveUnknownFields<P extends TProperties = {}>(properties?: P, options: SchemaOptions = {}): TUnsafe<Static<TObject<P>> & Record<string, unknown>> {
   const base = properties === undefined ? { type: 'object' } : Type.Object(properties);
   return Type.Unsafe<Static<TObject<P>> & Record<string, unknown>>({ ...base, ...options, 'x-kubernetes-preserve-unknown-fields': true });
@@ -128,6 +129,7 @@ export interface EmbeddedObject {
  * const Spec = Type.Object({ template: k8s.EmbeddedResource() }); // template: { apiVersion: string; kind: string; metadata?: ObjectMeta; ... }
  * ```
  */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- TypeBox's properties type of an object without properties
 export function EmbeddedResource<P extends TProperties = {}>(properties?: P, options: SchemaOptions = {}): TUnsafe<EmbeddedObject & Static<TObject<P>>> {
   const base = properties === undefined ? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } : Type.Object(properties);
   return Type.Unsafe<EmbeddedObject & Static<TObject<P>>>({ ...base, ...options, 'x-kubernetes-embedded-resource': true });

@@ -22,6 +22,6 @@
  *
  * @packageDocumentation
  */
-export { createValidator } from './validator.js';
+export { checkDefaults, createValidator } from './validator.js';
 export type { ValidationResult, Validator, ValidatorOptions } from './validator.js';
-export type { FieldError, FieldErrorType } from '../errors.js';
+export type { FieldError, FieldErrorType, SchemaProblem } from '../errors.js';

@@ -10,7 +10,7 @@ import { Ajv } from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { ResourceDescriptor } from '../descriptor.js';
 import { SchemeError } from '../errors.js';
-import type { FieldError } from '../errors.js';
+import type { FieldError, SchemaProblem } from '../errors.js';
 import { INTEGER_FORMATS, SERVER_STRING_FORMATS, STRING_FORMATS, UNCHECKED_STRING_FORMATS } from '../internal/formats.js';
 import { normalizeSchema } from '../internal/normalize-schema.js';
 import { defaults, kubernetesChecks, prune } from '../internal/structural-walk.js';
@@ -352,7 +352,7 @@ export function createValidator<T extends KubeObject>(kind: ResourceDescriptor<T
   if (kind.schema === undefined) {
     throw new SchemeError('InvalidCRD', `${kind.kind}.${kind.version}.${kind.group} has no schema: define it with defineKind({ ..., schema }) to validate its objects`, { input: kind.kind });
   }
-  const schema = normalizeSchema(kind.schema.openAPIV3Schema) as Json;
+  const schema = normalizeSchema(kind.schema.openAPIV3Schema);
   const unchecked: string[] = [];
   const prepared = prepare(schema, 'openAPIV3Schema', unchecked) as Json;
   // metadata is checked as ObjectMeta, not by the schema
@@ -415,4 +415,50 @@ export function createValidator<T extends KubeObject>(kind: ResourceDescriptor<T
       throw new SchemeError('Invalid', `${kind.kind}.${kind.group}${name} is invalid: ${result.errors.map((e) => e.message).join(', ')}`, { input: kind.kind, fieldErrors: result.errors });
     },
   });
+}
+
+/**
+ * Checks every `default` in a kind's schema as the API server does when the
+ * CRD is created: each must validate against the schema it sits in and must
+ * not hold fields that schema would prune. (`kubeloop generate crds` runs
+ * this next to the structural check.)
+ *
+ * @example
+ * ```ts
+ * checkDefaults(HardDisk); // [] when every default is valid
+ * // [{ path: 'openAPIV3Schema.properties[spec].properties[mode].default', type: 'Invalid', detail: 'spec.mode: Unsupported value: "x": supported values: "auto", "manual"' }]
+ * ```
+ */
+export function checkDefaults(kind: ResourceDescriptor, options: { readonly basePath?: string } = {}): SchemaProblem[] {
+  if (kind.schema === undefined) throw new SchemeError('InvalidCRD', `${kind.kind}.${kind.version}.${kind.group} has no schema`, { input: kind.kind });
+  const problems: SchemaProblem[] = [];
+  const visit = (schema: unknown, path: string, field: string): void => {
+    if (!isObject(schema)) return;
+    if (schema['default'] !== undefined && field !== '') {
+      const value = structuredClone(schema['default']);
+      const unknown: string[] = [];
+      prune(value, schema, field, false, unknown);
+      for (const u of unknown) problems.push({ path: `${path}.default`, type: 'Invalid', detail: `must not have unknown fields: ${u}` });
+      defaults(value, schema);
+      const ignored: string[] = [];
+      let check: ValidateFunction | undefined;
+      try {
+        check = ajv().compile(prepare(schema, path, ignored) as Json);
+      } catch {
+        check = undefined; // a schema ajv cannot compile is reported by the structural check
+      }
+      if (check && !check(value)) {
+        for (const e of withBestAnyOfBranch(check.errors ?? [])) {
+          const fe = toFieldError({ ...e, instancePath: e.instancePath }, value, new Map());
+          if (fe) problems.push({ path: `${path}.default`, type: 'Invalid', detail: fe.message.replace(/^(\.|: )/, '').replace(/^/, fe.field === '' ? `${field}: ` : `${field}.`) });
+        }
+      }
+    }
+    const props = schema['properties'];
+    if (isObject(props)) for (const [name, p] of Object.entries(props)) visit(p, `${path}.properties[${name}]`, field === '' ? name : `${field}.${name}`);
+    if (isObject(schema['items'])) visit(schema['items'], `${path}.items`, `${field}[*]`);
+    if (isObject(schema['additionalProperties'])) visit(schema['additionalProperties'], `${path}.additionalProperties`, `${field}[*]`);
+  };
+  visit(normalizeSchema(kind.schema.openAPIV3Schema), options.basePath ?? 'openAPIV3Schema', '');
+  return problems;
 }
