@@ -12,7 +12,7 @@
  */
 import fc from 'fast-check';
 import { defineKind } from '@kubeloop/scheme';
-import type { JsonSchema, ResourceDescriptor } from '@kubeloop/scheme';
+import type { ResourceDescriptor } from '@kubeloop/scheme';
 import { Type, crdSchemaOf, k8s } from '@kubeloop/scheme/schema';
 import type { Validator } from '@kubeloop/scheme/validation';
 
