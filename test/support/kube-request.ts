@@ -18,7 +18,7 @@ export interface KubeResponse {
  * const res = await kubeRequest('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All', crd);
  * ```
  */
-export async function kubeRequest(method: string, path: string, body?: unknown): Promise<KubeResponse> {
+export async function kubeRequest(method: string, path: string, body?: unknown, extraHeaders: Readonly<Record<string, string>> = {}): Promise<KubeResponse> {
   const kc = testKubeConfig();
   const server = kc.getCurrentCluster()?.server;
   if (server === undefined) throw new Error('the test kubeconfig has no current cluster');
@@ -26,7 +26,7 @@ export async function kubeRequest(method: string, path: string, body?: unknown):
   await kc.applyToHTTPSOptions(options);
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise<KubeResponse>((resolve, reject) => {
-    const headers: Record<string, string> = { Accept: 'application/json' };
+    const headers: Record<string, string> = { Accept: 'application/json', ...extraHeaders };
     if (payload !== undefined) headers['Content-Type'] = 'application/json';
     const req = request(new URL(path, server), { ...options, method, headers: { ...(options.headers as Record<string, string>), ...headers } }, (res) => {
       const chunks: Buffer[] = [];
