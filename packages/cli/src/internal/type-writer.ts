@@ -76,9 +76,15 @@ function baseType(s: Json, ctx: TypeWriterContext, indent: string): string {
     }
     case 'object':
       return objectType(s, ctx, indent);
-    default:
+    default: {
       if (isObject(s['properties'])) return objectType(s, ctx, indent);
+      // a union without an outer type (OpenAPI documents write Quantity as oneOf string | number)
+      const branches = Array.isArray(s['oneOf']) ? s['oneOf'] : Array.isArray(s['anyOf']) ? s['anyOf'] : undefined;
+      if (branches && branches.length > 0 && branches.every((b) => isObject(b) && (b['type'] !== undefined || refOf(b) !== undefined))) {
+        return [...new Set(branches.map((b) => typeOf(b, ctx, indent)))].join(' | ');
+      }
       return 'unknown';
+    }
   }
 }
 
