@@ -251,21 +251,28 @@ export function objectsOf(kind: ResourceDescriptor, invalidOneIn = 20): fc.Arbit
 /** The server's answer to a dry-run create: accepted, or refused with the fields it named. */
 export interface ServerVerdict {
   readonly accepted: boolean;
+  /** Fields named by causes other than CEL rules. */
   readonly fields: readonly string[];
+  /** True when a CEL rule (of the Rules kind) was among the causes. */
+  readonly cel: boolean;
   readonly messages: readonly string[];
 }
+
+/** The messages of the Rules kind's CEL rules, to tell their refusals apart. */
+const CEL_MESSAGES = ['min must not exceed max', 'name must not be forbidden'];
 
 /** One request function, so the test and the benchmark can bring their own transport. */
 export type DryRunCreate = (kind: ResourceDescriptor, object: Json) => Promise<{ status: number; body: unknown }>;
 
 export async function serverVerdict(dryRun: DryRunCreate, kind: ResourceDescriptor, object: Json): Promise<ServerVerdict> {
   const res = await dryRun(kind, object);
-  if (res.status === 201 || res.status === 200) return { accepted: true, fields: [], messages: [] };
+  if (res.status === 201 || res.status === 200) return { accepted: true, fields: [], cel: false, messages: [] };
   const body = res.body as { message?: string; details?: { causes?: { field?: string; message?: string }[] } };
   const causes = body.details?.causes ?? [];
-  const fields = causes.map((c) => c.field ?? '').filter((f) => f !== '' && f !== '<nil>');
+  const isCel = (m: string | undefined): boolean => CEL_MESSAGES.some((c) => (m ?? '').includes(c));
+  const fields = causes.filter((c) => !isCel(c.message)).map((c) => c.field ?? '').filter((f) => f !== '' && f !== '<nil>');
   const unknown = [...(body.message ?? '').matchAll(/unknown field "([^"]+)"/g)].map((m) => m[1]!);
-  return { accepted: false, fields: [...new Set([...fields, ...unknown])].sort(), messages: causes.map((c) => c.message ?? '').concat(body.message ? [body.message] : []) };
+  return { accepted: false, fields: [...new Set([...fields, ...unknown])].sort(), cel: causes.some((c) => isCel(c.message)), messages: causes.map((c) => c.message ?? '').concat(body.message ? [body.message] : []) };
 }
 
 /** The tally of one kind. */
@@ -284,8 +291,6 @@ export interface KindAgreement {
   /** Up to 10 refusals where the server named a field the local errors do not. */
   fieldMismatches: { object: Json; local: readonly string[]; server: readonly string[] }[];
 }
-
-const CEL_MESSAGES = ['min must not exceed max', 'name must not be forbidden'];
 
 /** Validates each object locally and on the server, and tallies agreement. */
 export async function measureAgreement(kind: ResourceDescriptor, validator: Validator, objects: readonly Json[], dryRun: DryRunCreate, concurrency = 8): Promise<KindAgreement> {
@@ -306,7 +311,7 @@ export async function measureAgreement(kind: ResourceDescriptor, validator: Vali
           else if (tally.fieldMismatches.length < 10) tally.fieldMismatches.push({ object, local: local.errors.map((e) => e.message), server: server.messages });
         }
       } else {
-        const cel = !server.accepted && local.valid && server.messages.some((m) => CEL_MESSAGES.some((c) => m.includes(c)));
+        const cel = !server.accepted && local.valid && server.cel;
         if (cel) tally.celOnly++;
         if (tally.examples.length < 10) tally.examples.push({ object, local: local.errors.map((e) => e.message), server: server.messages });
       }

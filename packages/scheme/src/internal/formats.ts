@@ -37,10 +37,15 @@ function isDateTime(s: string): boolean {
   return true;
 }
 
-/** Go's net.ParseIP for the dotted form: four decimal octets, no leading zeros. */
+/**
+ * The dotted form as the API server parses it for formats: four decimal
+ * octets up to 255, leading zeros allowed (Kubernetes' "sloppy" parser,
+ * which keeps accepting what Go's net.ParseIP did before Go 1.17; measured:
+ * `01.2.3.4` passes `format: ipv4`).
+ */
 function isIPv4Literal(s: string): boolean {
   const parts = s.split('.');
-  return parts.length === 4 && parts.every((p) => /^(0|[1-9][0-9]{0,2})$/.test(p) && Number(p) <= 255);
+  return parts.length === 4 && parts.every((p) => /^[0-9]{1,3}$/.test(p) && Number(p) <= 255);
 }
 
 /** Go's net.ParseIP for the colon form: hex groups, one `::`, an optional dotted IPv4 tail, no zone. */
