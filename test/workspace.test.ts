@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // Lower layers first; a package may import only packages before it.
-const LAYERS = ['scheme', 'workqueue', 'mapper', 'client', 'cache', 'leaderelection', 'manager'];
+const LAYERS = ['scheme', 'workqueue', 'mapper', 'client', 'cache', 'leaderelection', 'manager', 'cli'];
 const STANDALONE = ['envtest']; // imports no kubeloop package
 
 const packages = readdirSync(join(root, 'packages')).filter((p) => existsSync(join(root, 'packages', p, 'package.json')));
@@ -26,7 +26,8 @@ function kubeloopImports(pkg: string): Set<string> {
   const found = new Set<string>();
   for (const file of sourceFiles(join(root, 'packages', pkg, 'src'))) {
     // Import and export statements only (TSDoc examples in comments start with ` * `).
-    for (const m of readFileSync(file, 'utf8').matchAll(/^(?:import|export)\b[^;]*?from\s+'@kubeloop\/([a-z-]+)'/gms)) found.add(m[1]!);
+    // `@kubeloop/scheme/schema` is the scheme package too: subpaths count as their package.
+    for (const m of readFileSync(file, 'utf8').matchAll(/^(?:import|export)\b[^;]*?from\s+'@kubeloop\/([a-z-]+)(?:\/[a-z-]+)*'/gms)) found.add(m[1]!);
   }
   return found;
 }

@@ -44,7 +44,8 @@ describe('harddisk-operator main', () => {
     const reconcilers = new Set(lines.filter((l) => l['controller'] === 'harddisk' && l['reconcileID']).map((l) => l['replica']));
     expect(reconcilers.size).toBe(1);
     expect(lines.some((l) => l['msg'] === 'became leader; starting leader-only runnables')).toBe(true);
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // 'close', not 'exit': every line of stdout has been read by then.
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(lines.at(-1)?.['msg']).toBe('operator stopped');
@@ -71,7 +72,7 @@ describe('harddisk-operator main', () => {
           }
         }
       });
-      return { lines, exited: new Promise((resolve) => child.once('exit', resolve)), kill: () => child.kill('SIGTERM') };
+      return { lines, exited: new Promise((resolve) => child.once('close', resolve)), kill: () => child.kill('SIGTERM') };
     };
     const a = start();
     const b = start();
