@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Pod, defineKind, describeDescriptor, isSchemeError, sameDescriptor } from '../src/index.js';
+import { Pod, createSchemeBuilder, defineKind, describeDescriptor, isSchemeError, sameDescriptor } from '../src/index.js';
 import type { KindDefinition, SchemeError } from '../src/index.js';
 import { HardDisk } from './fixtures.js';
 
@@ -116,8 +116,13 @@ describe('defineKind with a schema', () => {
     expect(Object.isFrozen(d.schema) && Object.isFrozen(d.schema?.openAPIV3Schema)).toBe(true);
   });
 
-  it('compares schemas when comparing descriptors', () => {
+  it('compares schemas when comparing descriptors, and a scheme says when only the schema differs', () => {
     expect(sameDescriptor(define(), define())).toBe(true);
+    const twice = createSchemeBuilder().register(define()).register(define()).build();
+    expect(twice.lookup({ group: 'crd-demo.io', version: 'v1', kind: 'Schemed' })?.schema).toBeDefined();
+    const clash = failure(() => createSchemeBuilder().register(define()).register(defineKind({ group: 'crd-demo.io', version: 'v1', kind: 'Schemed', plural: 'scheds', namespaced: true, listKind: 'SchemedList' })));
+    expect(clash.reason).toBe('Conflict');
+    expect(clash.message).toContain('(one has a schema, the other not)');
     const other = defineKind({ group: 'crd-demo.io', version: 'v1', kind: 'Schemed', plural: 'scheds', namespaced: true, schema: { spec: { type: 'object' } } } as never);
     expect(sameDescriptor(define(), other)).toBe(false);
   });

@@ -49,9 +49,10 @@ async function markedFiles(dir: string, marker: string): Promise<string[]> {
 
 /**
  * Writes the files (check: false) or compares them with what is on disk
- * (check: true). Files in `dir` that carry `marker` on their first line and
- * are no longer generated are orphans: removed from the report's
- * perspective as stale in check mode, and left alone (reported) in write mode.
+ * (check: true). Files in `dir` whose first line carries `marker` but that
+ * nothing generates any more are orphans: in check mode they make the
+ * result stale (their removal is in the diff); in write mode they are
+ * reported and left alone, since deleting files is the user's call.
  */
 export async function syncFiles(files: readonly GeneratedFile[], options: { check: boolean; dir: string; marker: string; cwd: string }): Promise<FileReport> {
   const changed: string[] = [];
