@@ -71,7 +71,7 @@ export interface Cluster {
   readonly cache: InformerCache;
   readonly scheme: Scheme;
   readonly mapper: RESTMapper;
-  /** The transport every request of this cluster goes through. */
+  /** The transport of the client, `apiReader`, cache and mapper. Event recorders write over a second one made from the same KubeConfig (this one when the cluster was given a transport). */
   readonly transport: Transport;
   /** Makes event recorders named after their controller. */
   readonly recorders: EventRecorderProvider;
