@@ -19,7 +19,7 @@ import { builtinScheme } from '@kubeloop/scheme';
 import type { ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { describeError } from './errors.js';
 import { createEventRecorderProvider } from './events/recorder.js';
-import type { EventRecorder, EventRecorderProvider } from './events/recorder.js';
+import type { EventRecorder, EventRecorderProvider, EventRecorderTuning } from './events/recorder.js';
 import { createLogger } from './log/logging.js';
 import { restClientMetrics } from './metrics/controller-metrics.js';
 import { registerInformerMetrics } from './metrics/informer-metrics.js';
@@ -48,6 +48,8 @@ export interface ClusterOptions {
   readonly registry?: Registry;
   /** `reportingInstance` of recorded events. Default: the host name. */
   readonly eventInstance?: string;
+  /** Tuning of the event recorders (queue size, spam filter, series interval, retries). Default: client-go's; see `EventRecorderTuning`. */
+  readonly eventRecorder?: EventRecorderTuning;
 }
 
 /**
@@ -68,13 +70,13 @@ export interface Cluster {
   readonly cache: InformerCache;
   readonly scheme: Scheme;
   readonly mapper: RESTMapper;
-  /** The transport every request of this cluster goes through. */
+  /** The transport of the client, `apiReader`, cache and mapper. Event recorders write over a second one made from the same KubeConfig (this one when the cluster was given a transport). */
   readonly transport: Transport;
   /** Makes event recorders named after their controller. */
   readonly recorders: EventRecorderProvider;
   /** An event recorder reporting as `name`. */
   recorderFor(name: string): EventRecorder;
-  /** Stop the informers, flush pending events and close idle connections. Idempotent. */
+  /** Stop the informers, write pending events (within the recorder's `stopTimeoutMs`) and close idle connections. Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -93,8 +95,21 @@ export interface Cluster {
 export function createCluster(options: ClusterOptions = {}): Cluster {
   const logger = options.logger ?? createLogger();
   const onRequest = options.registry ? restClientMetrics(options.registry) : undefined;
-  const transport =
-    options.transport ?? createTransport(options.kubeConfig ?? loadKubeConfig(), { ...options.transportOptions, ...(onRequest ? { onRequest } : {}) });
+  const transportOptions = { ...options.transportOptions, ...(onRequest ? { onRequest } : {}) };
+  // Event writes get a transport of their own (as client-go's event broadcaster gets a client of its
+  // own): its own keep-alive pool and, when rate limiting is on, its own token bucket. A burst of events
+  // then never waits behind reconcile traffic or behind watches holding the main pool's sockets, and
+  // never spends the reconciles' request budget. A transport given ready-made (a test double, one shared
+  // on purpose) is shared, since there is no KubeConfig to make a second one from.
+  let transport: Transport;
+  let eventTransport: Transport;
+  if (options.transport) {
+    transport = eventTransport = options.transport;
+  } else {
+    const kubeConfig = options.kubeConfig ?? loadKubeConfig();
+    transport = createTransport(kubeConfig, transportOptions);
+    eventTransport = createTransport(kubeConfig, transportOptions);
+  }
   const scheme = options.scheme ?? builtinScheme;
   const mapper = createDynamicRESTMapper(transportDiscovery(transport));
   const base = { transport, scheme, mapper, ...(options.fieldOwner ? { fieldOwner: options.fieldOwner } : {}) };
@@ -110,7 +125,14 @@ export function createCluster(options: ClusterOptions = {}): Cluster {
   });
   const client = createClient({ ...base, cache, ...(options.uncached ? { uncached: options.uncached } : {}) });
   if (options.registry) registerInformerMetrics(options.registry, cache);
-  const recorders = createEventRecorderProvider(client, logger, options.eventInstance ?? hostname());
+  const eventClient = eventTransport === transport ? apiReader : createClient({ ...base, transport: eventTransport });
+  const recorders = createEventRecorderProvider({
+    ...options.eventRecorder,
+    client: eventClient,
+    logger,
+    instance: options.eventInstance ?? hostname(),
+    ...(options.registry ? { registry: options.registry } : {}),
+  });
   let stopping: Promise<void> | undefined;
   return {
     client,
@@ -124,7 +146,8 @@ export function createCluster(options: ClusterOptions = {}): Cluster {
     stop: () =>
       (stopping ??= (async () => {
         await cache.stop();
-        await recorders.flush();
+        await recorders.stop();
+        if (eventTransport !== transport) eventTransport.close();
         transport.close();
       })()),
   };

@@ -56,7 +56,8 @@ export type { OperationResult } from './controllerutil/create-or-update.js';
 export { findStatusCondition, isStatusConditionTrue, setStatusCondition } from './controllerutil/conditions.js';
 export type { Condition } from './controllerutil/conditions.js';
 // Observability
-export type { EventRecorder, EventRecorderProvider } from './events/recorder.js';
+export { createEventRecorderProvider } from './events/recorder.js';
+export type { EventDropReason, EventRecorder, EventRecorderOptions, EventRecorderProvider, EventRecorderTuning, EventType, EventWriter } from './events/recorder.js';
 export { createLogger } from './log/logging.js';
 export type { LoggerConfig } from './log/logging.js';
 export type { HealthCheck } from './server/http-servers.js';

@@ -33,7 +33,7 @@ import type { ControllerRegistration, ReconcilerClass } from './controller/di.js
 import { toReconciler } from './controller/reconcile.js';
 import type { Reconciler, ReconcilerLike } from './controller/reconcile.js';
 import { describeError, isManagerError, ManagerError } from './errors.js';
-import type { EventRecorder } from './events/recorder.js';
+import type { EventRecorder, EventRecorderTuning } from './events/recorder.js';
 import { createLogger } from './log/logging.js';
 import { ControllerMetrics } from './metrics/controller-metrics.js';
 import { leaderElectionMetrics } from './metrics/leader-election-metrics.js';
@@ -73,7 +73,7 @@ export interface ManagerOptions {
   readonly kubeConfig?: KubeConfigLike;
   /** A ready transport instead of one made from `kubeConfig` (for example `@kubeloop/testing`'s fake API). Default: made from `kubeConfig`. */
   readonly transport?: Transport;
-  /** A ready cluster to run on; then kubeConfig, transport, scheme, fieldOwner, namespaces, cache, uncached and transportOptions are not used. Default: one made from those options. */
+  /** A ready cluster to run on; then kubeConfig, transport, scheme, fieldOwner, namespaces, cache, uncached, transportOptions and eventRecorder are not used. Default: one made from those options. */
   readonly cluster?: Cluster;
   /** The kinds the client types. Default: `builtinScheme`. */
   readonly scheme?: Scheme;
@@ -116,6 +116,8 @@ export interface ManagerOptions {
   readonly defaultMetrics?: boolean;
   /** Transport tuning (QPS, burst, timeouts). */
   readonly transportOptions?: TransportOptions;
+  /** Tuning of the event recorders (queue size, spam filter, series interval, retries); not used with `cluster`. Default: client-go's; see `EventRecorderTuning`. */
+  readonly eventRecorder?: EventRecorderTuning;
   /**
    * `/readyz` fails when an informer has been out of contact with the API
    * server (failed lists or watches, no watch open) for longer than this.
@@ -258,6 +260,7 @@ class KubeManager implements Manager {
         ...(options.cache ? { cache: options.cache } : {}),
         ...(options.uncached ? { uncached: options.uncached } : {}),
         ...(options.leaderElection?.identity ? { eventInstance: options.leaderElection.identity } : {}),
+        ...(options.eventRecorder ? { eventRecorder: options.eventRecorder } : {}),
         logger: this.logger,
         registry: this.registry,
       });
