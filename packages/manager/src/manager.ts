@@ -535,7 +535,8 @@ class KubeManager implements Manager {
     ]);
     if (timer) clearTimeout(timer);
     this.leading = false;
-    await Promise.race([this.cluster.stop(), delay(1_000)]);
+    // Pending events get written (the recorder bounds it at 5 s), unless the lease was lost: then exit fast.
+    await Promise.race([this.cluster.stop(), delay(leaseLost ? 1_000 : 6_000)]);
     for (const close of closers.reverse()) await close();
     log.info('manager stopped');
     if (failure) throw failure;
