@@ -6,12 +6,12 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import { createCertificateAuthority, createSigningKeyPair } from '@kubeloop/pki';
 import { defaultCacheDir, resolveBinaries } from './binaries.js';
 import type { BinaryOptions, BinaryPaths } from './binaries.js';
 import { installCRDs } from './crds.js';
 import type { CRDSource, InstallCRDsOptions } from './crds.js';
 import { EnvtestError } from './errors.js';
-import { createCertificateAuthority, createSigningKeyPair } from './internal/certs.js';
 import { kubeRequest, rawRequest } from './internal/http.js';
 import { renderKubeconfig } from './internal/kubeconfig.js';
 import { freePorts, isAddressInUse } from './internal/ports.js';
@@ -303,13 +303,13 @@ class LocalControlPlane implements Environment {
   }
 
   private async writeCertificates(dir: string): Promise<Certs> {
-    const servingCa = createCertificateAuthority('kubeloop-envtest-serving-ca');
+    const servingCa = createCertificateAuthority({ commonName: 'kubeloop-envtest-serving-ca' });
     const serving = servingCa.issue({
       commonName: 'kube-apiserver',
       usage: 'server',
       hosts: ['127.0.0.1', 'localhost', '10.0.0.1', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
     });
-    const clientCa = createCertificateAuthority('kubeloop-envtest-client-ca');
+    const clientCa = createCertificateAuthority({ commonName: 'kubeloop-envtest-client-ca' });
     const admin = clientCa.issue({ commonName: 'admin', organizations: ['system:masters'], usage: 'client' });
     const sa = createSigningKeyPair();
     await Promise.all([
