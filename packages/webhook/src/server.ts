@@ -411,6 +411,7 @@ class HttpsWebhookServer implements WebhookServer {
       const answer = await this.answer(hook, req, url);
       if (answer) {
         status = this.reply(res, answer, hook);
+        if (answer.unread) discardRest(req);
         if (answer.problem) this.metrics.requestFailed(hook.path, answer.problem);
       } else {
         req.socket.destroy();
@@ -426,8 +427,8 @@ class HttpsWebhookServer implements WebhookServer {
   }
 
   /** The answer for one request; undefined when the client went away. */
-  private async answer(hook: Webhook, req: IncomingMessage, url: URL): Promise<(WebhookAnswer & { close?: boolean }) | undefined> {
-    const fail = (problem: WebhookProblem, close = false): WebhookAnswer & { close?: boolean } => ({ ...this.failure(hook, problem), close });
+  private async answer(hook: Webhook, req: IncomingMessage, url: URL): Promise<(WebhookAnswer & { unread?: boolean }) | undefined> {
+    const fail = (problem: WebhookProblem, unread = false): WebhookAnswer & { unread?: boolean } => ({ ...this.failure(hook, problem), unread });
     const contentType = mediaType(req.headers['content-type']);
     if (contentType !== 'application/json') {
       return fail({ reason: 'UnsupportedMediaType', code: 415, message: `content type ${JSON.stringify(req.headers['content-type'] ?? '')} is not application/json` }, true);
@@ -487,7 +488,7 @@ class HttpsWebhookServer implements WebhookServer {
   }
 
   /** Write an answer; returns the status written. */
-  private reply(res: ServerResponse, answer: WebhookAnswer & { close?: boolean }, hook?: Webhook): number {
+  private reply(res: ServerResponse, answer: WebhookAnswer, hook?: Webhook): number {
     let status = answer.status;
     let payload: string;
     try {
@@ -501,10 +502,24 @@ class HttpsWebhookServer implements WebhookServer {
       payload = JSON.stringify(fallback.body) ?? '{}';
     }
     if (res.headersSent || res.destroyed) return status;
-    const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
-    if (answer.close) headers['connection'] = 'close';
-    res.writeHead(status, headers);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
     res.end(payload);
     return status;
   }
+}
+
+/**
+ * After an early answer (the body was refused before it was read), let the
+ * rest of the body drain and be dropped, so the client reads the answer
+ * instead of a connection reset; cut the connection if the body has not
+ * ended within two seconds (the answer has long been delivered by then).
+ */
+function discardRest(req: IncomingMessage): void {
+  if (req.complete || req.destroyed) return;
+  const timer = setTimeout(() => req.socket.destroy(), 2000);
+  timer.unref();
+  req.once('end', () => clearTimeout(timer));
+  req.once('close', () => clearTimeout(timer));
+  req.on('data', () => undefined);
+  req.resume();
 }
