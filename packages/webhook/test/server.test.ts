@@ -6,7 +6,7 @@
 import { X509Certificate } from 'node:crypto';
 import { Agent } from 'node:https';
 import { connect as netConnect, createServer as createNetServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,7 +81,7 @@ function tls(port: number): Promise<TLSSocket> {
 }
 
 /** Everything the server sends until it closes the connection, and how long that took. */
-function untilClosed(socket: import('node:net').Socket, timeoutMs = 10_000): Promise<{ data: string; ms: number }> {
+function untilClosed(socket: Socket, timeoutMs = 10_000): Promise<{ data: string; ms: number }> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     let data = '';

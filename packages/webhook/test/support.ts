@@ -1,5 +1,6 @@
 /** Shared helpers for the webhook tests: certificates for 127.0.0.1, a server on a free port, HTTPS calls to it. */
 import { request } from 'node:https';
+import type { Agent } from 'node:https';
 import { createCertificateAuthority } from '@kubeloop/pki';
 import type { CertificateAuthority, KeyPairPem } from '@kubeloop/pki';
 import { createWebhookServer, staticCertificate } from '../src/index.js';
@@ -55,7 +56,7 @@ export function call(
   url: string,
   path: string,
   body: unknown,
-  options: { ca: string; method?: string; headers?: Record<string, string>; timeoutMs?: number; agent?: import('node:https').Agent } = { ca: '' },
+  options: { ca: string; method?: string; headers?: Record<string, string>; timeoutMs?: number; agent?: Agent } = { ca: '' },
 ): Promise<HttpResult> {
   const payload = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
