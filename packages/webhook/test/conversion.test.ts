@@ -33,15 +33,15 @@ const toGiB = (s: DiskV2['spec']['size']): number => (s.unit === 'Gi' ? s.value 
 
 const conversion = defineConversion(V2, [
   spoke<DiskV1, DiskV2>(V1, {
-    toHub: (d) => ({ metadata: d.metadata, spec: { size: { value: d.spec.sizeGiB, unit: 'Gi' } } }),
+    toHub: (d) => ({ spec: { size: { value: d.spec.sizeGiB, unit: 'Gi' } } }),
     fromHub: (d) => {
       if (d.spec.size.value < 0) throw new Error('a negative size cannot be written in v1');
       return { spec: { sizeGiB: toGiB(d.spec.size) } }; // no metadata: the webhook copies it
     },
   }),
   spoke<DiskV3, DiskV2>(V3, {
-    toHub: async (d) => ({ metadata: d.metadata, spec: { size: { value: d.spec.sizeMiB, unit: 'Mi' } } }),
-    fromHub: (d) => ({ metadata: d.metadata, spec: { sizeMiB: toGiB(d.spec.size) * 1024 } }),
+    toHub: async (d) => ({ spec: { size: { value: d.spec.sizeMiB, unit: 'Mi' } } }),
+    fromHub: (d) => ({ spec: { sizeMiB: toGiB(d.spec.size) * 1024 } }),
   }),
 ]);
 const hook = conversionWebhook([conversion]);
