@@ -15,7 +15,7 @@ import type { FieldError } from './field-errors.js';
 import type { WebhookLogger } from './logger.js';
 import type { Webhook, WebhookAnswer, WebhookCallContext, WebhookProblem } from './webhook.js';
 
-/** A `metav1.Status`, as an admission response's `result` carries it. */
+/** A `metav1.Status`, as an admission response's `status` carries it. */
 export interface AdmissionStatus {
   readonly status?: 'Success' | 'Failure';
   readonly message?: string;
@@ -62,7 +62,8 @@ export interface AdmissionRequest<T extends KubeObject = KubeObject> {
 export interface AdmissionResponse {
   readonly uid: string;
   readonly allowed: boolean;
-  readonly result?: AdmissionStatus;
+  /** Why a request is denied. The JSON name is `status` (Go's field is `Result`). */
+  readonly status?: AdmissionStatus;
   /** Base64 of a JSON patch (RFC 6902). */
   readonly patch?: string;
   readonly patchType?: 'JSONPatch';
@@ -213,7 +214,7 @@ function uidOf(body: unknown): string {
 
 function errored(uid: string, code: number, message: string): WebhookAnswer {
   // HTTP 200: the API server shows a denial's message to the user; any other status is a failed call.
-  return { status: 200, body: review({ uid, allowed: false, result: { status: 'Failure', code, message } }) };
+  return { status: 200, body: review({ uid, allowed: false, status: { status: 'Failure', code, message } }) };
 }
 
 function failureAnswer(problem: WebhookProblem): WebhookAnswer {
@@ -279,8 +280,8 @@ function respond(request: AdmissionRequest, verdict: AdmissionVerdict): Admissio
   const warnings = verdict.warnings.length ? { warnings: verdict.warnings } : {};
   if (verdict.allowed) return { uid: request.uid, allowed: true, ...warnings };
   const name = request.name || ((request.object ?? request.oldObject)?.metadata?.name ?? '');
-  const result = 'fieldErrors' in verdict ? invalidStatus(request.kind, name, verdict.fieldErrors) : verdict.status;
-  return { uid: request.uid, allowed: false, result, ...warnings };
+  const status = 'fieldErrors' in verdict ? invalidStatus(request.kind, name, verdict.fieldErrors) : verdict.status;
+  return { uid: request.uid, allowed: false, status, ...warnings };
 }
 
 function requireDescriptor(kind: ResourceDescriptor, what: string): void {

@@ -93,7 +93,7 @@ describe('validating webhook', () => {
     expect(review.response).toEqual({
       uid: 'uid-1',
       allowed: false,
-      result: {
+      status: {
         status: 'Failure',
         code: 422,
         reason: 'Invalid',
@@ -113,13 +113,13 @@ describe('validating webhook', () => {
 
   it('names the object from metadata when the request has no name (generateName)', async () => {
     const { review } = await run(hook, request('CREATE', { ...disk('', { size: 0 }), metadata: { generateName: 'd-', namespace: 'default' } }, null, { name: '' }));
-    expect(review.response?.result?.message).toBe('HardDisk.crd-demo.io "" is invalid: spec.size: Invalid value: 0: must be positive');
+    expect(review.response?.status?.message).toBe('HardDisk.crd-demo.io "" is invalid: spec.size: Invalid value: 0: must be positive');
   });
 
   it('gives update the old object, and passes warnings on', async () => {
     const shrink = await run(hook, request('UPDATE', disk('d1', { size: 5 }), disk('d1', { size: 10 })));
     expect(shrink.review.response?.allowed).toBe(false);
-    expect(shrink.review.response?.result?.message).toBe('HardDisk.crd-demo.io "d1" is invalid: spec.size: Forbidden: a disk cannot shrink');
+    expect(shrink.review.response?.status?.message).toBe('HardDisk.crd-demo.io "d1" is invalid: spec.size: Forbidden: a disk cannot shrink');
     const grow = await run(hook, request('UPDATE', disk('d1', { size: 2000 }), disk('d1', { size: 10 })));
     expect(grow.review.response).toEqual({ uid: 'uid-1', allowed: true, warnings: ['disks over 1000 GiB are slow to provision'] });
   });
@@ -127,7 +127,7 @@ describe('validating webhook', () => {
   it('gives delete the object being deleted (oldObject) and denies with 403 Forbidden', async () => {
     const protectedDisk = { ...disk('d1', { size: 1 }), metadata: { name: 'd1', namespace: 'default', labels: { protected: 'true' } } };
     const { review } = await run(hook, request('DELETE', null, protectedDisk));
-    expect(review.response).toEqual({ uid: 'uid-1', allowed: false, result: { status: 'Failure', code: 403, reason: 'Forbidden', message: 'disk d1 is protected' } });
+    expect(review.response).toEqual({ uid: 'uid-1', allowed: false, status: { status: 'Failure', code: 403, reason: 'Forbidden', message: 'disk d1 is protected' } });
     expect((await run(hook, request('DELETE', null, disk('d1', { size: 1 })))).review.response?.allowed).toBe(true);
   });
 
@@ -150,7 +150,7 @@ describe('validating webhook', () => {
       uid: 'uid-1',
       allowed: false,
       warnings: ['think again'],
-      result: { status: 'Failure', code: 400, message: 'too big' },
+      status: { status: 'Failure', code: 400, message: 'too big' },
     });
   });
 
@@ -170,8 +170,8 @@ describe('validating webhook', () => {
       expect(answer.problem).toBe('MalformedRequest');
       const response = (answer.body as AdmissionReview).response!;
       expect(response.allowed).toBe(false);
-      expect(response.result?.code).toBe(400);
-      expect(response.result?.message).toMatch(message);
+      expect(response.status?.code).toBe(400);
+      expect(response.status?.message).toMatch(message);
     }
   });
 
@@ -179,7 +179,7 @@ describe('validating webhook', () => {
     const throwing = validatingWebhook(HardDisk, { validateCreate: () => { throw new Error('boom'); } });
     await expect(throwing.handle(request('CREATE', disk('d1', { size: 1 })), context)).rejects.toThrow('boom');
     const answer = throwing.failure({ reason: 'HandlerError', code: 500, message: 'the webhook handler failed: boom', body: request('CREATE', {}) });
-    expect(answer.body).toEqual({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'uid-1', allowed: false, result: { status: 'Failure', code: 500, message: 'the webhook handler failed: boom' } } });
+    expect(answer.body).toEqual({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'uid-1', allowed: false, status: { status: 'Failure', code: 500, message: 'the webhook handler failed: boom' } } });
   });
 
   it('refuses a validator result that is not a verdict', async () => {

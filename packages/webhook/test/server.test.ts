@@ -125,24 +125,24 @@ describe('bad requests get a clear answer', () => {
   it('malformed JSON: an AdmissionReview denial with code 400, and 400 for a conversion', async () => {
     const admission = await call(s.url, '/validate-test-kubeloop-dev-v1-thing', '{"apiVersion": "admission.k8s.io/v1", ', { ca });
     expect(admission.status).toBe(200);
-    expect(responseOf(admission)).toMatchObject({ uid: '', allowed: false, result: { status: 'Failure', code: 400 } });
-    expect(responseOf(admission).result?.message).toMatch(/^the request body is not JSON: /);
+    expect(responseOf(admission)).toMatchObject({ uid: '', allowed: false, status: { status: 'Failure', code: 400 } });
+    expect(responseOf(admission).status?.message).toMatch(/^the request body is not JSON: /);
     const convert = await call(s.url, '/convert', 'not json at all', { ca });
     expect(convert.status).toBe(400);
     expect((convert.json as ConversionReview).response?.result.message).toMatch(/not JSON/);
   });
 
   it('an empty body, and a content type that is not JSON', async () => {
-    expect(responseOf(await call(s.url, '/validate-test-kubeloop-dev-v1-thing', '', { ca })).result).toMatchObject({ code: 400, message: 'the request body is empty' });
+    expect(responseOf(await call(s.url, '/validate-test-kubeloop-dev-v1-thing', '', { ca })).status).toMatchObject({ code: 400, message: 'the request body is empty' });
     const yaml = await call(s.url, '/validate-test-kubeloop-dev-v1-thing', 'a: 1', { ca, headers: { 'content-type': 'application/yaml' } });
-    expect(responseOf(yaml).result).toMatchObject({ code: 415, message: 'content type "application/yaml" is not application/json' });
+    expect(responseOf(yaml).status).toMatchObject({ code: 415, message: 'content type "application/yaml" is not application/json' });
     const charset = await call(s.url, '/validate-test-kubeloop-dev-v1-thing', thingReview('u-cs'), { ca, headers: { 'content-type': 'application/json; charset=utf-8' } });
     expect(responseOf(charset).allowed).toBe(true);
   });
 
   it('a body over the limit, declared or streamed, is refused without reading it all', async () => {
     const declared = await call(s.url, '/validate-test-kubeloop-dev-v1-thing', Buffer.alloc(200 * 1024, 0x20), { ca });
-    expect(responseOf(declared).result).toMatchObject({ code: 413, message: 'the request body (204800 bytes) is larger than the 65536 byte limit' });
+    expect(responseOf(declared).status).toMatchObject({ code: 413, message: 'the request body (204800 bytes) is larger than the 65536 byte limit' });
 
     // Chunked, no content-length, and far more than the limit: the answer comes while the client is still sending.
     const socket = await tls(s.port);
@@ -164,9 +164,9 @@ describe('bad requests get a clear answer', () => {
   it('a throwing handler: a denial with code 500 and the error, uid echoed', async () => {
     const res = await call(s.url, '/validate-test-kubeloop-dev-v1-thing', thingReview('u-throw', { mode: 'throw' }), { ca });
     expect(res.status).toBe(200);
-    expect(responseOf(res)).toEqual({ uid: 'u-throw', allowed: false, result: { status: 'Failure', code: 500, message: 'the webhook handler failed: validator exploded' } });
+    expect(responseOf(res)).toEqual({ uid: 'u-throw', allowed: false, status: { status: 'Failure', code: 500, message: 'the webhook handler failed: validator exploded' } });
     const str = await call(s.url, '/validate-test-kubeloop-dev-v1-thing', thingReview('u-throw2', { mode: 'throw-string' }), { ca });
-    expect(responseOf(str).result?.message).toBe('the webhook handler failed: a thrown string');
+    expect(responseOf(str).status?.message).toBe('the webhook handler failed: a thrown string');
   });
 
   it('a slow handler: a denial at the deadline, and its signal aborts', async () => {
@@ -174,7 +174,7 @@ describe('bad requests get a clear answer', () => {
     const started = Date.now();
     const res = await call(s.url, '/validate-test-kubeloop-dev-v1-thing', thingReview('u-slow', { mode: 'slow' }), { ca });
     expect(Date.now() - started).toBeLessThan(4000);
-    expect(responseOf(res)).toEqual({ uid: 'u-slow', allowed: false, result: { status: 'Failure', code: 500, message: 'the webhook handler did not answer within 400 ms' } });
+    expect(responseOf(res)).toEqual({ uid: 'u-slow', allowed: false, status: { status: 'Failure', code: 500, message: 'the webhook handler did not answer within 400 ms' } });
     expect(aborted).toEqual([true]);
   });
 
@@ -183,7 +183,7 @@ describe('bad requests get a clear answer', () => {
     try {
       slow.server.register(validator);
       const res = await call(slow.url, '/validate-test-kubeloop-dev-v1-thing?timeout=2s', thingReview('u-param', { mode: 'slow', delayMs: 10_000 }), { ca });
-      expect(responseOf(res).result?.message).toBe('the webhook handler did not answer within 1000 ms');
+      expect(responseOf(res).status?.message).toBe('the webhook handler did not answer within 1000 ms');
       const fast = await call(slow.url, '/validate-test-kubeloop-dev-v1-thing?timeout=10s', thingReview('u-param2', { mode: 'slow', delayMs: 50 }), { ca });
       expect(responseOf(fast).allowed).toBe(true);
     } finally {
