@@ -154,7 +154,11 @@ export function managedCertificates(options: ManagedCertificatesOptions): Manage
     throw new WebhookError('InvalidOptions', `caPropagationDelayMs must be >= 0, got ${options.caPropagationDelayMs}`);
   }
   // Issue a test certificate now, so a malformed host fails at construction rather than at the first renewal.
-  createCertificateAuthority({ commonName: 'check' }).issue({ commonName: 'check', hosts: options.hosts, validDays: 1 });
+  try {
+    createCertificateAuthority({ commonName: 'check' }).issue({ commonName: options.commonName ?? options.hosts[0]!, hosts: options.hosts, validDays: 1 });
+  } catch (cause) {
+    throw new WebhookError('InvalidOptions', `managedCertificates: ${describeError(cause)}`, { cause });
+  }
   return new ManagedSource(options, fraction);
 }
 
@@ -394,9 +398,11 @@ class ManagedSource implements ManagedCertificates {
       issuedBy(servingCert, signing.certificate) ? '' : 'issued by an older CA',
     ].filter(Boolean);
     const stillTrusted = bundle.some((ca) => issuedBy(servingCert, ca));
-    // A serving certificate from a new CA only once this replica has injected a bundle holding that CA, and the API server had time to load it.
+    // Moving to a new CA waits until this replica has injected a bundle holding it and the API server had time to load it;
+    // a renewal from the same CA (or of a certificate nothing trusts any more) does not wait.
+    const sameCA = issuedBy(servingCert, signing.certificate);
     const propagated = now - caAddedAt >= this.caPropagationDelayMs && this.injected === pemOf(bundle);
-    if (reasons.length > 0 && (propagated || !stillTrusted)) {
+    if (reasons.length > 0 && (sameCA || propagated || !stillTrusted)) {
       serving = this.issue(signing);
       changed = true;
       why.push(`serving certificate: ${reasons.join(', ')}`);
