@@ -330,6 +330,7 @@ class HttpsWebhookServer implements WebhookServer {
       (req, res) => void this.serve(req, res),
     );
     server.keepAliveTimeout = s.keepAliveTimeoutMs;
+    server.on('secureConnection', (socket: Socket) => this.log.debug({ remote: socket.remoteAddress, port: socket.remotePort }, 'TLS connection'));
     server.on('tlsClientError', (err, socket) => {
       this.log.debug({ err: err.message, remote: socket.remoteAddress }, 'TLS handshake failed');
       socket.destroy();
