@@ -140,7 +140,7 @@ function coversExactly(cert: X509Certificate, hosts: readonly string[]): boolean
 export function managedCertificates(options: ManagedCertificatesOptions): ManagedCertificates {
   if (!options?.client) throw new WebhookError('InvalidOptions', 'managedCertificates needs a client');
   if (!options.secret?.namespace || !options.secret.name) throw new WebhookError('InvalidOptions', 'managedCertificates needs secret.namespace and secret.name');
-  if (!Array.isArray(options.hosts) || options.hosts.length === 0) throw new WebhookError('InvalidOptions', 'managedCertificates needs at least one host');
+  if (!options.hosts?.length || typeof options.hosts === 'string') throw new WebhookError('InvalidOptions', 'managedCertificates needs at least one host');
   const fraction = options.renewBeforeFraction ?? 1 / 3;
   if (!(fraction > 0 && fraction < 1)) throw new WebhookError('InvalidOptions', `renewBeforeFraction must be between 0 and 1, got ${fraction}`);
   for (const [name, value] of [
