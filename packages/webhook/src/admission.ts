@@ -254,7 +254,16 @@ function qualifiedKind(kind: GroupVersionKind): string {
   return kind.group ? `${kind.kind}.${kind.group}` : kind.kind;
 }
 
-/** apimachinery's `NewInvalid` Status: `HardDisk.crd-demo.io "d1" is invalid: spec.size: Invalid value: -1: must be positive`. */
+/**
+ * apimachinery's `NewInvalid` Status: code 422, reason `Invalid`, a cause per
+ * field, and the message the API server would write.
+ *
+ * @example
+ * ```ts
+ * invalidStatus(HardDisk, 'd1', [fieldError.invalid('spec.size', -1, 'must be positive')]).message;
+ * // 'HardDisk.crd-demo.io "d1" is invalid: spec.size: Invalid value: -1: must be positive'
+ * ```
+ */
 export function invalidStatus(kind: GroupVersionKind, name: string, errors: readonly FieldError[]): AdmissionStatus {
   const lines = errors.map(formatFieldError);
   const head = `${qualifiedKind(kind)} ${JSON.stringify(name)} is invalid`;

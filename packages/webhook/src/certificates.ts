@@ -49,6 +49,11 @@ export function staticCertificate(certificate: ServingCertificate): CertificateS
 /**
  * Throws {@link WebhookError} `CertificateUnavailable` unless the pair can
  * serve TLS: a parseable certificate, a parseable key, and the two match.
+ *
+ * @example
+ * ```ts
+ * checkServingCertificate({ certPem, keyPem }); // throws "...: the key cannot serve the certificate (...)" for a mismatched pair
+ * ```
  */
 export function checkServingCertificate(certificate: ServingCertificate, where = 'the serving certificate'): void {
   if (typeof certificate?.certPem !== 'string' || typeof certificate.keyPem !== 'string') {

@@ -25,5 +25,12 @@ export interface WebhookLogger {
 
 const nothing: LogFn = () => undefined;
 
-/** A logger that drops everything: the default. */
+/**
+ * A logger that drops everything: the default.
+ *
+ * @example
+ * ```ts
+ * await hook.handle(body, { signal: AbortSignal.timeout(1000), log: silentLogger });
+ * ```
+ */
 export const silentLogger: WebhookLogger = Object.freeze({ debug: nothing, info: nothing, warn: nothing, error: nothing });

@@ -23,7 +23,14 @@ export interface WebhookMetrics {
   requestFailed(webhook: string, reason: WebhookProblemReason): void;
 }
 
-/** Metrics that go nowhere: the server's default. */
+/**
+ * Metrics that go nowhere: the server's default.
+ *
+ * @example
+ * ```ts
+ * createWebhookServer({ certificates, metrics: noWebhookMetrics }); // same as leaving metrics out
+ * ```
+ */
 export const noWebhookMetrics: WebhookMetrics = Object.freeze({
   requestStarted: () => undefined,
   requestFinished: () => undefined,
