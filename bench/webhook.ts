@@ -10,8 +10,9 @@
  *      with no webhook (what the webhook adds);
  *    - directly: AdmissionReviews POSTed over HTTPS (keep-alive) straight to
  *      the webhook server.
- *    The webhook server's own time per request (from the request to the
- *    answer written) is recorded through its metrics hook.
+ *    The load comes from a worker thread (bench/webhook-load.ts), so the
+ *    webhook server keeps its event loop; its own time per request (from the
+ *    request to the answer written) is recorded through its metrics hook.
  * 2. Conversion of CONVERT objects (10,000 by default) per ConversionReview:
  *    the handler alone, over HTTPS to /convert (JSON both ways), and a LIST
  *    of CONVERT stored objects at the version that is not stored (the API
@@ -21,12 +22,14 @@
  *   N=2000 CONVERT=10000 node bench/webhook.ts
  */
 import { Agent, request } from 'node:https';
+import { Worker } from 'node:worker_threads';
 import { createClient } from '@kubeloop/client';
 import { createEnvironment, installWebhooks } from '@kubeloop/envtest';
 import { builtinScheme, defineKind } from '@kubeloop/scheme';
 import type { KubeObject } from '@kubeloop/scheme';
 import { conversionWebhook, createWebhookServer, defineConversion, fieldError, silentLogger, spoke, staticCertificate, validatePath, validatingWebhook } from '@kubeloop/webhook';
 import type { WebhookMetrics } from '@kubeloop/webhook';
+import type { LoadJob, LoadResult } from './webhook-load.ts';
 
 const N = Number(process.env['N'] ?? 2000);
 const RATE = Number(process.env['RATE'] ?? 200);
@@ -81,7 +84,7 @@ function crd(g: string, kind: string, plural: string, versions: { name: string; 
 }
 
 /** Run `fn` about `rate` times a second, `n` times, at most 128 at once; returns each call's latency in ms. */
-async function openLoop(n: number, rate: number, fn: (i: number) => Promise<unknown>): Promise<{ latencies: number[]; failures: number; wallMs: number }> {
+async function openLoop(n: number, rate: number, fn: (i: number) => Promise<unknown>): Promise<LoadResult> {
   const latencies: number[] = [];
   let failures = 0;
   let sent = 0;
@@ -102,6 +105,16 @@ async function openLoop(n: number, rate: number, fn: (i: number) => Promise<unkn
   }
   await Promise.all(inFlight);
   return { latencies, failures, wallMs: performance.now() - started };
+}
+
+/** The same open loop in a worker thread (bench/webhook-load.ts), so the webhook server here keeps its event loop. */
+function loadInWorker(job: LoadJob): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./webhook-load.ts', import.meta.url), { workerData: job });
+    worker.once('message', (result: LoadResult) => resolve(result));
+    worker.once('error', reject);
+    worker.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`load worker exited with ${code}`))));
+  });
 }
 
 function post(agent: Agent, url: string, body: string): Promise<string> {
@@ -181,27 +194,13 @@ try {
   const record = (name: string, run: { latencies: number[]; failures: number; wallMs: number }): void => {
     admission[name] = { ...summarise(run.latencies), failures: run.failures, rate: Number(((run.latencies.length + run.failures) / (run.wallMs / 1000)).toFixed(1)) };
   };
-  record('API server, no webhook', await openLoop(N, RATE, (i) => client.create(probe(plainGroup, i), { dryRun: true })));
+  const job = { n: N, rate: RATE, kubeconfigPath: env.kubeconfigPath, namespace, url: `${hooks.url}${validatePath(Probe)}`, caPem: hooks.caPem };
+  record('API server, no webhook', await loadInWorker({ ...job, mode: 'api', group: plainGroup }));
   serverTimes.length = 0;
-  record('API server + webhook', await openLoop(N, RATE, (i) => client.create(probe(group, i), { dryRun: true })));
+  record('API server + webhook', await loadInWorker({ ...job, mode: 'api', group }));
   admission['webhook server time (via API server)'] = { ...summarise(serverTimes), failures: 0, rate: Number.NaN };
-  const agent = new Agent({ keepAlive: true, maxSockets: 64, ca: hooks.caPem });
-  const reviewBody = (i: number): string =>
-    JSON.stringify({
-      apiVersion: 'admission.k8s.io/v1',
-      kind: 'AdmissionReview',
-      request: {
-        uid: `u-${i}`,
-        kind: { group, version: 'v1', kind: 'Probe' },
-        resource: { group, version: 'v1', resource: 'probes' },
-        operation: 'CREATE',
-        namespace,
-        userInfo: { username: 'bench' },
-        object: probe(group, i),
-      },
-    });
   serverTimes.length = 0;
-  record('directly (HTTPS keep-alive)', await openLoop(N, RATE, (i) => post(agent, `${hooks.url}${validatePath(Probe)}`, reviewBody(i))));
+  record('directly (HTTPS keep-alive)', await loadInWorker({ ...job, mode: 'direct', group }));
   admission['webhook server time (direct)'] = { ...summarise(serverTimes), failures: 0, rate: Number.NaN };
   results['admission'] = admission;
   console.log(`webhook: N=${N} at ${RATE}/s open loop (at most 128 in flight); kubernetes ${env.binaries?.kubernetesVersion ?? 'existing cluster'}, node ${process.version}`);
@@ -212,6 +211,7 @@ try {
   }
 
   // --- conversion --------------------------------------------------------------
+  const agent = new Agent({ keepAlive: true, maxSockets: 64, ca: hooks.caPem });
   const objects = Array.from({ length: CONVERT }, (_, i) => ({
     apiVersion: `${group}/v1`,
     kind: 'Volume',
