@@ -191,6 +191,17 @@ describe('bad requests get a clear answer', () => {
     }
   });
 
+  it('a handler may take longer than the request timeout (which covers receiving the request only)', async () => {
+    const patient = await runServer({ pki, requestTimeoutMs: 1000, headersTimeoutMs: 500, handlerTimeoutMs: 10_000 });
+    try {
+      patient.server.register(validator);
+      const res = await call(patient.url, '/validate-test-kubeloop-dev-v1-thing', thingReview('u-long', { mode: 'slow', delayMs: 2500 }), { ca });
+      expect(responseOf(res)).toEqual({ uid: 'u-long', allowed: true });
+    } finally {
+      await patient.stop();
+    }
+  });
+
   it('an answer that cannot be serialised becomes a failure answer', async () => {
     const circular: Record<string, unknown> = {};
     circular['self'] = circular;
