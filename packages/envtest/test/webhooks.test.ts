@@ -10,11 +10,11 @@ import type { Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCRDs, installWebhooks, isEnvtestError } from '../src/index.js';
+import { createEnvironment, installCRDs, installWebhooks, isEnvtestError } from '../src/index.js';
 import type { InstalledWebhooks } from '../src/index.js';
 import { kubeRequest } from '../src/internal/http.js';
 import { testCRD } from '../../../test/support/crds.js';
-import { testKubeConfig, uniqueName } from '../../../test/support/env.js';
+import { testKubeConfig, testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
 
 const group = `${uniqueName('hooks')}.envtest.kubeloop.dev`;
 const plural = 'gadgets';
@@ -151,5 +151,40 @@ describe('installWebhooks', () => {
     await extra.uninstall();
     await extra.uninstall(); // twice is fine
     expect((await kubeRequest(kc, 'GET', `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${group}-mutating`)).status).toBe(404);
+  });
+
+  it('an environment installs webhooks at start and, on an existing cluster, takes them out at stop', async () => {
+    const name = `${group}-env`;
+    const env = createEnvironment({
+      useExistingCluster: true,
+      kubeconfigPath: testKubeconfigPath(),
+      webhooks: {
+        configurations: [
+          {
+            kind: 'ValidatingWebhookConfiguration',
+            metadata: { name },
+            webhooks: [
+              {
+                name: `env.${group}`,
+                admissionReviewVersions: ['v1'],
+                sideEffects: 'None',
+                failurePolicy: 'Ignore',
+                clientConfig: { service: { name: 's', namespace: 'system', path: '/validate' } },
+                rules: [{ apiGroups: [group], apiVersions: ['v1'], operations: ['UPDATE'], resources: [plural] }],
+              },
+            ],
+          },
+        ],
+      },
+    });
+    expect(env.webhooks).toBeUndefined();
+    await env.start();
+    const installed = env.webhooks!;
+    expect(installed.configurations).toEqual([{ kind: 'ValidatingWebhookConfiguration', name }]);
+    const res = await kubeRequest(kc, 'GET', `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${name}`);
+    expect((JSON.parse(res.body) as { webhooks: { clientConfig: { url: string } }[] }).webhooks[0]!.clientConfig.url).toBe(`${installed.url}/validate`);
+    await env.stop();
+    expect(env.webhooks).toBeUndefined();
+    expect((await kubeRequest(kc, 'GET', `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${name}`)).status).toBe(404);
   });
 });
