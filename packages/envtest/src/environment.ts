@@ -6,17 +6,19 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import { createCertificateAuthority, createSigningKeyPair } from '@kubeloop/pki';
 import { defaultCacheDir, resolveBinaries } from './binaries.js';
 import type { BinaryOptions, BinaryPaths } from './binaries.js';
 import { installCRDs } from './crds.js';
 import type { CRDSource, InstallCRDsOptions } from './crds.js';
 import { EnvtestError } from './errors.js';
-import { createCertificateAuthority, createSigningKeyPair } from './internal/certs.js';
 import { kubeRequest, rawRequest } from './internal/http.js';
 import { renderKubeconfig } from './internal/kubeconfig.js';
 import { freePorts, isAddressInUse } from './internal/ports.js';
 import { ComponentProcess } from './internal/process.js';
 import { removeRecord, startWatchdog, stopWatchdog, sweepStale, writeRecord } from './internal/reaper.js';
+import { installWebhooks } from './webhooks.js';
+import type { InstalledWebhooks, WebhookInstallOptions } from './webhooks.js';
 
 /** Extra command-line flags: `name → value`; an array repeats the flag; `null` removes a default. */
 export type ComponentFlags = Readonly<Record<string, string | readonly string[] | null>>;
@@ -46,6 +48,12 @@ export interface EnvironmentOptions {
   readonly etcdFlags?: ComponentFlags;
   /** CRDs installed once the control plane is ready (objects, or YAML/JSON files or directories). */
   readonly crds?: readonly CRDSource[];
+  /**
+   * Webhook configurations (and CRD webhook conversion) installed after the
+   * CRDs, pointing at a local webhook server; see `installWebhooks`. Where
+   * to serve and with which certificate is then in `webhooks`. Default: none.
+   */
+  readonly webhooks?: WebhookInstallOptions;
   /** Parent of the temp directory. Default: the OS temp dir. */
   readonly tmpDir?: string;
   /** Attempts when a picked port is taken before the component binds it. Default: 3. */
@@ -76,6 +84,8 @@ export interface Environment extends AsyncDisposable {
   readonly dir: string | undefined;
   /** Install or update CRDs and wait until each is established and served. */
   installCRDs(crds: readonly CRDSource[], options?: InstallCRDsOptions): Promise<void>;
+  /** With the `webhooks` option: where the local webhook server must listen and its certificate files. */
+  readonly webhooks: InstalledWebhooks | undefined;
   /** Stop kube-apiserver and start it again on the same port and etcd (fault tests). */
   restartApiServer(options?: { downMs?: number }): Promise<void>;
 }
@@ -121,8 +131,13 @@ class ExistingCluster implements Environment {
   readonly dir = undefined;
   private kc: KubeConfig | undefined;
   private path = '';
+  private installed: InstalledWebhooks | undefined;
 
   constructor(private readonly options: EnvironmentOptions) {}
+
+  get webhooks(): InstalledWebhooks | undefined {
+    return this.installed;
+  }
 
   async start(): Promise<void> {
     if (this.kc) return;
@@ -149,11 +164,14 @@ class ExistingCluster implements Environment {
     this.kc = kc;
     this.path = path;
     if (this.options.crds?.length) await installCRDs(kc, this.options.crds);
+    if (this.options.webhooks) this.installed = await installWebhooks(kc, this.options.webhooks);
   }
 
-  stop(): Promise<void> {
+  async stop(): Promise<void> {
+    // A shared cluster outlives the test: take the webhook configurations out again.
+    await this.installed?.uninstall();
+    this.installed = undefined;
     this.kc = undefined;
-    return Promise.resolve();
   }
 
   get kubeConfig(): KubeConfig {
@@ -206,6 +224,7 @@ class LocalControlPlane implements Environment {
   private certs: Certs | undefined;
   private watchdogPid: number | undefined;
   private starting: Promise<void> | undefined;
+  private installed: InstalledWebhooks | undefined;
 
   constructor(private readonly options: EnvironmentOptions) {
     const fromEnv = Number.parseInt(process.env['KUBELOOP_ENVTEST_START_TIMEOUT'] ?? '', 10);
@@ -240,6 +259,10 @@ class LocalControlPlane implements Environment {
 
   get dir(): string | undefined {
     return this.tmp;
+  }
+
+  get webhooks(): InstalledWebhooks | undefined {
+    return this.installed;
   }
 
   start(): Promise<void> {
@@ -277,6 +300,9 @@ class LocalControlPlane implements Environment {
     this.kc = kc;
     await this.waitDefaultNamespace();
     if (this.options.crds?.length) await installCRDs(kc, this.options.crds);
+    if (this.options.webhooks) {
+      this.installed = await installWebhooks(kc, { localServingCertDir: join(this.tmp, 'webhook-certs'), ...this.options.webhooks });
+    }
     this.log(`control plane ready at ${this.server} (kubeconfig ${join(this.tmp, 'kubeconfig')})`);
   }
 
@@ -303,13 +329,13 @@ class LocalControlPlane implements Environment {
   }
 
   private async writeCertificates(dir: string): Promise<Certs> {
-    const servingCa = createCertificateAuthority('kubeloop-envtest-serving-ca');
+    const servingCa = createCertificateAuthority({ commonName: 'kubeloop-envtest-serving-ca' });
     const serving = servingCa.issue({
       commonName: 'kube-apiserver',
       usage: 'server',
       hosts: ['127.0.0.1', 'localhost', '10.0.0.1', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
     });
-    const clientCa = createCertificateAuthority('kubeloop-envtest-client-ca');
+    const clientCa = createCertificateAuthority({ commonName: 'kubeloop-envtest-client-ca' });
     const admin = clientCa.issue({ commonName: 'admin', organizations: ['system:masters'], usage: 'client' });
     const sa = createSigningKeyPair();
     await Promise.all([
@@ -453,6 +479,7 @@ class LocalControlPlane implements Environment {
     this.apiserver = undefined;
     this.etcd = undefined;
     this.kc = undefined;
+    this.installed = undefined;
     stopWatchdog(this.watchdogPid);
     this.watchdogPid = undefined;
     if (this.tmp) {

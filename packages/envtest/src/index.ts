@@ -31,5 +31,7 @@ export type { CRDSource, CustomResourceDefinitionLike, InstallCRDsOptions } from
 export { EnvtestError, isEnvtestError } from './errors.js';
 export type { EnvtestErrorReason } from './errors.js';
 export { DEFAULT_ETCD_VERSION, DEFAULT_KUBERNETES_VERSION } from './versions.js';
+export { installWebhooks } from './webhooks.js';
+export type { InstalledWebhooks, WebhookConfigurationLike, WebhookConfigurationSource, WebhookInstallOptions } from './webhooks.js';
 export { startApiProxy } from './proxy.js';
 export type { ApiProxy, ApiProxyOptions, RecordedRequest } from './proxy.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as der from '../src/internal/der.js';
+import { children, content, readElement } from '../src/internal/der-reader.js';
 
 const hex = (b: Buffer): string => b.toString('hex');
 
@@ -34,5 +35,17 @@ describe('DER writer', () => {
   it('writes UTCTime before 2050 and GeneralizedTime after', () => {
     expect(der.time(new Date('2030-01-02T03:04:05Z')).toString('latin1')).toBe('\x17\x0d300102030405Z');
     expect(der.time(new Date('2051-01-02T03:04:05Z')).toString('latin1')).toBe('\x18\x0f20510102030405Z');
+  });
+
+  it('reads back what it writes, and refuses truncated input', () => {
+    const encoded = der.sequence(der.smallInteger(5), der.octetString(Buffer.alloc(300, 1)), der.utf8String('x'));
+    const root = readElement(encoded, 0);
+    const [int, octets, text] = children(encoded, root);
+    expect(int?.tag).toBe(0x02);
+    expect(content(encoded, octets!).length).toBe(300);
+    expect(content(encoded, text!).toString()).toBe('x');
+    expect(() => readElement(encoded.subarray(0, 10), 0)).toThrow(RangeError);
+    expect(() => readElement(Buffer.from([0x30]), 0)).toThrow(RangeError);
+    expect(() => readElement(Buffer.from([0x30, 0x80]), 0)).toThrow(RangeError);
   });
 });
