@@ -350,7 +350,8 @@ class KubeClient implements Client {
     if (res.statusCode !== 200) {
       const chunks: Buffer[] = [];
       for await (const c of res) chunks.push(c as Buffer);
-      throw ClientError.fromResponse('GET', path, res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'));
+      const ra = Number.parseInt(String(res.headers['retry-after']), 10);
+      throw ClientError.fromResponse('GET', path, res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'), Number.isFinite(ra) && ra >= 0 ? ra : undefined);
     }
     return watchEvents<ObjectFor<K>>(res, {
       ...(options?.signal ? { signal: options.signal } : {}),

@@ -4,14 +4,13 @@
  * field selectors take `=`, `==` and `!=` on dotted paths.
  */
 import type { Selector } from '@kubeloop/client';
+import { CacheError } from '../errors.js';
 
 export type Requirement =
   | { readonly key: string; readonly op: 'in'; readonly values: ReadonlySet<string> }
   | { readonly key: string; readonly op: 'notin'; readonly values: ReadonlySet<string> }
   | { readonly key: string; readonly op: 'exists' }
   | { readonly key: string; readonly op: '!exists' };
-
-export class SelectorError extends Error {}
 
 /** Split on commas that are not inside parentheses. */
 function splitTerms(text: string): string[] {
@@ -49,7 +48,7 @@ export function parseLabelSelector(selector: Selector | undefined): Requirement[
     if (m) return { key: m[1]!, op: '!exists' };
     m = /^([^\s!=(),]+)$/.exec(term);
     if (m) return { key: m[1]!, op: 'exists' };
-    throw new SelectorError(`cannot parse label selector term ${JSON.stringify(term)}`);
+    throw new CacheError('InvalidSelector', `cannot parse label selector term ${JSON.stringify(term)}`);
   });
 }
 
@@ -86,12 +85,20 @@ export function parseFieldSelector(selector: Selector | undefined): FieldRequire
   if (typeof selector !== 'string') return Object.entries(selector).map(([path, value]) => ({ path, equal: true, value }));
   return splitTerms(selector).map((term) => {
     const m = /^([A-Za-z0-9_.\-/]+)\s*(==|=|!=)\s*(.*)$/.exec(term);
-    if (!m) throw new SelectorError(`cannot parse field selector term ${JSON.stringify(term)} (exact matches only)`);
+    if (!m) throw new CacheError('InvalidSelector', `cannot parse field selector term ${JSON.stringify(term)} (exact matches only)`);
     return { path: m[1]!, equal: m[2] !== '!=', value: m[3]!.trim() };
   });
 }
 
-/** The string value of a dotted path in an object, as the API server compares it. */
+/**
+ * Stands for a field whose value is an object or array: the API server's
+ * field selectors compare scalars only, so it equals no selector value (and
+ * every `!=` matches). Never serialised: an object can be nested deeper than
+ * `JSON.stringify` can follow.
+ */
+const NOT_A_SCALAR = '\u0000(object)';
+
+/** The string value of a dotted path in an object, as the API server compares it. Walks only the path's own steps. */
 export function fieldValue(obj: unknown, path: string): string {
   let cur: unknown = obj;
   for (const part of path.split('.')) {
@@ -99,5 +106,5 @@ export function fieldValue(obj: unknown, path: string): string {
     cur = (cur as Record<string, unknown>)[part];
   }
   if (cur === undefined || cur === null) return '';
-  return typeof cur === 'string' ? cur : typeof cur === 'number' || typeof cur === 'boolean' ? String(cur) : JSON.stringify(cur);
+  return typeof cur === 'string' ? cur : typeof cur === 'number' || typeof cur === 'boolean' ? String(cur) : NOT_A_SCALAR;
 }
