@@ -4,8 +4,9 @@
  * every request it makes counted at envtest's proxy by verb and resource,
  * next to a floor measured in the same run.
  *
- * The operator runs in a child process (this file with `--child`), so its
- * RSS and heap are its own, not the proxy's or this driver's. The driver
+ * The operator runs in a child process (this file with `--child`, which
+ * loads only what the operator needs: the driver's envtest is imported
+ * lazily), so its RSS and heap are its own, not the proxy's or this driver's. The driver
  * writes and observes through its own unthrottled client, straight to the
  * API server: it is not counted and not measured.
  *
@@ -41,7 +42,6 @@ import { fileURLToPath } from 'node:url';
 import { Informer, clientListWatcher } from '@kubeloop/cache';
 import { createClient, loadKubeConfig } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
-import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
 import type { RecordedRequest } from '@kubeloop/envtest';
 import { createLogger, createManager } from '@kubeloop/manager';
 import { ConfigMap, builtinScheme } from '@kubeloop/scheme';
@@ -171,6 +171,8 @@ async function main(): Promise<void> {
   const started = Date.now();
   const log = (line: string): void => void process.stderr.write(`[bench:operator +${s(Date.now() - started)}s] ${line}\n`);
 
+  // Loaded here, not at the top: the operator process (this file with --child) must not carry it.
+  const { createEnvironment, startApiProxy } = await import('@kubeloop/envtest');
   const env = createEnvironment({ crds: [join(here, '..', 'examples', 'harddisk-operator', 'crd')] });
   await env.start();
   const proxy = await startApiProxy(env.kubeConfig);
