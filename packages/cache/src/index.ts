@@ -24,10 +24,22 @@
 export { createInformerCache } from './informer-cache.js';
 export type { ByKindOptions, InformerCache, InformerCacheOptions, InformerInfo } from './informer-cache.js';
 export { Informer, stripManagedFields } from './informer.js';
-export type { HandlerRegistration, ResourceEventHandler, InformerEvent, InformerOptions, InformerSource, Transform } from './informer.js';
+export type {
+  HandlerOptions,
+  HandlerRegistration,
+  InformerErrorPhase,
+  InformerEvent,
+  InformerOptions,
+  InformerSource,
+  InformerSources,
+  ResourceEventHandler,
+  Transform,
+} from './informer.js';
 export { Reflector } from './reflector.js';
-export type { ReflectorOptions, ReflectorSink, ReflectorStats } from './reflector.js';
+export type { ReflectorOptions, ReflectorSink, ReflectorState, ReflectorStats } from './reflector.js';
+export { CacheError, isCacheError } from './errors.js';
+export type { CacheErrorReason } from './errors.js';
 export { clientListWatcher } from './list-watch.js';
 export type { ListPageOptions, ListWatchScope, ListWatcher, WatchFromOptions } from './list-watch.js';
 export { NAMESPACE_INDEX, Store, keyOf, objectKey } from './store.js';
-export type { IndexFunc } from './store.js';
+export type { IndexErrorHandler, IndexFunc } from './store.js';

@@ -2,19 +2,29 @@
  * The informer cache: a client `Reader` served from informers. The first
  * read of a kind starts its informer and waits until it has synced (bounded
  * by the caller's AbortSignal); later reads cost no request.
+ *
+ * Restricted to namespaces, it still serves cluster-scoped kinds (Namespace,
+ * Node, StorageClass, cluster-scoped custom resources) from one cluster-wide
+ * informer, as controller-runtime does: the scope comes from the client's
+ * mapper when the informer starts.
  */
 import { ClientError, fieldValue, isMetadataRef, matchesLabels, parseFieldSelector, parseLabelSelector } from '@kubeloop/client';
 import type { Client, GetOptions, KindRef, ListFor, ListOptions, ObjectFor, ObjectKey, Reader, Selector, TypeRef } from '@kubeloop/client';
 import type { KubeObject, ResourceDescriptor } from '@kubeloop/scheme';
 import { Informer } from './informer.js';
-import type { InformerOptions, Transform } from './informer.js';
+import type { InformerErrorPhase, InformerOptions, InformerSource, InformerSources, Transform } from './informer.js';
+import { CacheError, isCacheError } from './errors.js';
 import { clientListWatcher } from './list-watch.js';
 import type { ReflectorOptions, ReflectorStats } from './reflector.js';
 import { keyOf, NAMESPACE_INDEX } from './store.js';
 
 /** What to cache of one kind. */
 export interface ByKindOptions {
-  /** Namespaces to cache. Default: the cache's `namespaces`, else all. */
+  /**
+   * Namespaces to cache. Default: the cache's `namespaces`, else all. Naming
+   * namespaces for a cluster-scoped kind is an error (its reads reject with
+   * it); the cache-wide `namespaces` simply do not apply to such kinds.
+   */
   readonly namespaces?: readonly string[];
   readonly labelSelector?: Selector;
   readonly fieldSelector?: Selector;
@@ -28,28 +38,55 @@ export interface InformerCacheOptions {
   readonly client: Client;
   /** Per-kind options, by descriptor or apiVersion/kind. Default: none. */
   readonly byKind?: readonly { readonly kind: ResourceDescriptor | TypeRef; readonly options: ByKindOptions }[];
-  /** Namespaces every kind is limited to. Default: all namespaces. */
+  /**
+   * Namespaces every namespaced kind is limited to (one list+watch per
+   * namespace). Cluster-scoped kinds are cached cluster-wide whatever this
+   * says. Default: all namespaces.
+   */
   readonly namespaces?: readonly string[];
   /** Applied to every object before it is cached. Default: strip `metadata.managedFields`. */
   readonly transform?: Transform<KubeObject>;
   /** Hand out cached objects unfrozen (mutating them corrupts the cache). Default: false. */
   readonly unsafeDisableDeepFreeze?: boolean;
-  /** Reflector tuning (page size, watch timeouts, backoff, WatchList). */
+  /** Reflector tuning (page size, deadlines, backoff, WatchList). Default: the reflector's defaults. */
   readonly reflector?: ReflectorOptions;
-  /** Told of every list/watch error (each is retried). */
-  readonly onError?: (kind: string, err: unknown, phase: 'list' | 'watch') => void;
+  /**
+   * Default resync period of every informer's handlers, ms: each handler is
+   * given `onUpdate(obj, obj)` for every cached object this often (plus up
+   * to 10 % jitter), as client-go's resync. 0: none. Default: 0.
+   */
+  readonly resyncPeriodMs?: number;
+  /**
+   * Told of every list/watch error (each is retried) and of every object
+   * that could not be prepared for the cache (phase `prepare`; the object is
+   * left out of the cache and counted in `InformerInfo.unprepared`).
+   */
+  readonly onError?: (kind: string, err: unknown, phase: InformerErrorPhase) => void;
   /** Told of every handler that threw. */
   readonly onHandlerError?: (kind: string, err: unknown) => void;
 }
 
 /** Health and metrics of one informer. */
 export interface InformerInfo {
-  /** `Kind.version.group` plus the form (`metadata` for metadata-only). */
+  /** `Kind.apiVersion` plus the form (` (metadata)` for metadata-only). */
   readonly kind: string;
   readonly synced: boolean;
   readonly storeSize: number;
+  /** One entry per list+watch (per namespace, or one for all). */
   readonly stats: readonly ReflectorStats[];
   readonly handlerErrors: number;
+  /** The most recent error of any of its reflectors (or of working out its scope), if any. */
+  readonly lastError: unknown;
+  /**
+   * Ms since the stalest of its reflectors last heard from the API server
+   * (an event, a bookmark or a list); undefined before every one has. With
+   * bookmarks a healthy watch hears something about once a minute.
+   */
+  readonly lastEventAgeMs: number | undefined;
+  /** Objects that could not be prepared for the cache, so far. */
+  readonly prepareErrors: number;
+  /** Objects the API server holds that the cache lacks right now, because they could not be prepared: a readiness check should fail while it is not 0. */
+  readonly unprepared: number;
 }
 
 /**
@@ -63,6 +100,7 @@ export interface InformerInfo {
  * ```
  */
 export interface InformerCache extends Reader {
+  /** The informer of a kind, started (and synced) on first use. */
   /**
    * The informer of a kind, started on first use. Resolves once it has
    * synced, unless `blockUntilSynced` is false (as controller-runtime's
@@ -111,16 +149,6 @@ interface Entry {
   readonly apiVersion: string;
 }
 
-function info(e: Entry): InformerInfo {
-  return {
-    kind: e.label,
-    synced: e.informer.hasSynced(),
-    storeSize: e.informer.store.size,
-    stats: e.informer.stats(),
-    handlerErrors: e.informer.handlerErrors,
-  };
-}
-
 class Cache implements InformerCache {
   private readonly entries = new Map<string, Entry>();
   private stopped = false;
@@ -137,29 +165,39 @@ class Cache implements InformerCache {
     let entry = this.entries.get(id);
     if (entry) return entry;
     const per = this.kindOptions(ref);
-    const namespaces = per.namespaces ?? this.options.namespaces;
-    const scopes = namespaces && namespaces.length > 0 ? namespaces : [''];
+    const restricted = per.namespaces ?? this.options.namespaces;
+    const namespaces = restricted && restricted.length > 0 ? restricted : undefined;
     const informerOptions: InformerOptions<KubeObject> = {
       ...((per.transform ?? this.options.transform) ? { transform: per.transform ?? this.options.transform! } : {}),
       ...(this.options.unsafeDisableDeepFreeze ? { unsafeDisableDeepFreeze: true } : {}),
       ...(this.options.reflector ? { reflector: this.options.reflector } : {}),
-      ...(this.options.onError ? { onError: (err: unknown, phase: 'list' | 'watch') => this.options.onError!(label, err, phase) } : {}),
+      ...(this.options.resyncPeriodMs !== undefined ? { resyncPeriodMs: this.options.resyncPeriodMs } : {}),
+      ...(this.options.onError ? { onError: (err: unknown, phase: InformerErrorPhase) => this.options.onError!(label, err, phase) } : {}),
       ...(this.options.onHandlerError ? { onHandlerError: (err: unknown) => this.options.onHandlerError!(label, err) } : {}),
     };
-    const informer = new Informer<KubeObject>(
-      scopes.map((namespace) => ({
-        namespace,
-        lw: clientListWatcher(this.options.client, kind, {
-          ...(namespace ? { namespace } : {}),
-          ...(per.labelSelector ? { labelSelector: per.labelSelector } : {}),
-          ...(per.fieldSelector ? { fieldSelector: per.fieldSelector } : {}),
-        }),
-      })),
-      informerOptions,
-    );
+    const source = (namespace: string): InformerSource<KubeObject> => ({
+      namespace,
+      lw: clientListWatcher(this.options.client, kind, {
+        ...(namespace ? { namespace } : {}),
+        ...(per.labelSelector ? { labelSelector: per.labelSelector } : {}),
+        ...(per.fieldSelector ? { fieldSelector: per.fieldSelector } : {}),
+      }),
+    });
+    // Unrestricted: one cluster-wide list+watch serves either scope. Restricted:
+    // the mapper says whether the kind has namespaces at all, when the informer starts.
+    const sources: InformerSources<KubeObject> = namespaces
+      ? async () => {
+          if (await this.namespaced(ref)) return namespaces.map(source);
+          if (per.namespaces && per.namespaces.length > 0) {
+            throw new CacheError('InvalidOptions', `${label} is cluster-scoped, but its byKind options name namespaces (${per.namespaces.join(', ')})`);
+          }
+          return [source('')];
+        }
+      : [source('')];
+    const informer = new Informer<KubeObject>(sources, informerOptions);
     entry = {
       informer,
-      namespaces: namespaces && namespaces.length > 0 ? namespaces : undefined,
+      namespaces,
       label,
       listKind: isMetadataRef(kind) ? 'PartialObjectMetadataList' : `${ref.kind}List`,
       apiVersion: isMetadataRef(kind) ? 'meta.k8s.io/v1' : ref.apiVersion,
@@ -167,6 +205,15 @@ class Cache implements InformerCache {
     this.entries.set(id, entry);
     informer.start();
     return entry;
+  }
+
+  /** Whether a kind is namespaced, from the client's mapper (discovery, cached there). */
+  private async namespaced(ref: ResourceDescriptor | TypeRef): Promise<boolean> {
+    const slash = ref.apiVersion.indexOf('/');
+    const group = slash === -1 ? '' : ref.apiVersion.slice(0, slash);
+    const version = slash === -1 ? ref.apiVersion : ref.apiVersion.slice(slash + 1);
+    const mapping = await this.options.client.mapper.restMapping({ group, kind: ref.kind }, version);
+    return mapping.scope === 'Namespaced';
   }
 
   async getInformer<K extends KindRef>(kind: K, options?: { signal?: AbortSignal; blockUntilSynced?: boolean }): Promise<Informer<ObjectFor<K> & KubeObject>> {
@@ -179,7 +226,8 @@ class Cache implements InformerCache {
     try {
       await entry.informer.waitForSync(signal);
     } catch (cause) {
-      throw new ClientError('Aborted', `the cache of ${entry.label} did not sync: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      const reason = isCacheError(cause) && cause.reason === 'InvalidOptions' ? 'InvalidRequest' : 'Aborted';
+      throw new ClientError(reason, `the cache of ${entry.label} did not sync: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     }
   }
 
@@ -205,8 +253,14 @@ class Cache implements InformerCache {
     if (entry.namespaces && options?.namespace && !entry.namespaces.includes(options.namespace)) {
       throw new ClientError('InvalidRequest', `the cache of ${entry.label} covers namespaces ${entry.namespaces.join(', ')}, not ${options.namespace}`);
     }
-    const labels = parseLabelSelector(options?.labelSelector);
-    const fields = parseFieldSelector(options?.fieldSelector);
+    let labels;
+    let fields;
+    try {
+      labels = parseLabelSelector(options?.labelSelector);
+      fields = parseFieldSelector(options?.fieldSelector);
+    } catch (cause) {
+      throw new ClientError('InvalidRequest', cause instanceof Error ? cause.message : String(cause), { cause });
+    }
     await this.synced(entry, options?.signal);
     const store = entry.informer.store;
     // Start from the narrowest index: an indexed field equality, else the namespace.
@@ -254,12 +308,39 @@ class Cache implements InformerCache {
   }
 
   informers(): readonly InformerInfo[] {
-    return [...this.entries.values()].map(info);
+    return [...this.entries.values()].map((e) => this.info(e));
   }
 
   informerInfo(kind: KindRef): InformerInfo | undefined {
     const entry = this.entries.get(describe(kind).id);
-    return entry && info(entry);
+    return entry && this.info(entry);
+  }
+
+  private info(e: Entry): InformerInfo {
+    const now = Date.now();
+    {
+      const stats = e.informer.stats();
+      let lastError: unknown;
+      let lastErrorAt = -1;
+      for (const s of stats) {
+        if (s.lastError !== undefined && s.lastErrorAt > lastErrorAt) {
+          lastError = s.lastError;
+          lastErrorAt = s.lastErrorAt;
+        }
+      }
+      const heard = stats.map((s) => s.lastEventAt);
+      return {
+        kind: e.label,
+        synced: e.informer.hasSynced(),
+        storeSize: e.informer.store.size,
+        stats,
+        handlerErrors: e.informer.handlerErrors,
+        lastError,
+        lastEventAgeMs: heard.length > 0 && heard.every((t) => t > 0) ? now - Math.min(...heard) : undefined,
+        prepareErrors: e.informer.prepareErrors,
+        unprepared: e.informer.unpreparedCount,
+      };
+    }
   }
 
   async stop(): Promise<void> {

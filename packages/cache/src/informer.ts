@@ -3,23 +3,27 @@
  * all) feeding one indexed store, and any number of handlers. Each handler
  * has its own queue, so it sees events in order and a slow handler never
  * stalls another; a delete and re-create of a name is told apart by UID.
+ *
+ * No object can break it: freezing is iterative (any depth the API server
+ * accepts), and an object the transform or an index function chokes on is
+ * reported (`onError` with phase `prepare`, `prepareErrors`,
+ * `unpreparedKeys()` for readiness) while the rest of the cache syncs and
+ * runs on.
  */
 import { Observable } from 'rxjs';
 import type { KubeObject } from '@kubeloop/scheme';
+import { CacheError, isCacheError } from './errors.js';
+import { sleep as delay } from '@kubeloop/workqueue';
+import { Backoff } from './internal/backoff.js';
 import type { ListWatcher } from './list-watch.js';
-import { Reflector } from './reflector.js';
+import { Reflector, checkReflectorOptions } from './reflector.js';
 import type { ReflectorOptions, ReflectorStats } from './reflector.js';
 import { Store, objectKey } from './store.js';
 import type { IndexFunc } from './store.js';
 
-/** One change seen by an informer. */
+/** One change seen by an informer. A resync is an `update` whose `old` is `object`. */
 export type InformerEvent<T> =
-  | {
-      readonly type: 'add';
-      readonly object: T;
-      /** True for objects of the informer's first list (client-go's `isInInitialList`). */
-      readonly isInInitialList?: boolean;
-    }
+  | { readonly type: 'add'; readonly object: T }
   | { readonly type: 'update'; readonly object: T; readonly old: T }
   | {
       readonly type: 'delete';
@@ -35,13 +39,30 @@ export type InformerEvent<T> =
 export interface ResourceEventHandler<T> {
   /** `isInInitialList`: the object was in the store when the handler was added, or in the informer's first list (as client-go's `OnAdd(obj, isInInitialList)`). */
   onAdd?(object: T, isInInitialList: boolean): void | Promise<void>;
+  /** A change; on a resync (see `resyncPeriodMs`) `old` and `object` are the same object. */
   onUpdate?(old: T, object: T): void | Promise<void>;
   onDelete?(object: T, finalStateUnknown: boolean): void | Promise<void>;
 }
 
+/** Options of one handler. */
+export interface HandlerOptions {
+  /**
+   * Every this many ms (plus up to 10 % jitter), the handler is given an
+   * `onUpdate(obj, obj)` for every object in the store, as client-go's
+   * resync does: level-triggered code gets to look at everything again. A
+   * round is skipped while the handler has not yet taken the previous one.
+   * 0 turns it off. Default: the informer's `resyncPeriodMs`.
+   */
+  readonly resyncPeriodMs?: number;
+}
+
 /** A handler's registration. */
 export interface HandlerRegistration {
-  /** True once the handler has been given every object the informer had when it was added. */
+  /**
+   * True once the informer has synced and the handler has been given every
+   * object of its initial state: the informer's first list, or, for a
+   * handler added later, every object stored when it was added.
+   */
   hasSynced(): boolean;
   /** Stop delivering events to this handler. */
   remove(): void;
@@ -50,9 +71,16 @@ export interface HandlerRegistration {
 /** A transform applied to each object before it is stored (and handed to handlers). */
 export type Transform<T> = (obj: T) => T;
 
+/** What an informer reports through `onError`: a reflector's list or watch, or an object it could not prepare. */
+export type InformerErrorPhase = 'list' | 'watch' | 'prepare';
+
 /** Options of an informer. */
 export interface InformerOptions<T extends KubeObject> {
-  /** Applied to every object before storing. Default: {@link stripManagedFields}. */
+  /**
+   * Applied to every object before storing. An object it throws on is left
+   * out of the cache (an older copy stays) and reported. Default:
+   * {@link stripManagedFields}.
+   */
   readonly transform?: Transform<T>;
   /**
    * Hand out the stored objects without deep-freezing them. Faster (see the
@@ -60,13 +88,20 @@ export interface InformerOptions<T extends KubeObject> {
    * cache for everyone. Default: false (objects are deep-frozen).
    */
   readonly unsafeDisableDeepFreeze?: boolean;
-  /** Extra indexes. Default: only the namespace index. */
+  /** Extra indexes. An index function that throws leaves that object out of that index, reported. Default: only the namespace index. */
   readonly indexers?: Readonly<Record<string, IndexFunc<T>>>;
+  /** Reflector tuning (page size, deadlines, backoff, WatchList). Default: the reflector's defaults. */
   readonly reflector?: ReflectorOptions;
+  /** Default resync period of handlers, ms (see {@link HandlerOptions}). Default: 0, no resync. */
+  readonly resyncPeriodMs?: number;
   /** Told of a handler that threw. Default: none (the error is dropped after counting). */
   readonly onHandlerError?: (err: unknown) => void;
-  /** Told of every error a reflector retries. */
-  readonly onError?: (err: unknown, phase: 'list' | 'watch') => void;
+  /**
+   * Told of every error: a reflector's list or watch (each is retried), or
+   * an object that could not be prepared (a `CacheError` `Prepare`, the
+   * transform's or index function's error as its cause). Default: none.
+   */
+  readonly onError?: (err: unknown, phase: InformerErrorPhase) => void;
 }
 
 /** Drops `metadata.managedFields`: the default transform (they are large and controllers rarely read them). */
@@ -80,15 +115,36 @@ export function stripManagedFields<T extends KubeObject>(obj: T): T {
   return obj;
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
-  } else {
-    for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
+function freezable(value: unknown): value is object {
+  return value !== null && typeof value === 'object' && !Object.isFrozen(value);
+}
+
+/** Freeze a value and everything it holds, iteratively: no depth overflows the stack. */
+function deepFreeze<T>(root: T): T {
+  if (!freezable(root)) return root;
+  Object.freeze(root);
+  const pending: object[] = [root];
+  while (pending.length > 0) {
+    const value = pending.pop()!;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const child: unknown = value[i];
+        if (freezable(child)) {
+          Object.freeze(child);
+          pending.push(child);
+        }
+      }
+    } else {
+      for (const key in value) {
+        const child: unknown = (value as Record<string, unknown>)[key];
+        if (freezable(child)) {
+          Object.freeze(child);
+          pending.push(child);
+        }
+      }
+    }
   }
-  return value;
+  return root;
 }
 
 /** A source of objects: a ListWatcher and the namespace it covers ('' for all). */
@@ -97,62 +153,129 @@ export interface InformerSource<T extends KubeObject> {
   readonly namespace: string;
 }
 
+/**
+ * The sources of an informer: given, or worked out when it starts (after a
+ * discovery lookup, say). A resolver that rejects is retried with backoff
+ * (its error shows in `stats()` and `onError`), except a `CacheError`
+ * `InvalidOptions`, which fails the informer: `waitForSync` rejects with it.
+ */
+export type InformerSources<T extends KubeObject> = readonly InformerSource<T>[] | ((signal: AbortSignal) => Promise<readonly InformerSource<T>[]>);
+
+/** An event as queued: flags say whether it is part of the handler's initial state, or a resync. */
+type Queued<T> = InformerEvent<T> & { readonly initial?: true; readonly resync?: true };
+
+interface QueueHost<T> {
+  synced(): boolean;
+  objects(): Iterable<T>;
+  handlerError(err: unknown): void;
+  removed(queue: HandlerQueue<T>): void;
+}
+
 class HandlerQueue<T> implements HandlerRegistration {
-  private readonly queue: InformerEvent<T>[] = [];
+  private queue: (Queued<T> | undefined)[] = [];
+  private head = 0;
   private draining = false;
   private removed = false;
-  private syncedAfter: number;
-  private delivered = 0;
+  private pendingInitial = 0;
+  private pendingResync = 0;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly handler: ResourceEventHandler<T>,
-    initial: readonly T[],
-    private readonly onError: (err: unknown) => void,
-    private readonly onRemove: () => void,
-  ) {
-    for (const object of initial) this.queue.push({ type: 'add', object });
-    this.syncedAfter = initial.length;
-    this.drain();
-  }
+    private readonly host: QueueHost<T>,
+    private readonly resyncPeriodMs: number,
+  ) {}
 
   hasSynced(): boolean {
-    return this.delivered >= this.syncedAfter;
+    return this.host.synced() && this.pendingInitial === 0;
   }
 
   remove(): void {
+    if (this.removed) return;
     this.removed = true;
-    this.queue.length = 0;
-    this.onRemove();
+    this.queue = [];
+    this.head = 0;
+    this.stopResync();
+    this.host.removed(this);
   }
 
-  push(event: InformerEvent<T>): void {
+  push(event: Queued<T>): void {
     if (this.removed) return;
+    if (event.initial) this.pendingInitial++;
+    if (event.resync) this.pendingResync++;
     this.queue.push(event);
     this.drain();
+  }
+
+  /** Arm the resync timer (no-op without a period). */
+  scheduleResync(): void {
+    if (this.resyncPeriodMs <= 0 || this.removed) return;
+    const wait = this.resyncPeriodMs * (1 + Math.random() * 0.1);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.removed) return;
+      // A handler still busy with the last round is not given another.
+      if (this.host.synced() && this.pendingResync === 0) {
+        for (const object of this.host.objects()) this.push({ type: 'update', object, old: object, resync: true });
+      }
+      this.scheduleResync();
+    }, wait);
+    this.timer.unref();
+  }
+
+  stopResync(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   private drain(): void {
     if (this.draining) return;
     this.draining = true;
     void (async () => {
-      while (this.queue.length > 0 && !this.removed) {
-        const event = this.queue.shift()!;
+      while (this.head < this.queue.length && !this.removed) {
+        const event = this.queue[this.head]!;
+        this.queue[this.head++] = undefined;
         try {
           const r =
             event.type === 'add'
-              ? this.handler.onAdd?.(event.object, event.isInInitialList === true || this.delivered < this.syncedAfter)
+              ? this.handler.onAdd?.(event.object, event.initial === true)
               : event.type === 'update'
                 ? this.handler.onUpdate?.(event.old, event.object)
                 : this.handler.onDelete?.(event.object, event.finalStateUnknown);
-          if (r && typeof (r).then === 'function') await r;
+          if (r && typeof r.then === 'function') await r;
         } catch (err) {
-          this.onError(err);
+          this.host.handlerError(err);
         }
-        this.delivered++;
+        if (event.initial) this.pendingInitial--;
+        if (event.resync) this.pendingResync--;
+      }
+      if (this.head >= this.queue.length) {
+        this.queue = [];
+        this.head = 0;
       }
       this.draining = false;
     })();
   }
+}
+
+function fresh(): ReflectorStats {
+  return {
+    lists: 0,
+    relists: 0,
+    gone: 0,
+    watchRestarts: 0,
+    errors: 0,
+    timeouts: 0,
+    lastListMs: 0,
+    lastListSize: 0,
+    lastEventAt: 0,
+    resourceVersion: '',
+    lastError: undefined,
+    lastErrorAt: 0,
+    usedWatchList: false,
+    disconnectedSince: 0,
+    state: 'idle',
+  };
 }
 
 /**
@@ -169,129 +292,275 @@ class HandlerQueue<T> implements HandlerRegistration {
 export class Informer<T extends KubeObject> {
   readonly store: Store<T>;
   private readonly handlers = new Set<HandlerQueue<T>>();
-  private readonly reflectors: Reflector<T>[];
+  private reflectors: Reflector<T>[] = [];
+  private sourceSynced: boolean[] = [];
+  private readonly resolveSources: ((signal: AbortSignal) => Promise<readonly InformerSource<T>[]>) | undefined;
+  /** Stats shown while the sources are being worked out. */
+  private readonly pendingStats = fresh();
+  private resolved = false;
+  private failure: CacheError | undefined;
   private readonly transform: Transform<T>;
   private readonly freeze: boolean;
+  private readonly resyncPeriodMs: number;
   private syncedSources = 0;
   private readonly syncWaiters: (() => void)[] = [];
   private started = false;
-  /** Sources (by namespace, '' for all) whose first list has been stored. */
-  private readonly listedOnce = new Set<string>();
+  private stopped = false;
+  private readonly stopping = new AbortController();
+  /** Keys of objects the watch or list sent that could not be prepared, and why. */
+  private readonly unprepared = new Map<string, unknown>();
+  /** Raw objects whose preparation failed (the reflector hands them back to replace()). */
+  private readonly failed = new WeakSet<object>();
   /** Handler exceptions caught so far. */
   handlerErrors = 0;
+  /** Objects that could not be prepared (transform or freeze failed), or an index function threw on, so far. */
+  prepareErrors = 0;
+  /** The last such error (a `CacheError` `Prepare`). */
+  lastPrepareError: unknown;
 
+  /** Throws CacheError `InvalidOptions` for bad reflector options or a negative resync period. */
   constructor(
-    sources: readonly InformerSource<T>[],
+    sources: InformerSources<T>,
     private readonly options: InformerOptions<T> = {},
   ) {
-    this.store = new Store<T>(options.indexers);
+    this.store = new Store<T>(options.indexers, (err, index, key) =>
+      this.reportPrepare(new CacheError('Prepare', `${key}: index ${JSON.stringify(index)} threw; the object is cached but missing from that index: ${message(err)}`, { cause: err })),
+    );
     this.transform = options.transform ?? stripManagedFields;
     this.freeze = !options.unsafeDisableDeepFreeze;
+    this.resyncPeriodMs = period(options.resyncPeriodMs);
+    if (typeof sources === 'function') {
+      this.resolveSources = sources;
+      checkReflectorOptions(options.reflector); // now, not when the sources arrive
+    } else {
+      this.resolveSources = undefined;
+      this.useSources(sources);
+    }
+  }
+
+  private useSources(sources: readonly InformerSource<T>[]): void {
+    this.sourceSynced = sources.map(() => false);
     this.reflectors = sources.map(
-      (source) =>
+      (source, index) =>
         new Reflector<T>(
           source.lw,
           {
-            replace: (objects) => this.replace(source.namespace, objects),
+            replace: (objects) => this.replace(index, source.namespace, objects),
             apply: (type, obj) => this.apply(type, obj),
             prepare: (obj) => this.prepare(obj),
           },
           {
-            ...options.reflector,
-            ...(options.onError ? { onError: options.onError } : {}),
+            ...this.options.reflector,
+            ...(this.options.onError ? { onError: this.options.onError } : {}),
             onSynced: () => {
+              this.sourceSynced[index] = true;
               this.syncedSources++;
-              if (this.hasSynced()) for (const w of this.syncWaiters.splice(0)) w();
+              this.flushIfSynced();
             },
           },
         ),
     );
+    this.resolved = true;
+  }
+
+  private flushIfSynced(): void {
+    if (this.hasSynced()) for (const w of this.syncWaiters.splice(0)) w();
   }
 
   /** Start the reflectors (idempotent). */
   start(): void {
-    if (this.started) return;
+    if (this.started || this.stopped) return;
     this.started = true;
-    for (const r of this.reflectors) void r.run();
+    if (this.resolveSources) void this.resolve(this.resolveSources);
+    else this.runReflectors();
+    for (const h of this.handlers) h.scheduleResync();
   }
 
-  /** Stop every reflector. */
+  private runReflectors(): void {
+    for (const r of this.reflectors) void r.run();
+    this.flushIfSynced(); // no sources at all: synced at once
+  }
+
+  private async resolve(resolveSources: (signal: AbortSignal) => Promise<readonly InformerSource<T>[]>): Promise<void> {
+    const signal = this.stopping.signal;
+    const r = this.options.reflector;
+    const backoff = new Backoff(r?.backoffInitialMs ?? 800, r?.backoffMaxMs ?? 30_000);
+    const stats = this.pendingStats;
+    stats.state = 'listing';
+    while (!signal.aborted) {
+      let sources: readonly InformerSource<T>[];
+      try {
+        sources = await resolveSources(signal);
+      } catch (err) {
+        if (signal.aborted) return;
+        const now = Date.now();
+        stats.errors++;
+        stats.lastError = err;
+        stats.lastErrorAt = now;
+        if (stats.disconnectedSince === 0) stats.disconnectedSince = now;
+        this.report(err, 'list');
+        if (isCacheError(err) && err.reason === 'InvalidOptions') {
+          this.failure = err;
+          stats.state = 'stopped';
+          for (const w of this.syncWaiters.splice(0)) w();
+          return;
+        }
+        stats.state = 'backoff';
+        await delay(backoff.next(), signal);
+        stats.state = 'listing';
+        continue;
+      }
+      if (signal.aborted) return;
+      this.useSources(sources);
+      this.runReflectors();
+      return;
+    }
+  }
+
+  /** Stop every reflector and resync timer; waiters for sync are rejected with CacheError `Stopped`. */
   async stop(): Promise<void> {
+    this.stopped = true;
+    this.stopping.abort();
+    for (const h of this.handlers) h.stopResync();
     await Promise.all(this.reflectors.map((r) => r.stop()));
+    if (!this.resolved) this.pendingStats.state = 'stopped';
     for (const w of this.syncWaiters.splice(0)) w();
   }
 
   get isStopped(): boolean {
-    return this.reflectors.every((r) => r.stopped);
+    return this.stopped;
   }
 
   /** True once every source has delivered its initial state. */
   hasSynced(): boolean {
-    return this.syncedSources >= this.reflectors.length;
+    return this.resolved && this.syncedSources >= this.reflectors.length;
   }
 
-  /** Resolves when synced; rejects with the signal's reason if it aborts first, or if the informer is stopped. */
+  /**
+   * Resolves when synced. Rejects with CacheError `Aborted` if `signal`
+   * aborts first, `Stopped` if the informer is stopped first, or the
+   * `InvalidOptions` error its sources failed with.
+   */
   waitForSync(signal?: AbortSignal): Promise<void> {
     if (this.hasSynced()) return Promise.resolve();
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.stopped) return Promise.reject(new CacheError('Stopped', 'the informer was stopped before it synced'));
     return new Promise((resolve, reject) => {
-      const onAbort = (): void => reject(signal?.reason instanceof Error ? signal.reason : new Error('aborted while waiting for the cache to sync'));
+      const onAbort = (): void => {
+        const i = this.syncWaiters.indexOf(waiter);
+        if (i >= 0) this.syncWaiters.splice(i, 1);
+        reject(new CacheError('Aborted', 'aborted while waiting for the informer to sync', { cause: signal?.reason }));
+      };
+      const waiter = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        if (this.hasSynced()) resolve();
+        else if (this.failure !== undefined) reject(this.failure);
+        else reject(new CacheError('Stopped', 'the informer was stopped before it synced'));
+      };
       if (signal?.aborted) {
         onAbort();
         return;
       }
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.syncWaiters.push(() => {
-        signal?.removeEventListener('abort', onAbort);
-        if (this.hasSynced()) resolve();
-        else reject(new Error('the informer was stopped before it synced'));
-      });
+      this.syncWaiters.push(waiter);
     });
   }
 
-  /** Per-source reflector statistics. */
+  /** Per-source reflector statistics (one entry while the sources are still being worked out). */
   stats(): readonly ReflectorStats[] {
-    return this.reflectors.map((r) => r.stats);
+    return this.resolved ? this.reflectors.map((r) => r.stats) : [this.pendingStats];
   }
 
-  /** Add a handler; it first gets an add for every object already stored. */
-  addEventHandler(handler: ResourceEventHandler<T>): HandlerRegistration {
-    const queue: HandlerQueue<T> = new HandlerQueue<T>(
-      handler,
-      [...this.store.values()],
-      (err) => {
-        this.handlerErrors++;
-        this.options.onHandlerError?.(err);
-      },
-      () => this.handlers.delete(queue),
-    );
-    this.handlers.add(queue);
-    return queue;
+  /** How many objects the API server has that the cache lacks, because they could not be prepared. */
+  get unpreparedCount(): number {
+    return this.unprepared.size;
+  }
+
+  /** Keys (`namespace/name`) of objects the API server has that the cache lacks, because they could not be prepared. */
+  unpreparedKeys(): readonly string[] {
+    return [...this.unprepared.keys()];
   }
 
   /**
-   * The informer's events as an Observable (each subscriber is a handler of
-   * its own). rxjs reports an error thrown inside a subscriber's `next` as an
-   * unhandled error, which ends a Node process: catch inside `next`, or use
-   * {@link Informer.addEventHandler}, whose handler errors are counted and
-   * passed to `onHandlerError`.
+   * Add a handler; it first gets an add for every object already stored.
+   * Its registration's `hasSynced()` turns true once the informer has
+   * synced and those adds (or, if it was added before the first list, the
+   * first list's) have been handled.
    */
-  events(): Observable<InformerEvent<T>> {
+  addEventHandler(handler: ResourceEventHandler<T>, options: HandlerOptions = {}): HandlerRegistration {
+    const queue: HandlerQueue<T> = new HandlerQueue<T>(
+      handler,
+      {
+        synced: () => this.hasSynced(),
+        objects: () => this.store.values(),
+        handlerError: (err) => {
+          this.handlerErrors++;
+          try {
+            this.options.onHandlerError?.(err);
+          } catch {
+            /* an observer that throws must not stop delivery */
+          }
+        },
+        removed: (q) => this.handlers.delete(q),
+      },
+      options.resyncPeriodMs === undefined ? this.resyncPeriodMs : period(options.resyncPeriodMs),
+    );
+    this.handlers.add(queue);
+    for (const object of this.store.values()) queue.push({ type: 'add', object, initial: true });
+    if (this.started && !this.stopped) queue.scheduleResync();
+    return queue;
+  }
+
+  /** The informer's events as an Observable (each subscriber is a handler of its own, with `options`). */
+  events(options: HandlerOptions = {}): Observable<InformerEvent<T>> {
     return new Observable<InformerEvent<T>>((subscriber) => {
-      const reg = this.addEventHandler({
-        onAdd: (object) => subscriber.next({ type: 'add', object }),
-        onUpdate: (old, object) => subscriber.next({ type: 'update', object, old }),
-        onDelete: (object, finalStateUnknown) => subscriber.next({ type: 'delete', object, finalStateUnknown }),
-      });
+      const reg = this.addEventHandler(
+        {
+          onAdd: (object) => subscriber.next({ type: 'add', object }),
+          onUpdate: (old, object) => subscriber.next({ type: 'update', object, old }),
+          onDelete: (object, finalStateUnknown) => subscriber.next({ type: 'delete', object, finalStateUnknown }),
+        },
+        options,
+      );
       return () => reg.remove();
     });
   }
 
-  private prepare(obj: T): T {
-    const out = this.transform(obj);
-    return this.freeze ? deepFreeze(out) : out;
+  private report(err: unknown, phase: 'list' | 'watch' | 'prepare'): void {
+    try {
+      this.options.onError?.(err, phase);
+    } catch {
+      /* an observer that throws must not stop the informer */
+    }
   }
 
-  private emit(event: InformerEvent<T>): void {
+  private reportPrepare(err: CacheError): void {
+    this.prepareErrors++;
+    this.lastPrepareError = err;
+    this.report(err, 'prepare');
+  }
+
+  /** Transform and freeze; on failure, report, remember the key, and hand back the raw object marked as failed. */
+  private prepare(obj: T): T {
+    try {
+      const out = this.transform(obj);
+      if (out === null || typeof out !== 'object') throw new TypeError(`the transform returned ${out === null ? 'null' : typeof out}, not an object`);
+      return this.freeze ? deepFreeze(out) : out;
+    } catch (err) {
+      let key: string;
+      try {
+        key = objectKey(obj);
+      } catch {
+        key = '(unreadable metadata)';
+      }
+      this.unprepared.set(key, err);
+      this.failed.add(obj);
+      this.reportPrepare(new CacheError('Prepare', `${key}: could not be prepared for the cache, so the cache does not hold it: ${message(err)}`, { cause: err }));
+      return obj;
+    }
+  }
+
+  private emit(event: Queued<T>): void {
     for (const h of this.handlers) h.push(event);
   }
 
@@ -299,48 +568,73 @@ export class Informer<T extends KubeObject> {
     return this.handlers.size > 0;
   }
 
-  private replace(namespace: string, objects: T[]): void {
-    const initial = !this.listedOnce.has(namespace);
-    this.listedOnce.add(namespace);
+  private replace(source: number, namespace: string, objects: T[]): void {
+    const initial = !this.sourceSynced[source];
     const seen = new Set<string>();
     // Objects arrive prepared (transformed and frozen page by page by the reflector).
     for (const obj of objects) {
       const key = objectKey(obj);
       seen.add(key);
+      if (this.failed.has(obj)) continue; // reported; an older copy, if any, stays
+      this.unprepared.delete(key);
       const old = this.store.upsert(obj);
       this.emitChange(old, obj, initial);
     }
     // Whatever this source covered and did not list is gone.
+    const covers = (key: string): boolean => namespace === '' || key.startsWith(`${namespace}/`);
+    for (const key of [...this.unprepared.keys()]) if (covers(key) && !seen.has(key)) this.unprepared.delete(key);
     const stale: string[] = [];
     const candidates = namespace ? this.store.byIndex('namespace', namespace).map((o) => objectKey(o)) : [...this.store.keys()];
     for (const key of candidates) if (!seen.has(key)) stale.push(key);
     for (const key of stale) {
       const old = this.store.remove(key);
-      if (old) this.emit({ type: 'delete', object: old, finalStateUnknown: true });
+      if (old && this.listening) this.emit({ type: 'delete', object: old, finalStateUnknown: true });
     }
   }
 
   private apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: T): void {
-    const obj = this.prepare(raw);
+    const key = objectKey(raw);
     if (type === 'DELETED') {
-      const old = this.store.remove(objectKey(obj));
-      if (old) this.emit({ type: 'delete', object: obj, finalStateUnknown: false });
+      this.unprepared.delete(key);
+      const old = this.store.remove(key);
+      if (!old) return;
+      const obj = this.prepare(raw);
+      if (this.listening) this.emit({ type: 'delete', object: this.failed.has(obj) ? old : obj, finalStateUnknown: false });
+      this.unprepared.delete(key);
       return;
     }
+    const obj = this.prepare(raw);
+    if (this.failed.has(obj)) return; // reported; an older copy, if any, stays
+    this.unprepared.delete(key);
     const old = this.store.upsert(obj);
-    this.emitChange(old, obj);
+    this.emitChange(old, obj, false);
   }
 
-  private emitChange(old: T | undefined, obj: T, initial = false): void {
+  private emitChange(old: T | undefined, obj: T, initial: boolean): void {
     if (!this.listening) return;
     if (!old) {
-      this.emit(initial ? { type: 'add', object: obj, isInInitialList: true } : { type: 'add', object: obj });
+      this.emit(initial ? { type: 'add', object: obj, initial } : { type: 'add', object: obj });
     } else if (old.metadata?.uid !== obj.metadata?.uid) {
       // Deleted and re-created under the same name while we were not looking.
       this.emit({ type: 'delete', object: old, finalStateUnknown: true });
-      this.emit({ type: 'add', object: obj });
+      this.emit(initial ? { type: 'add', object: obj, initial } : { type: 'add', object: obj });
     } else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) {
       this.emit({ type: 'update', object: obj, old });
     }
+  }
+}
+
+function period(value: number | undefined): number {
+  if (value === undefined) return 0;
+  if (!Number.isFinite(value) || value < 0) throw new CacheError('InvalidOptions', `resyncPeriodMs must be 0 or a positive number of ms (got ${String(value)})`);
+  return value;
+}
+
+function message(err: unknown): string {
+  if (err instanceof Error) return `${err.name}: ${err.message}`;
+  try {
+    return String(err);
+  } catch {
+    return 'an unprintable value was thrown';
   }
 }

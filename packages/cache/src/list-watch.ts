@@ -12,14 +12,20 @@ export interface ListPageOptions {
 
 export interface WatchFromOptions {
   readonly resourceVersion: string;
+  /** Server-side timeout of the watch. */
   readonly timeoutSeconds: number;
+  /** Client-side deadline for the answer's headers and between two events (the reflector enforces it too, a moment later). */
   readonly idleTimeoutMs: number;
   readonly sendInitialEvents?: boolean;
   readonly signal: AbortSignal;
 }
 
 /**
- * Lists and watches one set of objects.
+ * Lists and watches one set of objects. The reflector relies on two
+ * promises: `list` rejects soon after its `signal` aborts (whatever stage
+ * the request is at, body included), and the iterator `watch` resolves to
+ * throws or ends soon after its `signal` aborts. That is how its deadlines
+ * end a stalled request; {@link clientListWatcher} keeps both.
  *
  * @example
  * ```ts

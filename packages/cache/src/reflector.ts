@@ -1,29 +1,39 @@
 /**
  * The reflector: keeps a set of objects in step with the API server by
- * list + watch, with client-go's semantics.
+ * list + watch, with client-go's semantics, and never hangs silently.
  *
  * - Paginated consistent list, then a watch from the list's resourceVersion
- *   with bookmarks and a server timeout drawn from 5–10 minutes; a
- *   client-side idle deadline a little past it notices a silently dead stream.
+ *   with bookmarks and a server timeout drawn from 5–10 minutes.
+ * - Every phase has a deadline of its own: each list page (headers and body)
+ *   `listTimeoutMs`; a watch's opening (headers, and the body of an error
+ *   answer) and the gap between two of its events `watchIdleTimeoutMs`, two
+ *   and a half bookmark intervals by default, independent of the server's
+ *   timeout. A
+ *   deadline that passes is a `CacheError` `Timeout`: counted, reported,
+ *   backed off and retried, like any other failure.
  * - A watch that ends normally is re-opened from the last resourceVersion: no
  *   relist. 410 Gone / Expired: relist, and the sink replaces its store (and
  *   emits deletes for objects that vanished meanwhile).
  * - Refused, reset, 429, 5xx: exponential backoff 800 ms → 30 s with jitter,
- *   reset after two healthy minutes; Retry-After honoured.
+ *   reset after two healthy minutes; Retry-After honoured (up to a minute).
+ * - A list whose continue token comes back a second time is a
+ *   `CacheError` `ContinueLoop`, backed off and retried from the start,
+ *   never followed round forever.
  * - Optionally the initial state comes from a streaming list (WatchList:
  *   `sendInitialEvents=true`, up to the `k8s.io/initial-events-end`
  *   bookmark), falling back to LIST when the server refuses it.
  * - It never stops silently: every error is reported and retried until
- *   `stop()`.
+ *   `stop()`; `stats` says what it is doing and what went wrong last.
  */
 import { isClientError, isGone, watchEventError } from '@kubeloop/client';
 import type { WatchEvent } from '@kubeloop/client';
-import type { KubeObject } from '@kubeloop/scheme';
+import type { KubeObject, ObjectList } from '@kubeloop/scheme';
+import { CacheError } from './errors.js';
 import { sleep as delay } from '@kubeloop/workqueue';
 import { Backoff } from './internal/backoff.js';
 import type { ListWatcher } from './list-watch.js';
 
-/** Receives what the reflector learns. */
+/** Receives what the reflector learns. Its methods must not throw (a throw is reported and costs a relist). */
 export interface ReflectorSink<T extends KubeObject> {
   /** The complete current state (after a list, or a streaming list's end). */
   replace(objects: T[], resourceVersion: string): void;
@@ -37,7 +47,10 @@ export interface ReflectorSink<T extends KubeObject> {
   prepare?(object: T): T;
 }
 
-/** What a reflector has done so far (informer metrics read it). */
+/** What a reflector is doing. */
+export type ReflectorState = 'idle' | 'listing' | 'watching' | 'backoff' | 'stopped';
+
+/** What a reflector has done so far (informer metrics and readiness read it). */
 export interface ReflectorStats {
   /** Completed lists, the first included. */
   lists: number;
@@ -49,16 +62,20 @@ export interface ReflectorStats {
   watchRestarts: number;
   /** Errors seen (each was retried). */
   errors: number;
+  /** Deadlines that passed (list pages, watch openings, silent watches); counted in `errors` too. */
+  timeouts: number;
   /** Duration of the last list, ms. */
   lastListMs: number;
   /** Objects received in the last list. */
   lastListSize: number;
-  /** When the last event (or list) arrived, epoch ms; 0 before any. */
+  /** When the last event, bookmark or list arrived, epoch ms; 0 before any. With bookmarks on, a healthy watch moves it about once a minute even when nothing changes. */
   lastEventAt: number;
   /** The last resourceVersion seen. */
   resourceVersion: string;
-  /** The last error, if any. */
+  /** The last error, if any: a `ClientError` the API answered with, or a `CacheError` (`Timeout`, `ContinueLoop`, `WatchClosed`). */
   lastError: unknown;
+  /** When `lastError` was seen, epoch ms; 0 before any. */
+  lastErrorAt: number;
   /** Whether the initial state came from a streaming list. */
   usedWatchList: boolean;
   /**
@@ -67,30 +84,123 @@ export interface ReflectorStats {
    * has been cut off for long is stale even though it once synced.
    */
   disconnectedSince: number;
+  /** What it is doing now. */
+  state: ReflectorState;
 }
 
-/** Options for {@link Reflector}. Every field is optional. */
+/** Options for {@link Reflector}. Every field is optional; numbers must be positive. */
 export interface ReflectorOptions {
   /** List page size. Default: 500. */
   readonly pageSize?: number;
+  /**
+   * Deadline of one list page, headers and body, ms. A page that has not
+   * fully arrived by then is abandoned: a `Timeout` error, backoff, and the
+   * list starts again. Default: 60 000.
+   */
+  readonly listTimeoutMs?: number;
   /** Server-side watch timeout range, seconds; each watch draws from it. Default: [300, 600]. */
   readonly watchTimeoutSeconds?: readonly [number, number];
-  /** Client-side idle deadline past the server timeout, ms. Default: 30 000. */
-  readonly idleGraceMs?: number;
+  /**
+   * Client-side idle deadline of a watch, ms: a watch that goes this long
+   * without an event or a bookmark, or whose opening (headers, or the body
+   * of an error answer) takes this long, is abandoned with a `Timeout` error,
+   * backed off and re-opened from the last resourceVersion. Independent of
+   * the server's `timeoutSeconds`, so a silently dead connection is noticed
+   * within minutes, not at the end of a 5–10 minute watch.
+   *
+   * Sized from the API server's bookmarks (the reflector always asks for
+   * them): it sends one about once a minute, but only once its watch cache
+   * has caught up with the resourceVersion the watch started from, so on a
+   * quiet kind the first one can take two intervals (measured on envtest,
+   * kube-apiserver 1.37: first bookmark 121 s after the watch opened, then
+   * every 60 s). The default, two and a half bookmark intervals, never cuts
+   * a healthy quiet watch. Raise it for servers that send no bookmarks (some
+   * aggregated APIs): a quiet watch there is re-opened, cheaply, each time
+   * it passes. Default: 150 000.
+   */
+  readonly watchIdleTimeoutMs?: number;
   /** Use a streaming list (WatchList) for the initial state. Default: false. */
   readonly useWatchList?: boolean;
   /** First retry delay, ms. Default: 800. */
   readonly backoffInitialMs?: number;
   /** Longest retry delay, ms. Default: 30 000. */
   readonly backoffMaxMs?: number;
-  /** Told of every error the reflector retries. Default: none. */
+  /** Told of every error the reflector retries. Default: none. A throw from it is ignored. */
   readonly onError?: (err: unknown, phase: 'list' | 'watch') => void;
   /** Told when the initial state is in the sink. */
   readonly onSynced?: () => void;
 }
 
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+/** The longest Retry-After honoured, ms: a server asking for more gets asked again after a minute. */
+const MAX_RETRY_AFTER_MS = 60_000;
+/**
+ * The reflector's deadlines sit this far past the same deadline handed to
+ * the client (watch open and idle), so the client's more precise
+ * `ClientTimeout` shows when it fires; the reflector's covers what the client
+ * does not (an error answer's body, a ListWatcher of one's own).
+ */
+const BACKSTOP_MS = 1000;
 
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new CacheError('InvalidOptions', `reflector option ${name} must be a positive number (got ${String(value)})`);
+  return value;
+}
+
+/**
+ * The numbers of reflector options with their defaults filled in; throws
+ * CacheError `InvalidOptions` for a non-positive or non-finite one. Not
+ * exported from the package: informers check their options with it.
+ */
+export function checkReflectorOptions(options: ReflectorOptions = {}): {
+  pageSize: number;
+  listTimeoutMs: number;
+  watchIdleTimeoutMs: number;
+  watchTimeoutSeconds: readonly [number, number];
+  backoffInitialMs: number;
+  backoffMaxMs: number;
+} {
+  const [min, max] = options.watchTimeoutSeconds ?? [300, 600];
+  const watchTimeoutSeconds = [positive('watchTimeoutSeconds[0]', min, 300), positive('watchTimeoutSeconds[1]', max, 600)] as const;
+  if (watchTimeoutSeconds[1] < watchTimeoutSeconds[0]) throw new CacheError('InvalidOptions', `reflector option watchTimeoutSeconds must be [min, max] (got [${min}, ${max}])`);
+  return {
+    pageSize: Math.max(1, Math.floor(positive('pageSize', options.pageSize, 500))),
+    listTimeoutMs: positive('listTimeoutMs', options.listTimeoutMs, 60_000),
+    watchIdleTimeoutMs: positive('watchIdleTimeoutMs', options.watchIdleTimeoutMs, 150_000),
+    watchTimeoutSeconds,
+    backoffInitialMs: positive('backoffInitialMs', options.backoffInitialMs, 800),
+    backoffMaxMs: positive('backoffMaxMs', options.backoffMaxMs, 30_000),
+  };
+}
+
+/** A deadline for one request or stream, tied to the reflector's stop signal. */
+interface Attempt {
+  readonly signal: AbortSignal;
+  /** Start the deadline again (a watch event arrived). */
+  refresh(): void;
+  /** Clear the timer and detach from the stop signal. */
+  done(): void;
+  /** Whether the deadline (not a stop) ended it. */
+  timedOut(): boolean;
+}
+
+/**
+ * Lists and watches through a {@link ListWatcher} into a {@link ReflectorSink}.
+ * Informers make one per source; use it directly to feed a store of your own.
+ *
+ * @example
+ * ```ts
+ * const store = new Map<string, ConfigMap>();
+ * const reflector = new Reflector(clientListWatcher(client, ConfigMap, { namespace: 'default' }), {
+ *   replace: (objects) => { store.clear(); for (const o of objects) store.set(o.metadata!.name!, o); },
+ *   apply: (type, o) => (type === 'DELETED' ? store.delete(o.metadata!.name!) : store.set(o.metadata!.name!, o)),
+ * }, { onError: (err, phase) => console.warn(phase, err) });
+ * void reflector.run();
+ * // later
+ * await reflector.stop();
+ * ```
+ */
 export class Reflector<T extends KubeObject> {
   readonly stats: ReflectorStats = {
     lists: 0,
@@ -98,37 +208,54 @@ export class Reflector<T extends KubeObject> {
     gone: 0,
     watchRestarts: 0,
     errors: 0,
+    timeouts: 0,
     lastListMs: 0,
     lastListSize: 0,
     lastEventAt: 0,
     resourceVersion: '',
     lastError: undefined,
+    lastErrorAt: 0,
     usedWatchList: false,
     disconnectedSince: 0,
+    state: 'idle',
   };
   private readonly controller = new AbortController();
   private readonly backoff: Backoff;
+  private readonly pageSize: number;
+  private readonly listTimeoutMs: number;
+  private readonly watchIdleTimeoutMs: number;
+  private readonly watchTimeoutSeconds: readonly [number, number];
   private running: Promise<void> | undefined;
   private watches = 0;
   private watchListRefused = false;
+  private synced = false;
 
+  /** Throws CacheError `InvalidOptions` for a non-positive or non-finite number. */
   constructor(
     private readonly lw: ListWatcher<T>,
     private readonly sink: ReflectorSink<T>,
     private readonly options: ReflectorOptions = {},
   ) {
-    this.backoff = new Backoff(options.backoffInitialMs ?? 800, options.backoffMaxMs ?? 30_000);
+    const o = checkReflectorOptions(options);
+    this.pageSize = o.pageSize;
+    this.listTimeoutMs = o.listTimeoutMs;
+    this.watchIdleTimeoutMs = o.watchIdleTimeoutMs;
+    this.watchTimeoutSeconds = o.watchTimeoutSeconds;
+    this.backoff = new Backoff(o.backoffInitialMs, o.backoffMaxMs);
   }
 
-  /** Start the loop (idempotent). Resolves when stopped. */
+  /** Start the loop (idempotent). Resolves when stopped; never rejects. */
   run(): Promise<void> {
-    this.running ??= this.loop();
+    this.running ??= this.loop().finally(() => {
+      this.stats.state = 'stopped';
+    });
     return this.running;
   }
 
   /** Stop listing and watching; resolves when the loop has ended. */
   async stop(): Promise<void> {
-    this.controller.abort();
+    this.controller.abort(new CacheError('Stopped', 'the reflector was stopped'));
+    this.stats.state = 'stopped';
     await this.running;
   }
 
@@ -137,31 +264,37 @@ export class Reflector<T extends KubeObject> {
   }
 
   private async loop(): Promise<void> {
-    const signal = this.controller.signal;
     let needList = true;
     let relisting = false;
-    while (!signal.aborted) {
-      if (needList) {
-        const streamed = this.options.useWatchList && !this.watchListRefused;
-        const outcome = streamed ? await this.streamingList(relisting) : await this.list(relisting);
-        if (outcome === 'stopped') return;
-        if (outcome === 'failed') {
-          await this.pause();
-          continue;
+    while (!this.stopped) {
+      try {
+        if (needList) {
+          this.stats.state = 'listing';
+          const streamed = this.options.useWatchList === true && !this.watchListRefused;
+          const outcome = streamed ? await this.streamingList(relisting) : await this.list(relisting);
+          if (outcome === 'stopped') return;
+          if (outcome === 'failed') {
+            await this.pause();
+            continue;
+          }
+          relisting = true;
+          needList = outcome === 'relist';
+          // A 410 relists at once; any other error (retried or relisted) waits out the backoff first.
+          if (outcome === 'retry' || (needList && !isGone(this.stats.lastError))) await this.pause();
+          if (streamed || needList) continue; // a streaming list's watch already ran; go round
         }
-        relisting = true;
-        needList = outcome === 'relist';
-        // A 410 relists at once; any other error (retried or relisted) waits out the backoff first.
-        if (outcome === 'retry' || (needList && !isGone(this.stats.lastError))) await this.pause();
-        if (streamed || needList) continue; // a streaming list's watch already ran; go round
+        this.stats.state = 'watching';
+        const outcome = await this.watch();
+        if (outcome === 'relist') needList = true;
+        if (outcome === 'retry' || (outcome === 'relist' && !isGone(this.stats.lastError))) await this.pause();
+      } catch (err) {
+        // Only a sink that throws gets here: report it, and start over from a list.
+        this.fail(err, needList ? 'list' : 'watch');
+        needList = true;
+        await this.pause();
       }
-      const outcome = await this.watch();
-      if (outcome === 'relist') needList = true;
-      if (outcome === 'retry' || (outcome === 'relist' && !isGone(this.stats.lastError))) await this.pause();
     }
   }
-
-  private synced = false;
 
   private markSynced(): void {
     if (this.synced) return;
@@ -170,41 +303,99 @@ export class Reflector<T extends KubeObject> {
   }
 
   private async pause(): Promise<void> {
-    const err = this.stats.lastError;
-    const retryAfter = isClientError(err) ? err.retryAfterSeconds : undefined;
-    const wait = retryAfter !== undefined ? Math.max(retryAfter * 1000, this.backoff.next()) : this.backoff.next();
-    await delay(wait, this.controller.signal);
+    if (this.stopped) return;
+    this.stats.state = 'backoff';
+    const err = this.stats.lastError as { retryAfterSeconds?: unknown } | undefined;
+    const ra = typeof err === 'object' && err !== null ? err.retryAfterSeconds : undefined;
+    const retryAfterMs = typeof ra === 'number' && Number.isFinite(ra) && ra > 0 ? Math.min(ra * 1000, MAX_RETRY_AFTER_MS) : 0;
+    await delay(Math.max(retryAfterMs, this.backoff.next()), this.controller.signal);
   }
 
   private fail(err: unknown, phase: 'list' | 'watch'): void {
     if (this.stopped) return;
-    if (this.stats.disconnectedSince === 0) this.stats.disconnectedSince = Date.now();
+    const now = Date.now();
+    if (this.stats.disconnectedSince === 0) this.stats.disconnectedSince = now;
     this.stats.errors++;
+    if (err instanceof CacheError && err.reason === 'Timeout') this.stats.timeouts++;
     this.stats.lastError = err;
-    this.options.onError?.(err, phase);
+    this.stats.lastErrorAt = now;
+    try {
+      this.options.onError?.(err, phase);
+    } catch {
+      /* an observer that throws must not stop the reflector */
+    }
+  }
+
+  private attempt(ms: number, what: () => string): Attempt {
+    const parent = this.controller.signal;
+    const ctrl = new AbortController();
+    let timedOut = false;
+    const onStop = (): void => ctrl.abort(parent.reason);
+    if (parent.aborted) onStop();
+    else parent.addEventListener('abort', onStop, { once: true });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      ctrl.abort(new CacheError('Timeout', what()));
+    }, ms);
+    return {
+      signal: ctrl.signal,
+      refresh: () => void timer.refresh(),
+      done: () => {
+        clearTimeout(timer);
+        parent.removeEventListener('abort', onStop);
+      },
+      timedOut: () => timedOut,
+    };
+  }
+
+  /** The error to record for a failed call: the deadline's, when it was the deadline. */
+  private blame(attempt: Attempt, err: unknown): unknown {
+    if (!attempt.timedOut()) return err;
+    const reason = attempt.signal.reason as CacheError;
+    return new CacheError('Timeout', reason.message, { cause: err });
   }
 
   private async list(relist: boolean): Promise<'ok' | 'failed' | 'stopped'> {
-    const signal = this.controller.signal;
     const started = performance.now();
     const items: T[] = [];
+    const tokens = new Set<string>();
     let resourceVersion = '';
-    try {
-      let cont: string | undefined;
-      do {
-        const page = await this.lw.list({ limit: this.options.pageSize ?? 500, ...(cont ? { continue: cont } : {}), signal });
-        const prepare = this.sink.prepare?.bind(this.sink);
-        for (const item of page.items) items.push(prepare ? prepare(item) : item);
-        cont = page.metadata?.continue || undefined;
-        resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
-      } while (cont);
-    } catch (err) {
-      if (signal.aborted) return 'stopped';
-      // An expired continue token: start the list again from scratch.
-      this.fail(err, 'list');
-      return 'failed';
-    }
-    if (signal.aborted) return 'stopped';
+    let cont: string | undefined;
+    let pages = 0;
+    do {
+      pages++;
+      const page = pages;
+      const attempt = this.attempt(this.listTimeoutMs, () => `list page ${page}: no complete answer within ${this.listTimeoutMs} ms`);
+      let result: ObjectList<T>;
+      try {
+        result = await this.lw.list({ limit: this.pageSize, ...(cont ? { continue: cont } : {}), signal: attempt.signal });
+      } catch (err) {
+        if (this.stopped) return 'stopped';
+        // An expired continue token among them: the list starts again from scratch.
+        this.fail(this.blame(attempt, err), 'list');
+        return 'failed';
+      } finally {
+        attempt.done();
+      }
+      if (this.stopped) return 'stopped';
+      const got: unknown = (result as { items?: unknown } | null)?.items ?? [];
+      if (!Array.isArray(got)) {
+        this.fail(new CacheError('InvalidResponse', `list page ${page}: the answer has no items array`), 'list');
+        return 'failed';
+      }
+      const prepare = this.sink.prepare?.bind(this.sink);
+      for (const item of got as T[]) items.push(prepare ? prepare(item) : item);
+      const next = result.metadata?.continue || undefined;
+      if (next !== undefined) {
+        if (tokens.has(next)) {
+          this.fail(new CacheError('ContinueLoop', `list page ${page}: the server sent continue token ${JSON.stringify(next.slice(0, 80))} a second time; starting the list again after a pause`), 'list');
+          return 'failed';
+        }
+        tokens.add(next);
+      }
+      cont = next;
+      resourceVersion = result.metadata?.resourceVersion ?? resourceVersion;
+    } while (cont);
     this.stats.lists++;
     if (relist) this.stats.relists++;
     this.stats.lastListMs = performance.now() - started;
@@ -216,45 +407,61 @@ export class Reflector<T extends KubeObject> {
     return 'ok';
   }
 
-  private timeouts(): { timeoutSeconds: number; idleTimeoutMs: number } {
-    const [min, max] = this.options.watchTimeoutSeconds ?? [300, 600];
-    const timeoutSeconds = Math.round(min + Math.random() * (max - min));
-    return { timeoutSeconds, idleTimeoutMs: timeoutSeconds * 1000 + (this.options.idleGraceMs ?? 30_000) };
+  private watchOptions(attempt: Attempt, extra: { resourceVersion: string; sendInitialEvents?: boolean }): Parameters<ListWatcher<T>['watch']>[0] {
+    const [min, max] = this.watchTimeoutSeconds;
+    return {
+      ...extra,
+      timeoutSeconds: Math.round(min + Math.random() * (max - min)),
+      idleTimeoutMs: this.watchIdleTimeoutMs,
+      signal: attempt.signal,
+    };
+  }
+
+  private watchAttempt(): Attempt {
+    const ms = this.watchIdleTimeoutMs + BACKSTOP_MS;
+    return this.attempt(ms, () => `watch: no answer, event or bookmark within ${ms} ms`);
   }
 
   /** Open a watch from the last resourceVersion and apply its events until it ends. */
   private async watch(): Promise<'rewatch' | 'relist' | 'retry'> {
-    const signal = this.controller.signal;
     if (this.watches++ > 0) this.stats.watchRestarts++;
     const opened = Date.now();
-    let events: AsyncIterableIterator<WatchEvent<T>>;
+    const attempt = this.watchAttempt();
     try {
-      events = await this.lw.watch({ resourceVersion: this.stats.resourceVersion, ...this.timeouts(), signal });
-    } catch (err) {
-      return this.watchFailed(err);
-    }
-    let received = 0;
-    this.stats.disconnectedSince = 0; // the watch is open: in contact again
-    try {
-      for await (const event of events) {
-        if (signal.aborted) break;
-        received++;
-        const verdict = this.handle(event);
-        if (verdict) return verdict;
+      let events: AsyncIterableIterator<WatchEvent<T>>;
+      try {
+        events = await this.lw.watch(this.watchOptions(attempt, { resourceVersion: this.stats.resourceVersion }));
+      } catch (err) {
+        if (this.stopped) return 'rewatch';
+        return this.watchFailed(this.blame(attempt, err));
       }
-    } catch (err) {
-      if (signal.aborted) return 'rewatch';
-      return this.watchFailed(err);
+      attempt.refresh();
+      let received = 0;
+      this.stats.disconnectedSince = 0; // the watch is open: in contact again
+      try {
+        for await (const event of events) {
+          if (this.stopped) break;
+          attempt.refresh();
+          received++;
+          const verdict = this.handle(event);
+          if (verdict) return verdict;
+        }
+      } catch (err) {
+        if (this.stopped) return 'rewatch';
+        return this.watchFailed(this.blame(attempt, err));
+      }
+      if (this.stopped) return 'rewatch';
+      // A normal close. One that came at once with nothing in it is suspicious:
+      // back off rather than spin.
+      if (received === 0 && Date.now() - opened < 1000) {
+        this.fail(new CacheError('WatchClosed', 'the watch closed at once with no events'), 'watch');
+        return 'retry';
+      }
+      if (Date.now() - opened > 60_000) this.backoff.reset();
+      return 'rewatch';
+    } finally {
+      attempt.done();
     }
-    if (signal.aborted) return 'rewatch';
-    // A normal close. One that came at once with nothing in it is suspicious:
-    // back off rather than spin.
-    if (received === 0 && Date.now() - opened < 1000) {
-      this.stats.lastError = new Error('the watch closed at once with no events');
-      return 'retry';
-    }
-    if (Date.now() - opened > 60_000) this.backoff.reset();
-    return 'rewatch';
   }
 
   private watchFailed(err: unknown): 'relist' | 'retry' {
@@ -287,11 +494,8 @@ export class Reflector<T extends KubeObject> {
       case 'ERROR': {
         const err = watchEventError(event);
         this.fail(err, 'watch');
-        if (isGone(err)) {
-          this.stats.gone++;
-          return 'relist';
-        }
-        // An unexpected server error inside the stream: relist after a pause, as client-go does.
+        if (isGone(err)) this.stats.gone++;
+        // 410: relist at once; an unexpected server error inside the stream: relist after a pause, as client-go does.
         return 'relist';
       }
     }
@@ -303,64 +507,75 @@ export class Reflector<T extends KubeObject> {
    * same stream goes on as a normal watch.
    */
   private async streamingList(relist: boolean): Promise<'ok' | 'failed' | 'stopped' | 'relist' | 'retry'> {
-    const signal = this.controller.signal;
     const started = performance.now();
-    let events: AsyncIterableIterator<WatchEvent<T>>;
+    const attempt = this.watchAttempt();
     try {
-      events = await this.lw.watch({ resourceVersion: '', sendInitialEvents: true, ...this.timeouts(), signal });
-    } catch (err) {
-      if (signal.aborted) return 'stopped';
-      this.fail(err, 'list');
-      if (isClientError(err) && (err.code === 400 || err.code === 403 || err.code === 422 || err.code === 501)) {
-        // The server does not do streaming lists (or refuses them here): LIST from now on.
-        this.watchListRefused = true;
-        return this.list(relist);
-      }
-      return 'failed';
-    }
-    const initial = new Map<string, T>();
-    let done = false;
-    try {
-      for await (const event of events) {
-        if (signal.aborted) return 'stopped';
-        if (!done) {
-          const m = event.object.metadata;
-          if (event.type === 'ADDED' || event.type === 'MODIFIED') {
-            initial.set(`${m?.namespace ?? ''}/${m?.name ?? ''}`, this.sink.prepare ? this.sink.prepare(event.object) : event.object);
-            continue;
-          }
-          if (event.type === 'DELETED') {
-            initial.delete(`${m?.namespace ?? ''}/${m?.name ?? ''}`);
-            continue;
-          }
-          if (event.type === 'BOOKMARK' && m?.annotations?.[INITIAL_EVENTS_END] === 'true') {
-            done = true;
-            this.stats.lists++;
-            if (relist) this.stats.relists++;
-            this.stats.usedWatchList = true;
-            this.stats.lastListMs = performance.now() - started;
-            this.stats.lastListSize = initial.size;
-            this.stats.lastEventAt = Date.now();
-            this.stats.resourceVersion = m.resourceVersion ?? '';
-            this.sink.replace([...initial.values()], this.stats.resourceVersion);
-            initial.clear();
-            this.markSynced();
-            continue;
-          }
+      let events: AsyncIterableIterator<WatchEvent<T>>;
+      try {
+        events = await this.lw.watch(this.watchOptions(attempt, { resourceVersion: '', sendInitialEvents: true }));
+      } catch (err) {
+        if (this.stopped) return 'stopped';
+        const blamed = this.blame(attempt, err);
+        this.fail(blamed, 'list');
+        if (isClientError(blamed) && (blamed.code === 400 || blamed.code === 403 || blamed.code === 422 || blamed.code === 501)) {
+          // The server does not do streaming lists (or refuses them here): LIST from now on.
+          this.watchListRefused = true;
+          attempt.done();
+          return this.list(relist);
         }
-        const verdict = this.handle(event);
-        if (verdict === 'relist') return done ? 'relist' : 'failed';
+        return 'failed';
       }
-    } catch (err) {
-      if (signal.aborted) return 'stopped';
-      this.fail(err, 'watch');
-      if (isGone(err)) {
-        this.stats.gone++;
-        return done ? 'relist' : 'failed';
+      attempt.refresh();
+      const initial = new Map<string, T>();
+      let done = false;
+      try {
+        for await (const event of events) {
+          if (this.stopped) return 'stopped';
+          attempt.refresh();
+          if (!done) {
+            const m = event.object.metadata;
+            if (event.type === 'ADDED' || event.type === 'MODIFIED') {
+              initial.set(`${m?.namespace ?? ''}/${m?.name ?? ''}`, this.sink.prepare ? this.sink.prepare(event.object) : event.object);
+              continue;
+            }
+            if (event.type === 'DELETED') {
+              initial.delete(`${m?.namespace ?? ''}/${m?.name ?? ''}`);
+              continue;
+            }
+            if (event.type === 'BOOKMARK' && m?.annotations?.[INITIAL_EVENTS_END] === 'true') {
+              done = true;
+              this.stats.lists++;
+              if (relist) this.stats.relists++;
+              this.stats.usedWatchList = true;
+              this.stats.lastListMs = performance.now() - started;
+              this.stats.lastListSize = initial.size;
+              this.stats.lastEventAt = Date.now();
+              this.stats.resourceVersion = m.resourceVersion ?? '';
+              this.stats.disconnectedSince = 0;
+              this.sink.replace([...initial.values()], this.stats.resourceVersion);
+              initial.clear();
+              this.markSynced();
+              this.stats.state = 'watching';
+              continue;
+            }
+          }
+          const verdict = this.handle(event);
+          if (verdict === 'relist') return done ? 'relist' : 'failed';
+        }
+      } catch (err) {
+        if (this.stopped) return 'stopped';
+        const blamed = this.blame(attempt, err);
+        this.fail(blamed, 'watch');
+        if (isGone(blamed)) {
+          this.stats.gone++;
+          return done ? 'relist' : 'failed';
+        }
+        return done ? 'retry' : 'failed';
       }
-      return done ? 'retry' : 'failed';
+      if (this.stopped) return 'stopped';
+      return done ? 'ok' : 'failed';
+    } finally {
+      attempt.done();
     }
-    if (signal.aborted) return 'stopped';
-    return done ? 'ok' : 'failed';
   }
 }

@@ -27,7 +27,7 @@ type KubeConfig = ApiProxy['kubeConfig'];
 const FIELD_OWNER = 'kubeloop-cache-faults';
 
 /** Short watches and backoff, so each fault is noticed and recovered from within seconds. */
-const FAST: ReflectorOptions = { watchTimeoutSeconds: [2, 3], idleGraceMs: 1000, backoffInitialMs: 100, backoffMaxMs: 1000 };
+const FAST: ReflectorOptions = { watchTimeoutSeconds: [2, 3], watchIdleTimeoutMs: 3000, backoffInitialMs: 100, backoffMaxMs: 1000 };
 
 // Nothing here may end up as an uncaught exception or an unhandled rejection.
 const stray: unknown[] = [];

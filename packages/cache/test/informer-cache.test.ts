@@ -7,11 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstValueFrom, filter, take, toArray } from 'rxjs';
 import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
 import type { ApiProxy, Environment } from '@kubeloop/envtest';
-import { ConfigMap, Namespace, Secret } from '@kubeloop/scheme';
+import { installCRDs } from '@kubeloop/envtest';
+import { ConfigMap, Namespace, Node, Secret, StorageClass } from '@kubeloop/scheme';
 import { createClient, isClientError, isNotFound, mergePatch, metadataOnly } from '@kubeloop/client';
 import type { CachedClient, Client } from '@kubeloop/client';
 import { createInformerCache } from '../src/index.js';
 import type { InformerCache } from '../src/index.js';
+import { testCRD } from '../../../test/support/crds.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
 
 let env: Environment;
@@ -164,6 +166,11 @@ describe('informer cache', () => {
   it('reports informer health for readiness and metrics', () => {
     const info = cache.informers().find((i) => i.kind === 'ConfigMap.v1')!;
     expect(info.synced).toBe(true);
+    expect(info.lastError).toBeUndefined();
+    expect(info.lastEventAgeMs).toBeGreaterThanOrEqual(0);
+    expect(info.prepareErrors).toBe(0);
+    expect(info.unprepared).toBe(0);
+    expect(info.stats[0]!.state).toBe('watching');
     expect(info.storeSize).toBeGreaterThanOrEqual(5);
     expect(info.stats[0]!.lists).toBe(1);
     expect(info.stats[0]!.relists).toBe(0);
@@ -179,6 +186,58 @@ describe('namespaced caches', () => {
     const err = await cache.get(ConfigMap, { namespace: 'default', name: 'x' }).catch((e: unknown) => e);
     expect(isClientError(err) && err.reason).toBe('InvalidRequest');
     expect(String(err)).toContain(ns);
+    await cache.stop();
+  });
+
+  it('serves cluster-scoped kinds (Namespace, Node, StorageClass, a cluster-scoped custom resource) from a cluster-wide informer', async () => {
+    const group = `${uniqueName('scoped')}.kubeloop.dev`;
+    await installCRDs(env.kubeConfig, [testCRD(group, 'Fleet', { scope: 'Cluster' })]);
+    const fleet = uniqueName('fleet');
+    await live.create({ apiVersion: `${group}/v1`, kind: 'Fleet', metadata: { name: fleet }, spec: { size: 3 } });
+    const storageClass = uniqueName('sc');
+    await live.create({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: storageClass }, provisioner: 'kubeloop.dev/none' });
+    const cache = createInformerCache({ client: live, namespaces: [ns] });
+    try {
+      const signal = AbortSignal.timeout(15_000);
+      expect((await cache.get(Namespace, { name: ns }, { signal })).metadata?.name).toBe(ns);
+      expect((await cache.list(Namespace, { signal })).items.map((n) => n.metadata?.name)).toContain('default');
+      expect((await cache.get(StorageClass, { name: storageClass }, { signal })).provisioner).toBe('kubeloop.dev/none');
+      expect((await cache.list(Node, { signal })).items).toEqual([]); // envtest runs no nodes; the point is that it answers
+      const got = (await cache.get({ apiVersion: `${group}/v1`, kind: 'Fleet' }, { name: fleet }, { signal })) as { spec?: { size?: number } };
+      expect(got.spec?.size).toBe(3);
+      // One cluster-wide list+watch each; the namespaced kind keeps its restriction.
+      expect((await cache.list(ConfigMap, { namespace: ns, signal })).items.length).toBeGreaterThanOrEqual(5);
+      const byKind = new Map(cache.informers().map((i) => [i.kind, i.stats.length]));
+      expect(byKind.get('Namespace.v1')).toBe(1);
+      expect(byKind.get('StorageClass.storage.k8s.io/v1')).toBe(1);
+      expect(byKind.get(`Fleet.${group}/v1`)).toBe(1);
+      const err = await cache.get(ConfigMap, { namespace: 'default', name: 'x' }).catch((e: unknown) => e);
+      expect(isClientError(err) && err.reason).toBe('InvalidRequest');
+    } finally {
+      await cache.stop();
+      await live.delete(StorageClass, { name: storageClass });
+    }
+  });
+
+  it('per-kind namespaces on a cluster-scoped kind are an error its reads report, not a hang', async () => {
+    const cache = createInformerCache({ client: live, byKind: [{ kind: Namespace, options: { namespaces: [ns] } }] });
+    const err = await cache.get(Namespace, { name: ns }, { signal: AbortSignal.timeout(10_000) }).catch((e: unknown) => e);
+    expect(isClientError(err) && err.reason).toBe('InvalidRequest');
+    expect(String(err)).toContain('cluster-scoped');
+    await cache.stop();
+  });
+
+  it('a cache-wide resync period reaches every informer\'s handlers', async () => {
+    const cache = createInformerCache({ client: live, namespaces: [ns], resyncPeriodMs: 100 });
+    const informer = await cache.getInformer(ConfigMap, { signal: AbortSignal.timeout(10_000) });
+    const resyncs = await firstValueFrom(
+      informer.events().pipe(
+        filter((e) => e.type === 'update' && e.old === e.object),
+        take(10),
+        toArray(),
+      ),
+    );
+    expect(resyncs).toHaveLength(10);
     await cache.stop();
   });
 

@@ -122,7 +122,16 @@ export function parseFieldSelector(selector: Selector | undefined): FieldRequire
 }
 
 /**
- * The string value of a dotted path in an object, as the API server compares it (`''` when absent).
+ * Stands for a field whose value is an object or array: the API server's
+ * field selectors compare scalars only, so it equals no selector value (and
+ * every `!=` matches). Never serialised: an object can be nested deeper than
+ * `JSON.stringify` can follow.
+ */
+const NOT_A_SCALAR = '\u0000(object)';
+
+/**
+ * The string value of a dotted path in an object, as the API server compares
+ * it (`''` when absent). Walks only the path's own steps.
  *
  * @example
  * ```ts
@@ -136,5 +145,5 @@ export function fieldValue(obj: unknown, path: string): string {
     cur = (cur as Record<string, unknown>)[part];
   }
   if (cur === undefined || cur === null) return '';
-  return typeof cur === 'string' ? cur : typeof cur === 'number' || typeof cur === 'boolean' ? String(cur) : JSON.stringify(cur);
+  return typeof cur === 'string' ? cur : typeof cur === 'number' || typeof cur === 'boolean' ? String(cur) : NOT_A_SCALAR;
 }

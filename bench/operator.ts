@@ -1,0 +1,484 @@
+/**
+ * Operator throughput on a real control plane: the example HardDisk operator
+ * (examples/harddisk-operator, imported, not copied) against N HardDisks,
+ * every request it makes counted at envtest's proxy by verb and resource,
+ * next to a floor measured in the same run.
+ *
+ * The operator runs in a child process (this file with `--child`, which
+ * loads only what the operator needs: the driver's envtest is imported
+ * lazily), so its RSS and heap are its own, not the proxy's or this driver's. The driver
+ * writes and observes through its own unthrottled client, straight to the
+ * API server: it is not counted and not measured.
+ *
+ *   (a) N HardDisks exist, the operator starts: time until every one is
+ *       `Bound` (status seen through a watch).
+ *   (b) the operator runs, a client creates N (16 in flight): until all `Bound`.
+ *   (c) the client deletes them all (16 in flight): until every ConfigMap
+ *       the operator made is gone.
+ *   (d) requests per reconcile, by verb and resource: on first reconciles
+ *       (during (b)) and in steady state (an operator restarted over N
+ *       HardDisks that are already `Bound`).
+ *   (e) the operator's RSS and V8 heap (after a full GC) at idle before any
+ *       HardDisk exists, and at the end, holding N.
+ *
+ * The floor: a plain script (node's fetch, no framework) that makes exactly
+ * the writes the reconciles need, through the same proxy, with the
+ * operator's concurrency (one worker, its default): for (a) the finalizer
+ * patch, the ConfigMap create and the status patch per disk; for (b) the
+ * same, each disk as soon as the client's create returns; for (c) the
+ * ConfigMap delete and the finalizer removal, each disk as soon as the
+ * client's delete returns. Prints tables with kubeloop/floor ratios, then one
+ * JSON line of the figures.
+ *
+ *   pnpm bench:operator              (from the repository root, after a build; N = 1000)
+ *   pnpm bench:operator --n=200
+ */
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Informer, clientListWatcher } from '@kubeloop/cache';
+import { createClient, loadKubeConfig } from '@kubeloop/client';
+import type { Client } from '@kubeloop/client';
+import type { RecordedRequest } from '@kubeloop/envtest';
+import { createLogger, createManager } from '@kubeloop/manager';
+import { ConfigMap, builtinScheme } from '@kubeloop/scheme';
+import type { KubeObject } from '@kubeloop/scheme';
+import { FINALIZER, HardDisk, setupHardDiskController } from '@kubeloop/example-harddisk-operator';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const GROUP_VERSION = 'crd-demo.io/v1';
+const DRIVER_IN_FLIGHT = 16;
+const PHASE_DEADLINE_MS = 45 * 60_000;
+
+// --- the operator process ---------------------------------------------------------
+
+interface ChildStats {
+  readonly reconciles: number;
+  readonly depth: number;
+  readonly synced: boolean;
+  readonly rss: number;
+  readonly heapUsed: number;
+}
+type ToChild = { type: 'stats'; gc?: boolean } | { type: 'stop' };
+type FromChild = { type: 'starting'; at: number } | ({ type: 'stats' } & ChildStats) | { type: 'error'; message: string };
+
+async function child(kubeconfigPath: string): Promise<void> {
+  const send = (m: FromChild): void => void process.send?.(m);
+  const manager = createManager({
+    kubeConfig: loadKubeConfig(kubeconfigPath),
+    scheme: builtinScheme.extend(HardDisk),
+    fieldOwner: 'harddisk-operator',
+    // As the example runs (info); the output goes nowhere, its cost stays.
+    logger: createLogger({ level: 'info' }),
+  });
+  setupHardDiskController(manager, 'explicit');
+  const stop = new AbortController();
+  const sum = async (name: string): Promise<number> => {
+    const metric = manager.registry.getSingleMetric(name);
+    if (!metric) return 0;
+    const { values } = await metric.get();
+    return values.reduce((a, v) => a + v.value, 0);
+  };
+  process.on('disconnect', () => stop.abort()); // the driver is gone: stop too
+  process.on('message', (m: ToChild) => {
+    if (m.type === 'stop') {
+      stop.abort();
+      return;
+    }
+    void (async () => {
+      const gc = (globalThis as { gc?: () => void }).gc;
+      if (m.gc && gc) {
+        gc();
+        await new Promise((r) => setImmediate(r));
+        gc();
+      }
+      const mem = process.memoryUsage();
+      send({
+        type: 'stats',
+        reconciles: await sum('controller_runtime_reconcile_total'),
+        depth: await sum('workqueue_depth'),
+        synced: manager.controllers().every((c) => c.synced),
+        rss: mem.rss,
+        heapUsed: mem.heapUsed,
+      });
+    })();
+  });
+  send({ type: 'starting', at: Date.now() });
+  try {
+    await manager.start(stop.signal);
+  } catch (err) {
+    send({ type: 'error', message: String(err) });
+  }
+  process.exit(0);
+}
+
+// --- the driver -------------------------------------------------------------------
+
+function param(name: string, fallback: string): string {
+  const flag = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return flag?.slice(name.length + 3) ?? fallback;
+}
+
+/** Run fn(0..count-1) with at most `limit` in flight. */
+async function pool(count: number, limit: number, fn: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) await fn(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
+}
+
+async function until(what: string, ok: () => boolean, timeoutMs = PHASE_DEADLINE_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** `GET /…/harddisks?watch=true` → `WATCH harddisks`; `PATCH /…/harddisks/x/status` → `PATCH harddisks/status`. */
+function classify(r: RecordedRequest): { verb: string; resource: string } {
+  const parts = r.path.split('/').filter(Boolean);
+  let rest = parts[0] === 'api' ? parts.slice(2) : parts.slice(3);
+  if (rest[0] === 'namespaces' && rest.length >= 3) rest = rest.slice(2);
+  if (rest.length === 0) return { verb: r.method, resource: 'discovery' }; // /api, /apis, /api/v1, /apis/<group>/<version>
+  const [resource = '?', name, sub] = rest;
+  const watch = r.url.includes('watch=true') || r.url.includes('watch=1');
+  const verb =
+    r.method === 'GET' ? (watch ? 'WATCH' : name === undefined ? 'LIST' : 'GET') : r.method === 'POST' ? 'CREATE' : r.method === 'PUT' ? 'UPDATE' : r.method;
+  return { verb, resource: sub ? `${resource}/${sub}` : resource };
+}
+
+type Counts = Map<string, number>;
+function tally(requests: readonly RecordedRequest[]): Counts {
+  const out: Counts = new Map();
+  for (const r of requests) {
+    const { verb, resource } = classify(r);
+    const key = `${verb} ${resource}`;
+    out.set(key, (out.get(key) ?? 0) + 1);
+  }
+  return out;
+}
+
+const s = (ms: number): number => Number((ms / 1000).toFixed(2));
+const mib = (bytes: number): number => Number((bytes / 1048576).toFixed(1));
+
+async function main(): Promise<void> {
+  const N = Math.max(1, Number.parseInt(param('n', '1000'), 10));
+  const started = Date.now();
+  const log = (line: string): void => void process.stderr.write(`[bench:operator +${s(Date.now() - started)}s] ${line}\n`);
+
+  // Loaded here, not at the top: the operator process (this file with --child) must not carry it.
+  const { createEnvironment, startApiProxy } = await import('@kubeloop/envtest');
+  const env = createEnvironment({ crds: [join(here, '..', 'examples', 'harddisk-operator', 'crd')] });
+  await env.start();
+  const proxy = await startApiProxy(env.kubeConfig);
+  const work = mkdtempSync(join(tmpdir(), 'kubeloop-bench-operator-'));
+  const proxyKubeconfig = join(work, 'kubeconfig');
+  writeFileSync(
+    proxyKubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'proxy', cluster: { server: proxy.url, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'proxy', user: {} }],
+      contexts: [{ name: 'proxy', context: { cluster: 'proxy', user: 'proxy' } }],
+      'current-context': 'proxy',
+    }),
+  );
+  const scheme = builtinScheme.extend(HardDisk);
+  const driver: Client = createClient({ kubeConfig: env.kubeConfig, scheme, fieldOwner: 'bench-driver', transportOptions: { qps: 0 } });
+  const namespace = 'bench';
+  await driver.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+
+  // What the driver sees, through watches (its own informers, straight to the API server).
+  const disks = new Informer<KubeObject>([{ lw: clientListWatcher(driver, HardDisk, { namespace }), namespace }], { unsafeDisableDeepFreeze: true });
+  const configMaps = new Informer<KubeObject>([{ lw: clientListWatcher(driver, ConfigMap, { namespace, labelSelector: 'crd-demo.io/disk' }), namespace }], {
+    unsafeDisableDeepFreeze: true,
+  });
+  disks.start();
+  configMaps.start();
+  await Promise.all([disks.waitForSync(), configMaps.waitForSync()]);
+  const bound = (): number => {
+    let n = 0;
+    for (const d of disks.store.values()) if ((d as HardDisk).status?.phase === 'Bound') n++;
+    return n;
+  };
+
+  const name = (i: number): string => `disk-${String(i).padStart(5, '0')}`;
+  const disk = (ns: string, i: number): HardDisk & { apiVersion: 'crd-demo.io/v1'; kind: 'HardDisk' } => ({
+    apiVersion: GROUP_VERSION,
+    kind: 'HardDisk',
+    metadata: { name: name(i), namespace: ns },
+    spec: { size: `${10 + (i % 90)}Gi`, storageClass: i % 2 ? 'fast' : 'standard' },
+  });
+
+  // --- operator processes ---
+  interface Operator {
+    readonly process: ChildProcess;
+    readonly startedAt: Promise<number>;
+    stats(gc?: boolean): Promise<ChildStats>;
+    stop(): Promise<void>;
+  }
+  const startOperator = (): Operator => {
+    const proc = fork(fileURLToPath(import.meta.url), ['--child', proxyKubeconfig], {
+      execArgv: ['--expose-gc'],
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    let onStarting!: (at: number) => void;
+    const startedAt = new Promise<number>((r) => (onStarting = r));
+    const waiting: ((s: ChildStats) => void)[] = [];
+    proc.on('message', (m: FromChild) => {
+      if (m.type === 'starting') onStarting(m.at);
+      else if (m.type === 'stats') waiting.shift()?.(m);
+      else log(`operator: ${m.message}`);
+    });
+    const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+    return {
+      process: proc,
+      startedAt,
+      stats: (gc = false) =>
+        new Promise<ChildStats>((resolve) => {
+          waiting.push(resolve);
+          proc.send({ type: 'stats', gc } satisfies ToChild);
+        }),
+      stop: async () => {
+        proc.send({ type: 'stop' } satisfies ToChild);
+        await exited;
+      },
+    };
+  };
+  /** Until the operator's controller has synced, its queue is empty and no reconcile happened for a second. */
+  const settle = async (op: Operator): Promise<ChildStats> => {
+    let last = await op.stats();
+    let quietSince = Date.now();
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 250));
+      const now = await op.stats();
+      if (!now.synced || now.depth > 0 || now.reconciles !== last.reconciles) quietSince = Date.now();
+      last = now;
+      if (Date.now() - quietSince >= 1000) return now;
+    }
+  };
+
+  const phases: Record<string, { ms: number; requests: Counts; reconciles: number; total: number }> = {};
+  const record = (phase: string, ms: number, reconciles: number): void => {
+    const requests = tally(proxy.requests);
+    phases[phase] = { ms, requests, reconciles, total: proxy.requests.length };
+    log(`${phase}: ${s(ms)} s, ${proxy.requests.length} requests, ${reconciles} reconciles`);
+  };
+
+  // (e) idle, before any HardDisk.
+  let op = startOperator();
+  let stats = await settle(op);
+  const idle = await op.stats(true);
+  log(`idle: rss ${mib(idle.rss)} MiB, heap ${mib(idle.heapUsed)} MiB`);
+
+  // (b) N created while it runs.
+  proxy.clearRequests();
+  let before = stats.reconciles;
+  let t0 = performance.now();
+  await pool(N, DRIVER_IN_FLIGHT, (i) => driver.create(disk(namespace, i)));
+  await until('all Bound (b)', () => bound() === N);
+  const b = performance.now() - t0;
+  stats = await settle(op);
+  record('b', b, stats.reconciles - before);
+
+  // (c) all deleted.
+  proxy.clearRequests();
+  before = stats.reconciles;
+  t0 = performance.now();
+  await pool(N, DRIVER_IN_FLIGHT, (i) => driver.delete(HardDisk, { namespace, name: name(i) }));
+  await until('all ConfigMaps gone (c)', () => configMaps.store.size === 0);
+  const c = performance.now() - t0;
+  await until('all HardDisks gone (c)', () => disks.store.size === 0);
+  stats = await settle(op);
+  record('c', c, stats.reconciles - before);
+  await op.stop();
+
+  // (a) N exist, then the operator starts.
+  await pool(N, DRIVER_IN_FLIGHT, (i) => driver.create(disk(namespace, i)));
+  await until('all created (a)', () => disks.store.size === N);
+  proxy.clearRequests();
+  op = startOperator();
+  const aStart = await op.startedAt;
+  await until('all Bound (a)', () => bound() === N);
+  const a = Date.now() - aStart;
+  stats = await settle(op);
+  record('a', a, stats.reconciles);
+  await op.stop();
+
+  // (d) steady state: restarted over N HardDisks that need nothing.
+  proxy.clearRequests();
+  op = startOperator();
+  const dStart = await op.startedAt;
+  const steadyDeadline = Date.now() + PHASE_DEADLINE_MS;
+  stats = await settle(op);
+  while (stats.reconciles < N) {
+    if (Date.now() > steadyDeadline) throw new Error(`timed out waiting for ${N} steady-state reconciles (${stats.reconciles})`);
+    stats = await settle(op);
+  }
+  record('steady', Date.now() - dStart, stats.reconciles);
+  const end = await op.stats(true);
+  log(`end: rss ${mib(end.rss)} MiB, heap ${mib(end.heapUsed)} MiB`);
+  await op.stop();
+  await disks.stop();
+  await configMaps.stop();
+
+  // --- the floor: the same writes, no framework, through the same proxy ---
+  const floorNs = 'bench-floor';
+  await driver.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: floorNs } });
+  const call = async (method: string, path: string, body: unknown, contentType = 'application/json'): Promise<Record<string, unknown>> => {
+    const res = await fetch(`${proxy.url}${path}`, { method, headers: { 'content-type': contentType, accept: 'application/json' }, body: JSON.stringify(body) });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
+    return JSON.parse(text) as Record<string, unknown>;
+  };
+  const MERGE = 'application/merge-patch+json';
+  const disksPath = `/apis/${GROUP_VERSION}/namespaces/${floorNs}/harddisks`;
+  const cmPath = `/api/v1/namespaces/${floorNs}/configmaps`;
+  /** The three writes of a first reconcile, for one disk. */
+  const reconcileWrites = async (i: number, uid: string): Promise<void> => {
+    const d = disk(floorNs, i);
+    await call('PATCH', `${disksPath}/${name(i)}`, { metadata: { finalizers: [FINALIZER] } }, MERGE);
+    await call('POST', cmPath, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: `${name(i)}-disk`,
+        namespace: floorNs,
+        labels: { 'crd-demo.io/disk': name(i) },
+        ownerReferences: [{ apiVersion: GROUP_VERSION, kind: 'HardDisk', name: name(i), uid, controller: true, blockOwnerDeletion: true }],
+      },
+      data: { size: d.spec!.size, storageClass: d.spec!.storageClass!, medium: 'ssd', iops: '16000' },
+    });
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    await call(
+      'PATCH',
+      `${disksPath}/${name(i)}/status`,
+      {
+        status: {
+          phase: 'Bound',
+          configMapName: `${name(i)}-disk`,
+          observedGeneration: 1,
+          conditions: [{ type: 'Ready', status: 'True', reason: 'Provisioned', message: `ConfigMap ${name(i)}-disk`, observedGeneration: 1, lastTransitionTime: now }],
+        },
+      },
+      MERGE,
+    );
+  };
+  /** A single worker taking disks as the producer hands them over (the operator's one reconcile worker). */
+  const worker = (work: (i: number, uid: string) => Promise<void>) => {
+    const queue: { i: number; uid: string }[] = [];
+    let wake: (() => void) | undefined;
+    let closed = false;
+    const done = (async () => {
+      for (;;) {
+        const next = queue.shift();
+        if (next) {
+          await work(next.i, next.uid);
+          continue;
+        }
+        if (closed) return;
+        await new Promise<void>((r) => (wake = r));
+      }
+    })();
+    return {
+      add: (i: number, uid: string) => {
+        queue.push({ i, uid });
+        wake?.();
+      },
+      close: () => {
+        closed = true;
+        wake?.();
+        return done;
+      },
+    };
+  };
+  const created = (o: Record<string, unknown>): string => String((o['metadata'] as { uid?: string }).uid);
+
+  // floor (b): creates (16 in flight), each followed by its reconcile's writes in one worker.
+  proxy.clearRequests();
+  t0 = performance.now();
+  let w = worker(reconcileWrites);
+  await pool(N, DRIVER_IN_FLIGHT, async (i) => w.add(i, created(await call('POST', disksPath, disk(floorNs, i)))));
+  await w.close();
+  const floorB = performance.now() - t0;
+  const floorBRequests = proxy.requests.length;
+
+  // floor (c): deletes (16 in flight), each followed by the ConfigMap delete and the finalizer removal.
+  t0 = performance.now();
+  w = worker(async (i) => {
+    await call('DELETE', `${cmPath}/${name(i)}-disk`, {});
+    await call('PATCH', `${disksPath}/${name(i)}`, { metadata: { finalizers: null } }, MERGE);
+  });
+  await pool(N, DRIVER_IN_FLIGHT, async (i) => {
+    await call('DELETE', `${disksPath}/${name(i)}`, {});
+    w.add(i, '');
+  });
+  await w.close();
+  const floorC = performance.now() - t0;
+
+  // floor (a): N exist (created untimed), then the writes, one worker.
+  const uids: string[] = [];
+  await pool(N, DRIVER_IN_FLIGHT, async (i) => void (uids[i] = created(await call('POST', disksPath, disk(floorNs, i)))));
+  t0 = performance.now();
+  for (let i = 0; i < N; i++) await reconcileWrites(i, uids[i]!);
+  const floorA = performance.now() - t0;
+
+  await proxy.close();
+  await env.stop();
+  rmSync(work, { recursive: true, force: true });
+
+  // --- report ---
+  const ratio = (x: number, y: number): string => (y > 0 ? `${(x / y).toFixed(2)}x` : '-');
+  const rows = [
+    ['(a) start with N existing -> all Bound', phases['a']!.ms, floorA],
+    ['(b) N created while running -> all Bound', phases['b']!.ms, floorB],
+    ['(c) all deleted -> all ConfigMaps gone', phases['c']!.ms, floorC],
+  ] as const;
+  const out: string[] = [];
+  out.push(`\nOperator throughput, N = ${N} HardDisks (envtest; operator: examples/harddisk-operator with default options, one worker)\n`);
+  out.push('| phase | kubeloop s | floor s | kubeloop/floor |');
+  out.push('|---|---:|---:|---:|');
+  for (const [label, k, f] of rows) out.push(`| ${label} | ${s(k)} | ${s(f)} | ${ratio(k, f)} |`);
+  out.push('');
+  out.push('Requests by verb and resource (operator, at the proxy):\n');
+  const keys = [...new Set(Object.values(phases).flatMap((p) => [...p.requests.keys()]))].sort();
+  out.push('| request | (b) first reconciles | per disk | per reconcile | steady state | per reconcile | (a) | (c) |');
+  out.push('|---|---:|---:|---:|---:|---:|---:|---:|');
+  const per = (n: number | undefined, d: number): string => (d > 0 ? ((n ?? 0) / d).toFixed(2) : '-');
+  const pb = phases['b']!;
+  const ps = phases['steady']!;
+  for (const k of keys) {
+    out.push(
+      `| ${k} | ${pb.requests.get(k) ?? 0} | ${per(pb.requests.get(k), N)} | ${per(pb.requests.get(k), pb.reconciles)} | ${ps.requests.get(k) ?? 0} | ${per(ps.requests.get(k), ps.reconciles)} | ${phases['a']!.requests.get(k) ?? 0} | ${phases['c']!.requests.get(k) ?? 0} |`,
+    );
+  }
+  out.push(`| all | ${pb.total} | ${per(pb.total, N)} | ${per(pb.total, pb.reconciles)} | ${ps.total} | ${per(ps.total, ps.reconciles)} | ${phases['a']!.total} | ${phases['c']!.total} |`);
+  out.push(`| reconciles | ${pb.reconciles} | ${per(pb.reconciles, N)} | | ${ps.reconciles} | | ${phases['a']!.reconciles} | ${phases['c']!.reconciles} |`);
+  out.push(`\nFloor requests in (b): ${floorBRequests} (${per(floorBRequests, N)} per disk, the client's creates included).\n`);
+  out.push('| operator memory | RSS MiB | heap MiB (after GC) |');
+  out.push('|---|---:|---:|');
+  out.push(`| idle, no HardDisk | ${mib(idle.rss)} | ${mib(idle.heapUsed)} |`);
+  out.push(`| end, ${N} HardDisks cached | ${mib(end.rss)} | ${mib(end.heapUsed)} |`);
+  process.stdout.write(`${out.join('\n')}\n\n`);
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: 'operator',
+      n: N,
+      seconds: { a: s(phases['a']!.ms), b: s(phases['b']!.ms), c: s(phases['c']!.ms), floorA: s(floorA), floorB: s(floorB), floorC: s(floorC) },
+      requests: Object.fromEntries(Object.entries(phases).map(([k, p]) => [k, { reconciles: p.reconciles, total: p.total, byVerb: Object.fromEntries(p.requests) }])),
+      memoryMiB: { idleRss: mib(idle.rss), idleHeap: mib(idle.heapUsed), endRss: mib(end.rss), endHeap: mib(end.heapUsed) },
+    })}\n`,
+  );
+}
+
+if (process.argv[2] === '--child') {
+  await child(process.argv[3]!);
+} else {
+  await main();
+}
