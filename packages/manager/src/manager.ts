@@ -295,6 +295,9 @@ class KubeManager implements Manager {
             .join('; ')}`,
         );
       }
+      // Objects the API server has that the cache could not take (a transform threw, say): the cache is incomplete.
+      const incomplete = informers.filter((i) => (i.unprepared ?? 0) > 0);
+      if (incomplete.length > 0) throw new Error(`incomplete: ${incomplete.map((i) => `${i.kind} lacks ${i.unprepared ?? 0} object(s) that could not be prepared`).join('; ')}`);
       if (unsynced.length > 0) {
         throw new Error(
           `not synced: ${unsynced
