@@ -180,7 +180,11 @@ class HttpTransport implements Transport {
 
   private async headers(req: TransportRequest): Promise<Record<string, string>> {
     const headers: Record<string, string> = { accept: req.accept ?? 'application/json', 'user-agent': this.userAgent };
-    if (req.body !== undefined) headers['content-type'] = req.contentType ?? 'application/json';
+    if (req.body !== undefined) {
+      headers['content-type'] = req.contentType ?? 'application/json';
+      // Node frames a DELETE body only when told its length (DELETE is not chunked by default).
+      headers['content-length'] = String(Buffer.byteLength(req.body));
+    }
     if (this.headerAuth) {
       const opts: RequestOptions = {};
       await this.kc.applyToHTTPSOptions(opts);

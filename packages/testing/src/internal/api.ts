@@ -395,6 +395,11 @@ export class FakeApi {
     return { group: st.type.group, resource: st.type.plural };
   }
 
+  /** Storage-level errors name the kind, not the resource. */
+  private kindGr(st: StoredType): { group: string; resource: string } {
+    return { group: st.type.group, resource: st.type.kind };
+  }
+
   private existing(t: Target): Json {
     const obj = t.st.objects.get(objKey(t.namespace, t.name!));
     if (!obj) throw notFound(this.gr(t.st), t.name!);
@@ -805,10 +810,20 @@ export class FakeApi {
     return { manager, apiVersion: this.apiVersionOf(t.st.type, t.version), time: this.now(), scope, hasStatus: t.st.type.status, shape: t.st.shape };
   }
 
+  /** Secrets: `stringData` is written into `data` (base64), as the API server does on every write. */
+  private foldStringData(t: Target, obj: Json): void {
+    if (t.st.type.kind !== 'Secret' || t.st.type.group !== '' || !isObject(obj['stringData'])) return;
+    const data = isObject(obj['data']) ? { ...obj['data'] } : {};
+    for (const [k, v] of Object.entries(obj['stringData'])) if (typeof v === 'string') data[k] = Buffer.from(v, 'utf8').toString('base64');
+    obj['data'] = data;
+    delete obj['stringData'];
+  }
+
   /** Kind-specific defaults and status on create (what the built-in strategies do). */
   private prepareForCreate(t: Target, obj: Json): void {
     const kind = t.st.type.kind;
     if (t.st.type.status) delete obj['status'];
+    this.foldStringData(t, obj);
     if (!t.st.type.builtin) return;
     const m = obj['metadata'] as Json;
     if (kind === 'Namespace' && t.st.type.group === '') {
@@ -918,6 +933,7 @@ export class FakeApi {
       }
     }
     const nextMeta = next['metadata'] as Json;
+    this.foldStringData(t, next);
     this.validate(t, next, old);
     if (t.st.type.generation && this.specChanged(t, old, next)) nextMeta['generation'] = ((om['generation'] as number | undefined) ?? 0) + 1;
     // managed fields
@@ -1171,10 +1187,10 @@ export class FakeApi {
     const name = m['name'] as string;
     const pre = isObject(opts['preconditions']) ? opts['preconditions'] : {};
     if (pre['uid'] !== undefined && pre['uid'] !== m['uid']) {
-      throw conflict(this.gr(t.st), name, `Precondition failed: UID in precondition: ${String(pre['uid'])}, UID in object meta: ${String(m['uid'])}`);
+      throw conflict(this.kindGr(t.st), name, `the UID in the precondition (${String(pre['uid'])}) does not match the UID in record (${String(m['uid'])}). The object might have been deleted and then recreated`);
     }
     if (pre['resourceVersion'] !== undefined && pre['resourceVersion'] !== m['resourceVersion']) {
-      throw conflict(this.gr(t.st), name, `Precondition failed: ResourceVersion in precondition: ${String(pre['resourceVersion'])}, ResourceVersion in object meta: ${String(m['resourceVersion'])}`);
+      throw conflict(this.kindGr(t.st), name, `the ResourceVersion in the precondition (${String(pre['resourceVersion'])}) does not match the ResourceVersion in record (${String(m['resourceVersion'])}). The object might have been modified`);
     }
     const policy = opts['propagationPolicy'];
     if (policy !== undefined && policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground') {

@@ -1,0 +1,155 @@
+/** Conformance: generation, managed fields, what built-in strategies set, list encoding, on envtest and on the fake. */
+import { describe, expect, it } from 'vitest';
+import { mergePatch } from '@kubeloop/client';
+import { ConfigMap, Deployment, Namespace, Pod } from '@kubeloop/scheme';
+import { BACKENDS, Gadget, useBackend, Widget } from './backends.js';
+import { configMap, deployment, raw, widget } from './support.js';
+
+describe.each(BACKENDS)('metadata the server keeps ($backend)', ({ backend }) => {
+  const h = useBackend(backend);
+
+  describe('generation', () => {
+    it('a ConfigMap has none', async () => {
+      const cm = await h().client().create(configMap(h().namespace, h().name('cm')));
+      expect(cm.metadata.generation).toBeUndefined();
+    });
+
+    it('a Deployment starts at 1 and moves on spec changes only', async () => {
+      const client = h().client();
+      const d = await client.create(deployment(h().namespace, h().name('d')));
+      expect(d.metadata.generation).toBe(1);
+      const relabelled = await client.patch(d, mergePatch({ metadata: { labels: { a: 'b' } } }));
+      expect(relabelled.metadata.generation).toBe(1);
+      const scaled = await client.patch(d, mergePatch({ spec: { replicas: 3 } }));
+      expect(scaled.metadata.generation).toBe(2);
+      const statusWritten = await client.status().patch(scaled, mergePatch({ status: { observedGeneration: 2 } }));
+      expect(statusWritten.metadata.generation).toBe(2);
+    });
+
+    it('a custom resource starts at 1 and moves on spec changes, not on metadata or status', async () => {
+      const client = h().client();
+      const w = await client.create(widget(h().namespace, h().name('w')));
+      expect(w.metadata.generation).toBe(1);
+      const annotated = await client.patch(w, mergePatch({ metadata: { annotations: { note: 'x' } } }));
+      expect(annotated.metadata.generation).toBe(1);
+      const status = await client.status().patch(w, mergePatch({ status: { phase: 'Ready' } }));
+      expect(status.metadata.generation).toBe(1);
+      const changed = await client.patch(w, mergePatch({ spec: { size: 5 } }));
+      expect(changed.metadata.generation).toBe(2);
+    });
+
+    it('a custom resource without a status subresource counts status changes too', async () => {
+      const client = h().client();
+      const g = await client.create({ apiVersion: 'conformance.kubeloop.dev/v1', kind: 'Gadget', metadata: { name: h().name('g') }, spec: { a: 1 } });
+      const changed = await client.patch(g, mergePatch({ status: { seen: true } }));
+      expect(changed.metadata.generation).toBe(2);
+      expect((await client.get(Gadget, { name: g.metadata.name! })).status).toEqual({ seen: true });
+      await client.delete(g);
+    });
+
+    it('an update that changes nothing leaves generation and resourceVersion alone', async () => {
+      const client = h().client();
+      const w = await client.create(widget(h().namespace, h().name('w'), { size: 2 }));
+      const same = await client.patch(w, mergePatch({ spec: { size: 2 } }));
+      expect(same.metadata.generation).toBe(1);
+      expect(same.metadata.resourceVersion).toBe(w.metadata.resourceVersion);
+    });
+  });
+
+  describe('managed fields', () => {
+    it('a create records the field manager, operation Update, and the fields it set', async () => {
+      const client = h().client('creator');
+      const cm = await client.create(configMap(h().namespace, h().name('cm'), { a: '1' }, { app: 'x' }));
+      expect(cm.metadata.managedFields).toHaveLength(1);
+      expect(cm.metadata.managedFields?.[0]).toMatchObject({
+        manager: 'creator',
+        operation: 'Update',
+        apiVersion: 'v1',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:data': { '.': {}, 'f:a': {} }, 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } } },
+      });
+      expect(cm.metadata.managedFields?.[0]?.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    });
+
+    it('a second manager that changes a field owns it; the first keeps the rest', async () => {
+      const name = h().name('cm');
+      await h().client('first').create(configMap(h().namespace, name, { a: '1', b: '1' }));
+      const patched = await h().client('second').patch(ConfigMap, { namespace: h().namespace, name }, mergePatch({ data: { b: '2' } }));
+      const byManager = Object.fromEntries((patched.metadata?.managedFields ?? []).map((m) => [m.manager, m.fieldsV1]));
+      expect(byManager).toEqual({ first: { 'f:data': { '.': {}, 'f:a': {} } }, second: { 'f:data': { 'f:b': {} } } });
+    });
+
+    it('status writes are recorded with subresource status', async () => {
+      const client = h().client('statuser');
+      const w = await client.create(widget(h().namespace, h().name('w')));
+      const s = await client.status().patch(w, mergePatch({ status: { phase: 'Ready' } }));
+      const entry = s.metadata.managedFields?.find((m) => m.subresource === 'status');
+      expect(entry).toMatchObject({ manager: 'statuser', operation: 'Update', subresource: 'status', fieldsV1: { 'f:status': { '.': {}, 'f:phase': {} } } });
+    });
+  });
+
+  describe('what built-in strategies set', () => {
+    it('a Namespace gets its name label, the kubernetes finalizer and phase Active', async () => {
+      const client = h().client();
+      const name = h().name('ns');
+      const ns = await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      expect(ns.metadata.labels).toEqual({ 'kubernetes.io/metadata.name': name });
+      expect(ns.spec?.finalizers).toEqual(['kubernetes']);
+      expect(ns.status?.phase).toBe('Active');
+      await client.delete(Namespace, { name });
+    });
+
+    it('a Pod starts Pending', async () => {
+      const pod = await h().client().create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: h().name('pod'), namespace: h().namespace }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+      expect(pod.status?.phase).toBe('Pending');
+      expect(pod.metadata.generation).toBe(1);
+      void Pod;
+    });
+
+    it('a Secret\'s stringData is written into data as base64', async () => {
+      const s = await h().client().create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: h().name('s'), namespace: h().namespace }, stringData: { user: 'admin' } });
+      expect(s.data).toEqual({ user: Buffer.from('admin').toString('base64') });
+      expect(s.stringData).toBeUndefined();
+    });
+
+    it('a Deployment created with status gets none (status is the controller\'s)', async () => {
+      const d = await h().client().create({ ...deployment(h().namespace, h().name('d')), status: { replicas: 7 } });
+      expect(d.status?.replicas).toBeUndefined();
+      void Deployment;
+    });
+
+    it('a custom resource with a status subresource created with status gets none', async () => {
+      const w = await h().client().create({ ...widget(h().namespace, h().name('w')), status: { phase: 'Forged' } });
+      expect(w.status).toBeUndefined();
+      void Widget;
+    });
+  });
+
+  describe('list encoding', () => {
+    it('built-in list items leave out apiVersion and kind; the list names its kind', async () => {
+      const name = h().name('cm');
+      await h().client().create(configMap(h().namespace, name));
+      const res = await raw(h(), 'GET', `/api/v1/namespaces/${h().namespace}/configmaps`, { query: { fieldSelector: `metadata.name=${name}` } });
+      expect(res.body['kind']).toBe('ConfigMapList');
+      expect(res.body['apiVersion']).toBe('v1');
+      const item = (res.body['items'] as Record<string, unknown>[])[0]!;
+      expect(item['kind']).toBeUndefined();
+      expect(item['apiVersion']).toBeUndefined();
+    });
+
+    it('custom resource list items name apiVersion and kind', async () => {
+      const name = h().name('w');
+      await h().client().create(widget(h().namespace, name));
+      const res = await raw(h(), 'GET', `/apis/conformance.kubeloop.dev/v1/namespaces/${h().namespace}/widgets`, { query: { fieldSelector: `metadata.name=${name}` } });
+      expect(res.body['kind']).toBe('WidgetList');
+      expect((res.body['items'] as Record<string, unknown>[])[0]).toMatchObject({ apiVersion: 'conformance.kubeloop.dev/v1', kind: 'Widget' });
+    });
+
+    it('the client fills apiVersion and kind into built-in list items', async () => {
+      const name = h().name('cm');
+      await h().client().create(configMap(h().namespace, name));
+      const list = await h().client().list(ConfigMap, { namespace: h().namespace, fieldSelector: { 'metadata.name': name } });
+      expect(list.items[0]).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap' });
+    });
+  });
+});
