@@ -819,6 +819,20 @@ export class FakeApi {
     delete obj['stringData'];
   }
 
+  /**
+   * Empty maps and lists the real server drops on the way to storage (Go
+   * `omitempty`): metadata's labels, annotations, finalizers, owner
+   * references for every kind; a ConfigMap's or Secret's data.
+   */
+  private dropEmpty(t: Target, obj: Json): void {
+    const empty = (v: unknown): boolean => (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0) || v === null;
+    const m = obj['metadata'] as Json;
+    for (const f of ['labels', 'annotations', 'finalizers', 'ownerReferences', 'managedFields']) if (empty(m[f])) delete m[f];
+    if (t.st.type.builtin && t.st.type.group === '' && (t.st.type.kind === 'ConfigMap' || t.st.type.kind === 'Secret')) {
+      for (const f of ['data', 'binaryData', 'stringData']) if (empty(obj[f])) delete obj[f];
+    }
+  }
+
   /** Kind-specific defaults and status on create (what the built-in strategies do). */
   private prepareForCreate(t: Target, obj: Json): void {
     const kind = t.st.type.kind;
@@ -892,6 +906,7 @@ export class FakeApi {
     const name = typeof m['name'] === 'string' ? m['name'] : '';
     for (const f of ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink', 'managedFields', 'generation']) delete m[f];
     this.prepareForCreate(t, obj);
+    this.dropEmpty(t, obj);
     this.validate(t, obj, undefined);
     this.requireNamespace(t, name);
     const key = objKey(t.namespace, name);
@@ -934,6 +949,7 @@ export class FakeApi {
     }
     const nextMeta = next['metadata'] as Json;
     this.foldStringData(t, next);
+    this.dropEmpty(t, next);
     this.validate(t, next, old);
     if (t.st.type.generation && this.specChanged(t, old, next)) nextMeta['generation'] = ((om['generation'] as number | undefined) ?? 0) + 1;
     // managed fields
@@ -1075,6 +1091,7 @@ export class FakeApi {
       delete obj['kind'];
       const m = meta(obj);
       this.prepareForCreate(t, obj);
+      this.dropEmpty(t, obj);
       this.validate(t, obj, undefined);
       this.requireNamespace(t, t.name!);
       m['uid'] = randomUUID();
@@ -1093,7 +1110,7 @@ export class FakeApi {
         statusOf(409, 'Conflict', conflictMessage(result.conflicts), {
           causes: result.conflicts.map((c) => ({
             reason: 'FieldManagerConflict',
-            message: `conflict with "${c.manager}"${c.subresource ? ` with subresource "${c.subresource}"` : ''} using ${c.apiVersion}`,
+            message: `conflict with "${c.manager}"${c.subresource ? ` with subresource "${c.subresource}"` : ''}`,
             field: c.path,
           })),
         }),

@@ -383,7 +383,7 @@ export function apply(entries: readonly ManagedEntry[], live: Json | undefined, 
 
 /** The API server's message for apply conflicts. */
 export function conflictMessage(conflicts: readonly ApplyConflict[]): string {
-  const who = (c: ApplyConflict): string => `"${c.manager}"${c.subresource ? ` with subresource "${c.subresource}"` : ''} using ${c.apiVersion}`;
+  const who = (c: ApplyConflict): string => `"${c.manager}"${c.subresource ? ` with subresource "${c.subresource}"` : ''}`;
   const n = conflicts.length;
   if (n === 1) return `Apply failed with 1 conflict: conflict with ${who(conflicts[0]!)}: ${conflicts[0]!.path}`;
   const groups = new Map<string, string[]>();
