@@ -15,9 +15,9 @@ import { TestingError } from './errors.js';
 import { FakeApi } from './internal/api.js';
 import type { RequestAttributes } from './internal/api.js';
 import { listen } from './internal/http-server.js';
-import { memoryTransport, NetworkFault } from './internal/memory-transport.js';
+import { memoryTransport } from './internal/memory-transport.js';
 import { typeFromCRD } from './internal/resources.js';
-import { ApiError, alreadyExists, conflict, forbidden, invalid, MODIFIED, notFound, statusOf } from './internal/status.js';
+import { ApiError, alreadyExists, conflict, forbidden, invalid, MODIFIED, NetworkFault, notFound, statusOf } from './internal/status.js';
 import type { ObjectValidator } from './validator.js';
 
 /** The API verbs, as RBAC names them. */

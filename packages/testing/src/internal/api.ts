@@ -30,6 +30,7 @@ import {
   invalid,
   methodNotAllowed,
   MODIFIED,
+  NetworkFault,
   notFound,
   resourceNotFound,
   statusOf,
@@ -133,13 +134,18 @@ function buffered(status: number, body: unknown, headers: Record<string, string>
   return { kind: 'buffered', status, headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) };
 }
 
-function parseJsonBody(body: string | undefined): Json {
+const BODY_TYPES = ['application/json', 'application/yaml'];
+
+/** The body of a create or update: JSON, or YAML when the Content-Type says so; anything else (protobuf, CBOR) is 415. */
+function parseJsonBody(body: string | undefined, contentType?: string): Json {
+  const type = (contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+  if (type !== '' && !BODY_TYPES.includes(type) && type !== '*/*') throw unsupportedMediaType(BODY_TYPES);
   if (body === undefined || body.trim() === '') throw badRequest('the body of the request is empty');
   let value: unknown;
   try {
-    value = JSON.parse(body);
+    value = type === 'application/yaml' ? parseYaml(body) : JSON.parse(body);
   } catch (cause) {
-    throw badRequest(`the body of the request is not valid JSON: ${cause instanceof Error ? cause.message : String(cause)}`);
+    throw badRequest(`the body of the request is not valid ${type === 'application/yaml' ? 'YAML' : 'JSON'}: ${cause instanceof Error ? cause.message : String(cause)}`);
   }
   if (!isObject(value)) throw badRequest('the body of the request must be a JSON object');
   return value;
@@ -287,6 +293,7 @@ export class FakeApi {
       if (this.closed) throw new ApiError(statusOf(503, 'ServiceUnavailable', 'the fake API server is closed'));
       return await this.route(req);
     } catch (err) {
+      if (err instanceof NetworkFault) throw err;
       if (err instanceof ApiError) return buffered(err.code, err.body, err.headers);
       const message = err instanceof Error ? err.message : String(err);
       return buffered(500, statusOf(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] }));
@@ -891,7 +898,7 @@ export class FakeApi {
   }
 
   private async create(t: Target, req: CoreRequest): Promise<BufferedResponse> {
-    const body = parseJsonBody(req.body);
+    const body = parseJsonBody(req.body, req.contentType);
     this.checkKind(t, body);
     const dryRun = this.dryRun(req);
     const manager = this.fieldManager(req, false);
@@ -980,7 +987,7 @@ export class FakeApi {
   }
 
   private async update(t: Target, req: CoreRequest): Promise<BufferedResponse> {
-    const body = parseJsonBody(req.body);
+    const body = parseJsonBody(req.body, req.contentType);
     this.checkKind(t, body);
     const dryRun = this.dryRun(req);
     const manager = this.fieldManager(req, false);
@@ -1170,7 +1177,7 @@ export class FakeApi {
   }
 
   private updateScale(t: Target, req: CoreRequest): BufferedResponse {
-    return this.setReplicas(t, req, parseJsonBody(req.body));
+    return this.setReplicas(t, req, parseJsonBody(req.body, req.contentType));
   }
 
   private patchScale(t: Target, req: CoreRequest, contentType: string): BufferedResponse {

@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { FakeApi } from './api.js';
-import { NetworkFault } from './memory-transport.js';
+import { NetworkFault } from './status.js';
 
 export interface HttpEndpoint {
   readonly url: string;

@@ -8,9 +8,8 @@ import { Readable } from 'node:stream';
 import { ClientError } from '@kubeloop/client';
 import type { Query, Transport, TransportRequest, TransportResponse } from '@kubeloop/client';
 import type { CoreRequest, CoreResponse, FakeApi } from './api.js';
+import { NetworkFault } from './status.js';
 
-/** Thrown by an interceptor to make the transport fail with no answer (a network error). */
-export class NetworkFault extends Error {}
 
 function toSearchParams(query: Query | undefined): URLSearchParams {
   const params = new URLSearchParams();

@@ -165,3 +165,6 @@ export function statusOf(code: number, reason: string | undefined, message: stri
 export function success(gr: GroupResource, name: string, uid: string): StatusBody {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { ...grDetails(gr, name), uid }, code: 200 };
 }
+
+/** Thrown by an interceptor to drop a request with no answer (a network error on the client's side). */
+export class NetworkFault extends Error {}
