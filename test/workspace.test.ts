@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // Lower layers first; a package may import only packages before it.
-const LAYERS = ['scheme', 'mapper', 'client', 'cache', 'manager'];
+const LAYERS = ['scheme', 'mapper', 'client', 'cache', 'manager', 'testing'];
 const STANDALONE = ['envtest']; // imports no kubeloop package
 
 const packages = readdirSync(join(root, 'packages')).filter((p) => existsSync(join(root, 'packages', p, 'package.json')));

@@ -89,7 +89,7 @@ export async function collectEvents(client: Client, options: EventCollectorOptio
     waitFor: (predicate = () => true, waitOptions = {}) =>
       eventually(
         () => {
-          if (failure !== undefined) throw failure;
+          if (failure !== undefined) throw failure instanceof Error ? failure : new Error('the event watch failed', { cause: failure });
           const found = events.find(predicate);
           if (!found) throw new Error(`no matching event among ${events.length}: ${events.map((e) => `${e.reason ?? ''} ${e.note ?? ''}`.trim()).join('; ') || '(none)'}`);
           return found;

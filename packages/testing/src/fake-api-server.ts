@@ -420,7 +420,7 @@ class Fake implements FakeApiServer {
       if (!typeFromCRD(crd as Record<string, unknown>) || typeof c.metadata?.name !== 'string') {
         throw new TestingError('InvalidArgument', `installCRDs: ${JSON.stringify(c.metadata?.name ?? '(unnamed)')} is not a CustomResourceDefinition with group, names, scope and a served version`);
       }
-      await client.apply({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', ...(crd as Record<string, unknown>), metadata: { name: c.metadata.name } } as KubeObject & { apiVersion: string; kind: string }, { force: true });
+      await client.apply({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', ...(crd as Record<string, unknown>), metadata: { name: c.metadata.name } }, { force: true });
     }
     // established on a later tick
     await new Promise<void>((r) => setImmediate(r));
@@ -446,7 +446,7 @@ class Fake implements FakeApiServer {
 
   objects(kind: Pick<ResourceDescriptor, 'group' | 'plural'>): KubeObject[] {
     if (!kind.plural) throw new TestingError('InvalidArgument', 'objects needs a descriptor that names its plural');
-    return this.api.snapshot(kind.group, kind.plural) as KubeObject[];
+    return this.api.snapshot(kind.group, kind.plural);
   }
 
   inject(match: RequestMatch, fault: Fault | ((request: RequestRecord) => Fault | undefined)): Injection {

@@ -29,14 +29,14 @@ describe('collectEvents', () => {
     await client.create(event('new', 'Synced', { kind: 'ConfigMap', name: 'a' }));
     await client.create(event('other', 'Synced', { kind: 'ConfigMap', name: 'b' }));
     await events.waitFor((e) => e.reason === 'Synced');
-    expect(events.events.map((e) => e.metadata.name)).toEqual(['old', 'new']);
+    expect(events.events.map((e) => e.metadata?.name)).toEqual(['old', 'new']);
     await events.stop();
   });
 
   it('filters by reason', async () => {
     const events = await collectEvents(client, { reason: 'Deleted' });
     await client.create(event('del', 'Deleted', { kind: 'Pod', name: 'p' }));
-    expect((await events.waitFor()).metadata.name).toBe('del');
+    expect((await events.waitFor()).metadata?.name).toBe('del');
     await events.stop();
   });
 

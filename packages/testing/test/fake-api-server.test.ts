@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, isClientError, isConflict, isInvalid, isNetworkError, isNotFound, isServerError, mergePatch, watchEventError } from '@kubeloop/client';
-import type { Client } from '@kubeloop/client';
+import type { Client, WatchEvent } from '@kubeloop/client';
 import { createInformerCache } from '@kubeloop/cache';
 import { ConfigMap, Deployment, Namespace, defineKind } from '@kubeloop/scheme';
 import type { KubeObject } from '@kubeloop/scheme';
@@ -54,7 +54,7 @@ describe('fault injection', () => {
     const err = await client.get(ConfigMap, { namespace: 'default', name: 'a' }).catch((e: unknown) => e);
     expect(isNotFound(err)).toBe(true);
     expect(isClientError(err) && err.status?.message).toBe('configmaps "a" not found');
-    expect((await client.get(ConfigMap, { namespace: 'default', name: 'b' })).metadata.name).toBe('b');
+    expect((await client.get(ConfigMap, { namespace: 'default', name: 'b' })).metadata?.name).toBe('b');
   });
 
   it('times limits an injection; hits counts it; remove stops it', async () => {
@@ -154,7 +154,7 @@ describe('the clock', () => {
     clock.advance(30_000);
     await client.delete(b);
     const marked = await client.get(ConfigMap, { namespace: 'default', name: 'a' });
-    expect(marked.metadata.deletionTimestamp).toBe('2030-01-01T00:02:00Z');
+    expect(marked.metadata?.deletionTimestamp).toBe('2030-01-01T00:02:00Z');
     expect(f.requests.at(-1)?.at).toBe(Date.parse('2030-01-01T00:02:00Z'));
   });
 });
@@ -188,9 +188,9 @@ describe('kinds', () => {
     const f = fake();
     f.register(Disk, { selectableFields: ['spec.tier'] });
     const client = f.client();
-    for (const [name, tier] of [['fast', 'ssd'], ['slow', 'hdd']]) await client.create({ apiVersion: 'storage.example.com/v1', kind: 'Disk', metadata: { name, namespace: 'default' }, spec: { tier } });
+    for (const [name, tier] of [['fast', 'ssd'], ['slow', 'hdd']] as const) await client.create({ apiVersion: 'storage.example.com/v1', kind: 'Disk', metadata: { name, namespace: 'default' }, spec: { tier } });
     const list = await client.list(Disk, { namespace: 'default', fieldSelector: { 'spec.tier': 'ssd' } });
-    expect(list.items.map((i) => i.metadata.name)).toEqual(['fast']);
+    expect(list.items.map((i) => i.metadata?.name)).toEqual(['fast']);
   });
 
   it('a validator answers 422 Invalid with its field problems (the schema seam)', async () => {
@@ -231,8 +231,8 @@ describe('watches', () => {
     const events = await client.watch(ConfigMap, { namespace: 'default', resourceVersion: f.resourceVersion, allowWatchBookmarks: true });
     await client.create(cm('a'));
     f.bookmark();
-    const first = await events.next();
-    const second = await events.next();
+    const first: IteratorResult<WatchEvent<ConfigMap>, undefined> = await events.next();
+    const second: IteratorResult<WatchEvent<ConfigMap>, undefined> = await events.next();
     await events.return?.();
     expect([first.value?.type, second.value?.type]).toEqual(['ADDED', 'BOOKMARK']);
     expect(second.value?.object.metadata?.resourceVersion).toBe(f.resourceVersion);
@@ -268,7 +268,7 @@ describe('watches', () => {
       await client.create(cm('c'));
       f.compact();
       broken.remove();
-      await eventually(async () => expect((await cache.list(ConfigMap, { namespace: 'default' })).items.map((i) => i.metadata.name)).toEqual(['c']), { timeoutMs: 20_000 });
+      await eventually(async () => expect((await cache.list(ConfigMap, { namespace: 'default' })).items.map((i) => i.metadata?.name)).toEqual(['c']), { timeoutMs: 20_000 });
       expect(f.requests.filter((r) => r.verb === 'list' && r.kind === 'ConfigMap').length).toBeGreaterThanOrEqual(2);
     } finally {
       await cache.stop();
@@ -282,9 +282,9 @@ describe('watches', () => {
     await client.create(cm('b'));
     f.compact();
     const events = await client.watch(ConfigMap, { namespace: 'default', resourceVersion: a.metadata.resourceVersion! });
-    const first = await events.next();
+    const first: IteratorResult<WatchEvent<ConfigMap>, undefined> = await events.next();
     expect(first.value?.type).toBe('ERROR');
-    const err = watchEventError(first.value!);
+    const err = watchEventError(first.value as WatchEvent<unknown>);
     expect([err.code, err.reason]).toEqual([410, 'Expired']);
     expect((await events.next()).done).toBe(true);
   });
@@ -331,7 +331,7 @@ describe('controllers the fake can run', () => {
     await owned(client);
     await client.delete(ConfigMap, { namespace: 'default', name: 'owner' }, { propagationPolicy: 'Orphan' });
     await eventually(async () => expect(isNotFound(await client.get(ConfigMap, { namespace: 'default', name: 'owner' }).catch((e: unknown) => e))).toBe(true));
-    expect((await client.get(ConfigMap, { namespace: 'default', name: 'dependent' })).metadata.ownerReferences).toBeUndefined();
+    expect((await client.get(ConfigMap, { namespace: 'default', name: 'dependent' })).metadata?.ownerReferences).toBeUndefined();
   });
 
   it('the namespace controller empties a deleted namespace, then removes it', async () => {
@@ -354,7 +354,7 @@ describe('over HTTP', () => {
     const a = await client.apply({ ...cm('a', { v: '1' }) });
     const events = await client.watch(ConfigMap, { namespace: 'default', resourceVersion: a.metadata.resourceVersion! });
     await client.patch(a, mergePatch({ data: { v: '2' } }));
-    const next = await events.next();
+    const next: IteratorResult<WatchEvent<ConfigMap>, undefined> = await events.next();
     await events.return?.();
     expect([next.value?.type, next.value?.object.data?.['v']]).toEqual(['MODIFIED', '2']);
     await client.delete(a, { preconditions: { uid: a.metadata.uid! } });
@@ -393,7 +393,7 @@ describe('over HTTP', () => {
       expect(f.objects(ConfigMap)[0]?.metadata?.labels).toEqual({ tier: 'web' });
       writeFileSync(manifest, JSON.stringify(cm('from-kubectl', { a: '2' })));
       await k('apply', '--server-side', '--validate=false', '--field-manager', 'kubectl-test', '--force-conflicts', '-f', manifest);
-      expect(f.objects(ConfigMap)[0]?.data).toEqual({ a: '2' });
+      expect((f.objects(ConfigMap)[0] as ConfigMap | undefined)?.data).toEqual({ a: '2' });
       expect((await k('get', 'configmaps')).stdout).toMatch(/NAME\s+.*\n.*from-kubectl/);
       await k('delete', 'configmap', 'from-kubectl');
       expect(f.objects(ConfigMap)).toEqual([]);
@@ -418,9 +418,9 @@ describe('bad input never crashes it', () => {
   ])('%s', async (_what, method, path, body, status) => {
     const f = fake();
     const transport = f.createTransport();
-    const [p, q] = (path as string).split('?');
+    const [p, q] = (path).split('?');
     const query = Object.fromEntries(new URLSearchParams(q ?? ''));
-    const res = await transport.request({ method: method as 'GET', path: p!, query, ...(body === undefined ? {} : { body: body as string }), contentType: method === 'PATCH' ? 'application/json-patch+json' : 'application/json' });
+    const res = await transport.request({ method: method as 'GET', path: p!, query, ...(body === undefined ? {} : { body: body }), contentType: method === 'PATCH' ? 'application/json-patch+json' : 'application/json' });
     expect(res.status).toBe(status);
     expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', code: status });
   });

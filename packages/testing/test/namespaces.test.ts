@@ -14,12 +14,12 @@ describe('createTestNamespace', () => {
     const b = await createTestNamespace(client);
     expect(a.name).toMatch(/^test-[0-9a-f]{8}$/);
     expect(b.name).not.toBe(a.name);
-    expect((await client.get(Namespace, { name: a.name })).metadata.labels).toMatchObject({ 'kubeloop.dev/test-namespace': 'true' });
+    expect((await client.get(Namespace, { name: a.name })).metadata?.labels).toMatchObject({ 'kubeloop.dev/test-namespace': 'true' });
   });
 
   it('takes labels of its own', async () => {
     const ns = await createTestNamespace(client, { labels: { suite: 'unit' } });
-    expect((await client.get(Namespace, { name: ns.name })).metadata.labels).toEqual({ suite: 'unit', 'kubernetes.io/metadata.name': ns.name });
+    expect((await client.get(Namespace, { name: ns.name })).metadata?.labels).toEqual({ suite: 'unit', 'kubernetes.io/metadata.name': ns.name });
   });
 
   it('is deleted at the end of an await using block', async () => {

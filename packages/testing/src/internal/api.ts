@@ -160,6 +160,11 @@ function objKey(namespace: string | undefined, name: string): string {
   return `${namespace ?? ''}/${name}`;
 }
 
+/** A value as shown in a message. */
+function show(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+}
+
 function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
@@ -223,7 +228,7 @@ export class FakeApi {
     const shape = type.builtin ? builtinShape(type.kind) : schemaShape(schema);
     const extra = this.customValidators.get(key) ?? [];
     const withValidators: ResourceType = extra.length > 0 ? { ...type, validators: [...type.validators, ...extra] } : type;
-    this.types.set(key, { type: withValidators, shape, objects: existing?.objects ?? new Map() });
+    this.types.set(key, { type: withValidators, shape, objects: existing?.objects ?? new Map<string, Json>() });
   }
 
   /** Serve a custom kind (no CRD object is stored). */
@@ -424,7 +429,7 @@ export class FakeApi {
   private stateAt(st: StoredType, rv: number): Map<string, Json> {
     if (rv >= this.rv) return st.objects;
     const key = typeKey(st.type.group, st.type.plural);
-    const state = new Map(st.objects);
+    const state = new Map<string, Json>(st.objects);
     for (let i = this.history.length - 1; i >= 0; i--) {
       const c = this.history[i]!;
       if (c.rv <= rv) break;
@@ -760,7 +765,7 @@ export class FakeApi {
     if (body['kind'] === undefined || body['kind'] === '') throw badRequest(`Object 'Kind' is missing in '${JSON.stringify(body).slice(0, 200)}'`);
     if (body['apiVersion'] === undefined || body['apiVersion'] === '') throw badRequest(`Object 'apiVersion' is missing in '${JSON.stringify(body).slice(0, 200)}'`);
     if (body['kind'] !== t.st.type.kind || body['apiVersion'] !== apiVersion) {
-      throw badRequest(`the API version in the data (${String(body['apiVersion'])}) does not match the expected API version (${apiVersion})`);
+      throw badRequest(`the API version in the data (${show(body['apiVersion'])}) does not match the expected API version (${apiVersion})`);
     }
   }
 
@@ -897,7 +902,7 @@ export class FakeApi {
     this.scheduleControllers();
   }
 
-  private async create(t: Target, req: CoreRequest): Promise<BufferedResponse> {
+  private create(t: Target, req: CoreRequest): BufferedResponse {
     const body = parseJsonBody(req.body, req.contentType);
     this.checkKind(t, body);
     const dryRun = this.dryRun(req);
@@ -986,7 +991,7 @@ export class FakeApi {
     return buffered(200, this.render(t.st, next, t.version));
   }
 
-  private async update(t: Target, req: CoreRequest): Promise<BufferedResponse> {
+  private update(t: Target, req: CoreRequest): BufferedResponse {
     const body = parseJsonBody(req.body, req.contentType);
     this.checkKind(t, body);
     const dryRun = this.dryRun(req);
@@ -995,7 +1000,7 @@ export class FakeApi {
     delete next['apiVersion'];
     delete next['kind'];
     const m = meta(next);
-    if (m['name'] !== undefined && m['name'] !== t.name) throw badRequest(`the name of the object (${String(m['name'])}) does not match the name on the URL (${t.name!})`);
+    if (m['name'] !== undefined && m['name'] !== t.name) throw badRequest(`the name of the object (${show(m['name'])}) does not match the name on the URL (${t.name!})`);
     this.checkNamespace(t, m);
     const old = this.existing(t);
     const om = old['metadata'] as Json;
@@ -1012,11 +1017,11 @@ export class FakeApi {
   private checkPreconditions(t: Target, old: Json, m: Json): void {
     const om = old['metadata'] as Json;
     if (m['uid'] !== undefined && m['uid'] !== '' && m['uid'] !== om['uid']) {
-      throw conflict(this.gr(t.st), t.name!, `Precondition failed: UID in precondition: ${String(m['uid'])}, UID in object meta: ${String(om['uid'])}`);
+      throw conflict(this.gr(t.st), t.name!, `Precondition failed: UID in precondition: ${show(m['uid'])}, UID in object meta: ${show(om['uid'])}`);
     }
   }
 
-  private async patch(t: Target, req: CoreRequest): Promise<BufferedResponse> {
+  private patch(t: Target, req: CoreRequest): BufferedResponse {
     const contentType = (req.contentType ?? '').split(';')[0]!.trim().toLowerCase();
     const accepted = t.st.type.builtin ? PATCH_TYPES : CR_PATCH_TYPES;
     if (!accepted.includes(contentType) || contentType === 'application/apply-patch+cbor') throw unsupportedMediaType(accepted);
@@ -1045,7 +1050,7 @@ export class FakeApi {
     delete patched['apiVersion'];
     delete patched['kind'];
     const m = meta(patched);
-    if (m['name'] !== t.name) throw badRequest(`the name of the object (${String(m['name'])}) does not match the name on the URL (${t.name!})`);
+    if (m['name'] !== t.name) throw badRequest(`the name of the object (${show(m['name'])}) does not match the name on the URL (${t.name!})`);
     if (t.st.type.namespaced && m['namespace'] !== t.namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     this.checkPreconditions(t, old, m);
     if (m['resourceVersion'] !== undefined && m['resourceVersion'] !== (old['metadata'] as Json)['resourceVersion']) throw conflict(this.gr(t.st), t.name!, MODIFIED);
@@ -1070,14 +1075,14 @@ export class FakeApi {
     return value;
   }
 
-  private async applyPatch(t: Target, req: CoreRequest): Promise<BufferedResponse> {
+  private applyPatch(t: Target, req: CoreRequest): BufferedResponse {
     const manager = this.fieldManager(req, true);
     const force = req.query.get('force') === 'true';
     const dryRun = this.dryRun(req);
     const config = this.parseApplyBody(req.body);
     this.checkKind(t, config);
     const cm = meta(config);
-    if (cm['name'] !== undefined && cm['name'] !== t.name) throw badRequest(`the name of the object (${String(cm['name'])}) does not match the name on the URL (${t.name!})`);
+    if (cm['name'] !== undefined && cm['name'] !== t.name) throw badRequest(`the name of the object (${show(cm['name'])}) does not match the name on the URL (${t.name!})`);
     cm['name'] = t.name;
     this.checkNamespace(t, cm);
     const scope: Scope = t.subresource === 'status' ? 'status' : 'main';
@@ -1199,7 +1204,7 @@ export class FakeApi {
     return parseJsonBody(body);
   }
 
-  private async delete(t: Target, req: CoreRequest): Promise<BufferedResponse> {
+  private delete(t: Target, req: CoreRequest): BufferedResponse {
     const opts = this.deleteOptions(req.body);
     const dryRun = this.dryRun(req) || (Array.isArray(opts['dryRun']) && (opts['dryRun'] as unknown[]).includes('All'));
     const obj = this.existing(t);
@@ -1211,10 +1216,10 @@ export class FakeApi {
     const name = m['name'] as string;
     const pre = isObject(opts['preconditions']) ? opts['preconditions'] : {};
     if (pre['uid'] !== undefined && pre['uid'] !== m['uid']) {
-      throw conflict(this.kindGr(t.st), name, `the UID in the precondition (${String(pre['uid'])}) does not match the UID in record (${String(m['uid'])}). The object might have been deleted and then recreated`);
+      throw conflict(this.kindGr(t.st), name, `the UID in the precondition (${show(pre['uid'])}) does not match the UID in record (${show(m['uid'])}). The object might have been deleted and then recreated`);
     }
     if (pre['resourceVersion'] !== undefined && pre['resourceVersion'] !== m['resourceVersion']) {
-      throw conflict(this.kindGr(t.st), name, `the ResourceVersion in the precondition (${String(pre['resourceVersion'])}) does not match the ResourceVersion in record (${String(m['resourceVersion'])}). The object might have been modified`);
+      throw conflict(this.kindGr(t.st), name, `the ResourceVersion in the precondition (${show(pre['resourceVersion'])}) does not match the ResourceVersion in record (${show(m['resourceVersion'])}). The object might have been modified`);
     }
     const policy = opts['propagationPolicy'];
     if (policy !== undefined && policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground') {
@@ -1250,7 +1255,7 @@ export class FakeApi {
     return buffered(200, this.render(t.st, last, t.version));
   }
 
-  private async deleteCollection(t: Target, req: CoreRequest): Promise<BufferedResponse> {
+  private deleteCollection(t: Target, req: CoreRequest): BufferedResponse {
     const opts = this.deleteOptions(req.body);
     const dryRun = this.dryRun(req);
     const { match } = this.matcher(t.st, t.namespace, req.query);

@@ -63,7 +63,7 @@ export function strategicMerge(target: unknown, patch: unknown, shape: Shape, pa
     const { $patch: _p, ...rest } = patch;
     return rest;
   }
-  if (directive !== undefined && directive !== 'merge') throw badRequest(`Unknown patch type: ${String(directive)}`);
+  if (directive !== undefined && directive !== 'merge') throw badRequest(`Unknown patch type: ${JSON.stringify(directive)}`);
   if (shape.atomicMap(path) && path.length > 0) {
     const { $patch: _p, ...rest } = patch;
     return rest;

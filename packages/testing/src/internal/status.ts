@@ -102,7 +102,7 @@ const TYPE_TEXT: Record<FieldError['type'], string> = {
 
 function fieldErrorText(e: FieldError): string {
   const head = TYPE_TEXT[e.type];
-  const shown = e.value === undefined ? '' : `: ${typeof e.value === 'string' ? JSON.stringify(e.value) : JSON.stringify(e.value) ?? String(e.value)}`;
+  const shown = e.value === undefined ? '' : `: ${JSON.stringify(e.value) ?? 'null'}`;
   return `${head}${shown}${e.detail ? `: ${e.detail}` : ''}`;
 }
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { isConflict, mergePatch } from '@kubeloop/client';
 import { ConfigMap, Deployment } from '@kubeloop/scheme';
 import { BACKENDS, useBackend, Widget } from './backends.js';
-import { configMap, deployment, expectStatus, raw, widget } from './support.js';
+import { configMap, deployment, expectStatus, fieldsByManager, raw, widget } from './support.js';
 
 function owners(obj: { metadata?: { managedFields?: { manager?: string; operation?: string; subresource?: string }[] } }): string[] {
   return (obj.metadata?.managedFields ?? []).map((m) => `${m.manager}/${m.operation}${m.subresource ? `/${m.subresource}` : ''}`).sort();
@@ -66,7 +66,7 @@ describe.each(BACKENDS)('server-side apply ($backend)', ({ backend }) => {
     await h().client('alpha').apply(configMap(h().namespace, name, { a: '1', b: '1' }));
     const forced = await h().client('beta').apply(configMap(h().namespace, name, { a: '2' }), { force: true });
     expect(forced.data).toEqual({ a: '2', b: '1' });
-    const fields = Object.fromEntries((forced.metadata.managedFields ?? []).map((m) => [m.manager, m.fieldsV1]));
+    const fields = fieldsByManager(forced);
     expect(fields).toEqual({ alpha: { 'f:data': { 'f:b': {} } }, beta: { 'f:data': { 'f:a': {} } } });
   });
 
@@ -97,7 +97,7 @@ describe.each(BACKENDS)('server-side apply ($backend)', ({ backend }) => {
     const name = h().name('cm');
     await h().client('applier').apply(configMap(h().namespace, name, { a: '1', b: '1' }));
     const patched = await h().client('patcher').patch(ConfigMap, { namespace: h().namespace, name }, mergePatch({ data: { a: '2' } }));
-    const fields = Object.fromEntries((patched.metadata?.managedFields ?? []).map((m) => [m.manager, m.fieldsV1]));
+    const fields = fieldsByManager(patched);
     expect(fields).toEqual({ applier: { 'f:data': { 'f:b': {} } }, patcher: { 'f:data': { 'f:a': {} } } });
   });
 
@@ -133,7 +133,7 @@ describe.each(BACKENDS)('server-side apply ($backend)', ({ backend }) => {
     const name = h().name('w');
     await h().client('alpha').apply(widget(h().namespace, name, { ports: [{ name: 'http', port: 80 }] }));
     const both = await h().client('beta').apply(widget(h().namespace, name, { ports: [{ name: 'https', port: 443 }] }));
-    expect((both.spec?.ports ?? []).map((p) => p.name).sort()).toEqual(['http', 'https']);
+    expect(((both.spec?.['ports'] ?? []) as { name: string }[]).map((p) => p.name).sort()).toEqual(['http', 'https']);
   });
 
   it('an atomic list (no list type) is owned whole: another value conflicts', async () => {

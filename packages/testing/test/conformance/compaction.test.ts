@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, isGone, watchEventError } from '@kubeloop/client';
-import type { Client } from '@kubeloop/client';
+import type { Client, WatchEvent } from '@kubeloop/client';
 import { createEnvironment } from '@kubeloop/envtest';
 import type { Environment } from '@kubeloop/envtest';
 import { ConfigMap } from '@kubeloop/scheme';
@@ -43,7 +43,7 @@ async function compactEtcd(env: Environment): Promise<void> {
 async function watchGone(client: Client, namespace: string, resourceVersion: string): Promise<unknown> {
   try {
     const events = await client.watch(ConfigMap, { namespace, resourceVersion });
-    const first = await events.next();
+    const first: IteratorResult<WatchEvent<ConfigMap>, undefined> = await events.next();
     await events.return?.();
     if (first.done) return new Error('the watch ended without an event');
     return first.value.type === 'ERROR' ? watchEventError(first.value) : new Error(`first event: ${first.value.type}`);
@@ -115,7 +115,7 @@ describe.each(BACKENDS)('compaction ($backend)', ({ backend }) => {
     const events = await client.watch(ConfigMap, { namespace, resourceVersion: list.metadata!.resourceVersion! });
     const name = uniqueName('fresh');
     await client.create(configMap(namespace, name));
-    const next = await events.next();
+    const next: IteratorResult<WatchEvent<ConfigMap>, undefined> = await events.next();
     await events.return?.();
     expect(next.value?.type).toBe('ADDED');
     expect(next.value?.object.metadata?.name).toBe(name);

@@ -15,10 +15,10 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
       expect(created.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
       expect(created.metadata.resourceVersion).toMatch(/^\d+$/);
       expect(created.metadata.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-      const got = await client.get(ConfigMap, { namespace, name: created.metadata.name! });
+      const got = await client.get(ConfigMap, { namespace, name: created.metadata.name });
       expect(got.data).toEqual({ a: '1' });
-      expect(got.metadata.resourceVersion).toBe(created.metadata.resourceVersion);
-      expect(got.metadata.uid).toBe(created.metadata.uid);
+      expect(got.metadata?.resourceVersion).toBe(created.metadata.resourceVersion);
+      expect(got.metadata?.uid).toBe(created.metadata.uid);
     });
 
     it('answers 201 Created', async () => {
@@ -85,7 +85,7 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
     });
 
     it('two controller owner references are 422 Invalid', async () => {
-      const ref = (uid: string): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'ConfigMap', name: uid, uid, controller: true });
+      const ref = (uid: string): { apiVersion: string; kind: string; name: string; uid: string; controller: boolean } => ({ apiVersion: 'v1', kind: 'ConfigMap', name: uid, uid, controller: true });
       const obj = { ...configMap(h().namespace, h().name('cm')), metadata: { name: h().name('cm'), namespace: h().namespace, ownerReferences: [ref('a'), ref('b')] } };
       await expectStatus(h().client().create(obj), 422, 'Invalid');
     });
@@ -165,7 +165,7 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
       cm.data = { a: '2' };
       const updated = await client.update(cm);
       expect(Number(updated.metadata.resourceVersion)).toBeGreaterThan(Number(cm.metadata.resourceVersion));
-      expect((await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name! })).data).toEqual({ a: '2' });
+      expect((await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name })).data).toEqual({ a: '2' });
     });
 
     it('with a stale resourceVersion is 409 Conflict', async () => {
@@ -174,7 +174,7 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
       await client.update({ ...cm, data: { a: '2' } });
       const err = await expectStatus(client.update({ ...cm, data: { a: '3' } }), 409, 'Conflict');
       expect(isConflict(err)).toBe(true);
-      expect(err.status?.message).toBe(`Operation cannot be fulfilled on configmaps "${cm.metadata.name!}": the object has been modified; please apply your changes to the latest version and try again`);
+      expect(err.status?.message).toBe(`Operation cannot be fulfilled on configmaps "${cm.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`);
       expect(err.status?.details).toMatchObject({ name: cm.metadata.name, kind: 'configmaps' });
     });
 
@@ -183,7 +183,7 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
       const w = await client.create(widget(h().namespace, h().name('w')));
       await client.update({ ...w, spec: { size: 2 } });
       const err = await expectStatus(client.update({ ...w, spec: { size: 3 } }), 409, 'Conflict');
-      expect(err.status?.message).toContain(`widgets.conformance.kubeloop.dev "${w.metadata.name!}"`);
+      expect(err.status?.message).toContain(`widgets.conformance.kubeloop.dev "${w.metadata.name}"`);
     });
 
     it('of a built-in kind without a resourceVersion is unconditional', async () => {
@@ -210,7 +210,7 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
     it('with a body name that differs from the path is 400 BadRequest', async () => {
       const client = h().client();
       const cm = await client.create(configMap(h().namespace, h().name('cm')));
-      const res = await raw(h(), 'PUT', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name!}`, { body: { ...cm, metadata: { ...cm.metadata, name: 'other' } } });
+      const res = await raw(h(), 'PUT', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name}`, { body: { ...cm, metadata: { ...cm.metadata, name: 'other' } } });
       expect(res.status).toBe(400);
       expect(res.body['reason']).toBe('BadRequest');
     });
@@ -241,9 +241,9 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
       const cm = await client.create(configMap(h().namespace, h().name('cm'), { a: '1' }));
       const answered = await client.update({ ...cm, data: { a: '2' } }, { dryRun: true });
       expect(answered.data).toEqual({ a: '2' });
-      const got = await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name! });
+      const got = await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name });
       expect(got.data).toEqual({ a: '1' });
-      expect(got.metadata.resourceVersion).toBe(cm.metadata.resourceVersion);
+      expect(got.metadata?.resourceVersion).toBe(cm.metadata.resourceVersion);
     });
 
     it('of an immutable ConfigMap\'s data is 422 Invalid; its labels may change', async () => {
@@ -266,7 +266,7 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
       const client = h().client();
       const cm = await client.create(configMap(h().namespace, h().name('cm')));
       await client.delete(cm);
-      await expectStatus(client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name! }), 404, 'NotFound');
+      await expectStatus(client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name }), 404, 'NotFound');
       await expectStatus(client.delete(cm), 404, 'NotFound');
     });
 
@@ -275,9 +275,9 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
       const cm = await client.create(configMap(h().namespace, h().name('cm')));
       const err = await expectStatus(client.delete(cm, { preconditions: { uid: '00000000-0000-0000-0000-000000000000' } }), 409, 'Conflict');
       expect(err.status?.message).toBe(
-        `Operation cannot be fulfilled on ConfigMap "${cm.metadata.name!}": the UID in the precondition (00000000-0000-0000-0000-000000000000) does not match the UID in record (${cm.metadata.uid!}). The object might have been deleted and then recreated`,
+        `Operation cannot be fulfilled on ConfigMap "${cm.metadata.name}": the UID in the precondition (00000000-0000-0000-0000-000000000000) does not match the UID in record (${cm.metadata.uid!}). The object might have been deleted and then recreated`,
       );
-      await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name! });
+      await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name });
     });
 
     it('a resourceVersion precondition that does not hold is 409 Conflict', async () => {
@@ -292,14 +292,14 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
       const client = h().client();
       const cm = await client.create(configMap(h().namespace, h().name('cm')));
       await client.delete(cm, { preconditions: { uid: cm.metadata.uid!, resourceVersion: cm.metadata.resourceVersion! } });
-      await expectStatus(client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name! }), 404, 'NotFound');
+      await expectStatus(client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name }), 404, 'NotFound');
     });
 
     it('dry run deletes nothing', async () => {
       const client = h().client();
       const cm = await client.create(configMap(h().namespace, h().name('cm')));
       await client.delete(cm, { dryRun: true });
-      await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name! });
+      await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name });
     });
 
     it('deleteAllOf deletes what the label selector matches, and only that', async () => {
@@ -308,7 +308,7 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
       for (const [i, keep] of [false, false, true].entries()) await client.create(configMap(h().namespace, `${run}-${i}`, {}, { run, keep: String(keep) }));
       await client.deleteAllOf(ConfigMap, { namespace: h().namespace, labelSelector: { run, keep: 'false' } });
       const left = await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { run } });
-      expect(left.items.map((i) => i.metadata.name)).toEqual([`${run}-2`]);
+      expect(left.items.map((i) => i.metadata?.name)).toEqual([`${run}-2`]);
     });
 
     it('deleteAllOf by field selector deletes the named object', async () => {
@@ -335,7 +335,7 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
     it('a subresource a kind does not have is 404', async () => {
       const client = h().client();
       const cm = await client.create(configMap(h().namespace, h().name('cm')));
-      const res = await raw(h(), 'GET', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name!}/status`);
+      const res = await raw(h(), 'GET', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name}/status`);
       expect(res.status).toBe(404);
     });
 

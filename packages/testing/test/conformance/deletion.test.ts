@@ -18,11 +18,11 @@ describe.each(BACKENDS)('deletion ($backend)', ({ backend }) => {
     const client = h().client();
     const w = await client.create(held(widget(h().namespace, h().name('w'))));
     await client.delete(w);
-    const marked = await client.get(Widget, { namespace: h().namespace, name: w.metadata.name! });
-    expect(marked.metadata.deletionTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    expect(marked.metadata.deletionGracePeriodSeconds).toBe(0);
-    expect(marked.metadata.generation).toBe(2);
-    expect(marked.metadata.finalizers).toEqual([FINALIZER]);
+    const marked = await client.get(Widget, { namespace: h().namespace, name: w.metadata.name });
+    expect(marked.metadata?.deletionTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(marked.metadata?.deletionGracePeriodSeconds).toBe(0);
+    expect(marked.metadata?.generation).toBe(2);
+    expect(marked.metadata?.finalizers).toEqual([FINALIZER]);
     await client.patch(marked, mergePatch({ metadata: { finalizers: null } }));
   });
 
@@ -30,11 +30,11 @@ describe.each(BACKENDS)('deletion ($backend)', ({ backend }) => {
     const client = h().client();
     const w = await client.create(held(widget(h().namespace, h().name('w'))));
     await client.delete(w);
-    const first = await client.get(Widget, { namespace: h().namespace, name: w.metadata.name! });
+    const first = await client.get(Widget, { namespace: h().namespace, name: w.metadata.name });
     await client.delete(w);
-    const second = await client.get(Widget, { namespace: h().namespace, name: w.metadata.name! });
-    expect(second.metadata.deletionTimestamp).toBe(first.metadata.deletionTimestamp);
-    expect(second.metadata.resourceVersion).toBe(first.metadata.resourceVersion);
+    const second = await client.get(Widget, { namespace: h().namespace, name: w.metadata.name });
+    expect(second.metadata?.deletionTimestamp).toBe(first.metadata?.deletionTimestamp);
+    expect(second.metadata?.resourceVersion).toBe(first.metadata?.resourceVersion);
     await client.patch(second, mergePatch({ metadata: { finalizers: null } }));
   });
 
@@ -42,18 +42,18 @@ describe.each(BACKENDS)('deletion ($backend)', ({ backend }) => {
     const client = h().client();
     const cm = await client.create(held(configMap(h().namespace, h().name('cm'))));
     await client.delete(cm);
-    const marked = await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name! });
+    const marked = await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name });
     await client.update({ ...marked, metadata: { ...marked.metadata, finalizers: [] } });
-    await expectStatus(client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name! }), 404, 'NotFound');
+    await expectStatus(client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name }), 404, 'NotFound');
   });
 
   it('removing one of two finalizers keeps the object', async () => {
     const client = h().client();
     const cm = await client.create(held(configMap(h().namespace, h().name('cm')), [FINALIZER, `${FINALIZER}-2`]));
     await client.delete(cm);
-    const marked = await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name! });
+    const marked = await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name });
     const after = await client.update({ ...marked, metadata: { ...marked.metadata, finalizers: [FINALIZER] } });
-    expect(after.metadata.deletionTimestamp).toBe(marked.metadata.deletionTimestamp);
+    expect(after.metadata.deletionTimestamp).toBe(marked.metadata?.deletionTimestamp);
     await client.patch(after, mergePatch({ metadata: { finalizers: null } }));
   });
 
@@ -61,7 +61,7 @@ describe.each(BACKENDS)('deletion ($backend)', ({ backend }) => {
     const client = h().client();
     const cm = await client.create(held(configMap(h().namespace, h().name('cm'))));
     await client.delete(cm);
-    const marked = await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name! });
+    const marked = await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name });
     await expectStatus(client.update({ ...marked, metadata: { ...marked.metadata, finalizers: [FINALIZER, 'example.com/late'] } }), 422, 'Invalid');
     await client.patch(marked, mergePatch({ metadata: { finalizers: null } }));
   });
@@ -70,7 +70,7 @@ describe.each(BACKENDS)('deletion ($backend)', ({ backend }) => {
     const client = h().client();
     const w = await client.create(held(widget(h().namespace, h().name('w'))));
     await client.delete(w);
-    const marked = await client.get(Widget, { namespace: h().namespace, name: w.metadata.name! });
+    const marked = await client.get(Widget, { namespace: h().namespace, name: w.metadata.name });
     const changed = await client.patch(marked, mergePatch({ spec: { size: 7 } }));
     expect(changed.spec?.size).toBe(7);
     await client.patch(marked, mergePatch({ metadata: { finalizers: null } }));
@@ -93,9 +93,9 @@ describe.each(BACKENDS)('deletion ($backend)', ({ backend }) => {
     const client = h().client();
     const cm = await client.create(configMap(h().namespace, h().name('cm')));
     await client.delete(cm, { propagationPolicy: 'Orphan' });
-    const marked = await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name! });
-    expect(marked.metadata.finalizers).toEqual(['orphan']);
-    expect(marked.metadata.deletionTimestamp).toBeTruthy();
+    const marked = await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name });
+    expect(marked.metadata?.finalizers).toEqual(['orphan']);
+    expect(marked.metadata?.deletionTimestamp).toBeTruthy();
     await client.patch(marked, mergePatch({ metadata: { finalizers: null } }));
   });
 
@@ -103,8 +103,8 @@ describe.each(BACKENDS)('deletion ($backend)', ({ backend }) => {
     const client = h().client();
     const cm = await client.create(configMap(h().namespace, h().name('cm')));
     await client.delete(cm, { propagationPolicy: 'Foreground' });
-    const marked = await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name! });
-    expect(marked.metadata.finalizers).toEqual(['foregroundDeletion']);
+    const marked = await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name });
+    expect(marked.metadata?.finalizers).toEqual(['foregroundDeletion']);
     await client.patch(marked, mergePatch({ metadata: { finalizers: null } }));
   });
 
@@ -113,11 +113,11 @@ describe.each(BACKENDS)('deletion ($backend)', ({ backend }) => {
     const owner = await client.create(configMap(h().namespace, h().name('owner')));
     const dep = await client.create({
       ...configMap(h().namespace, h().name('dep')),
-      metadata: { name: h().name('dep'), namespace: h().namespace, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata.name!, uid: owner.metadata.uid! }] },
+      metadata: { name: h().name('dep'), namespace: h().namespace, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata.name, uid: owner.metadata.uid! }] },
     });
     await client.delete(owner, { propagationPolicy: 'Background' });
-    await expectStatus(client.get(ConfigMap, { namespace: h().namespace, name: owner.metadata.name! }), 404, 'NotFound');
-    expect((await client.get(ConfigMap, { namespace: h().namespace, name: dep.metadata.name! })).metadata.ownerReferences).toHaveLength(1);
+    await expectStatus(client.get(ConfigMap, { namespace: h().namespace, name: owner.metadata.name }), 404, 'NotFound');
+    expect((await client.get(ConfigMap, { namespace: h().namespace, name: dep.metadata.name })).metadata?.ownerReferences).toHaveLength(1);
   });
 
   it('an invalid propagationPolicy is 422 Invalid', async () => {
@@ -133,7 +133,7 @@ describe.each(BACKENDS)('deletion ($backend)', ({ backend }) => {
     await client.create(configMap(h().namespace, `${run}-free`, {}, { run }));
     await client.deleteAllOf(ConfigMap, { namespace: h().namespace, labelSelector: { run } });
     const left = await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { run } });
-    expect(left.items.map((i) => [i.metadata.name, Boolean(i.metadata.deletionTimestamp)])).toEqual([[`${run}-held`, true]]);
+    expect(left.items.map((i) => [i.metadata?.name, Boolean(i.metadata?.deletionTimestamp)])).toEqual([[`${run}-held`, true]]);
     await client.patch(left.items[0]!, mergePatch({ metadata: { finalizers: null } }));
   });
 
@@ -145,7 +145,7 @@ describe.each(BACKENDS)('deletion ($backend)', ({ backend }) => {
       await client.delete(Namespace, { name });
       const ns = await client.get(Namespace, { name });
       expect(ns.status?.phase).toBe('Terminating');
-      expect(ns.metadata.deletionTimestamp).toBeTruthy();
+      expect(ns.metadata?.deletionTimestamp).toBeTruthy();
       expect(ns.spec?.finalizers).toEqual(['kubernetes']);
     });
 

@@ -41,7 +41,7 @@ describe.each(BACKENDS)('lists ($backend)', ({ backend }) => {
   describe('label selectors', () => {
     it.each(SELECTORS)('%s', async (selector, expected) => {
       const list = await h().client().list(ConfigMap, { namespace: h().namespace, labelSelector: `run=${run},${selector}` });
-      expect(list.items.map((i) => i.metadata.name!.slice(run.length + 1))).toEqual(expected);
+      expect(list.items.map((i) => i.metadata?.name!.slice(run.length + 1))).toEqual(expected);
     });
 
     it('a malformed selector is 400 BadRequest', async () => {
@@ -56,7 +56,7 @@ describe.each(BACKENDS)('lists ($backend)', ({ backend }) => {
   describe('field selectors', () => {
     it('metadata.name=', async () => {
       const list = await h().client().list(ConfigMap, { namespace: h().namespace, fieldSelector: `metadata.name=${run}-b-web` });
-      expect(list.items.map((i) => i.metadata.name)).toEqual([`${run}-b-web`]);
+      expect(list.items.map((i) => i.metadata?.name)).toEqual([`${run}-b-web`]);
     });
 
     it('metadata.name!=', async () => {
@@ -73,7 +73,7 @@ describe.each(BACKENDS)('lists ($backend)', ({ backend }) => {
 
     it('two terms are ANDed', async () => {
       const list = await h().client().list(ConfigMap, { fieldSelector: `metadata.namespace=${h().namespace},metadata.name=${run}-a-db` });
-      expect(list.items.map((i) => i.metadata.name)).toEqual([`${run}-a-db`]);
+      expect(list.items.map((i) => i.metadata?.name)).toEqual([`${run}-a-db`]);
     });
 
     it('a Secret\'s type', async () => {
@@ -81,7 +81,7 @@ describe.each(BACKENDS)('lists ($backend)', ({ backend }) => {
       const name = h().name('tls');
       await client.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: h().namespace }, type: 'example.com/special', stringData: { a: 'b' } });
       const list = await client.list(Secret, { namespace: h().namespace, fieldSelector: 'type=example.com/special' });
-      expect(list.items.map((i) => i.metadata.name)).toEqual([name]);
+      expect(list.items.map((i) => i.metadata?.name)).toEqual([name]);
     });
 
     it('a Namespace\'s status.phase', async () => {
@@ -95,7 +95,7 @@ describe.each(BACKENDS)('lists ($backend)', ({ backend }) => {
       await client.create(widget(h().namespace, red, { color: 'red' }));
       await client.create(widget(h().namespace, h().name('blue'), { color: 'blue' }));
       const list = await client.list(Widget, { namespace: h().namespace, fieldSelector: 'spec.color=red' });
-      expect(list.items.map((i) => i.metadata.name)).toEqual([red]);
+      expect(list.items.map((i) => i.metadata?.name)).toEqual([red]);
     });
 
     it('an unsupported field is 400 BadRequest', async () => {
@@ -115,7 +115,7 @@ describe.each(BACKENDS)('lists ($backend)', ({ backend }) => {
       let pages = 0;
       do {
         const page = await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { run }, limit: 2, ...(cont ? { continue: cont } : {}) });
-        names.push(...page.items.map((i) => i.metadata.name!));
+        names.push(...page.items.map((i) => i.metadata?.name ?? ''));
         cont = page.metadata?.continue || undefined;
         pages++;
       } while (cont);
@@ -148,7 +148,7 @@ describe.each(BACKENDS)('lists ($backend)', ({ backend }) => {
       await client.create(configMap(ns, 'e'));
       await client.delete(ConfigMap, { namespace: ns, name: 'd' });
       const rest = await client.list(ConfigMap, { namespace: ns, limit: 10, continue: first.metadata!.continue! });
-      expect([...first.items, ...rest.items].map((i) => i.metadata.name)).toEqual(['a', 'b', 'c', 'd']);
+      expect([...first.items, ...rest.items].map((i) => i.metadata?.name)).toEqual(['a', 'b', 'c', 'd']);
       expect(rest.metadata?.resourceVersion).toBe(first.metadata?.resourceVersion);
     });
 
@@ -167,7 +167,7 @@ describe.each(BACKENDS)('lists ($backend)', ({ backend }) => {
     it('a list names a resourceVersion no older than its items', async () => {
       const list = await h().client().list(ConfigMap, { namespace: h().namespace, labelSelector: { run } });
       const listRv = Number(list.metadata?.resourceVersion);
-      for (const item of list.items) expect(Number(item.metadata.resourceVersion)).toBeLessThanOrEqual(listRv);
+      for (const item of list.items) expect(Number(item.metadata?.resourceVersion)).toBeLessThanOrEqual(listRv);
     });
 
     it('resourceVersion=0 answers', async () => {
@@ -184,7 +184,7 @@ describe.each(BACKENDS)('lists ($backend)', ({ backend }) => {
       await client.update({ ...a, data: { v: '2' } });
       await client.create(configMap(ns, 'b'));
       const exact = await client.list(ConfigMap, { namespace: ns, resourceVersion: then.metadata!.resourceVersion!, resourceVersionMatch: 'Exact' });
-      expect(exact.items.map((i) => [i.metadata.name, i.data?.['v']])).toEqual([['a', '1']]);
+      expect(exact.items.map((i) => [i.metadata?.name, i.data?.['v']])).toEqual([['a', '1']]);
       expect(exact.metadata?.resourceVersion).toBe(then.metadata?.resourceVersion);
     });
 
@@ -211,7 +211,7 @@ describe.each(BACKENDS)('lists ($backend)', ({ backend }) => {
 
     it('a namespaced kind lists across namespaces when none is given', async () => {
       const list = await h().client().list(ConfigMap, { labelSelector: { run } });
-      expect(new Set(list.items.map((i) => i.metadata.namespace))).toEqual(new Set([h().namespace]));
+      expect(new Set(list.items.map((i) => i.metadata?.namespace))).toEqual(new Set([h().namespace]));
       expect(list.items).toHaveLength(LABELLED.length);
     });
 
@@ -220,13 +220,13 @@ describe.each(BACKENDS)('lists ($backend)', ({ backend }) => {
       const name = h().name('g');
       await client.create({ apiVersion: 'conformance.kubeloop.dev/v1', kind: 'Gadget', metadata: { name, labels: { run } }, spec: {} });
       const list = await client.list(Gadget, { labelSelector: { run } });
-      expect(list.items.map((i) => i.metadata.name)).toEqual([name]);
+      expect(list.items.map((i) => i.metadata?.name)).toEqual([name]);
       await client.delete(Gadget, { name });
     });
 
     it('the system namespaces exist', async () => {
       const list = await h().client().list(Namespace);
-      const names = list.items.map((i) => i.metadata.name);
+      const names = list.items.map((i) => i.metadata?.name);
       for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) expect(names).toContain(ns);
     });
 

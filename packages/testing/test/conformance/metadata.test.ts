@@ -2,8 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { mergePatch } from '@kubeloop/client';
 import { ConfigMap, Deployment, Namespace, Pod } from '@kubeloop/scheme';
+import type { Secret } from '@kubeloop/scheme';
 import { BACKENDS, Gadget, useBackend, Widget } from './backends.js';
-import { configMap, deployment, raw, widget } from './support.js';
+import { configMap, deployment, fieldsByManager, raw, widget } from './support.js';
 
 describe.each(BACKENDS)('metadata the server keeps ($backend)', ({ backend }) => {
   const h = useBackend(backend);
@@ -43,7 +44,7 @@ describe.each(BACKENDS)('metadata the server keeps ($backend)', ({ backend }) =>
       const g = await client.create({ apiVersion: 'conformance.kubeloop.dev/v1', kind: 'Gadget', metadata: { name: h().name('g') }, spec: { a: 1 } });
       const changed = await client.patch(g, mergePatch({ status: { seen: true } }));
       expect(changed.metadata.generation).toBe(2);
-      expect((await client.get(Gadget, { name: g.metadata.name! })).status).toEqual({ seen: true });
+      expect((await client.get(Gadget, { name: g.metadata.name })).status).toEqual({ seen: true });
       await client.delete(g);
     });
 
@@ -75,7 +76,7 @@ describe.each(BACKENDS)('metadata the server keeps ($backend)', ({ backend }) =>
       const name = h().name('cm');
       await h().client('first').create(configMap(h().namespace, name, { a: '1', b: '1' }));
       const patched = await h().client('second').patch(ConfigMap, { namespace: h().namespace, name }, mergePatch({ data: { b: '2' } }));
-      const byManager = Object.fromEntries((patched.metadata?.managedFields ?? []).map((m) => [m.manager, m.fieldsV1]));
+      const byManager = fieldsByManager(patched);
       expect(byManager).toEqual({ first: { 'f:data': { '.': {}, 'f:a': {} } }, second: { 'f:data': { 'f:b': {} } } });
     });
 
@@ -92,7 +93,7 @@ describe.each(BACKENDS)('metadata the server keeps ($backend)', ({ backend }) =>
     it('a Namespace gets its name label, the kubernetes finalizer and phase Active', async () => {
       const client = h().client();
       const name = h().name('ns');
-      const ns = await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      const ns = await client.create<Namespace>({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
       expect(ns.metadata.labels).toEqual({ 'kubernetes.io/metadata.name': name });
       expect(ns.spec?.finalizers).toEqual(['kubernetes']);
       expect(ns.status?.phase).toBe('Active');
@@ -100,14 +101,14 @@ describe.each(BACKENDS)('metadata the server keeps ($backend)', ({ backend }) =>
     });
 
     it('a Pod starts Pending', async () => {
-      const pod = await h().client().create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: h().name('pod'), namespace: h().namespace }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+      const pod = await h().client().create<Pod>({ apiVersion: 'v1', kind: 'Pod', metadata: { name: h().name('pod'), namespace: h().namespace }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
       expect(pod.status?.phase).toBe('Pending');
       expect(pod.metadata.generation).toBe(1);
       void Pod;
     });
 
     it('a Secret\'s stringData is written into data as base64', async () => {
-      const s = await h().client().create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: h().name('s'), namespace: h().namespace }, stringData: { user: 'admin' } });
+      const s = await h().client().create<Secret>({ apiVersion: 'v1', kind: 'Secret', metadata: { name: h().name('s'), namespace: h().namespace }, stringData: { user: 'admin' } });
       expect(s.data).toEqual({ user: Buffer.from('admin').toString('base64') });
       expect(s.stringData).toBeUndefined();
     });

@@ -61,7 +61,7 @@ describe.each(BACKENDS)('patches ($backend)', ({ backend }) => {
 
     it('that is not JSON is 400 BadRequest', async () => {
       const cm = await h().client().create(configMap(h().namespace, h().name('cm')));
-      const res = await raw(h(), 'PATCH', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name!}`, { body: '{not json', contentType: 'application/merge-patch+json' });
+      const res = await raw(h(), 'PATCH', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name}`, { body: '{not json', contentType: 'application/merge-patch+json' });
       expect(res.status).toBe(400);
     });
 
@@ -71,7 +71,7 @@ describe.each(BACKENDS)('patches ($backend)', ({ backend }) => {
       await client.create(configMap(h().namespace, name, { a: '1' }));
       await client.patch(ConfigMap, { namespace: h().namespace, name }, mergePatch({ metadata: { labels: { tier: 'web' } } }));
       const got = await client.get(ConfigMap, { namespace: h().namespace, name });
-      expect(got.metadata.labels).toEqual({ tier: 'web' });
+      expect(got.metadata?.labels).toEqual({ tier: 'web' });
       expect(got.data).toEqual({ a: '1' });
     });
   });
@@ -195,7 +195,7 @@ describe.each(BACKENDS)('patches ($backend)', ({ backend }) => {
 
   it('a patch with an unknown content type is 415', async () => {
     const cm = await h().client().create(configMap(h().namespace, h().name('cm')));
-    const res = await raw(h(), 'PATCH', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name!}`, { body: '{}', contentType: 'application/x-nonsense' });
+    const res = await raw(h(), 'PATCH', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name}`, { body: '{}', contentType: 'application/x-nonsense' });
     expect(res.status).toBe(415);
   });
 });

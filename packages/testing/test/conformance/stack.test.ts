@@ -110,7 +110,7 @@ describe.each(BACKENDS)('the stack on the backend ($backend)', ({ backend }) => 
           expect((await cache.list(ConfigMap, { namespace: h().namespace, labelSelector: { run } })).items).toHaveLength(2);
         });
         await client.delete(ConfigMap, { namespace: h().namespace, name: `${run}-a` });
-        await eventually(async () => expect((await cache.list(ConfigMap, { namespace: h().namespace, labelSelector: { run } })).items.map((i) => i.metadata.name)).toEqual([`${run}-b`]));
+        await eventually(async () => expect((await cache.list(ConfigMap, { namespace: h().namespace, labelSelector: { run } })).items.map((i) => i.metadata?.name)).toEqual([`${run}-b`]));
       } finally {
         await cache.stop();
       }
@@ -126,7 +126,7 @@ describe.each(BACKENDS)('the stack on the backend ($backend)', ({ backend }) => 
       await ns.delete();
       await ns.delete();
       const after = await client.get(Namespace, { name: ns.name }).catch(() => undefined);
-      expect(after === undefined || after.metadata.deletionTimestamp !== undefined).toBe(true);
+      expect(after === undefined || after.metadata?.deletionTimestamp !== undefined).toBe(true);
     });
 
     it('collectEvents sees events recorded about an object', async () => {

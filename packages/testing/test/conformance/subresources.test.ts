@@ -46,7 +46,7 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
       const w = await client.create(widget(h().namespace, h().name('w')));
       await client.status().patch(w, mergePatch({ status: { phase: 'Ready', replicas: 1 } }));
       const after = await client.status().patch(w, mergePatch({ status: { replicas: 2 } }));
-      expect(after.status).toEqual({ phase: 'Ready', replicas: 2 });
+      expect((after as Widget).status).toEqual({ phase: 'Ready', replicas: 2 });
     });
 
     it('a status update with a stale resourceVersion is 409 Conflict', async () => {
@@ -59,7 +59,7 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
     it('GET of the status subresource answers the whole object', async () => {
       const client = h().client();
       const w = await client.create(widget(h().namespace, h().name('w'), { size: 3 }));
-      const got = await client.status().get<{ spec: unknown; kind: string }>(Widget, { namespace: h().namespace, name: w.metadata.name! });
+      const got = await client.status().get<{ spec: unknown; kind: string }>(Widget, { namespace: h().namespace, name: w.metadata.name });
       expect(got.kind).toBe('Widget');
       expect(got.spec).toEqual({ size: 3 });
     });
@@ -79,7 +79,7 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
     it('a Deployment\'s status update ignores spec; its update ignores status', async () => {
       const client = h().client();
       const d = await client.create(deployment(h().namespace, h().name('d')));
-      const s = await client.status().update({ ...d, spec: { ...d.spec!, replicas: 9 }, status: { replicas: 1, observedGeneration: 1 } });
+      const s = await client.status().update({ ...d, spec: { ...d.spec, replicas: 9 }, status: { replicas: 1, observedGeneration: 1 } });
       expect(s.spec?.replicas).toBe(1);
       expect(s.status?.replicas).toBe(1);
       const u = await client.update({ ...s, status: { replicas: 5 } });
@@ -92,25 +92,25 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
     it('GET of a custom resource\'s scale reads the replicas paths', async () => {
       const client = h().client();
       const w = await client.create(widget(h().namespace, h().name('w'), { replicas: 2 }));
-      const scale = await client.subResource('scale').get<Scale>(Widget, { namespace: h().namespace, name: w.metadata.name! });
+      const scale = await client.subResource('scale').get<Scale>(Widget, { namespace: h().namespace, name: w.metadata.name });
       expect(scale).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: { name: w.metadata.name }, spec: { replicas: 2 } });
     });
 
     it('an update of scale sets spec.replicas', async () => {
       const client = h().client();
       const w = await client.create(widget(h().namespace, h().name('w'), { replicas: 1 }));
-      const scale = await client.subResource('scale').get<Scale>(Widget, { namespace: h().namespace, name: w.metadata.name! });
+      const scale = await client.subResource('scale').get<Scale>(Widget, { namespace: h().namespace, name: w.metadata.name });
       await client.subResource('scale').update(w, { body: { ...scale, spec: { replicas: 4 } } });
-      expect((await client.get(Widget, { namespace: h().namespace, name: w.metadata.name! })).spec?.replicas).toBe(4);
+      expect((await client.get(Widget, { namespace: h().namespace, name: w.metadata.name })).spec?.replicas).toBe(4);
     });
 
     it('a merge patch of a Deployment\'s scale sets its replicas', async () => {
       const client = h().client();
       const d = await client.create(deployment(h().namespace, h().name('d')));
       await client.subResource('scale').patch(d, mergePatch({ spec: { replicas: 3 } }));
-      const scaled = await client.get(Deployment, { namespace: h().namespace, name: d.metadata.name! });
+      const scaled = await client.get(Deployment, { namespace: h().namespace, name: d.metadata.name });
       expect(scaled.spec?.replicas).toBe(3);
-      expect(scaled.metadata.generation).toBe(2);
+      expect(scaled.metadata?.generation).toBe(2);
     });
 
     it('a Deployment\'s scale names its selector', async () => {
@@ -124,7 +124,7 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
     it('a scale update with a stale resourceVersion is 409 Conflict', async () => {
       const client = h().client();
       const w = await client.create(widget(h().namespace, h().name('w'), { replicas: 1 }));
-      const scale = await client.subResource('scale').get<Scale>(Widget, { namespace: h().namespace, name: w.metadata.name! });
+      const scale = await client.subResource('scale').get<Scale>(Widget, { namespace: h().namespace, name: w.metadata.name });
       await client.patch(w, mergePatch({ spec: { size: 9 } }));
       await expectStatus(client.subResource('scale').update(w, { body: { ...scale, spec: { replicas: 4 } } }), 409, 'Conflict');
     });

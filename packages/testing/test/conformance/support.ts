@@ -2,6 +2,7 @@
 import { expect } from 'vitest';
 import { isClientError } from '@kubeloop/client';
 import type { Client, ClientError, Query, WatchEvent } from '@kubeloop/client';
+import type { KubeObject } from '@kubeloop/scheme';
 import type { Harness } from './backends.js';
 
 export interface Raw {
@@ -89,6 +90,16 @@ export function deployment(namespace: string, name: string, containers: { name: 
 
 export function widget(namespace: string, name: string, spec: Record<string, unknown> = { size: 1 }): { apiVersion: 'conformance.kubeloop.dev/v1'; kind: 'Widget'; metadata: { name: string; namespace: string }; spec: Record<string, unknown> } {
   return { apiVersion: 'conformance.kubeloop.dev/v1', kind: 'Widget', metadata: { name, namespace }, spec };
+}
+
+/** FieldsV1 of each managed-fields entry, by manager name. */
+export function fieldsByManager(obj: KubeObject): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const m of obj.metadata?.managedFields ?? []) {
+    const fields: unknown = m.fieldsV1;
+    out[m.manager ?? ''] = fields;
+  }
+  return out;
 }
 
 export type { Client };
