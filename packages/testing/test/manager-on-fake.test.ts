@@ -1,0 +1,73 @@
+/**
+ * A manager, unchanged, on the fake: built from the KubeConfig of the fake's
+ * loopback endpoint, its informers sync, its controller reconciles, owned
+ * objects and events appear, and a child deleted behind its back is put back
+ * (the `owns` watch). The test uses the kit's helpers as a user would.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isNotFound } from '@kubeloop/client';
+import { createLogger, createManager, createOrUpdate, Result, setControllerReference } from '@kubeloop/manager';
+import type { Manager } from '@kubeloop/manager';
+import { ConfigMap } from '@kubeloop/scheme';
+import { collectEvents, createFakeApiServer, eventually } from '../src/index.js';
+import type { FakeApiServer, FakeHttpEndpoint } from '../src/index.js';
+
+let fake: FakeApiServer;
+let endpoint: FakeHttpEndpoint;
+let manager: Manager;
+const stop = new AbortController();
+let running: Promise<void>;
+
+beforeAll(async () => {
+  fake = createFakeApiServer();
+  endpoint = await fake.listen();
+  manager = createManager({ kubeConfig: endpoint.kubeConfig, fieldOwner: 'copier', logger: createLogger({ level: 'silent' }) });
+  const recorder = manager.recorderFor('copier');
+  manager
+    .controller()
+    .for(ConfigMap)
+    .owns(ConfigMap)
+    .complete(async (req) => {
+      if (req.name.endsWith('-copy')) return Result.done(); // copies are not copied again
+      const source = await manager.client.get(ConfigMap, { namespace: req.namespace!, name: req.name }).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+      if (!source) return Result.done();
+      const copy: ConfigMap & { apiVersion: 'v1'; kind: 'ConfigMap' } = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${req.name}-copy`, namespace: req.namespace! } };
+      const op = await createOrUpdate(manager.client, copy, (c) => {
+        c.data = { ...source.data };
+        setControllerReference(source, c);
+      });
+      if (op !== 'unchanged') recorder.event(source, 'Normal', 'Copied', 'Reconcile', `copy ${op}`);
+      return Result.done();
+    });
+  running = manager.start(stop.signal);
+});
+
+afterAll(async () => {
+  stop.abort();
+  await running;
+  await endpoint.close();
+  await fake.close();
+});
+
+describe('a manager on the fake', () => {
+  it('reconciles: the copy appears, owned by the source, and an event is recorded', async () => {
+    const client = fake.client({ fieldOwner: 'test' });
+    const events = await collectEvents(client, { namespace: 'default', regarding: { name: 'settings' } });
+    await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'default' }, data: { mode: 'on' } });
+    const copy = await eventually(() => client.get(ConfigMap, { namespace: 'default', name: 'settings-copy' }));
+    expect(copy.data).toEqual({ mode: 'on' });
+    expect(copy.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'ConfigMap', name: 'settings', controller: true });
+    const event = await events.waitFor((e) => e.reason === 'Copied');
+    expect(event.note).toBe('copy created');
+    await events.stop();
+  });
+
+  it('follows changes, and puts back a copy deleted behind its back', async () => {
+    const client = fake.client({ fieldOwner: 'test' });
+    const source = await client.get(ConfigMap, { namespace: 'default', name: 'settings' });
+    await client.update({ ...source, data: { mode: 'off' } });
+    await eventually(async () => expect((await client.get(ConfigMap, { namespace: 'default', name: 'settings-copy' })).data).toEqual({ mode: 'off' }));
+    await client.delete(ConfigMap, { namespace: 'default', name: 'settings-copy' });
+    await eventually(async () => expect((await client.get(ConfigMap, { namespace: 'default', name: 'settings-copy' })).data).toEqual({ mode: 'off' }));
+  });
+});
