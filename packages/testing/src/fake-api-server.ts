@@ -172,6 +172,12 @@ export interface FakeApiServerOptions {
   readonly userAgent?: string;
   /** Requests kept in `requests`, oldest dropped first. Default: 10 000. */
   readonly requestLogSize?: number;
+  /**
+   * Changes kept for watches, exact lists and continue tokens; beyond it the
+   * oldest are compacted away (as etcd compaction and the watch cache's
+   * capacity do), and resourceVersions before them get 410 Expired. Default: 10 000.
+   */
+  readonly historyLimit?: number;
 }
 
 /**
@@ -334,6 +340,8 @@ class Fake implements FakeApiServer {
     this.logSize = options.requestLogSize ?? 10_000;
     this.userAgent = options.userAgent ?? 'kubeloop/0.1.0';
     const bookmarkIntervalMs = options.bookmarkIntervalMs ?? 60_000;
+    const historyLimit = options.historyLimit ?? 10_000;
+    if (!Number.isInteger(historyLimit) || historyLimit < 1) throw new TestingError('InvalidArgument', `historyLimit must be a positive integer, got ${historyLimit}`);
     if (!Number.isFinite(bookmarkIntervalMs) || bookmarkIntervalMs < 0) throw new TestingError('InvalidArgument', `bookmarkIntervalMs must be >= 0, got ${bookmarkIntervalMs}`);
     this.api = new FakeApi({
       clock: this.clock,
@@ -341,6 +349,7 @@ class Fake implements FakeApiServer {
       namespaceController: options.namespaceController ?? false,
       aggregatedDiscovery: options.aggregatedDiscovery ?? true,
       bookmarkIntervalMs,
+      historyLimit,
       intercept: (attrs) => this.intercept(attrs),
       record: (attrs) => this.record(attrs),
     });

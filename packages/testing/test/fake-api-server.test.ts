@@ -275,6 +275,20 @@ describe('watches', () => {
     }
   }, 30_000);
 
+  it('beyond historyLimit the oldest changes are compacted: a watch from before them gets 410', async () => {
+    const f = fake({ historyLimit: 10 });
+    const client = f.client();
+    const first = await client.create(cm('first'));
+    for (let i = 0; i < 12; i++) await client.create(cm(`n${i}`));
+    const old = await client.watch(ConfigMap, { namespace: 'default', resourceVersion: first.metadata.resourceVersion! });
+    expect((await old.next()).value?.type).toBe('ERROR');
+    const recent = await client.watch(ConfigMap, { namespace: 'default', resourceVersion: String(Number(f.resourceVersion) - 3) });
+    const next: IteratorResult<WatchEvent<ConfigMap>, undefined> = await recent.next();
+    await recent.return?.();
+    expect(next.value?.object.metadata?.name).toBe('n9');
+    expect(() => createFakeApiServer({ historyLimit: 0 })).toThrow(expect.objectContaining({ reason: 'InvalidArgument' }));
+  });
+
   it('a watch from before compact() gets an ERROR 410 Expired event', async () => {
     const f = fake();
     const client = f.client();

@@ -90,6 +90,8 @@ export interface CoreOptions {
   readonly namespaceController: boolean;
   readonly aggregatedDiscovery: boolean;
   readonly bookmarkIntervalMs: number;
+  /** Changes kept for watches and exact lists; older ones are compacted away. */
+  readonly historyLimit: number;
   /** Runs before each resource request; may delay, or throw an ApiError. */
   readonly intercept: (attrs: RequestAttributes) => Promise<void>;
   /** Told of every resource request (for the request log). */
@@ -705,6 +707,12 @@ export class FakeApi {
 
   private emit(c: Change): void {
     this.history.push(c);
+    if (this.history.length > this.options.historyLimit) {
+      // compact the oldest tenth at once, so the array is not shifted on every write
+      const drop = Math.max(1, Math.ceil(this.options.historyLimit / 10));
+      this.compactedRv = this.history[drop - 1]!.rv;
+      this.history = this.history.slice(drop);
+    }
     for (const w of this.watchers) {
       if (w.typeKey !== c.typeKey) continue;
       const match = (obj: Json): boolean => {
