@@ -45,7 +45,10 @@ const CRD = {
 /** The reconciler under test. */
 async function reconcile(client: Client, namespace: string, name: string): Promise<void> {
   const app = await client.get(App, { namespace, name });
-  const child = await client.get(ConfigMap, { namespace, name: `${name}-config` }).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+  const child = await client.get(ConfigMap, { namespace, name: `${name}-config` }).catch((err: unknown) => {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  });
   if (!child) {
     await client.create({
       apiVersion: 'v1',

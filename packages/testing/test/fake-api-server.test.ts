@@ -281,7 +281,8 @@ describe('watches', () => {
     const first = await client.create(cm('first'));
     for (let i = 0; i < 12; i++) await client.create(cm(`n${i}`));
     const old = await client.watch(ConfigMap, { namespace: 'default', resourceVersion: first.metadata.resourceVersion! });
-    expect((await old.next()).value?.type).toBe('ERROR');
+    const gone: IteratorResult<WatchEvent<ConfigMap>, undefined> = await old.next();
+    expect(gone.value?.type).toBe('ERROR');
     const recent = await client.watch(ConfigMap, { namespace: 'default', resourceVersion: String(Number(f.resourceVersion) - 3) });
     const next: IteratorResult<WatchEvent<ConfigMap>, undefined> = await recent.next();
     await recent.return?.();

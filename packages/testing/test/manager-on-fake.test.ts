@@ -29,7 +29,10 @@ beforeAll(async () => {
     .owns(ConfigMap)
     .complete(async (req) => {
       if (req.name.endsWith('-copy')) return Result.done(); // copies are not copied again
-      const source = await manager.client.get(ConfigMap, { namespace: req.namespace!, name: req.name }).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+      const source = await manager.client.get(ConfigMap, { namespace: req.namespace!, name: req.name }).catch((err: unknown) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      });
       if (!source) return Result.done();
       const copy: ConfigMap & { apiVersion: 'v1'; kind: 'ConfigMap' } = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${req.name}-copy`, namespace: req.namespace! } };
       const op = await createOrUpdate(manager.client, copy, (c) => {
