@@ -172,8 +172,13 @@ function sameJson(a: unknown, b: unknown): boolean {
 }
 
 /** Parse a resourceVersion given by a client; malformed → 400. */
-function parseRv(value: string, what: string): number {
-  if (!/^\d+$/.test(value)) throw badRequest(`${what}: invalid resource version: ${JSON.stringify(value)}`);
+function parseRv(value: string, what: string, watch = false): number {
+  if (!/^\d+$/.test(value)) {
+    const detail = `${what}: Invalid value: ${JSON.stringify(value)}: strconv.ParseUint: parsing ${JSON.stringify(value)}: invalid syntax`;
+    // the API server answers a watch's malformed resourceVersion with a 500
+    if (watch) throw new ApiError(statusOf(500, undefined, detail));
+    throw badRequest(`invalid resource version: ${detail}`);
+  }
   return Number(value);
 }
 
@@ -367,7 +372,7 @@ export class FakeApi {
       case 'watch':
         return this.watch(target, req);
       case 'create':
-        if (st.type.namespaced && namespace === undefined) throw resourceNotFound();
+        if (st.type.namespaced && namespace === undefined) throw methodNotAllowed();
         return this.create(target, req);
       case 'update':
         return subresource === 'scale' ? this.updateScale(target, req) : this.update(target, req);
@@ -623,7 +628,7 @@ export class FakeApi {
     const key = typeKey(t.st.type.group, t.st.type.plural);
     if (sendInitial || rvParam === '' || rvParam === '0') {
       if (sendInitial && rvParam !== '' && rvParam !== '0') {
-        const rv = parseRv(rvParam, 'resourceVersion');
+        const rv = parseRv(rvParam, 'resourceVersion', true);
         if (rv > this.rv) throw this.tooLarge();
       }
       for (const k of [...t.st.objects.keys()].sort()) {
@@ -632,7 +637,7 @@ export class FakeApi {
       }
       if (sendInitial) initial.push(event('BOOKMARK', bookmarkObject(this.rv, { 'k8s.io/initial-events-end': 'true' })));
     } else {
-      const from = parseRv(rvParam, 'resourceVersion');
+      const from = parseRv(rvParam, 'resourceVersion', true);
       if (from < this.compactedRv) {
         initial.push(event('ERROR', statusOf(410, 'Expired', `too old resource version: ${from} (${this.compactedRv})`) as unknown as Json));
         ended = true;
@@ -763,17 +768,34 @@ export class FakeApi {
 
   private dryRun(req: CoreRequest): boolean {
     const v = req.query.getAll('dryRun');
-    if (v.some((x) => x !== 'All' && x !== '')) throw badRequest(`Invalid dry run value: ${JSON.stringify(v)}`);
+    if (v.some((x) => x !== 'All' && x !== '')) {
+      const options = { POST: 'CreateOptions', PUT: 'UpdateOptions', PATCH: 'PatchOptions', DELETE: 'DeleteOptions' }[req.method.toUpperCase()] ?? 'CreateOptions';
+      throw invalid('meta.k8s.io', options, '', [{ type: 'FieldValueNotSupported', field: 'dryRun', value: v, detail: 'supported values: "All"' }]);
+    }
     return v.includes('All');
   }
 
   /** Check the body's kind and apiVersion against the endpoint. */
-  private checkKind(t: Target, body: Json): void {
+  /**
+   * Check the body's kind and apiVersion against the endpoint. A create or
+   * update body may leave them out (the endpoint names them); an apply may not.
+   */
+  private checkKind(t: Target, body: Json, apply = false): void {
     const apiVersion = this.apiVersionOf(t.st.type, t.version);
-    if (body['kind'] === undefined || body['kind'] === '') throw badRequest(`Object 'Kind' is missing in '${JSON.stringify(body).slice(0, 200)}'`);
-    if (body['apiVersion'] === undefined || body['apiVersion'] === '') throw badRequest(`Object 'apiVersion' is missing in '${JSON.stringify(body).slice(0, 200)}'`);
-    if (body['kind'] !== t.st.type.kind || body['apiVersion'] !== apiVersion) {
-      throw badRequest(`the API version in the data (${show(body['apiVersion'])}) does not match the expected API version (${apiVersion})`);
+    const kind = body['kind'] === undefined || body['kind'] === '' ? undefined : body['kind'];
+    const version = body['apiVersion'] === undefined || body['apiVersion'] === '' ? undefined : body['apiVersion'];
+    if (apply) {
+      if (kind !== t.st.type.kind || version !== apiVersion) {
+        const gv = typeof version === 'string' ? (version.includes('/') ? version : `/${version}`) : '/';
+        throw badRequest(`invalid object type: ${gv}, Kind=${typeof kind === 'string' ? kind : ''}`);
+      }
+      return;
+    }
+    if (kind !== undefined && kind !== t.st.type.kind) {
+      throw badRequest(`the kind in the data (${show(kind)}) does not match the expected kind (${t.st.type.kind})`);
+    }
+    if (version !== undefined && version !== apiVersion) {
+      throw badRequest(`the API version in the data (${show(version)}) does not match the expected API version (${apiVersion})`);
     }
   }
 
@@ -924,6 +946,9 @@ export class FakeApi {
       m['name'] = `${m['generateName']}${[...randomBytes(5)].map((b) => GENERATE_ALPHABET[b % GENERATE_ALPHABET.length]).join('')}`;
     }
     const name = typeof m['name'] === 'string' ? m['name'] : '';
+    if (m['resourceVersion'] !== undefined && m['resourceVersion'] !== '' && m['resourceVersion'] !== '0') {
+      throw new ApiError(statusOf(500, undefined, 'resourceVersion should not be set on objects to be created'));
+    }
     for (const f of ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink', 'managedFields', 'generation']) delete m[f];
     this.prepareForCreate(t, obj);
     this.dropEmpty(t, obj);
@@ -1060,7 +1085,10 @@ export class FakeApi {
     const m = meta(patched);
     if (m['name'] !== t.name) throw badRequest(`the name of the object (${show(m['name'])}) does not match the name on the URL (${t.name!})`);
     if (t.st.type.namespaced && m['namespace'] !== t.namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
-    this.checkPreconditions(t, old, m);
+    const oldUid = (old['metadata'] as Json)['uid'];
+    if (m['uid'] !== oldUid) {
+      throw invalid(t.st.type.group, t.st.type.kind, t.name!, [{ type: 'FieldValueInvalid', field: 'metadata.uid', value: m['uid'] ?? '', detail: 'field is immutable' }]);
+    }
     if (m['resourceVersion'] !== undefined && m['resourceVersion'] !== (old['metadata'] as Json)['resourceVersion']) throw conflict(this.gr(t.st), t.name!, MODIFIED);
     const scope: Scope = t.subresource === 'status' ? 'status' : 'main';
     const managedGiven = sameJson(m['managedFields'], (old['metadata'] as Json)['managedFields']) ? undefined : m['managedFields'];
@@ -1088,7 +1116,7 @@ export class FakeApi {
     const force = req.query.get('force') === 'true';
     const dryRun = this.dryRun(req);
     const config = this.parseApplyBody(req.body);
-    this.checkKind(t, config);
+    this.checkKind(t, config, true);
     const cm = meta(config);
     if (cm['name'] !== undefined && cm['name'] !== t.name) throw badRequest(`the name of the object (${show(cm['name'])}) does not match the name on the URL (${t.name!})`);
     cm['name'] = t.name;

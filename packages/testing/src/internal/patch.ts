@@ -29,17 +29,13 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 
 /** RFC 6902; a failed operation is the API server's 422. */
 export function jsonPatch(target: Json, ops: unknown): Json {
-  if (!Array.isArray(ops)) throw badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
+  if (!Array.isArray(ops)) throw badRequest(`error decoding patch: json: cannot unmarshal ${ops === null ? 'null' : typeof ops === 'object' ? 'object' : typeof ops} into Go value of type []handlers.jsonPatchOp`);
   try {
     const result = fastJsonPatch.applyPatch(structuredClone(target), ops as Operation[], true, true, false);
     return result.newDocument;
   } catch (err) {
     const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
-    const name = err instanceof Error ? err.name : '';
-    // A malformed operation is a bad request; one that cannot apply is unprocessable.
-    if (name === 'OPERATION_OP_INVALID' || name === 'OPERATION_PATH_INVALID' || name === 'OPERATION_VALUE_REQUIRED' || name === 'SEQUENCE_NOT_AN_ARRAY' || name === 'OPERATION_NOT_AN_OBJECT') {
-      throw badRequest(`the server rejected our request due to an error in our request: ${message}`);
-    }
+    // malformed or not applicable, the API server answers 422
     throw new ApiError(
       statusOf(422, 'Invalid', 'the server rejected our request due to an error in our request', { causes: [{ reason: 'UnexpectedServerResponse', message }] }),
     );

@@ -15,6 +15,9 @@ const SUBDOMAIN_TEXT =
 const LABEL_TEXT =
   "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
+/** Finalizers that need no domain. */
+const STANDARD_FINALIZERS = new Set(['kubernetes', 'orphan', 'foregroundDeletion']);
+
 /** Kinds whose names are RFC 1123 labels rather than subdomains. */
 const LABEL_NAMED = new Set(['Namespace', 'Service']);
 
@@ -29,6 +32,7 @@ export function nameProblem(kind: string, name: string): string | undefined {
   }
   if (LABEL_NAMED.has(kind)) {
     if (name.length > 63) return 'must be no more than 63 characters';
+    if (name.includes('.')) return 'must not contain dots';
     return DNS1123_LABEL.test(name) ? undefined : LABEL_TEXT;
   }
   if (name.length > 253) return 'must be no more than 253 characters';
@@ -43,6 +47,12 @@ function isStringMap(value: unknown): value is Record<string, string> {
 export function validateMetadata(kind: string, meta: Json, namespaced: boolean): FieldError[] {
   const errors: FieldError[] = [];
   const name = meta['name'];
+  const generateName = meta['generateName'];
+  if (typeof generateName === 'string' && generateName !== '') {
+    // a prefix: what is left after trimming a trailing '-' must be a valid name
+    const problem = nameProblem(kind, generateName.replace(/-+$/, '') || 'x');
+    if (problem) errors.push({ type: 'FieldValueInvalid', field: 'metadata.generateName', value: generateName, detail: problem });
+  }
   if (typeof name !== 'string' || name === '') {
     errors.push({ type: 'FieldValueRequired', field: 'metadata.name', detail: 'name or generateName is required' });
   } else {
@@ -85,6 +95,9 @@ export function validateMetadata(kind: string, meta: Json, namespaced: boolean):
       for (const [i, f] of (finalizers as string[]).entries()) {
         const kp = labelKeyProblem(f);
         if (kp) errors.push({ type: 'FieldValueInvalid', field: `metadata.finalizers[${i}]`, value: f, detail: kp });
+        else if (!f.includes('/') && !STANDARD_FINALIZERS.has(f)) {
+          errors.push({ type: 'FieldValueInvalid', field: `metadata.finalizers[${i}]`, value: f, detail: 'name is neither a standard finalizer name nor is it fully qualified' });
+        }
       }
     }
   }
