@@ -127,6 +127,51 @@ interface Watcher {
 }
 
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+/** Status a built-in kind's strategy sets on create (beyond the zero fields below). */
+const STATUS_ON_CREATE: Readonly<Record<string, (now: string) => Json>> = {
+  'apps/deployments': () => ({}),
+  'batch/jobs': () => ({}),
+  'batch/cronjobs': () => ({}),
+  '/resourcequotas': () => ({}),
+  '/persistentvolumeclaims': () => ({ phase: 'Pending' }),
+  '/persistentvolumes': (now) => ({ phase: 'Pending', lastPhaseTransitionTime: now }),
+};
+
+/** Status fields serialized even when zero (no omitempty in the Go types). */
+const STATUS_ZERO: Readonly<Record<string, Json>> = {
+  '/services': { loadBalancer: {} },
+  'networking.k8s.io/ingresses': { loadBalancer: {} },
+  'policy/poddisruptionbudgets': { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 },
+  'autoscaling/horizontalpodautoscalers': { desiredReplicas: 0, currentMetrics: null },
+  'apps/statefulsets': { replicas: 0, availableReplicas: 0 },
+  'apps/daemonsets': { currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 },
+  'apps/replicasets': { replicas: 0 },
+  '/replicationcontrollers': { replicas: 0 },
+  '/nodes': {
+    daemonEndpoints: { kubeletEndpoint: { Port: 0 } },
+    nodeInfo: { machineID: '', systemUUID: '', bootID: '', kernelVersion: '', osImage: '', containerRuntimeVersion: '', kubeletVersion: '', kubeProxyVersion: '', operatingSystem: '', architecture: '' },
+  },
+};
+
+/** A Pod's QoS class: Guaranteed when every container limits cpu and memory with requests equal to limits; BestEffort when none asks for anything. */
+function qosClass(pod: Json): 'Guaranteed' | 'Burstable' | 'BestEffort' {
+  const spec = isObject(pod['spec']) ? pod['spec'] : {};
+  const containers = [...(Array.isArray(spec['containers']) ? (spec['containers'] as Json[]) : []), ...(Array.isArray(spec['initContainers']) ? (spec['initContainers'] as Json[]) : [])];
+  let any = false;
+  let guaranteed = containers.length > 0;
+  for (const c of containers) {
+    const res = isObject(c['resources']) ? c['resources'] : {};
+    const limits = isObject(res['limits']) ? res['limits'] : {};
+    const requests = isObject(res['requests']) ? res['requests'] : {};
+    if (Object.keys(limits).length > 0 || Object.keys(requests).length > 0) any = true;
+    for (const r of ['cpu', 'memory']) {
+      if (limits[r] === undefined || (requests[r] !== undefined && JSON.stringify(requests[r]) !== JSON.stringify(limits[r]))) guaranteed = false;
+    }
+  }
+  if (!any) return 'BestEffort';
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}
 const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
 const CR_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
@@ -889,17 +934,33 @@ export class FakeApi {
       obj['status'] = { phase: 'Active' };
       m['labels'] = { ...(m['labels'] as Json | undefined), 'kubernetes.io/metadata.name': m['name'] };
     } else if (kind === 'Pod' && t.st.type.group === '') {
-      const spec = isObject(obj['spec']) ? obj['spec'] : {};
-      const containers = Array.isArray(spec['containers']) ? (spec['containers'] as Json[]) : [];
-      const hasResources = containers.some((c) => isObject(c['resources']) && Object.keys(c['resources']).length > 0);
-      obj['status'] = { phase: 'Pending', qosClass: hasResources ? 'Burstable' : 'BestEffort' };
+      obj['status'] = { phase: 'Pending', qosClass: qosClass(obj) };
     } else if (kind === 'CustomResourceDefinition') {
       obj['status'] = {};
+    } else {
+      const initial = STATUS_ON_CREATE[typeKey(t.st.type.group, t.st.type.plural)];
+      if (initial) obj['status'] = initial(this.now());
     }
+  }
+
+  /** Status fields the API server always serializes (Go fields without omitempty) for some built-in kinds. */
+  private zeroStatus(t: Target, obj: Json): void {
+    if (!t.st.type.builtin) return;
+    const zero = STATUS_ZERO[typeKey(t.st.type.group, t.st.type.plural)];
+    if (!zero) return;
+    obj['status'] = { ...structuredClone(zero), ...(isObject(obj['status']) ? obj['status'] : {}) };
   }
 
   /** Whether a change from `old` to `next` bumps metadata.generation. */
   private specChanged(t: Target, old: Json, next: Json): boolean {
+    if (t.st.type.group === 'discovery.k8s.io' && t.st.type.kind === 'EndpointSlice') {
+      // its strategy counts every change, labels included
+      const bare = (o: Json): Json => {
+        const { resourceVersion: _r, managedFields: _f, generation: _g, ...m } = o['metadata'] as Json;
+        return { ...o, metadata: m };
+      };
+      return !sameJson(bare(old), bare(next));
+    }
     const strip = (o: Json): Json => {
       const { metadata: _m, status, ...rest } = o;
       return t.st.type.status ? rest : { ...rest, status };
@@ -951,6 +1012,7 @@ export class FakeApi {
     }
     for (const f of ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink', 'managedFields', 'generation']) delete m[f];
     this.prepareForCreate(t, obj);
+    this.zeroStatus(t, obj);
     this.dropEmpty(t, obj);
     this.validate(t, obj, undefined);
     this.requireNamespace(t, name);
@@ -994,6 +1056,7 @@ export class FakeApi {
     }
     const nextMeta = next['metadata'] as Json;
     this.foldStringData(t, next);
+    this.zeroStatus(t, next);
     this.dropEmpty(t, next);
     this.validate(t, next, old);
     if (t.st.type.generation && this.specChanged(t, old, next)) nextMeta['generation'] = ((om['generation'] as number | undefined) ?? 0) + 1;
@@ -1139,6 +1202,7 @@ export class FakeApi {
       delete obj['kind'];
       const m = meta(obj);
       this.prepareForCreate(t, obj);
+      this.zeroStatus(t, obj);
       this.dropEmpty(t, obj);
       this.validate(t, obj, undefined);
       this.requireNamespace(t, t.name!);

@@ -6,8 +6,39 @@ import type { Secret } from '@kubeloop/scheme';
 import { BACKENDS, Gadget, useBackend, Widget } from './backends.js';
 import { configMap, deployment, fieldsByManager, raw, widget } from './support.js';
 
+const TEMPLATE = { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
+const JOB_TEMPLATE = { metadata: { labels: { app: 'x' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } };
+
+/** Built-in kinds, a valid object of each, and what the server answers a create with (generation; status, its timestamps left out). */
+const STRATEGIES: { kind: string; object: (ns: string, name: string) => Record<string, unknown>; generation: number | undefined; afterLabel: number | undefined; status: unknown }[] = [
+  { kind: 'Deployment', object: (ns, name) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: ns }, spec: { selector: { matchLabels: { app: 'x' } }, template: TEMPLATE } }), generation: 1, afterLabel: 1, status: {} },
+  { kind: 'StatefulSet', object: (ns, name) => ({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: ns }, spec: { selector: { matchLabels: { app: 'x' } }, serviceName: 'svc', template: TEMPLATE } }), generation: 1, afterLabel: 1, status: { replicas: 0, availableReplicas: 0 } },
+  { kind: 'DaemonSet', object: (ns, name) => ({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name, namespace: ns }, spec: { selector: { matchLabels: { app: 'x' } }, template: TEMPLATE } }), generation: 1, afterLabel: 1, status: { currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 } },
+  { kind: 'ReplicaSet', object: (ns, name) => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name, namespace: ns }, spec: { selector: { matchLabels: { app: 'x' } }, template: TEMPLATE } }), generation: 1, afterLabel: 1, status: { replicas: 0 } },
+  { kind: 'Job', object: (ns, name) => ({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name, namespace: ns }, spec: { template: JOB_TEMPLATE } }), generation: 1, afterLabel: 1, status: {} },
+  { kind: 'CronJob', object: (ns, name) => ({ apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name, namespace: ns }, spec: { schedule: '* * * * *', jobTemplate: { spec: { template: JOB_TEMPLATE } } } }), generation: 1, afterLabel: 1, status: {} },
+  { kind: 'Service', object: (ns, name) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns }, spec: { ports: [{ port: 80 }] } }), generation: undefined, afterLabel: undefined, status: { loadBalancer: {} } },
+  { kind: 'PodDisruptionBudget', object: (ns, name) => ({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name, namespace: ns }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'x' } } } }), generation: 1, afterLabel: 1, status: { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 } },
+  { kind: 'HorizontalPodAutoscaler', object: (ns, name) => ({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name, namespace: ns }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' }, maxReplicas: 3 } }), generation: 1, afterLabel: 1, status: { desiredReplicas: 0, currentMetrics: null } },
+  { kind: 'PersistentVolumeClaim', object: (ns, name) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: ns }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }), generation: undefined, afterLabel: undefined, status: { phase: 'Pending' } },
+  { kind: 'NetworkPolicy', object: (ns, name) => ({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name, namespace: ns }, spec: { podSelector: {} } }), generation: 1, afterLabel: 1, status: undefined },
+  { kind: 'EndpointSlice', object: (ns, name) => ({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name, namespace: ns }, addressType: 'IPv4', endpoints: [] }), generation: 1, afterLabel: 2, status: undefined },
+  { kind: 'Lease', object: (ns, name) => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: ns }, spec: {} }), generation: undefined, afterLabel: undefined, status: undefined },
+  { kind: 'Role', object: (ns, name) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace: ns }, rules: [] }), generation: undefined, afterLabel: undefined, status: undefined },
+  { kind: 'ServiceAccount', object: (ns, name) => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns } }), generation: undefined, afterLabel: undefined, status: undefined },
+];
+
 describe.each(BACKENDS)('metadata the server keeps ($backend)', ({ backend }) => {
   const h = useBackend(backend);
+
+  it.each(STRATEGIES)('$kind: generation and status on create, generation after a label change', async ({ object, generation, afterLabel, status }) => {
+    const client = h().client();
+    const created = (await client.create(object(h().namespace, h().name('obj')) as never)) as { metadata: { generation?: number }; status?: unknown };
+    expect(created.metadata.generation).toBe(generation);
+    expect(created.status).toEqual(status);
+    const relabelled = (await client.patch(created as never, mergePatch({ metadata: { labels: { probe: 'yes' } } }))) as { metadata: { generation?: number } };
+    expect(relabelled.metadata.generation).toBe(afterLabel);
+  });
 
   describe('generation', () => {
     it('a ConfigMap has none', async () => {
