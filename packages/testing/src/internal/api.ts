@@ -1079,8 +1079,10 @@ export class FakeApi {
     const key = objKey(t.namespace, om['name'] as string);
     const finalizers = (nextMeta['finalizers'] as string[] | undefined) ?? [];
     if (om['deletionTimestamp'] !== undefined && finalizers.length === 0) {
-      // the last finalizer is gone: the object goes
-      this.store(t, key, next, old, 'DELETED');
+      // The last finalizer is gone: the object goes. As on a real server, the
+      // DELETED event carries the object as it was stored (finalizer included);
+      // the answer is the object as written.
+      this.store(t, key, structuredClone(old), old, 'DELETED');
       return buffered(200, this.render(t.st, next, t.version));
     }
     this.store(t, key, next, old, 'MODIFIED');

@@ -368,8 +368,8 @@ export function apply(entries: readonly ManagedEntry[], live: Json | undefined, 
   const othersOwn = new Set<PathKey>();
   for (const e of out) if (!isMine(e)) for (const p of e.set) othersOwn.add(p);
   let object: Json = structuredClone(live ?? {});
-  // Deepest first, so an item goes after its fields.
-  const drop = [...previously].filter((p) => !configSet.has(p) && !othersOwn.has(p)).sort((a, b) => b.split(SEP).length - a.split(SEP).length);
+  // Shallowest first: a list item removed takes its fields with it (its key fields must still be there to find it).
+  const drop = [...previously].filter((p) => !configSet.has(p) && !othersOwn.has(p)).sort((a, b) => a.split(SEP).length - b.split(SEP).length);
   for (const p of drop) removeAt(object, p);
   object = mergeApplied(object, config, [], ctx.shape) as Json;
 

@@ -161,9 +161,9 @@ export function statusOf(code: number, reason: string | undefined, message: stri
   return failure(code, reason, message, details);
 }
 
-/** The answer to a successful delete of a kind that answers with a Status. */
-export function success(gr: GroupResource, name: string, uid: string): StatusBody {
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { ...grDetails(gr, name), uid }, code: 200 };
+/** The answer to a successful delete of a kind that answers with a Status (it names no code). */
+export function success(gr: GroupResource, name: string, uid: string): Omit<StatusBody, 'code'> {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { ...grDetails(gr, name), uid } };
 }
 
 /** Thrown by an interceptor to drop a request with no answer (a network error on the client's side). */

@@ -129,6 +129,51 @@ describe.each(BACKENDS)('server-side apply ($backend)', ({ backend }) => {
     void Deployment;
   });
 
+  it('records a Deployment\'s fields as kube-apiserver does: atomic selector, containers, env and ports by key', async () => {
+    const name = h().name('d');
+    const applied = await h().client('a').apply({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, namespace: h().namespace, labels: { x: '1' } },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'd' } },
+        template: { metadata: { labels: { app: 'd' } }, spec: { containers: [{ name: 'app', image: 'a:1', ports: [{ containerPort: 80, protocol: 'TCP' }], env: [{ name: 'E', value: '1' }] }] } },
+      },
+    });
+    expect(fieldsByManager(applied)).toEqual({
+      a: {
+        'f:metadata': { 'f:labels': { 'f:x': {} } },
+        'f:spec': {
+          'f:replicas': {},
+          'f:selector': {},
+          'f:template': {
+            'f:metadata': { 'f:labels': { 'f:app': {} } },
+            'f:spec': {
+              'f:containers': {
+                'k:{"name":"app"}': {
+                  '.': {},
+                  'f:env': { 'k:{"name":"E"}': { '.': {}, 'f:name': {}, 'f:value': {} } },
+                  'f:image': {},
+                  'f:name': {},
+                  'f:ports': { 'k:{"containerPort":80,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {}, 'f:protocol': {} } },
+                },
+              },
+            },
+          },
+        },
+      },
+    });
+  });
+
+  it('a container the applier alone applied goes when it stops applying it', async () => {
+    const name = h().name('d');
+    const client = h().client('a');
+    await client.apply(deployment(h().namespace, name, [{ name: 'app', image: 'a:1' }, { name: 'side', image: 's:1' }]));
+    const after = await client.apply(deployment(h().namespace, name, [{ name: 'app', image: 'a:1' }]));
+    expect((after.spec?.['template'] as { spec: { containers: { name: string }[] } }).spec.containers.map((c) => c.name)).toEqual(['app']);
+  });
+
   it('a list-type map of a custom resource merges by key across appliers', async () => {
     const name = h().name('w');
     await h().client('alpha').apply(widget(h().namespace, name, { ports: [{ name: 'http', port: 80 }] }));

@@ -270,6 +270,22 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
       await expectStatus(client.delete(cm), 404, 'NotFound');
     });
 
+    it('answers a Status Success naming the object (a built-in kind)', async () => {
+      const cm = await h().client().create(configMap(h().namespace, h().name('cm')));
+      const res = await raw(h(), 'DELETE', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name!}`);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: cm.metadata.name, kind: 'configmaps', uid: cm.metadata.uid } });
+    });
+
+    it('answers the object while finalizers hold it', async () => {
+      const base = configMap(h().namespace, h().name('cm'));
+      const cm = await h().client().create({ ...base, metadata: { ...base.metadata, finalizers: ['example.com/hold'] } });
+      const res = await raw(h(), 'DELETE', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name!}`);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ kind: 'ConfigMap', metadata: { name: cm.metadata.name, finalizers: ['example.com/hold'] } });
+      await h().client().patch(cm, mergePatch({ metadata: { finalizers: null } }));
+    });
+
     it('a uid precondition that does not hold is 409 Conflict and deletes nothing', async () => {
       const client = h().client();
       const cm = await client.create(configMap(h().namespace, h().name('cm')));

@@ -87,6 +87,8 @@ describe.each(BACKENDS)('deletion ($backend)', ({ backend }) => {
     const seen = await collect(events, (s) => s.some((e) => e.type === 'DELETED'));
     expect(summary(seen)).toEqual([`MODIFIED ${name}`, `DELETED ${name}`]);
     expect(seen[0]!.object.metadata?.deletionTimestamp).toBeTruthy();
+    // the DELETED event carries the object as it was stored: finalizer and all
+    expect(seen[1]!.object.metadata?.finalizers).toEqual([FINALIZER]);
   });
 
   it('propagationPolicy Orphan adds the orphan finalizer (no garbage collector runs)', async () => {
