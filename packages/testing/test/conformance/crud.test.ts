@@ -272,7 +272,7 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
 
     it('answers a Status Success naming the object (a built-in kind)', async () => {
       const cm = await h().client().create(configMap(h().namespace, h().name('cm')));
-      const res = await raw(h(), 'DELETE', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name!}`);
+      const res = await raw(h(), 'DELETE', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name}`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: cm.metadata.name, kind: 'configmaps', uid: cm.metadata.uid } });
     });
@@ -280,7 +280,7 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
     it('answers the object while finalizers hold it', async () => {
       const base = configMap(h().namespace, h().name('cm'));
       const cm = await h().client().create({ ...base, metadata: { ...base.metadata, finalizers: ['example.com/hold'] } });
-      const res = await raw(h(), 'DELETE', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name!}`);
+      const res = await raw(h(), 'DELETE', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name}`);
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ kind: 'ConfigMap', metadata: { name: cm.metadata.name, finalizers: ['example.com/hold'] } });
       await h().client().patch(cm, mergePatch({ metadata: { finalizers: null } }));
