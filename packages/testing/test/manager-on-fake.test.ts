@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isNotFound } from '@kubeloop/client';
 import { createLogger, createManager, createOrUpdate, Result, setControllerReference } from '@kubeloop/manager';
 import type { Manager } from '@kubeloop/manager';
-import { ConfigMap } from '@kubeloop/scheme';
+import { ConfigMap, Lease } from '@kubeloop/scheme';
 import { collectEvents, createFakeApiServer, eventually } from '../src/index.js';
 import type { FakeApiServer, FakeHttpEndpoint } from '../src/index.js';
 
@@ -63,6 +63,29 @@ describe('a manager on the fake', () => {
     const event = await events.waitFor((e) => e.reason === 'Copied');
     expect(event.note).toBe('copy created');
     await events.stop();
+  });
+
+  it('a second manager with leader election takes the Lease, and gives it back when it stops', async () => {
+    const elected = createManager({
+      kubeConfig: endpoint.kubeConfig,
+      fieldOwner: 'elected',
+      logger: createLogger({ level: 'silent' }),
+      leaderElection: { name: 'copier-leader', namespace: 'default', identity: 'replica-1', releaseOnCancel: true },
+    });
+    const stopElected = new AbortController();
+    const run = elected.start(stopElected.signal);
+    const client = fake.client();
+    const lease = await eventually(async () => {
+      const got = await client.get(Lease, { namespace: 'default', name: 'copier-leader' });
+      expect(got.spec?.holderIdentity).toBe('replica-1');
+      return got;
+    });
+    expect(lease.spec?.leaseDurationSeconds).toBe(15);
+    await eventually(() => elected.isLeader());
+    stopElected.abort();
+    await run;
+    const released = await client.get(Lease, { namespace: 'default', name: 'copier-leader' });
+    expect(released.spec?.holderIdentity ?? '').toBe('');
   });
 
   it('follows changes, and puts back a copy deleted behind its back', async () => {

@@ -94,6 +94,36 @@ describe.each(BACKENDS)('the stack on the backend ($backend)', ({ backend }) => 
     }, 60_000);
   });
 
+  describe('a CRD with two served versions', () => {
+    it('serves one object at both versions, apiVersion following the path', async () => {
+      const client = h().client();
+      const group = `${h().name('mv')}.conformance.kubeloop.dev`;
+      const schema = { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } };
+      await client.create({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: `things.${group}` },
+        spec: {
+          group,
+          scope: 'Namespaced',
+          names: { plural: 'things', singular: 'thing', kind: 'Thing', listKind: 'ThingList' },
+          versions: [
+            { name: 'v1', served: true, storage: true, schema },
+            { name: 'v2', served: true, storage: false, schema },
+          ],
+        },
+      } as never);
+      const created = await eventually(() => client.create({ apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'one', namespace: h().namespace }, spec: { a: 1 } }), { timeoutMs: 15_000 });
+      const v2 = await eventually(() => client.get({ apiVersion: `${group}/v2`, kind: 'Thing' }, { namespace: h().namespace, name: 'one' }), { timeoutMs: 15_000 });
+      expect(v2.apiVersion).toBe(`${group}/v2`);
+      expect(v2['spec']).toEqual({ a: 1 });
+      expect(v2.metadata?.uid).toBe(created.metadata.uid);
+      const list = await client.list({ apiVersion: `${group}/v2`, kind: 'Thing' }, { namespace: h().namespace });
+      expect(list.items.map((i) => i.apiVersion)).toEqual([`${group}/v2`]);
+      await client.delete(CustomResourceDefinition, { name: `things.${group}` });
+    }, 60_000);
+  });
+
   describe('informer cache', () => {
     it('syncs, follows changes and deletes, and serves reads without requests', async () => {
       const client = h().client();
