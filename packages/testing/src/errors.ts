@@ -47,7 +47,15 @@ export class TestingError extends Error {
   readonly attempts: number | undefined;
 }
 
-/** True for any {@link TestingError}, even one from another copy of this package. */
+/**
+ * True for any {@link TestingError}, even one from another copy of this package.
+ *
+ * @example
+ * ```ts
+ * const err = await eventually(() => false, { timeoutMs: 100 }).catch((e: unknown) => e);
+ * if (isTestingError(err) && err.reason === 'ConditionNotMet') console.log(err.message);
+ * ```
+ */
 export function isTestingError(value: unknown): value is TestingError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
 }
