@@ -5,7 +5,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', 'eslint.config.js'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', 'eslint.config.js', 'packages/*/.tmp-*/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -20,7 +20,7 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/internal/*', '!./internal/*', '!../internal/*', '!../src/internal/*'], message: 'internal modules are private to their package' }] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/internal/*', '!./internal/*', '!../internal/*', '!../src/internal/*', '!../../src/internal/*'], message: 'internal modules are private to their package' }] }],
     },
   },
   {

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // Lower layers first; a package may import only packages before it.
-const LAYERS = ['scheme', 'mapper', 'client', 'cache', 'manager', 'testing'];
+const LAYERS = ['scheme', 'workqueue', 'mapper', 'client', 'cache', 'leaderelection', 'manager', 'testing', 'cli'];
 const STANDALONE = ['envtest']; // imports no kubeloop package
 
 const packages = readdirSync(join(root, 'packages')).filter((p) => existsSync(join(root, 'packages', p, 'package.json')));
@@ -26,7 +26,8 @@ function kubeloopImports(pkg: string): Set<string> {
   const found = new Set<string>();
   for (const file of sourceFiles(join(root, 'packages', pkg, 'src'))) {
     // Import and export statements only (TSDoc examples in comments start with ` * `).
-    for (const m of readFileSync(file, 'utf8').matchAll(/^(?:import|export)\b[^;]*?from\s+'@kubeloop\/([a-z-]+)'/gms)) found.add(m[1]!);
+    // `@kubeloop/scheme/schema` is the scheme package too: subpaths count as their package.
+    for (const m of readFileSync(file, 'utf8').matchAll(/^(?:import|export)\b[^;]*?from\s+'@kubeloop\/([a-z-]+)(?:\/[a-z-]+)*'/gms)) found.add(m[1]!);
   }
   return found;
 }
@@ -67,6 +68,30 @@ describe('workspace import graph', () => {
       const manifest = JSON.parse(readFileSync(join(root, 'packages', pkg, 'package.json'), 'utf8')) as { type?: string; engines?: { node?: string } };
       expect(manifest.type).toBe('module');
       expect(manifest.engines?.node).toBe('>=22.19.0');
+    }
+  });
+
+  it('every package is complete for a registry (node scripts/sync-manifests.mjs)', () => {
+    for (const pkg of packages) {
+      const dir = join(root, 'packages', pkg);
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown> & {
+        files?: string[];
+        scripts?: Record<string, string>;
+        dependencies?: Record<string, string>;
+        repository?: { directory?: string };
+        private?: boolean;
+      };
+      if (manifest.private) continue;
+      expect(manifest.license, pkg).toBe('Apache-2.0');
+      expect(existsSync(join(dir, 'LICENSE')), `${pkg}/LICENSE`).toBe(true);
+      expect(existsSync(join(dir, 'README.md')), `${pkg}/README.md`).toBe(true);
+      expect(manifest.repository?.directory, pkg).toBe(`packages/${pkg}`);
+      expect(manifest.types, pkg).toBe('./dist/index.d.ts');
+      expect(manifest.files, pkg).toContain('!dist/**/*.tsbuildinfo');
+      expect(manifest.scripts?.['prepack'], pkg).toBe('tsc -b');
+      for (const [dep, range] of Object.entries(manifest.dependencies ?? {})) {
+        if (dep.startsWith('@kubeloop/')) expect(range, `${pkg} -> ${dep}`).toBe('workspace:^');
+      }
     }
   });
 });

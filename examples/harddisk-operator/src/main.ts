@@ -5,11 +5,19 @@
  * With no cluster configured (no KUBECONFIG and no ~/.kube/config), or with
  * --envtest, it starts a local control plane through @kubeloop/envtest;
  * otherwise it uses the cluster in KUBECONFIG. It installs the CRD, starts
- * the manager (two replicas with leader election when asked: --replicas 2),
- * applies the sample HardDisk, and logs the reconcile and the disk's status
- * until Ctrl-C.
+ * the manager, applies the sample HardDisk, and logs the reconcile and the
+ * disk's status until Ctrl-C.
  *
- *   node dist/main.js [--envtest] [--replicas 1|2] [--no-sample] [--kubeconfig PATH]
+ * High availability: run one process per replica with --leader-elect (each
+ * gets its own identity, host name plus a random suffix, so only one leads);
+ * --replicas 2 runs two leader-elected managers in this one process, for a
+ * quick look at a takeover.
+ *
+ *   node dist/main.js [--envtest] [--leader-elect] [--replicas 1|2] [--no-sample] [--kubeconfig PATH]
+ *                     [--metrics-bind-address 127.0.0.1:8080] [--health-probe-bind-address 127.0.0.1:8081]
+ *
+ * The probe and metrics servers bind 127.0.0.1 by default; pass `0.0.0.0:8081`
+ * (or `:8081`) to serve other hosts, as a pod's kubelet probes need.
  */
 import './index.js';
 import { existsSync, readFileSync } from 'node:fs';
@@ -17,9 +25,8 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { KubeConfig, loadYaml } from '@kubernetes/client-node';
-import { createClient } from '@kubeloop/client';
-import { createEnvironment } from '@kubeloop/envtest';
+import { createClient, loadKubeConfig } from '@kubeloop/client';
+import type { KubeConfigLike } from '@kubeloop/client';
 import type { Environment } from '@kubeloop/envtest';
 import { createLogger, createManager, signalHandler } from '@kubeloop/manager';
 import type { Manager } from '@kubeloop/manager';
@@ -33,6 +40,7 @@ const { values } = parseArgs({
   options: {
     envtest: { type: 'boolean', default: false },
     replicas: { type: 'string', default: '1' },
+    'leader-elect': { type: 'boolean', default: false },
     'no-sample': { type: 'boolean', default: false },
     kubeconfig: { type: 'string' },
     'metrics-bind-address': { type: 'string', default: '127.0.0.1:8080' },
@@ -50,22 +58,25 @@ function clusterConfigured(): boolean {
   return existsSync(join(homedir(), '.kube', 'config')) || Boolean(process.env['KUBERNETES_SERVICE_HOST']);
 }
 
+// envtest (and with it @kubernetes/client-node) is loaded only when used: an operator in a
+// cluster never pays for it (see `pnpm bench:import-cost`).
 let env: Environment | undefined;
-let kubeConfig: KubeConfig;
+let kubeConfig: KubeConfigLike;
 if (values.envtest || !clusterConfigured()) {
   log.info('no cluster configured: starting a local control plane (etcd + kube-apiserver) with @kubeloop/envtest');
+  const { createEnvironment } = await import('@kubeloop/envtest');
   env = createEnvironment({ crds: [join(root, 'crd')], log: (line) => log.info({ component: 'envtest' }, line) });
   await env.start();
   kubeConfig = env.kubeConfig;
   log.info({ kubeconfig: env.kubeconfigPath }, `control plane ready; in another shell: export KUBECONFIG=${env.kubeconfigPath}; kubectl get harddisks -w`);
 } else {
-  kubeConfig = new KubeConfig();
-  if (values.kubeconfig) kubeConfig.loadFromFile(values.kubeconfig);
-  else kubeConfig.loadFromDefault();
+  const rest = loadKubeConfig(values.kubeconfig);
+  kubeConfig = rest;
+  const { createEnvironment } = await import('@kubeloop/envtest');
   const existing = createEnvironment({ useExistingCluster: true, ...(values.kubeconfig ? { kubeconfigPath: values.kubeconfig } : {}) });
   await existing.start();
   await existing.installCRDs([join(root, 'crd')]);
-  log.info({ server: kubeConfig.getCurrentCluster()?.server }, 'using the cluster from the kubeconfig; CRD installed');
+  log.info({ server: rest.server }, 'using the cluster from the kubeconfig; CRD installed');
 }
 
 const replicas = Number.parseInt(values.replicas, 10);
@@ -79,7 +90,8 @@ for (let i = 0; i < replicas; i++) {
     fieldOwner: 'harddisk-operator',
     logger: log.child({ replica: i }),
     ...(i === 0 ? { metricsBindAddress: values['metrics-bind-address'], healthProbeBindAddress: values['health-probe-bind-address'] } : {}),
-    ...(replicas > 1 ? { leaderElection: { name: 'harddisk-operator', namespace: 'default', identity: `replica-${i}`, releaseOnCancel: true } } : {}),
+    // No fixed identity: the default (host name + random suffix) is unique per process and per manager.
+    ...(replicas > 1 || values['leader-elect'] ? { leaderElection: { name: 'harddisk-operator', namespace: 'default', releaseOnCancel: true } } : {}),
   });
   setupHardDiskController(manager, 'decorator');
   managers.push(manager);
@@ -90,6 +102,7 @@ if (managers[0]?.metricsUrl) log.info({ metrics: `${managers[0].metricsUrl}/metr
 
 if (!values['no-sample']) {
   const client = createClient({ kubeConfig, scheme, fieldOwner: 'harddisk-sample' });
+  const { loadYaml } = await import('@kubernetes/client-node');
   const sample = loadYaml<Record<string, unknown>>(readFileSync(join(root, 'samples', 'harddisk.yaml'), 'utf8'));
   await client.apply(sample as { apiVersion: string; kind: string }, { force: true });
   log.info('applied samples/harddisk.yaml; watching its status (Ctrl-C to stop)');
@@ -117,3 +130,6 @@ if (failed) {
 } else {
   log.info('operator stopped');
 }
+// start() has returned within the graceful (or lease-loss) bound; a reconcile that ignored its
+// signal may still hold a timer: exit now (once the log is written) rather than wait for it.
+log.flush(() => process.exit());

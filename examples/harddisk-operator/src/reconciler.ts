@@ -5,8 +5,8 @@
  */
 import { inject, injectable } from 'tsyringe';
 import { ConfigMap } from '@kubeloop/scheme';
-import type { Client } from '@kubeloop/client';
-import { isNotFound, mergeFrom } from '@kubeloop/client';
+import type { CachedClient, DeepReadonly, Fetched } from '@kubeloop/client';
+import { isNotFound, mergeFrom, mutableCopy } from '@kubeloop/client';
 import {
   Result,
   TOKENS,
@@ -14,7 +14,6 @@ import {
   createOrUpdate,
   finalize,
   generationChanged,
-  jsonEqual,
   setControllerReference,
   setStatusCondition,
 } from '@kubeloop/manager';
@@ -38,7 +37,7 @@ export class HardDiskReconciler implements Reconciler {
   private readonly recorder: EventRecorder;
 
   constructor(
-    @inject(TOKENS.Client) private readonly client: Client,
+    @inject(TOKENS.Client) private readonly client: CachedClient,
     @inject(TOKENS.EventRecorderProvider) recorders: EventRecorderProvider,
     private readonly catalog: StorageClassCatalog,
   ) {
@@ -52,18 +51,18 @@ export class HardDiskReconciler implements Reconciler {
       throw err;
     });
     if (!disk) return Result.done(); // deleted, and the finalizer already ran
-    const obj = { ...structuredClone(disk), apiVersion: 'crd-demo.io/v1' as const, kind: 'HardDisk' as const };
     const configMapName = `${request.name}-disk`;
 
-    const state = await finalize(this.client, obj, FINALIZER, async () => {
+    // `disk` comes from the cache: read-only, and written back as it is.
+    const state = await finalize(this.client, disk, FINALIZER, async () => {
       await this.client.delete(ConfigMap, { namespace: key.namespace, name: configMapName }).catch((err: unknown) => {
         if (!isNotFound(err)) throw err;
       });
-      this.recorder.event(obj, 'Normal', 'Released', 'Finalize', `released ConfigMap ${configMapName}`);
+      this.recorder.event(disk, 'Normal', 'Released', 'Finalize', `released ConfigMap ${configMapName}`);
       ctx.log.info({ configMap: configMapName }, 'disk released');
     });
     if (state === 'deleting') return Result.done();
-    const current = obj;
+    const current = disk;
 
     const size = current.spec?.size ?? '';
     const storageClass = current.spec?.storageClass ?? 'standard';
@@ -90,21 +89,23 @@ export class HardDiskReconciler implements Reconciler {
   }
 
   private async updateStatus(
-    disk: HardDisk & { apiVersion: 'crd-demo.io/v1'; kind: 'HardDisk' },
+    disk: DeepReadonly<Fetched<HardDisk>>,
     phase: 'Bound' | 'Invalid',
     configMapName: string | undefined,
     ready: 'True' | 'False',
     reason: string,
     message: string,
   ): Promise<void> {
-    const before = { status: disk.status ?? {} };
-    const status = structuredClone(disk.status ?? {});
+    const status = mutableCopy(disk.status ?? {});
     const generation = disk.metadata?.generation;
+    let changed = status.phase !== phase || (configMapName !== undefined && status.configMapName !== configMapName) || (generation !== undefined && status.observedGeneration !== generation);
     status.phase = phase;
     if (configMapName) status.configMapName = configMapName;
     if (generation !== undefined) status.observedGeneration = generation;
-    setStatusCondition((status.conditions ??= []), { type: 'Ready', status: ready, reason, message, ...(generation !== undefined ? { observedGeneration: generation } : {}) });
-    if (jsonEqual(before.status, status)) return;
-    await this.client.status().patch(disk, mergeFrom(before, { status }));
+    const condition = { type: 'Ready', status: ready, reason, message, ...(generation !== undefined ? { observedGeneration: generation } : {}) } as const;
+    changed = setStatusCondition((status.conditions ??= []), condition) || changed;
+    // Nothing new: no request at all (a steady-state reconcile makes none).
+    if (!changed) return;
+    await this.client.status().patch(disk, mergeFrom({ status: disk.status ?? {} }, { status }));
   }
 }

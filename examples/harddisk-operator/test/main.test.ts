@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { testKubeconfigPath } from '../../../test/support/env.js';
 
@@ -43,9 +44,52 @@ describe('harddisk-operator main', () => {
     const reconcilers = new Set(lines.filter((l) => l['controller'] === 'harddisk' && l['reconcileID']).map((l) => l['replica']));
     expect(reconcilers.size).toBe(1);
     expect(lines.some((l) => l['msg'] === 'became leader; starting leader-only runnables')).toBe(true);
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // 'close', not 'exit': every line of stdout has been read by then.
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(lines.at(-1)?.['msg']).toBe('operator stopped');
+  });
+
+  it('--leader-elect in two processes: one identity each, exactly one leads', async () => {
+    const start = (): { lines: Record<string, unknown>[]; exited: Promise<number | null>; kill: () => void } => {
+      const child = spawn(
+        process.execPath,
+        [main, '--kubeconfig', testKubeconfigPath(), '--leader-elect', '--no-sample', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
+        { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info' } },
+      );
+      const lines: Record<string, unknown>[] = [];
+      let buffer = '';
+      child.stdout.on('data', (d: Buffer) => {
+        buffer += d.toString();
+        const parts = buffer.split('\n');
+        buffer = parts.pop() ?? '';
+        for (const p of parts) {
+          try {
+            lines.push(JSON.parse(p) as Record<string, unknown>);
+          } catch {
+            /* not JSON */
+          }
+        }
+      });
+      return { lines, exited: new Promise((resolve) => child.once('close', resolve)), kill: () => child.kill('SIGTERM') };
+    };
+    const a = start();
+    const b = start();
+    try {
+      const deadline = Date.now() + 30_000;
+      const started = (p: { lines: Record<string, unknown>[] }): boolean => p.lines.some((l) => l['msg'] === 'manager started');
+      const leads = (p: { lines: Record<string, unknown>[] }): boolean => p.lines.some((l) => l['msg'] === 'became leader; starting leader-only runnables');
+      while (Date.now() < deadline && !(started(a) && started(b) && (leads(a) || leads(b)))) await sleep(100);
+      await sleep(3_000); // well inside the 15 s lease: the other one must still be standing by
+      expect([leads(a), leads(b)].filter(Boolean)).toHaveLength(1);
+      const leaders = new Set([...a.lines, ...b.lines].filter((l) => l['msg'] === 'new leader observed').map((l) => l['leader']));
+      expect(leaders.size).toBe(1);
+    } finally {
+      a.kill();
+      b.kill();
+      expect(await a.exited).toBe(0);
+      expect(await b.exited).toBe(0);
+    }
   });
 });

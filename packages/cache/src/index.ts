@@ -24,7 +24,7 @@
 export { createInformerCache } from './informer-cache.js';
 export type { ByKindOptions, InformerCache, InformerCacheOptions, InformerInfo } from './informer-cache.js';
 export { Informer, stripManagedFields } from './informer.js';
-export type { EventHandler, HandlerRegistration, InformerEvent, InformerOptions, InformerSource, Transform } from './informer.js';
+export type { HandlerRegistration, ResourceEventHandler, InformerEvent, InformerOptions, InformerSource, Transform } from './informer.js';
 export { Reflector } from './reflector.js';
 export type { ReflectorOptions, ReflectorSink, ReflectorStats } from './reflector.js';
 export { clientListWatcher } from './list-watch.js';

@@ -3,12 +3,11 @@
  * read of a kind starts its informer and waits until it has synced (bounded
  * by the caller's AbortSignal); later reads cost no request.
  */
-import { ClientError, isMetadataRef } from '@kubeloop/client';
+import { ClientError, fieldValue, isMetadataRef, matchesLabels, parseFieldSelector, parseLabelSelector } from '@kubeloop/client';
 import type { Client, GetOptions, KindRef, ListFor, ListOptions, ObjectFor, ObjectKey, Reader, Selector, TypeRef } from '@kubeloop/client';
 import type { KubeObject, ResourceDescriptor } from '@kubeloop/scheme';
 import { Informer } from './informer.js';
 import type { InformerOptions, Transform } from './informer.js';
-import { fieldValue, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from './internal/selectors.js';
 import { clientListWatcher } from './list-watch.js';
 import type { ReflectorOptions, ReflectorStats } from './reflector.js';
 import { keyOf, NAMESPACE_INDEX } from './store.js';
@@ -64,8 +63,15 @@ export interface InformerInfo {
  * ```
  */
 export interface InformerCache extends Reader {
-  /** The informer of a kind, started (and synced) on first use. */
-  getInformer<K extends KindRef>(kind: K, options?: { signal?: AbortSignal }): Promise<Informer<ObjectFor<K> & KubeObject>>;
+  /**
+   * The informer of a kind, started on first use. Resolves once it has
+   * synced, unless `blockUntilSynced` is false (as controller-runtime's
+   * `BlockUntilSynced(false)`): then at once, for callers that register
+   * handlers and wait for their own sync.
+   */
+  getInformer<K extends KindRef>(kind: K, options?: { signal?: AbortSignal; blockUntilSynced?: boolean }): Promise<Informer<ObjectFor<K> & KubeObject>>;
+  /** The health and counters of a kind's informer, if it was started. */
+  informerInfo(kind: KindRef): InformerInfo | undefined;
   /** Wait until every started informer has synced. False if `signal` aborted first. */
   waitForCacheSync(signal?: AbortSignal): Promise<boolean>;
   /** Index a kind by a field; `list` with a field selector `name=value` then uses it. */
@@ -103,6 +109,16 @@ interface Entry {
   readonly label: string;
   readonly listKind: string;
   readonly apiVersion: string;
+}
+
+function info(e: Entry): InformerInfo {
+  return {
+    kind: e.label,
+    synced: e.informer.hasSynced(),
+    storeSize: e.informer.store.size,
+    stats: e.informer.stats(),
+    handlerErrors: e.informer.handlerErrors,
+  };
 }
 
 class Cache implements InformerCache {
@@ -153,9 +169,9 @@ class Cache implements InformerCache {
     return entry;
   }
 
-  async getInformer<K extends KindRef>(kind: K, options?: { signal?: AbortSignal }): Promise<Informer<ObjectFor<K> & KubeObject>> {
+  async getInformer<K extends KindRef>(kind: K, options?: { signal?: AbortSignal; blockUntilSynced?: boolean }): Promise<Informer<ObjectFor<K> & KubeObject>> {
     const entry = this.entry(kind);
-    await this.synced(entry, options?.signal);
+    if (options?.blockUntilSynced !== false) await this.synced(entry, options?.signal);
     return entry.informer as unknown as Informer<ObjectFor<K> & KubeObject>;
   }
 
@@ -189,14 +205,8 @@ class Cache implements InformerCache {
     if (entry.namespaces && options?.namespace && !entry.namespaces.includes(options.namespace)) {
       throw new ClientError('InvalidRequest', `the cache of ${entry.label} covers namespaces ${entry.namespaces.join(', ')}, not ${options.namespace}`);
     }
-    let labels;
-    let fields;
-    try {
-      labels = parseLabelSelector(options?.labelSelector);
-      fields = parseFieldSelector(options?.fieldSelector);
-    } catch (cause) {
-      throw new ClientError('InvalidRequest', cause instanceof SelectorError ? cause.message : String(cause), { cause });
-    }
+    const labels = parseLabelSelector(options?.labelSelector);
+    const fields = parseFieldSelector(options?.fieldSelector);
     await this.synced(entry, options?.signal);
     const store = entry.informer.store;
     // Start from the narrowest index: an indexed field equality, else the namespace.
@@ -244,13 +254,12 @@ class Cache implements InformerCache {
   }
 
   informers(): readonly InformerInfo[] {
-    return [...this.entries.values()].map((e) => ({
-      kind: e.label,
-      synced: e.informer.hasSynced(),
-      storeSize: e.informer.store.size,
-      stats: e.informer.stats(),
-      handlerErrors: e.informer.handlerErrors,
-    }));
+    return [...this.entries.values()].map(info);
+  }
+
+  informerInfo(kind: KindRef): InformerInfo | undefined {
+    const entry = this.entries.get(describe(kind).id);
+    return entry && info(entry);
   }
 
   async stop(): Promise<void> {

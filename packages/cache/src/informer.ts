@@ -14,7 +14,12 @@ import type { IndexFunc } from './store.js';
 
 /** One change seen by an informer. */
 export type InformerEvent<T> =
-  | { readonly type: 'add'; readonly object: T }
+  | {
+      readonly type: 'add';
+      readonly object: T;
+      /** True for objects of the informer's first list (client-go's `isInInitialList`). */
+      readonly isInInitialList?: boolean;
+    }
   | { readonly type: 'update'; readonly object: T; readonly old: T }
   | {
       readonly type: 'delete';
@@ -23,9 +28,13 @@ export type InformerEvent<T> =
       readonly finalStateUnknown: boolean;
     };
 
-/** Callbacks for informer events; each may be async, and is awaited before its next event. */
-export interface EventHandler<T> {
-  onAdd?(object: T): void | Promise<void>;
+/**
+ * Callbacks for informer events (client-go's `ResourceEventHandler`); each
+ * may be async, and is awaited before its next event.
+ */
+export interface ResourceEventHandler<T> {
+  /** `isInInitialList`: the object was in the store when the handler was added, or in the informer's first list (as client-go's `OnAdd(obj, isInInitialList)`). */
+  onAdd?(object: T, isInInitialList: boolean): void | Promise<void>;
   onUpdate?(old: T, object: T): void | Promise<void>;
   onDelete?(object: T, finalStateUnknown: boolean): void | Promise<void>;
 }
@@ -96,7 +105,7 @@ class HandlerQueue<T> implements HandlerRegistration {
   private delivered = 0;
 
   constructor(
-    private readonly handler: EventHandler<T>,
+    private readonly handler: ResourceEventHandler<T>,
     initial: readonly T[],
     private readonly onError: (err: unknown) => void,
     private readonly onRemove: () => void,
@@ -131,7 +140,7 @@ class HandlerQueue<T> implements HandlerRegistration {
         try {
           const r =
             event.type === 'add'
-              ? this.handler.onAdd?.(event.object)
+              ? this.handler.onAdd?.(event.object, event.isInInitialList === true || this.delivered < this.syncedAfter)
               : event.type === 'update'
                 ? this.handler.onUpdate?.(event.old, event.object)
                 : this.handler.onDelete?.(event.object, event.finalStateUnknown);
@@ -166,6 +175,8 @@ export class Informer<T extends KubeObject> {
   private syncedSources = 0;
   private readonly syncWaiters: (() => void)[] = [];
   private started = false;
+  /** Sources (by namespace, '' for all) whose first list has been stored. */
+  private readonly listedOnce = new Set<string>();
   /** Handler exceptions caught so far. */
   handlerErrors = 0;
 
@@ -243,7 +254,7 @@ export class Informer<T extends KubeObject> {
   }
 
   /** Add a handler; it first gets an add for every object already stored. */
-  addEventHandler(handler: EventHandler<T>): HandlerRegistration {
+  addEventHandler(handler: ResourceEventHandler<T>): HandlerRegistration {
     const queue: HandlerQueue<T> = new HandlerQueue<T>(
       handler,
       [...this.store.values()],
@@ -257,7 +268,13 @@ export class Informer<T extends KubeObject> {
     return queue;
   }
 
-  /** The informer's events as an Observable (each subscriber is a handler of its own). */
+  /**
+   * The informer's events as an Observable (each subscriber is a handler of
+   * its own). rxjs reports an error thrown inside a subscriber's `next` as an
+   * unhandled error, which ends a Node process: catch inside `next`, or use
+   * {@link Informer.addEventHandler}, whose handler errors are counted and
+   * passed to `onHandlerError`.
+   */
   events(): Observable<InformerEvent<T>> {
     return new Observable<InformerEvent<T>>((subscriber) => {
       const reg = this.addEventHandler({
@@ -283,13 +300,15 @@ export class Informer<T extends KubeObject> {
   }
 
   private replace(namespace: string, objects: T[]): void {
+    const initial = !this.listedOnce.has(namespace);
+    this.listedOnce.add(namespace);
     const seen = new Set<string>();
     // Objects arrive prepared (transformed and frozen page by page by the reflector).
     for (const obj of objects) {
       const key = objectKey(obj);
       seen.add(key);
       const old = this.store.upsert(obj);
-      this.emitChange(old, obj);
+      this.emitChange(old, obj, initial);
     }
     // Whatever this source covered and did not list is gone.
     const stale: string[] = [];
@@ -312,10 +331,10 @@ export class Informer<T extends KubeObject> {
     this.emitChange(old, obj);
   }
 
-  private emitChange(old: T | undefined, obj: T): void {
+  private emitChange(old: T | undefined, obj: T, initial = false): void {
     if (!this.listening) return;
     if (!old) {
-      this.emit({ type: 'add', object: obj });
+      this.emit(initial ? { type: 'add', object: obj, isInInitialList: true } : { type: 'add', object: obj });
     } else if (old.metadata?.uid !== obj.metadata?.uid) {
       // Deleted and re-created under the same name while we were not looking.
       this.emit({ type: 'delete', object: old, finalStateUnknown: true });

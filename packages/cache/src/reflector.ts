@@ -19,7 +19,8 @@
 import { isClientError, isGone, watchEventError } from '@kubeloop/client';
 import type { WatchEvent } from '@kubeloop/client';
 import type { KubeObject } from '@kubeloop/scheme';
-import { Backoff, delay } from './internal/backoff.js';
+import { sleep as delay } from '@kubeloop/workqueue';
+import { Backoff } from './internal/backoff.js';
 import type { ListWatcher } from './list-watch.js';
 
 /** Receives what the reflector learns. */

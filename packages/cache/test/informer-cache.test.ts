@@ -9,7 +9,7 @@ import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
 import type { ApiProxy, Environment } from '@kubeloop/envtest';
 import { ConfigMap, Namespace, Secret } from '@kubeloop/scheme';
 import { createClient, isClientError, isNotFound, mergePatch, metadataOnly } from '@kubeloop/client';
-import type { Client } from '@kubeloop/client';
+import type { CachedClient, Client } from '@kubeloop/client';
 import { createInformerCache } from '../src/index.js';
 import type { InformerCache } from '../src/index.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
@@ -50,7 +50,7 @@ async function eventually(check: () => Promise<boolean> | boolean, what: string,
 
 describe('informer cache', () => {
   let cache: InformerCache;
-  let routed: Client;
+  let routed: CachedClient;
   beforeAll(() => {
     cache = createInformerCache({ client: live });
     routed = createClient({ kubeConfig: proxy.kubeConfig, cache, uncached: [Secret], fieldOwner: 'cache-test' });

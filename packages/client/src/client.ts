@@ -3,23 +3,31 @@
  * into a resource and scope, and that gives the REST path. Reads may be
  * routed to a cache Reader; writes always go to the API server.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
-import { createDynamicRESTMapper } from '@kubeloop/mapper';
+import { createDynamicRESTMapper, isMapperError } from '@kubeloop/mapper';
 import type { RESTMapper, RESTMapping } from '@kubeloop/mapper';
 import { builtinScheme, parseApiVersion } from '@kubeloop/scheme';
 import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { transportDiscovery } from './discovery.js';
-import { ClientError } from './errors.js';
+import { ClientError, isClientError } from './errors.js';
 import { isMetadataRef } from './kinds.js';
-import type { KindRef, ListFor, ObjectFor, ObjectKey, Stored, TypeRef, WithKind } from './kinds.js';
+import type { AnyKubeObject, DeepReadonly, KindRef, ListFor, ObjectFor, ObjectKey, Stored, TypeRef, WithKind } from './kinds.js';
 import { renderSelector, writeQuery } from './options.js';
 import type { ApplyOptions, CallOptions, DeleteAllOfOptions, DeleteOptions, GetOptions, ListOptions, WatchOptions, WriteOptions } from './options.js';
 import { patchContentType } from './patch.js';
 import type { Patch } from './patch.js';
-import { createTransport } from './transport.js';
+import type { KubeConfigLike } from './kubeconfig.js';
+import { createTransport, retryAfterSeconds } from './transport.js';
 import type { Query, Transport, TransportOptions } from './transport.js';
-import { watchEvents } from './watch.js';
+import { readErrorBody, watchEvents } from './watch.js';
 import type { WatchEvent } from './watch.js';
+
+/** The per-call request options a call passes on to the transport. */
+function call(options: CallOptions | undefined): { signal?: AbortSignal; timeoutMs?: number } {
+  return {
+    ...(options?.signal ? { signal: options.signal } : {}),
+    ...(options?.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  };
+}
 
 const META_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 const META_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
@@ -32,20 +40,31 @@ export interface Reader {
   list<K extends KindRef>(kind: K, options?: ListOptions): Promise<ListFor<K>>;
 }
 
-/** Writes: always sent to the API server. */
+/**
+ * Reads served from a shared cache: every object deeply read-only (see
+ * `DeepReadonly`; take a `mutableCopy` to change one).
+ */
+export interface CachedReader {
+  /** Read one object. Rejects with NotFound when it does not exist. */
+  get<K extends KindRef>(kind: K, key: ObjectKey, options?: GetOptions): Promise<DeepReadonly<ObjectFor<K>>>;
+  /** List objects (all pages, unless `limit` asks for one page). */
+  list<K extends KindRef>(kind: K, options?: ListOptions): Promise<DeepReadonly<ListFor<K>>>;
+}
+
+/** Writes: always sent to the API server. They accept objects read from the cache as they are. */
 export interface Writer {
   /** Create an object; returns it as stored. */
-  create<T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>>;
+  create<T extends AnyKubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>>;
   /** Replace an object (optimistic concurrency through metadata.resourceVersion). */
-  update<T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>>;
+  update<T extends AnyKubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>>;
   /** Patch the object `obj` names. */
-  patch<T extends KubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>>;
+  patch<T extends AnyKubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>>;
   /** Patch by kind and key (also the metadata-only form). */
   patch<K extends KindRef>(kind: K, key: ObjectKey, patch: Patch, options?: WriteOptions): Promise<ObjectFor<K>>;
   /** Server-side apply `obj` (an apply configuration) as the field owner. */
-  apply<T extends KubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>>;
+  apply<T extends AnyKubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>>;
   /** Delete the object `obj` names. */
-  delete(obj: WithKind<KubeObject>, options?: DeleteOptions): Promise<void>;
+  delete(obj: WithKind<AnyKubeObject>, options?: DeleteOptions): Promise<void>;
   /** Delete by kind and key. */
   delete(kind: KindRef, key: ObjectKey, options?: DeleteOptions): Promise<void>;
   /** Delete every object of a kind matching the selectors in a namespace. */
@@ -57,13 +76,13 @@ export interface SubResourceClient {
   /** GET the subresource (for `scale`, an autoscaling/v1 Scale). */
   get<R = unknown>(kind: KindRef, key: ObjectKey, options?: CallOptions): Promise<R>;
   /** POST a body to the subresource of `obj` (for `eviction`, a policy/v1 Eviction). */
-  create<R = unknown>(obj: WithKind<KubeObject>, body: object, options?: WriteOptions): Promise<R>;
+  create<R = unknown>(obj: WithKind<AnyKubeObject>, body: object, options?: WriteOptions): Promise<R>;
   /** PUT: for `status`, the object itself; otherwise `body`. */
-  update<T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions & { body?: object }): Promise<Stored<T>>;
+  update<T extends AnyKubeObject>(obj: WithKind<T>, options?: WriteOptions & { body?: object }): Promise<Stored<T>>;
   /** PATCH the subresource of `obj`. */
-  patch<T extends KubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>>;
+  patch<T extends AnyKubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>>;
   /** Server-side apply to the subresource (status apply). */
-  apply<T extends KubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>>;
+  apply<T extends AnyKubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>>;
 }
 
 /**
@@ -92,10 +111,27 @@ export interface Client extends Reader, Writer {
   subResource(name: string): SubResourceClient;
 }
 
+/**
+ * A client whose reads come from a cache (`createClient({ cache, ... })`,
+ * the manager's `client`): reads are deeply read-only, writes and
+ * `apiReader` as {@link Client}.
+ *
+ * @example
+ * ```ts
+ * const disk = await manager.client.get(HardDisk, key);
+ * // disk.status = {}               // does not compile: cached objects are shared
+ * await manager.client.status().patch(disk, mergePatch({ status: { phase: 'Bound' } }));
+ * ```
+ */
+export interface CachedClient extends Omit<Client, 'get' | 'list'>, CachedReader {}
+
+/** Either client: what helpers that read and write accept. */
+export type AnyClient = Client | CachedClient;
+
 /** Options for {@link createClient}. */
 export interface ClientOptions {
-  /** Where to connect. Required unless `transport` is given. */
-  readonly kubeConfig?: KubeConfig;
+  /** Where to connect: a RestConfig (`loadKubeConfig()`) or a `@kubernetes/client-node` KubeConfig. Required unless `transport` is given. */
+  readonly kubeConfig?: KubeConfigLike;
   /** A transport to share (its KubeConfig wins). Default: one made from `kubeConfig` and `transportOptions`. */
   readonly transport?: Transport;
   /** Rate limits, timeouts, metrics hook of the transport made here. */
@@ -136,7 +172,9 @@ interface Resolved {
  * const pod = await client.get(Pod, { namespace: 'default', name: 'web' }); // typed Pod
  * ```
  */
-export function createClient(options: ClientOptions): Client {
+export function createClient(options: ClientOptions & { readonly cache: Reader }): CachedClient;
+export function createClient(options: ClientOptions): Client;
+export function createClient(options: ClientOptions): Client | CachedClient {
   const transport =
     options.transport ??
     (options.kubeConfig
@@ -201,11 +239,18 @@ class KubeClient implements Client {
     } catch (cause) {
       throw new ClientError('InvalidRequest', `malformed apiVersion ${JSON.stringify(kind.apiVersion)}`, { cause });
     }
-    const mapping = await this.mapper.restMapping({ group: gv.group, kind: kind.kind }, gv.version);
+    let mapping: RESTMapping;
+    try {
+      mapping = await this.mapper.restMapping({ group: gv.group, kind: kind.kind }, gv.version);
+    } catch (err) {
+      // A discovery request that failed for a reason of its own (401, 403, a reset, a timeout) is that ClientError, so isUnauthorized() and friends see it.
+      if (isMapperError(err) && err.reason === 'DiscoveryFailed' && isClientError(err.cause)) throw err.cause;
+      throw err;
+    }
     return { mapping, metadataOnly: isMetadataRef(ref), typed: this.isTyped(kind), label: `${kind.kind}.${kind.apiVersion}` };
   }
 
-  private async resolveObject(obj: KubeObject, signal?: AbortSignal): Promise<Resolved> {
+  private async resolveObject(obj: AnyKubeObject, signal?: AbortSignal): Promise<Resolved> {
     if (!obj || typeof obj !== 'object' || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') {
       throw new ClientError('InvalidRequest', 'the object needs apiVersion and kind');
     }
@@ -229,7 +274,7 @@ class KubeClient implements Client {
     return path;
   }
 
-  private async send<R>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, opts: { query?: Query; body?: unknown; contentType?: string; accept?: string; signal?: AbortSignal | undefined }): Promise<R> {
+  private async send<R>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, opts: { query?: Query; body?: unknown; contentType?: string; accept?: string; signal?: AbortSignal; timeoutMs?: number }): Promise<R> {
     const res = await this.transport.request({
       method,
       path,
@@ -238,10 +283,10 @@ class KubeClient implements Client {
       ...(opts.contentType ? { contentType: opts.contentType } : {}),
       ...(opts.body === undefined ? {} : { body: typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body) }),
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
     });
     if (res.status < 200 || res.status >= 300) {
-      const ra = res.headers['retry-after'];
-      throw ClientError.fromResponse(method, path, res.status, res.body, typeof ra === 'string' ? Number.parseInt(ra, 10) : undefined);
+      throw ClientError.fromResponse(method, path, res.status, res.body, retryAfterSeconds(res.headers));
     }
     if (res.body === '') return undefined as R;
     try {
@@ -275,7 +320,7 @@ class KubeClient implements Client {
     return this.send('GET', this.path(r, key.namespace, key.name, undefined, 'get'), {
       query: { resourceVersion: options?.resourceVersion },
       ...(r.metadataOnly ? { accept: META_ACCEPT } : {}),
-      signal: options?.signal,
+      ...call(options),
     });
   }
 
@@ -297,18 +342,18 @@ class KubeClient implements Client {
     const accept = r.metadataOnly ? { accept: META_LIST_ACCEPT } : {};
     const fill = r.metadataOnly ? undefined : kindFiller(r.mapping);
     if (options?.limit !== undefined) {
-      const one = await this.send<ListFor<K>>('GET', path, { query: this.listQuery(options, options.limit, options.continue), ...accept, signal: options.signal });
+      const one = await this.send<ListFor<K>>('GET', path, { query: this.listQuery(options, options.limit, options.continue), ...accept, ...call(options) });
       fill?.(one.items ?? []);
       return one;
     }
     // No limit: every page, joined (pages of 500 keep each answer small).
-    let page = await this.send<ListFor<K>>('GET', path, { query: this.listQuery(options, 500, options?.continue), ...accept, signal: options?.signal });
+    let page = await this.send<ListFor<K>>('GET', path, { query: this.listQuery(options, 500, options?.continue), ...accept, ...call(options) });
     const items = page.items ?? [];
     fill?.(items);
     // Later pages name no resourceVersion: the continue token pins the snapshot.
     const { resourceVersion: _rv, resourceVersionMatch: _rvm, ...rest } = options ?? {};
     while (page.metadata?.continue) {
-      page = await this.send('GET', path, { query: this.listQuery(rest, 500, page.metadata.continue), ...accept, signal: options?.signal });
+      page = await this.send('GET', path, { query: this.listQuery(rest, 500, page.metadata.continue), ...accept, ...call(options) });
       fill?.(page.items ?? []);
       items.push(...(page.items ?? []));
     }
@@ -345,40 +390,41 @@ class KubeClient implements Client {
       ...(r.metadataOnly ? { accept: META_ACCEPT } : {}),
       ...(options?.signal ? { signal: options.signal } : {}),
       // A black-holed connection must not hang the opening either.
-      ...(options?.idleTimeoutMs ? { timeoutMs: options.idleTimeoutMs } : {}),
+      ...(options?.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : options?.idleTimeoutMs ? { timeoutMs: options.idleTimeoutMs } : {}),
     });
     if (res.statusCode !== 200) {
-      const chunks: Buffer[] = [];
-      for await (const c of res) chunks.push(c as Buffer);
-      throw ClientError.fromResponse('GET', path, res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'));
+      // An error answer is read whole, within a deadline and a size limit, and keeps its Retry-After (429 from APF).
+      const body = await readErrorBody(res, { timeoutMs: this.transport.options.timeoutMs || 30_000 });
+      throw ClientError.fromResponse('GET', path, res.statusCode ?? 0, body, retryAfterSeconds(res.headers));
     }
     return watchEvents<ObjectFor<K>>(res, {
       ...(options?.signal ? { signal: options.signal } : {}),
       ...(options?.idleTimeoutMs ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+      ...(options?.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {}),
     });
   }
 
   // --- writes --------------------------------------------------------------
 
-  async create<T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>> {
+  async create<T extends AnyKubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>> {
     const r = await this.resolveObject(obj, options?.signal);
     return this.send('POST', this.path(r, obj.metadata?.namespace, undefined, undefined, 'create'), {
       query: writeQuery(options, this.fieldOwner),
       body: obj,
-      signal: options?.signal,
+      ...call(options),
     });
   }
 
-  async update<T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>> {
+  async update<T extends AnyKubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>> {
     const r = await this.resolveObject(obj, options?.signal);
     return this.send('PUT', this.path(r, obj.metadata?.namespace, this.nameOf(obj, 'update'), undefined, 'update'), {
       query: writeQuery(options, this.fieldOwner),
       body: obj,
-      signal: options?.signal,
+      ...call(options),
     });
   }
 
-  patch<T extends KubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>>;
+  patch<T extends AnyKubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>>;
   patch<K extends KindRef>(kind: K, key: ObjectKey, patch: Patch, options?: WriteOptions): Promise<ObjectFor<K>>;
   async patch(a: KubeObject | KindRef, b: Patch | ObjectKey, c?: Patch | WriteOptions, d?: WriteOptions): Promise<unknown> {
     const byKey = isPatch(c);
@@ -397,15 +443,15 @@ class KubeClient implements Client {
       body: patch.data,
       contentType: patchContentType(patch.type),
       ...(r.metadataOnly ? { accept: META_ACCEPT } : {}),
-      signal: options?.signal,
+      ...call(options),
     });
   }
 
-  async apply<T extends KubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>> {
+  async apply<T extends AnyKubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>> {
     return this.applyTo(obj, undefined, options) as Promise<Stored<T>>;
   }
 
-  private async applyTo(obj: KubeObject, subresource: string | undefined, options: ApplyOptions | undefined): Promise<unknown> {
+  private async applyTo(obj: AnyKubeObject, subresource: string | undefined, options: ApplyOptions | undefined): Promise<unknown> {
     const fieldManager = options?.fieldManager ?? this.fieldOwner;
     if (!fieldManager) {
       throw new ClientError('InvalidRequest', 'server-side apply needs a field owner: set fieldOwner on the client or fieldManager on the call');
@@ -415,7 +461,7 @@ class KubeClient implements Client {
     return this.sendPatch(r, key, subresource, { type: 'apply', data: JSON.stringify(obj) }, { ...options, fieldManager, force: options?.force ?? false });
   }
 
-  delete(obj: WithKind<KubeObject>, options?: DeleteOptions): Promise<void>;
+  delete(obj: WithKind<AnyKubeObject>, options?: DeleteOptions): Promise<void>;
   delete(kind: KindRef, key: ObjectKey, options?: DeleteOptions): Promise<void>;
   async delete(a: KubeObject | KindRef, b?: ObjectKey | DeleteOptions, c?: DeleteOptions): Promise<void> {
     const byKey = b !== undefined && typeof (b as Partial<ObjectKey>).name === 'string';
@@ -425,7 +471,7 @@ class KubeClient implements Client {
     await this.send('DELETE', this.path(r, key.namespace, key.name, undefined, 'delete'), {
       query: { dryRun: options?.dryRun ? 'All' : undefined },
       body: deleteBody(options),
-      signal: options?.signal,
+      ...call(options),
     });
   }
 
@@ -441,11 +487,11 @@ class KubeClient implements Client {
         fieldSelector: renderSelector(options?.fieldSelector),
       },
       body: deleteBody(options),
-      signal: options?.signal,
+      ...call(options),
     });
   }
 
-  private nameOf(obj: KubeObject, op: string): string {
+  private nameOf(obj: AnyKubeObject, op: string): string {
     const name = obj.metadata?.name;
     if (!name) throw new ClientError('InvalidRequest', `${op} needs metadata.name`);
     return name;
@@ -459,34 +505,34 @@ class KubeClient implements Client {
 
   subResource(name: string): SubResourceClient {
     segment(name, 'subresource');
-    const keyOf = (obj: KubeObject, op: string): ObjectKey => ({
+    const keyOf = (obj: AnyKubeObject, op: string): ObjectKey => ({
       name: this.nameOf(obj, op),
       ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}),
     });
     return {
       get: async <R>(kind: KindRef, key: ObjectKey, options?: CallOptions): Promise<R> => {
         const r = await this.resolve(kind, options?.signal);
-        return this.send<R>('GET', this.path(r, key.namespace, key.name, name, `get ${name}`), { signal: options?.signal });
+        return this.send<R>('GET', this.path(r, key.namespace, key.name, name, `get ${name}`), call(options));
       },
-      create: async <R>(obj: KubeObject, body: object, options?: WriteOptions): Promise<R> => {
+      create: async <R>(obj: AnyKubeObject, body: object, options?: WriteOptions): Promise<R> => {
         const r = await this.resolveObject(obj, options?.signal);
         const key = keyOf(obj, `create ${name}`);
-        return this.send<R>('POST', this.path(r, key.namespace, key.name, name, `create ${name}`), { query: writeQuery(options, this.fieldOwner), body, signal: options?.signal });
+        return this.send<R>('POST', this.path(r, key.namespace, key.name, name, `create ${name}`), { query: writeQuery(options, this.fieldOwner), body, ...call(options) });
       },
-      update: async <T extends KubeObject>(obj: WithKind<T>, options?: WriteOptions & { body?: object }): Promise<Stored<T>> => {
+      update: async <T extends AnyKubeObject>(obj: WithKind<T>, options?: WriteOptions & { body?: object }): Promise<Stored<T>> => {
         const r = await this.resolveObject(obj, options?.signal);
         const key = keyOf(obj, `update ${name}`);
         return this.send<Stored<T>>('PUT', this.path(r, key.namespace, key.name, name, `update ${name}`), {
           query: writeQuery(options, this.fieldOwner),
           body: options?.body ?? obj,
-          signal: options?.signal,
+          ...call(options),
         });
       },
-      patch: async <T extends KubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>> => {
+      patch: async <T extends AnyKubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>> => {
         const r = await this.resolveObject(obj, options?.signal);
         return this.sendPatch(r, keyOf(obj, `patch ${name}`), name, patch, options) as Promise<Stored<T>>;
       },
-      apply: <T extends KubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>> => this.applyTo(obj, name, options) as Promise<Stored<T>>,
+      apply: <T extends AnyKubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>> => this.applyTo(obj, name, options) as Promise<Stored<T>>,
     };
   }
 }

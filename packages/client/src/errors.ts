@@ -45,8 +45,16 @@ export type ClientErrorReason =
   | 'ServiceUnavailable'
   | 'Unknown'
   // raised on this side
-  /** The request could not be sent or the connection failed (refused, reset, TLS). */
+  /** The request could not be sent or the connection failed (refused, reset, DNS). */
   | 'Network'
+  /**
+   * The TLS handshake failed: the server's certificate is not trusted by the
+   * kubeconfig's CA (or names another host), or the client certificate or key
+   * cannot be used. The message says which and what to check.
+   */
+  | 'TLS'
+  /** An answer or one watch line was larger than the transport's `maxResponseBytes` / the watch's `maxLineBytes`. */
+  | 'ResponseTooLarge'
   /** The caller's AbortSignal fired. */
   | 'Aborted'
   /** The request timed out on the client (`timeoutMs`). */
@@ -55,7 +63,7 @@ export type ClientErrorReason =
   | 'Decode'
   /** Bad input caught before any request: missing name, namespace on a cluster-scoped kind, unknown kind. */
   | 'InvalidRequest'
-  /** The kubeconfig cannot be used (missing, malformed, no current cluster). */
+  /** The kubeconfig cannot be used (missing, malformed, no current cluster, a credential file or plugin that fails), or Node.js is too old. */
   | 'InvalidConfig';
 
 const BRAND = Symbol.for('@kubeloop/client/ClientError');
@@ -167,5 +175,11 @@ export const isTooManyRequests = is('TooManyRequests');
 export const isTimeout = is('ServerTimeout', 'Timeout', 'ClientTimeout');
 /** 500 InternalError or 503 ServiceUnavailable. */
 export const isServerError = is('InternalError', 'ServiceUnavailable');
-/** No response at all: connection refused, reset, TLS failure. */
-export const isNetworkError = is('Network');
+/** No response at all: connection refused, reset, TLS failure (`Network` or `TLS`). */
+export const isNetworkError = is('Network', 'TLS');
+/** The TLS handshake failed (untrusted or mismatched server certificate, unusable client certificate). */
+export const isTLSError = is('TLS');
+/** An answer or a watch line passed its size limit. */
+export const isResponseTooLarge = is('ResponseTooLarge');
+/** The kubeconfig (or the runtime) cannot be used: see the message for the file or setting. */
+export const isInvalidConfig = is('InvalidConfig');

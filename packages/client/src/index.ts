@@ -6,9 +6,12 @@
  * `Reader` (the informer cache of `@kubeloop/cache`) and writes to the server.
  *
  * Paths come from the scheme (kind → group/version/kind) and the mapper
- * (group/version/kind → resource and scope). Requests go over one keep-alive
- * transport per client, with the KubeConfig's auth and TLS, rate limits and
- * Retry-After handling.
+ * (group/version/kind → resource and scope). Requests go over one transport
+ * per client (keep-alive connections, watches on their own uncapped pool),
+ * with the kubeconfig's auth and TLS, a deadline on every request, optional
+ * rate limits and Retry-After handling. Kubeconfigs are read here, without
+ * loading `@kubernetes/client-node` (it is imported only for an auth
+ * provider kubeloop does not implement).
  *
  * @example
  * ```ts
@@ -21,13 +24,16 @@
  *
  * @packageDocumentation
  */
+import './internal/node-version.js';
 export { createClient } from './client.js';
-export type { Client, ClientOptions, Reader, SubResourceClient, Writer } from './client.js';
-export { metadataOnly, isMetadataRef } from './kinds.js';
-export type { Fetched, KindRef, ListFor, MetadataRef, ObjectFor, ObjectKey, PartialObjectMetadata, Stored, TypeRef, Unstructured, WithKind } from './kinds.js';
+export type { AnyClient, CachedClient, CachedReader, Client, ClientOptions, Reader, SubResourceClient, Writer } from './client.js';
+export { isMetadataRef, metadataOnly, mutableCopy } from './kinds.js';
+export type { AnyKubeObject, DeepReadonly, Fetched, KindRef, ListFor, MetadataRef, Mutable, ObjectFor, ObjectKey, PartialObjectMetadata, Stored, TypeRef, Unstructured, WithKind } from './kinds.js';
 export type { ApplyOptions, CallOptions, DeleteAllOfOptions, DeleteOptions, GetOptions, ListOptions, Selector, WatchOptions, WriteOptions } from './options.js';
-export { createTransport, loadKubeConfig } from './transport.js';
+export { createTransport } from './transport.js';
 export type { Query, RequestInfo, Transport, TransportOptions, TransportRequest, TransportResponse } from './transport.js';
+export { loadInClusterConfig, loadKubeConfig, SERVICE_ACCOUNT_DIR } from './kubeconfig.js';
+export type { AuthConfig, ExecConfig, ImpersonationConfig, KubeConfigLike, LoadKubeConfigOptions, RestConfig, TLSConfig } from './kubeconfig.js';
 export { transportDiscovery } from './discovery.js';
 export {
   ClientError,
@@ -37,9 +43,12 @@ export {
   isForbidden,
   isGone,
   isInvalid,
+  isInvalidConfig,
   isNetworkError,
   isNotFound,
+  isResponseTooLarge,
   isServerError,
+  isTLSError,
   isTimeout,
   isTooManyRequests,
   isUnauthorized,
@@ -48,6 +57,8 @@ export type { ClientErrorReason, Status } from './errors.js';
 export { isNoKindMatch } from '@kubeloop/mapper';
 export { watchEvents, watchEventError, parseWatchLine } from './watch.js';
 export type { WatchEvent, WatchEventType, WatchEventsOptions } from './watch.js';
+export { fieldValue, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
+export type { FieldRequirement, LabelRequirement } from './selectors.js';
 export { applyPatch, jsonPatch, jsonPointer, mergeFrom, mergePatch, patchContentType, strategicMergePatch } from './patch.js';
 export type { JsonPatchOperation, MergeFromOptions, Patch, PatchType } from './patch.js';
 export { DEFAULT_RETRY, retryOn, retryOnConflict } from './retry.js';

@@ -81,6 +81,48 @@ export type Stored<T> = T & { metadata: ObjectMeta };
 /** An object that names its own kind: `apiVersion` and `kind` present. */
 export type WithKind<T> = T & { apiVersion: string; kind: string };
 
+/**
+ * `T` with every property and array, at any depth, read-only: what reads
+ * from the cache return. The informer cache shares one frozen object between
+ * every reader, so mutating it would throw at run time; this type makes it a
+ * compile error instead. Take a {@link mutableCopy} to change one.
+ */
+export type DeepReadonly<T> = T extends (...args: never[]) => unknown
+  ? T
+  : T extends readonly (infer U)[]
+    ? readonly DeepReadonly<U>[]
+    : T extends object
+      ? { readonly [P in keyof T]: DeepReadonly<T[P]> }
+      : T;
+
+/** The inverse of {@link DeepReadonly}: the type of a {@link mutableCopy}. */
+export type Mutable<T> = T extends (...args: never[]) => unknown
+  ? T
+  : T extends readonly (infer U)[]
+    ? Mutable<U>[]
+    : T extends object
+      ? { -readonly [P in keyof T]: Mutable<T[P]> }
+      : T;
+
+/** An object a write accepts: a plain one, or one read from the cache (read-only). */
+export type AnyKubeObject = KubeObject | DeepReadonly<KubeObject>;
+
+/**
+ * A deep, mutable copy of an object read from the cache (or of anything
+ * JSON-like), typed as such: change it, then write it back.
+ *
+ * @example
+ * ```ts
+ * const disk = await manager.client.get(HardDisk, key); // DeepReadonly: disk.status = ... does not compile
+ * const next = mutableCopy(disk);
+ * next.status = { phase: 'Bound' };
+ * await manager.client.status().update(next);
+ * ```
+ */
+export function mutableCopy<T>(obj: T): Mutable<T> {
+  return structuredClone(obj) as Mutable<T>;
+}
+
 /** Namespace and name of an object (no namespace for cluster-scoped kinds). */
 export interface ObjectKey {
   readonly namespace?: string;

@@ -5,8 +5,15 @@ import type { Query } from './transport.js';
 export type Selector = string | Readonly<Record<string, string>>;
 
 export interface CallOptions {
-  /** Cancels the call. */
+  /** Cancels the call. Default: none. */
   readonly signal?: AbortSignal;
+  /**
+   * Deadline of each request the call makes, ms, over every phase (connect,
+   * TLS, headers, the whole body); overrides the transport's `timeoutMs`
+   * (default 30 000). Leader election passes `max(renewDeadline / 2, 1 s)`.
+   * For `watch`, it bounds the wait for the response headers only.
+   */
+  readonly timeoutMs?: number;
 }
 
 export interface GetOptions extends CallOptions {
@@ -43,8 +50,10 @@ export interface WatchOptions extends CallOptions {
   readonly sendInitialEvents?: boolean;
   /** Server-side end of the watch. */
   readonly timeoutSeconds?: number;
-  /** Client-side: throw if no bytes arrive for this long (a silently dead stream). Default: none. */
+  /** Client-side: throw if no bytes arrive for this long (a silently dead stream); also bounds the wait for the response headers. Default: none. */
   readonly idleTimeoutMs?: number;
+  /** Longest watch line (one event), bytes; a longer one fails with ClientError `ResponseTooLarge`. Default: 16 MiB (see `WatchEventsOptions.maxLineBytes`). */
+  readonly maxLineBytes?: number;
 }
 
 export interface WriteOptions extends CallOptions {

@@ -4,6 +4,7 @@
  * with client-go's `retry.DefaultRetry` backoff; `retryOn` does the same for
  * any error a predicate picks.
  */
+import { sleep } from '@kubeloop/workqueue';
 import { ClientError, isConflict } from './errors.js';
 
 /**
@@ -62,20 +63,6 @@ function check(name: string, value: number, min: number, integer = false): numbe
   return value;
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new ClientError('Aborted', 'retry: aborted while waiting to retry', { cause: signal?.reason }));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /**
  * Run `fn`; while it fails with an error `predicate` accepts, wait and run it
  * again, up to `steps` attempts. Success and errors the predicate rejects
@@ -107,7 +94,7 @@ export async function retryOn<R>(predicate: (err: unknown) => boolean, fn: Retry
       if (attempt >= steps || !predicate(err)) throw err;
     }
     const wait = jitter > 0 ? duration + Math.random() * jitter * duration : duration;
-    await sleep(wait, signal);
+    if (!(await sleep(wait, signal))) throw new ClientError('Aborted', 'retry: aborted while waiting to retry', { cause: signal?.reason });
     if (factor > 0) duration = Math.min(duration * factor, cap);
   }
 }

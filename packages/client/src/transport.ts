@@ -1,19 +1,26 @@
 /**
- * The HTTP transport every kubeloop request goes through: one keep-alive
- * agent per client, TLS and auth from a `@kubernetes/client-node` KubeConfig
- * (KUBECONFIG merging, in-cluster service accounts with token re-read, exec
- * and OIDC plugins, impersonation), client-side rate limiting, timeouts, and
- * Retry-After honoured on 429 and 5xx ("storage is (re)initializing").
+ * The HTTP transport every kubeloop request goes through: TLS and auth from a
+ * {@link RestConfig} or a `@kubernetes/client-node` KubeConfig, two agents
+ * (a socket-capped keep-alive pool for ordinary requests, an uncapped one for
+ * watches, so open watches never starve a GET or a lease renewal), optional
+ * client-side rate limiting (off by default: the server's API Priority and
+ * Fairness limits, and 429/Retry-After is honoured), one deadline over every
+ * phase of a request, a size limit on buffered answers, and typed errors.
  * Bodies are bytes and strings: no model classes, no per-object
  * deserialisation on hot paths.
  */
+import './internal/node-version.js';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { RequestOptions } from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
+import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
 import { ClientError } from './errors.js';
-import { TokenBucket, sleep } from './internal/rate-limiter.js';
+import { Credentials } from './internal/credentials.js';
+import type * as Hpagent from 'hpagent';
+import type { AuthState, TlsMaterial } from './internal/credentials.js';
+import { sleep, TokenBucket } from '@kubeloop/workqueue';
+import type { KubeConfigLike, RestConfig } from './kubeconfig.js';
 
 /** Query parameters; `undefined` values are left out. */
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -30,7 +37,13 @@ export interface TransportRequest {
   readonly contentType?: string;
   readonly body?: string;
   readonly signal?: AbortSignal;
-  /** Overrides the transport's `timeoutMs` for this request (0: none). */
+  /**
+   * Deadline of this request, ms, overriding the transport's `timeoutMs`
+   * (0: none). For `request()` it covers each attempt whole: waiting for the
+   * rate limiter and credentials, connecting, TLS, the response headers and
+   * the whole body. For `stream()` it covers everything up to the response
+   * headers (default there: none; the body is the watch's to time).
+   */
   readonly timeoutMs?: number;
 }
 
@@ -51,16 +64,49 @@ export interface RequestInfo {
   readonly durationMs: number;
 }
 
-/** Options for {@link createTransport}. */
+/**
+ * Options for {@link createTransport} and {@link Transport.fork}.
+ *
+ * @example
+ * ```ts
+ * // opt in to client-side rate limiting (off by default)
+ * const options: TransportOptions = { qps: 50, burst: 100, timeoutMs: 10_000 };
+ * ```
+ */
 export interface TransportOptions {
-  /** Sustained requests per second. Default: 20 (controller-runtime's). 0 turns rate limiting off. */
+  /**
+   * Client-side rate limit, requests per second (watches included). Default:
+   * 0, off, as controller-runtime since v0.21: the API server's Priority and
+   * Fairness does the limiting, and its 429 answers' Retry-After is honoured
+   * with or without a client-side limit.
+   */
   readonly qps?: number;
-  /** Requests allowed at once above `qps`. Default: 30. */
+  /** Requests allowed at once above `qps` when `qps` is set. Default: `ceil(1.5 × qps)` (controller-runtime's former 20 / 30 ratio). */
   readonly burst?: number;
-  /** Timeout of a non-streaming request, ms. Default: 30 000. 0: none. */
+  /**
+   * Deadline of a non-streaming request, ms: each attempt, whole (rate-limiter
+   * wait, credentials, connect, TLS, response headers and the entire body), so
+   * an answer that stalls halfway still fails. Default: 30 000. 0: none.
+   * Streams (watches) have no deadline here: give them an idle timeout.
+   */
   readonly timeoutMs?: number;
   /** Retries of an answer with Retry-After (429, 5xx). Default: 10, as client-go. */
   readonly maxRetries?: number;
+  /**
+   * Largest buffered answer, bytes. A bigger one fails with ClientError
+   * `ResponseTooLarge` and the connection is closed, so a runaway answer
+   * cannot exhaust memory. Default: 128 MiB: lists are read in pages of 500,
+   * and 500 objects at etcd's default 1.5 MiB object limit are far beyond
+   * what a real page holds (500 Pods are 5–10 MiB), while the parsed JSON of
+   * a 128 MiB answer already takes around half a gigabyte of heap.
+   */
+  readonly maxResponseBytes?: number;
+  /**
+   * Connections open at once for non-streaming requests (more wait for a free
+   * one). Watches use a separate pool with no cap, so they never take these.
+   * Default: 64.
+   */
+  readonly maxSockets?: number;
   /** User-Agent header. Default: `kubeloop/<version> (node <version>)`. */
   readonly userAgent?: string;
   /** Observer of every finished request. Default: none. */
@@ -72,23 +118,43 @@ export interface TransportOptions {
  *
  * @example
  * ```ts
- * const transport = createTransport(kubeConfig);
+ * const transport = createTransport(loadKubeConfig());
  * const res = await transport.request({ method: 'GET', path: '/version' });
  * console.log(JSON.parse(res.body).gitVersion);
+ * const leaderElection = transport.fork({ qps: 0, timeoutMs: 5_000 }); // own sockets and limiter
  * ```
  */
 export interface Transport {
   /** The API server's base URL. */
   readonly server: URL;
-  /** Send a request and buffer the answer. Rejects only when there is no answer (ClientError Network/Aborted/ClientTimeout). */
+  /** The config this transport was made from (a client-node KubeConfig is turned into one). */
+  readonly config: RestConfig;
+  /** The options in force (defaults filled in). */
+  readonly options: Readonly<Required<Omit<TransportOptions, 'onRequest'>>> & Pick<TransportOptions, 'onRequest'>;
+  /**
+   * Send a request and buffer the answer. Resolves with any HTTP answer (the
+   * caller turns non-2xx into errors); rejects only when there is no whole
+   * answer: ClientError `Network`, `TLS`, `Aborted`, `ClientTimeout`,
+   * `ResponseTooLarge`, or `InvalidConfig` for credentials that cannot be had.
+   */
   request(req: TransportRequest): Promise<TransportResponse>;
-  /** Send a request and hand back the streaming answer (watches). The caller consumes or destroys it. */
+  /** Send a request and hand back the streaming answer (watches), over the uncapped streaming pool. The caller consumes or destroys it. */
   stream(req: TransportRequest): Promise<IncomingMessage>;
-  /** Close idle keep-alive connections. */
+  /**
+   * A transport to the same server with the same credentials (an exec
+   * plugin's credential is shared) but its own connections and rate limiter:
+   * for leader election and the event recorder, so their requests never queue
+   * behind the rest. `options` override this transport's.
+   */
+  fork(options?: TransportOptions): Transport;
+  /** Close every connection of this transport (not of its forks). */
   close(): void;
 }
 
 const VERSION = '0.1.0';
+/** Synchronous, on-demand loading of dependencies most processes never need. */
+const load = createRequire(import.meta.url);
+const MiB = 1024 * 1024;
 
 function encodeQuery(query: Query | undefined): string {
   if (!query) return '';
@@ -98,191 +164,347 @@ function encodeQuery(query: Query | undefined): string {
   return s ? `?${s}` : '';
 }
 
-function retryAfter(headers: IncomingHttpHeaders): number | undefined {
+/** The Retry-After of an answer, seconds (delta-seconds only, as the API server sends). */
+export function retryAfterSeconds(headers: IncomingHttpHeaders): number | undefined {
   const value = headers['retry-after'];
   if (typeof value !== 'string') return undefined;
   const seconds = Number.parseInt(value, 10);
   return Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
 }
 
+function nonNegative(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!(typeof value === 'number' && value >= 0 && !Number.isNaN(value))) throw new ClientError('InvalidRequest', `transport option ${name} must be a number >= 0, got ${String(value)}`);
+  return value;
+}
+
+function resolveOptions(options: TransportOptions): Transport['options'] {
+  const qps = nonNegative('qps', options.qps, 0);
+  return {
+    qps,
+    burst: Math.max(1, nonNegative('burst', options.burst, Math.ceil(qps * 1.5))),
+    timeoutMs: nonNegative('timeoutMs', options.timeoutMs, 30_000),
+    maxRetries: nonNegative('maxRetries', options.maxRetries, 10),
+    maxResponseBytes: nonNegative('maxResponseBytes', options.maxResponseBytes, 128 * MiB),
+    maxSockets: Math.max(1, nonNegative('maxSockets', options.maxSockets, 64)),
+    userAgent: options.userAgent ?? `kubeloop/${VERSION} (node ${process.version})`,
+    ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+  };
+}
+
 /**
- * Create a transport for the current context of a KubeConfig.
+ * Create a transport for a {@link RestConfig} (from {@link loadKubeConfig})
+ * or the current context of a `@kubernetes/client-node` KubeConfig. Files the
+ * config names (CA, client certificate and key, token file) are read now: a
+ * missing one is ClientError `InvalidConfig` naming it. Nothing is sent yet.
  *
  * @example
  * ```ts
- * const kc = new KubeConfig();
- * kc.loadFromDefault();
- * const transport = createTransport(kc, { qps: 50, burst: 100 });
+ * const transport = createTransport(loadKubeConfig());              // no client-side rate limit
+ * const limited = createTransport(loadKubeConfig(), { qps: 50, burst: 100 });
  * ```
  */
-export function createTransport(kubeConfig: KubeConfig, options: TransportOptions = {}): Transport {
-  const cluster = kubeConfig.getCurrentCluster();
-  if (!cluster) throw new ClientError('InvalidConfig', 'the kubeconfig has no current cluster (check current-context)');
-  let server: URL;
-  try {
-    server = new URL(cluster.server);
-  } catch (cause) {
-    throw new ClientError('InvalidConfig', `the cluster server ${JSON.stringify(cluster.server)} is not a URL`, { cause });
+export function createTransport(kubeConfig: KubeConfigLike, options: TransportOptions = {}): Transport {
+  if (kubeConfig === undefined || kubeConfig === null) {
+    throw new ClientError('InvalidConfig', 'createTransport needs a kubeConfig: loadKubeConfig() finds one as kubectl does');
   }
-  return new HttpTransport(kubeConfig, server, options);
+  return new HttpTransport(new Credentials(kubeConfig), resolveOptions(options), options);
+}
+
+type AnyAgent = HttpAgent | HttpsAgent;
+
+/** Map a socket or TLS error to the ClientError that says what to check. */
+function connectionError(what: string, source: string, cause: unknown): ClientError {
+  const err = cause as NodeJS.ErrnoException & { reason?: string };
+  const code = err?.code ?? '';
+  const message = err instanceof Error ? err.message : String(cause);
+  if (/^(CERT_|UNABLE_TO_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED|ERR_TLS_CERT_ALTNAME_INVALID|HOSTNAME_MISMATCH)/.test(code)) {
+    const hint =
+      code === 'ERR_TLS_CERT_ALTNAME_INVALID'
+        ? "the server's certificate is for another name: check the server URL, or set tls-server-name to a name the certificate holds"
+        : code === 'CERT_HAS_EXPIRED'
+          ? "the server's certificate has expired (or this machine's clock is wrong)"
+          : "the server's certificate is not signed by the CA this config trusts: check certificate-authority / certificate-authority-data (or the in-cluster ca.crt) is the cluster's CA";
+    return new ClientError('TLS', `${what}: TLS handshake failed (${code}: ${message}): ${hint} (${source})`, { cause });
+  }
+  if (/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG|UNKNOWN_PROTOCOL|HTTP_REQUEST/.test(code) || /wrong version number|packet length too long/.test(message)) {
+    return new ClientError('TLS', `${what}: TLS handshake failed (${code || message}): the server does not speak TLS there; is the server URL https:// where it should be http://? (${source})`, { cause });
+  }
+  if (/ALERT_(BAD_CERTIFICATE|CERTIFICATE_REQUIRED|UNKNOWN_CA|CERTIFICATE_EXPIRED|CERTIFICATE_UNKNOWN)/.test(code)) {
+    return new ClientError('TLS', `${what}: the server refused this client's certificate during the TLS handshake (${code}): check client-certificate / client-key and their expiry (${source})`, { cause });
+  }
+  if (/^ERR_OSSL|^ERR_SSL|^ERR_TLS/.test(code) || code === 'EPROTO') {
+    return new ClientError('TLS', `${what}: TLS failed (${code}: ${message}): check the client certificate and key belong together and are PEM, and the CA (${source})`, { cause });
+  }
+  return new ClientError('Network', `${what}: ${message}`, { cause });
+}
+
+/** Reject with the signal's ClientError when it aborts first. */
+function race<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}
+
+/**
+ * One attempt's deadline and cancellation: a signal that aborts with
+ * ClientError `ClientTimeout` when `timeoutMs` passes, or `Aborted` when the
+ * caller's signal fires.
+ */
+class Attempt {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly onCallerAbort: (() => void) | undefined;
+
+  constructor(
+    private readonly req: TransportRequest,
+    timeoutMs: number,
+  ) {
+    const what = `${req.method} ${req.path}`;
+    if (timeoutMs > 0) {
+      this.timer = setTimeout(() => {
+        this.controller.abort(new ClientError('ClientTimeout', `${what}: no answer within ${timeoutMs} ms (the deadline covers connecting, the headers and the whole body)`));
+      }, timeoutMs);
+    }
+    const caller = req.signal;
+    if (caller) {
+      this.onCallerAbort = (): void => this.controller.abort(new ClientError('Aborted', `${what}: aborted`, { cause: caller.reason }));
+      if (caller.aborted) this.onCallerAbort();
+      else caller.addEventListener('abort', this.onCallerAbort, { once: true });
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Stop the clock (the answer is whole, or a stream was handed over). */
+  done(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.onCallerAbort) this.req.signal?.removeEventListener('abort', this.onCallerAbort);
+  }
+}
+
+interface Agents {
+  readonly generation: number;
+  readonly normal: AnyAgent;
+  readonly streaming: AnyAgent;
 }
 
 class HttpTransport implements Transport {
-  private agent: HttpAgent | HttpsAgent | undefined;
-  private agentReady: Promise<void> | undefined;
+  readonly server: URL;
+  // Credentials live in a #private field and the config behind a getter, so
+  // logging or serialising a transport (or a client holding one) shows no token
+  // and no private key (the agents hold the TLS options).
+  readonly #credentials: Credentials;
+  #agents: Agents | undefined;
   private readonly limiter: TokenBucket | undefined;
-  private readonly timeoutMs: number;
-  private readonly maxRetries: number;
-  private readonly userAgent: string;
   private readonly https: boolean;
-  /** Users with header-based auth (token, exec, OIDC, token files) need fresh headers per request. */
-  private readonly headerAuth: boolean;
 
   constructor(
-    private readonly kc: KubeConfig,
-    readonly server: URL,
-    private readonly options: TransportOptions,
+    credentials: Credentials,
+    readonly options: Transport['options'],
+    private readonly given: TransportOptions,
   ) {
-    const qps = options.qps ?? 20;
-    this.limiter = qps > 0 ? new TokenBucket(qps, Math.max(1, options.burst ?? 30)) : undefined;
-    this.timeoutMs = options.timeoutMs ?? 30_000;
-    this.maxRetries = options.maxRetries ?? 10;
-    this.userAgent = options.userAgent ?? `kubeloop/${VERSION} (node ${process.version})`;
-    this.https = server.protocol === 'https:';
-    const user = kc.getCurrentUser();
-    this.headerAuth = Boolean(user && (user.token || user.authProvider || user.exec || user.username || user.impersonateUser));
+    this.#credentials = credentials;
+    this.server = credentials.server;
+    this.https = this.server.protocol === 'https:';
+    this.limiter = options.qps > 0 ? new TokenBucket(options.qps, options.burst) : undefined;
   }
 
-  private ensureAgent(): Promise<void> {
-    this.agentReady ??= (async () => {
-      const tls: RequestOptions = {};
-      try {
-        await this.kc.applyToHTTPSOptions(tls);
-      } catch (cause) {
-        this.agentReady = undefined;
-        throw new ClientError('InvalidConfig', `cannot use the kubeconfig's credentials: ${String(cause)}`, { cause });
+  get config(): RestConfig {
+    return this.#credentials.config;
+  }
+
+  fork(options: TransportOptions = {}): Transport {
+    const merged = { ...this.given, ...options };
+    return new HttpTransport(this.#credentials, resolveOptions(merged), merged);
+  }
+
+  private agentsFor(auth: AuthState): Agents {
+    const current = this.#agents;
+    if (current && current.generation === auth.tlsGeneration) return current;
+    const make = (maxSockets: number): AnyAgent => this.makeAgent(auth.tls, maxSockets);
+    const next: Agents = { generation: auth.tlsGeneration, normal: make(this.options.maxSockets), streaming: make(Infinity) };
+    this.#agents = next;
+    if (current) {
+      // A new client certificate: requests and watches in flight finish on the old
+      // sockets; idle ones close now and busy ones as soon as they are freed.
+      for (const agent of [current.normal, current.streaming]) {
+        for (const list of Object.values(agent.freeSockets)) for (const socket of list ?? []) socket.destroy();
+        agent.on('free', (socket: Socket) => socket.destroy());
       }
-      const common = { keepAlive: true, maxSockets: 64, scheduling: 'lifo' as const };
-      this.agent = this.https
-        ? new HttpsAgent({
-            ...common,
-            ca: tls.ca,
-            cert: tls.cert,
-            key: tls.key,
-            ...(tls.pfx ? { pfx: tls.pfx, passphrase: tls.passphrase } : {}),
-            rejectUnauthorized: tls.rejectUnauthorized ?? true,
-            ...(tls.servername ? { servername: tls.servername } : {}),
-          })
-        : new HttpAgent(common);
-    })();
-    return this.agentReady;
+    }
+    return next;
   }
 
-  private async headers(req: TransportRequest): Promise<Record<string, string>> {
-    const headers: Record<string, string> = { accept: req.accept ?? 'application/json', 'user-agent': this.userAgent };
+  private makeAgent(tls: TlsMaterial, maxSockets: number): AnyAgent {
+    const common = { keepAlive: true, maxSockets, scheduling: 'lifo' as const };
+    const proxy = this.config.proxyUrl;
+    // hpagent (a CONNECT-tunnelling agent) is loaded only when a config names a proxy.
+    const { HttpProxyAgent, HttpsProxyAgent } = proxy ? (load('hpagent') as typeof Hpagent) : ({} as Partial<typeof Hpagent>);
+    if (!this.https) return proxy && HttpProxyAgent ? new HttpProxyAgent({ ...common, proxy }) : new HttpAgent(common);
+    const tlsOptions = {
+      ...(tls.ca ? { ca: tls.ca } : {}),
+      ...(tls.cert ? { cert: tls.cert } : {}),
+      ...(tls.key ? { key: tls.key } : {}),
+      rejectUnauthorized: tls.rejectUnauthorized,
+      ...(tls.servername ? { servername: tls.servername } : {}),
+    };
+    return proxy && HttpsProxyAgent ? new HttpsProxyAgent({ ...common, ...tlsOptions, proxy }) : new HttpsAgent({ ...common, ...tlsOptions });
+  }
+
+  async request(req: TransportRequest): Promise<TransportResponse> {
+    const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      const deadline = new Attempt(req, timeoutMs);
+      let response: TransportResponse;
+      try {
+        const { res, auth } = await this.once(req, false, deadline.signal);
+        response = { status: res.statusCode ?? 0, headers: res.headers, body: await this.readBody(req, res, deadline.signal) };
+        if (response.status === 401) this.#credentials.unauthorized(auth);
+      } finally {
+        deadline.done();
+      }
+      const wait = retryAfterSeconds(response.headers);
+      if (wait !== undefined && (response.status === 429 || response.status >= 500) && attempt < this.options.maxRetries) {
+        if (!(await sleep(Math.min(wait, 60) * 1000, req.signal))) {
+          throw new ClientError('Aborted', `${req.method} ${req.path}: aborted while waiting to retry`, { cause: req.signal?.reason });
+        }
+        continue;
+      }
+      return response;
+    }
+  }
+
+  /** Read a whole body within the attempt's deadline and the size limit. */
+  private async readBody(req: TransportRequest, res: IncomingMessage, signal: AbortSignal): Promise<string> {
+    const what = `${req.method} ${req.path}`;
+    const max = this.options.maxResponseBytes;
+    const declared = Number(res.headers['content-length']);
+    if (max > 0 && Number.isFinite(declared) && declared > max) {
+      res.destroy();
+      throw new ClientError('ResponseTooLarge', `${what}: the answer is ${declared} bytes, more than maxResponseBytes (${max})`, { code: res.statusCode ?? 0 });
+    }
+    const onAbort = (): void => {
+      res.destroy(signal.reason as Error);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    // Read with for-await: no listeners stay on the response (a pooled
+    // keep-alive socket would otherwise keep the last body alive).
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of res) {
+        const b = chunk as Buffer;
+        size += b.length;
+        if (max > 0 && size > max) {
+          res.destroy();
+          throw new ClientError('ResponseTooLarge', `${what}: the answer passed maxResponseBytes (${max}) and was cut off`, { code: res.statusCode ?? 0 });
+        }
+        chunks.push(b);
+      }
+    } catch (cause) {
+      if (cause instanceof ClientError) throw cause;
+      if (signal.aborted) throw signal.reason as Error;
+      throw connectionError(`${what}: the answer was cut off`, this.#credentials.source, cause);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    if (signal.aborted) throw signal.reason as Error;
+    const body = Buffer.concat(chunks).toString('utf8');
+    chunks.length = 0;
+    return body;
+  }
+
+  async stream(req: TransportRequest): Promise<IncomingMessage> {
+    const deadline = new Attempt(req, req.timeoutMs ?? 0);
+    try {
+      const { res, auth } = await this.once(req, true, deadline.signal);
+      if (res.statusCode === 401) this.#credentials.unauthorized(auth);
+      return res;
+    } finally {
+      // The caller's signal keeps working on the stream through watchEvents; the deadline ends at the headers.
+      deadline.done();
+    }
+  }
+
+  private async once(req: TransportRequest, streaming: boolean, signal: AbortSignal): Promise<{ res: IncomingMessage; auth: AuthState }> {
+    const what = `${req.method} ${req.path}`;
+    if (signal.aborted) throw signal.reason as Error;
+    if (this.limiter) await this.limiter.take(signal).catch(() => Promise.reject(signal.reason as Error));
+    const auth = await race(this.#credentials.get(), signal);
+    const agents = this.agentsFor(auth);
+    const headers: Record<string, string | string[]> = { ...auth.headers, accept: req.accept ?? 'application/json', 'user-agent': this.options.userAgent };
     if (req.body !== undefined) {
       headers['content-type'] = req.contentType ?? 'application/json';
       // Node frames a DELETE body only when told its length (DELETE is not chunked by default).
       headers['content-length'] = String(Buffer.byteLength(req.body));
     }
-    if (this.headerAuth) {
-      const opts: RequestOptions = {};
-      await this.kc.applyToHTTPSOptions(opts);
-      for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === 'string') headers[k.toLowerCase()] = v;
-    }
-    return headers;
-  }
-
-  async request(req: TransportRequest): Promise<TransportResponse> {
-    for (let attempt = 0; ; attempt++) {
-      const res = await this.once(req, false);
-      // Read with for-await: no listeners stay on the response (a pooled
-      // keep-alive socket would otherwise keep the last body alive).
-      const chunks: Buffer[] = [];
-      try {
-        for await (const chunk of res) chunks.push(chunk as Buffer);
-      } catch (cause) {
-        throw this.networkError(req, cause);
-      }
-      const body = Buffer.concat(chunks).toString('utf8');
-      chunks.length = 0;
-      const status = res.statusCode ?? 0;
-      const wait = retryAfter(res.headers);
-      if (wait !== undefined && (status === 429 || status >= 500) && attempt < this.maxRetries) {
-        await sleep(Math.min(wait, 60) * 1000, req.signal).catch((cause: unknown) => {
-          throw new ClientError('Aborted', `${req.method} ${req.path}: aborted while waiting to retry`, { cause });
-        });
-        continue;
-      }
-      return { status, headers: res.headers, body };
-    }
-  }
-
-  stream(req: TransportRequest): Promise<IncomingMessage> {
-    return this.once(req, true);
-  }
-
-  private async once(req: TransportRequest, streaming: boolean): Promise<IncomingMessage> {
-    await this.ensureAgent();
-    if (this.limiter) {
-      await this.limiter.take(req.signal).catch((cause: unknown) => {
-        throw new ClientError('Aborted', `${req.method} ${req.path}: aborted while rate limited`, { cause });
-      });
-    }
-    const headers = await this.headers(req);
     const url = new URL(req.path + encodeQuery(req.query), this.server);
-    const timeoutMs = req.timeoutMs ?? (streaming ? 0 : this.timeoutMs);
     const started = performance.now();
     const report = (code: number | '<error>'): void =>
       this.options.onRequest?.({ method: req.method, host: this.server.host, path: req.path, code, durationMs: performance.now() - started });
-    return new Promise<IncomingMessage>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       const fn = this.https ? httpsRequest : httpRequest;
-      const r = fn(url, { method: req.method, headers, agent: this.agent, ...(req.signal ? { signal: req.signal } : {}) }, (res) => {
-        if (timer) clearTimeout(timer);
-        report(res.statusCode ?? 0);
-        resolve(res);
-      });
-      let timer: NodeJS.Timeout | undefined;
-      if (timeoutMs > 0) {
-        timer = setTimeout(() => {
-          r.destroy(new ClientError('ClientTimeout', `${req.method} ${req.path}: no answer within ${timeoutMs} ms`));
-        }, timeoutMs);
-      }
-      r.on('error', (cause) => {
-        if (timer) clearTimeout(timer);
+      let r: ClientRequest;
+      let settled = false;
+      const fail = (err: ClientError): void => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
         report('<error>');
-        if (cause instanceof ClientError) reject(cause);
-        else if (req.signal?.aborted) reject(new ClientError('Aborted', `${req.method} ${req.path}: aborted`, { cause: req.signal.reason }));
-        else reject(this.networkError(req, cause));
+        reject(err);
+      };
+      // Settle at once: a request still queued for a socket of a full pool emits no error until it gets one.
+      const onAbort = (): void => {
+        fail(signal.reason as ClientError);
+        r.destroy(signal.reason as Error);
+      };
+      try {
+        r = fn(url, { method: req.method, headers, agent: streaming ? agents.streaming : agents.normal }, (res) => {
+          if (settled) {
+            res.destroy();
+            return;
+          }
+          settled = true;
+          signal.removeEventListener('abort', onAbort);
+          report(res.statusCode ?? 0);
+          resolve({ res, auth });
+        });
+      } catch (cause) {
+        fail(connectionError(what, this.#credentials.source, cause));
+        return;
+      }
+      signal.addEventListener('abort', onAbort, { once: true });
+      r.on('error', (cause) => {
+        if (cause instanceof ClientError) fail(cause);
+        else if (signal.aborted) fail(signal.reason as ClientError);
+        else fail(connectionError(what, this.#credentials.source, cause));
       });
       if (req.body !== undefined) r.write(req.body);
       r.end();
     });
   }
 
-  private networkError(req: TransportRequest, cause: unknown): ClientError {
-    const message = cause instanceof Error ? cause.message : String(cause);
-    return new ClientError('Network', `${req.method} ${req.path}: ${message}`, { cause });
-  }
-
   close(): void {
-    this.agent?.destroy();
-    this.agent = undefined;
-    this.agentReady = undefined;
+    this.#agents?.normal.destroy();
+    this.#agents?.streaming.destroy();
+    this.#agents = undefined;
   }
-}
-
-/** Load a KubeConfig the way kubectl does (KUBECONFIG merge, ~/.kube/config, in-cluster), with a typed error. */
-export function loadKubeConfig(path?: string): KubeConfig {
-  const kc = new KubeConfig();
-  try {
-    if (path) kc.loadFromFile(path);
-    else kc.loadFromDefault();
-  } catch (cause) {
-    throw new ClientError('InvalidConfig', `cannot load kubeconfig${path ? ` ${path}` : ''}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
-  }
-  if (!kc.getCurrentCluster()) {
-    throw new ClientError('InvalidConfig', `kubeconfig${path ? ` ${path}` : ''} has no current cluster (current-context: ${JSON.stringify(kc.getCurrentContext())})`);
-  }
-  return kc;
 }

@@ -5,9 +5,9 @@
  * connection, an abort, or a stream that has gone silent.
  */
 import type { IncomingMessage } from 'node:http';
-import { StringDecoder } from 'node:string_decoder';
 import { ClientError } from './errors.js';
 import type { Status } from './errors.js';
+import { retryAfterSeconds } from './transport.js';
 
 /**
  * The type of a watch event, as the API server sends it.
@@ -57,7 +57,27 @@ export interface WatchEventsOptions {
    * consumer spends on an event does not count. Default: none (0).
    */
   readonly idleTimeoutMs?: number;
+  /**
+   * Longest line (one event), bytes. A longer line fails the stream with
+   * ClientError `ResponseTooLarge` and the response is destroyed: nothing is
+   * buffered without bound. Default: 16 MiB. An event carries one object,
+   * and the API server stores at most etcd's request limit per object
+   * (1.5 MiB by default; clusters that raise it rarely pass 8 MiB), so 16 MiB
+   * leaves room for the JSON form of any object a server accepts.
+   */
+  readonly maxLineBytes?: number;
+  /**
+   * For an error answer (non-2xx): how long its body (a Status) may take to
+   * arrive. When it does not, the error is raised from the status code alone
+   * and the response destroyed. Default: 30 000.
+   */
+  readonly errorBodyTimeoutMs?: number;
 }
+
+/** Default of {@link WatchEventsOptions.maxLineBytes}. */
+const DEFAULT_MAX_LINE = 16 * 1024 * 1024;
+/** Default of {@link WatchEventsOptions.errorBodyTimeoutMs}. */
+const DEFAULT_ERROR_BODY_TIMEOUT = 30_000;
 
 /** Lines shown in a Decode error are cut to this many characters. */
 const LINE_PREVIEW = 200;
@@ -145,6 +165,9 @@ export function watchEventError(event: WatchEvent<unknown>, path = 'stream'): Cl
  * - A non-2xx answer: the ClientError its Status describes (e.g. 410 `Gone`).
  * - `break` / `return()`, or the `signal` aborting: the response is destroyed.
  * - `idleTimeoutMs` with no bytes: ClientError `ClientTimeout`.
+ * - A line longer than `maxLineBytes` (16 MiB): ClientError `ResponseTooLarge`.
+ * - An error answer's body is read within `errorBodyTimeoutMs` (30 s); the
+ *   error keeps the answer's Retry-After (`retryAfterSeconds`).
  *
  * `ERROR` events are yielded, not thrown: the caller decides (see
  * {@link watchEventError}). Nothing here ever throws outside the iterator.
@@ -174,9 +197,10 @@ type Settle<T> = {
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
 class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
-  private readonly decoder = new StringDecoder('utf8');
-  /** Pieces of the current line, not yet terminated by a newline. */
-  private readonly carry: string[] = [];
+  /** Pieces of the current line, not yet terminated by a newline (bytes: a newline byte never occurs inside a UTF-8 character). */
+  private readonly carry: Buffer[] = [];
+  private carryBytes = 0;
+  private readonly maxLine: number;
   /** Parsed events not yet handed out, from `head` on (a cursor, so taking one is O(1)). */
   private queue: (WatchEvent<T> | undefined)[] = [];
   private head = 0;
@@ -194,6 +218,7 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
   private readonly errorBody: Buffer[] = [];
   private errorBodySize = 0;
   private readonly timer: NodeJS.Timeout | undefined;
+  private readonly errorTimer: NodeJS.Timeout | undefined;
   private readonly method: string;
   private readonly path: string;
   private readonly what: string;
@@ -209,6 +234,7 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
     this.what = `${this.method} ${this.path}`;
     const code = res.statusCode ?? 200;
     if (code < 200 || code > 299) this.errorCode = code;
+    this.maxLine = options.maxLineBytes ?? DEFAULT_MAX_LINE;
 
     if (res.destroyed && !res.complete) {
       this.finish(new ClientError('Network', `${this.what}: the watch response was destroyed before it was read`));
@@ -219,6 +245,10 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
     res.on('error', this.onError);
     res.on('close', this.onClose);
 
+    if (this.errorCode !== undefined) {
+      this.errorTimer = setTimeout(this.onErrorBodyTimeout, options.errorBodyTimeoutMs ?? DEFAULT_ERROR_BODY_TIMEOUT);
+      this.errorTimer.unref();
+    }
     const idle = options.idleTimeoutMs ?? 0;
     if (idle > 0) {
       this.timer = setTimeout(this.onIdle, idle);
@@ -277,29 +307,32 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
       this.errorBodySize += chunk.length;
       return;
     }
-    const text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
-    if (text.length === 0) return;
-    // Only the new text is scanned: the carried pieces hold no newline.
-    let nl = text.indexOf('\n');
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    if (buf.length === 0) return;
+    // Only the new bytes are scanned: the carried pieces hold no newline.
+    let nl = buf.indexOf(NEWLINE);
     if (nl === -1) {
-      this.carry.push(text);
+      this.keep(buf);
       return;
     }
     let line: string;
     if (this.carry.length > 0) {
-      this.carry.push(text.slice(0, nl));
-      line = this.carry.join('');
+      if (!this.keep(buf.subarray(0, nl))) return;
+      line = Buffer.concat(this.carry, this.carryBytes).toString('utf8');
       this.carry.length = 0;
+      this.carryBytes = 0;
     } else {
-      line = text.slice(0, nl);
+      if (nl > this.maxLine) return this.tooLong(nl);
+      line = buf.toString('utf8', 0, nl);
     }
     if (!this.line(line)) return;
     let start = nl + 1;
-    while ((nl = text.indexOf('\n', start)) !== -1) {
-      if (!this.line(text.slice(start, nl))) return;
+    while ((nl = buf.indexOf(NEWLINE, start)) !== -1) {
+      if (nl - start > this.maxLine) return this.tooLong(nl - start);
+      if (!this.line(buf.toString('utf8', start, nl))) return;
       start = nl + 1;
     }
-    if (start < text.length) this.carry.push(text.slice(start));
+    if (start < buf.length && !this.keep(buf.subarray(start))) return;
     if (!this.paused && this.queue.length - this.head >= HIGH_WATER_EVENTS) {
       this.paused = true;
       this.res.pause();
@@ -310,14 +343,13 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
   private readonly onEnd = (): void => {
     if (this.finished) return;
     if (this.errorCode !== undefined) {
-      this.finish(ClientError.fromResponse(this.method, this.path, this.errorCode, Buffer.concat(this.errorBody).toString('utf8')));
+      this.finish(this.errorAnswer(''));
       return;
     }
-    const rest = this.decoder.end();
-    if (rest.length > 0) this.carry.push(rest);
     if (this.carry.length > 0) {
-      const line = this.carry.join('');
+      const line = Buffer.concat(this.carry, this.carryBytes).toString('utf8');
       this.carry.length = 0;
+      this.carryBytes = 0;
       if (!this.line(line)) return;
     }
     this.finish(undefined);
@@ -334,12 +366,43 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
     this.finish(new ClientError('Network', `${this.what}: watch connection closed before the stream ended`));
   };
 
+  private readonly onErrorBodyTimeout = (): void => {
+    if (this.finished) return;
+    const timeout = this.options.errorBodyTimeoutMs ?? DEFAULT_ERROR_BODY_TIMEOUT;
+    this.finish(this.errorAnswer(` (its body did not arrive within ${timeout} ms)`));
+  };
+
   private readonly onIdle = (): void => {
     if (this.finished || !this.waiter) return; // the consumer is busy: its time does not count
     this.finish(new ClientError('ClientTimeout', `${this.what}: no data on the watch stream for ${this.options.idleTimeoutMs} ms`));
   };
 
   // --- helpers ---
+
+  /** The error a non-2xx answer stands for, from its body so far, with its Retry-After. */
+  private errorAnswer(note: string): ClientError {
+    const body = Buffer.concat(this.errorBody).toString('utf8');
+    const err = ClientError.fromResponse(this.method, this.path, this.errorCode!, body, retryAfterSeconds(this.res.headers));
+    if (note) err.message += note;
+    return err;
+  }
+
+  /** Carry part of an unfinished line; false (and the stream given up) when the line passes `maxLineBytes`. */
+  private keep(piece: Buffer): boolean {
+    this.carryBytes += piece.length;
+    if (this.carryBytes > this.maxLine) {
+      this.tooLong(this.carryBytes);
+      return false;
+    }
+    this.carry.push(piece);
+    return true;
+  }
+
+  private tooLong(bytes: number): void {
+    this.finish(
+      new ClientError('ResponseTooLarge', `${this.what}: a watch line passed maxLineBytes (${this.maxLine}): ${bytes} bytes without a newline`, { code: this.res.statusCode ?? 0 }),
+    );
+  }
 
   private take(): WatchEvent<T> {
     const value = this.queue[this.head]!;
@@ -387,6 +450,7 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
     this.finished = true;
     this.failure = failure;
     this.carry.length = 0;
+    this.carryBytes = 0;
     this.stop();
     this.settle();
   }
@@ -396,6 +460,7 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
     if (this.stopped) return;
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.errorTimer) clearTimeout(this.errorTimer);
     if (this.onAbort) this.options.signal?.removeEventListener('abort', this.onAbort);
     this.res.off('data', this.onData);
     this.res.off('end', this.onEnd);
@@ -413,6 +478,65 @@ class WatchIterator<T> implements AsyncIterableIterator<WatchEvent<T>> {
     this.waiter = undefined;
     this.next().then(waiter.resolve, waiter.reject);
   }
+}
+
+const NEWLINE = 0x0a;
+
+/** Options of {@link readErrorBody}. */
+interface ReadErrorBodyOptions {
+  /** Deadline for the whole body, ms. */
+  readonly timeoutMs: number;
+  /** Bytes kept; the rest is not read. Default: 1 MiB. */
+  readonly maxBytes?: number;
+}
+
+/**
+ * Read the body of an error answer (a Status) within a deadline and a size
+ * limit. Never rejects: on a deadline, a reset or the limit it resolves with
+ * what arrived, and the response is destroyed. The status code carries the
+ * meaning; the body only adds detail.
+ */
+export function readErrorBody(res: IncomingMessage, options: ReadErrorBodyOptions): Promise<string> {
+  const max = options.maxBytes ?? MAX_ERROR_BODY;
+  return new Promise((resolve) => {
+    if (res.destroyed || res.readableEnded) {
+      resolve('');
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (destroy: boolean): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      res.off('data', onData);
+      res.off('end', onEnd);
+      res.off('error', onEnd);
+      res.off('close', onEnd);
+      res.on('error', ignore);
+      if (destroy && !res.destroyed) res.destroy();
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    };
+    const onData = (chunk: Buffer | string): void => {
+      const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      if (size + b.length > max) {
+        chunks.push(b.subarray(0, max - size));
+        size = max;
+        finish(true);
+        return;
+      }
+      chunks.push(b);
+      size += b.length;
+    };
+    const onEnd = (): void => finish(false);
+    const timer = setTimeout(() => finish(true), options.timeoutMs);
+    timer.unref();
+    res.on('data', onData);
+    res.on('end', onEnd);
+    res.on('error', onEnd);
+    res.on('close', onEnd);
+  });
 }
 
 function ignore(): void {

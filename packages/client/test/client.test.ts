@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtinScheme, ConfigMap, Deployment, Namespace, Pod, Secret } from '@kubeloop/scheme';
 import type { ObjectList } from '@kubeloop/scheme';
-import { ClientError, createClient, isAlreadyExists, isClientError, isConflict, isInvalid, isNoKindMatch, isNotFound, metadataOnly } from '../src/index.js';
+import { ClientError, createClient, isAlreadyExists, isClientError, isConflict, isInvalid, isNoKindMatch, isNotFound, isTimeout, metadataOnly } from '../src/index.js';
 import type { Client, Reader, Unstructured } from '../src/index.js';
 import { mergeFrom, mergePatch, jsonPatch, strategicMergePatch } from '../src/patch.js';
 import { retryOnConflict } from '../src/retry.js';
@@ -380,6 +380,23 @@ describe('the cached-read router', () => {
     await routed.get({ apiVersion: `${f.group}/v1`, kind: 'HardDisk' }, { namespace: ns, name: 'x' });
     expect(cache.calls).toBe(1);
     expect(f.proxy.count()).toBe(0);
+  });
+});
+
+describe('per-call deadlines (leader election passes one per attempt)', () => {
+  it('timeoutMs on a call bounds each of its requests, whatever the transport default; without it the same call succeeds', async () => {
+    await client.create(cm('deadline'));
+    await client.get(ConfigMap, { namespace: ns, name: 'deadline' }); // mapping cached: only the GET itself goes through the delay
+    f.proxy.delay(1_500);
+    try {
+      const err = await client.get(ConfigMap, { namespace: ns, name: 'deadline' }, { timeoutMs: 200 }).catch((e: unknown) => e);
+      expect(isTimeout(err) && err.reason).toBe('ClientTimeout');
+      const late = await client.update({ ...cm('deadline', { v: '1' }) }, { timeoutMs: 200 }).catch((e: unknown) => e);
+      expect(isClientError(late) && late.reason).toBe('ClientTimeout');
+      expect((await client.get(ConfigMap, { namespace: ns, name: 'deadline' })).metadata?.name).toBe('deadline');
+    } finally {
+      f.proxy.delay(0);
+    }
   });
 });
 

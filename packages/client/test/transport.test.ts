@@ -1,18 +1,29 @@
 /**
- * The transport's own behaviour: Retry-After on 429 and 503, timeouts,
- * network errors, kubeconfig errors, and the token bucket.
+ * The transport's own behaviour: Retry-After on 429 and 503, deadlines over
+ * every phase (a loopback server that stalls mid-body or never answers),
+ * size limits, rate limiting off by default and on with qps/burst, fork(),
+ * typed TLS and configuration errors, the Node.js version check, the token
+ * bucket, and 100 open watches against the real API server.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { connect, createServer as createNetServer } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inspect } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createTransport, isClientError, loadKubeConfig } from '../src/index.js';
-import type { RequestInfo } from '../src/index.js';
-import { TokenBucket } from '../src/internal/rate-limiter.js';
-import { testKubeConfig } from '../../../test/support/env.js';
+import { startApiProxy } from '@kubeloop/envtest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createClient, createTransport, isClientError, isNetworkError, isResponseTooLarge, isTLSError, loadKubeConfig } from '../src/index.js';
+import type { ClientError, RequestInfo, RestConfig } from '../src/index.js';
+import { assertNodeVersion } from '../src/internal/node-version.js';
+import { testKubeConfig, testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
+import { watchEvents } from '../src/watch.js';
+import { otherCaPem } from './support.js';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -128,33 +139,318 @@ describe('transport', () => {
     await writeFile(join(dir, 'bad'), 'clusters: [nope: {');
     expect(() => loadKubeConfig(join(dir, 'bad'))).toThrow(expect.objectContaining({ reason: 'InvalidConfig' }) as Error);
     await writeFile(join(dir, 'empty'), 'apiVersion: v1\nkind: Config\n');
-    expect(() => loadKubeConfig(join(dir, 'empty'))).toThrow(/no current cluster/);
+    expect(() => loadKubeConfig(join(dir, 'empty'))).toThrow(/no current-context/);
     expect(() => createTransport(new KubeConfig())).toThrow(expect.objectContaining({ reason: 'InvalidConfig' }) as Error);
   });
 });
 
-describe('token bucket', () => {
-  it('allows a burst, then one token per 1/qps seconds', async () => {
-    let now = 0;
-    const bucket = new TokenBucket(10, 3, () => now);
-    for (let i = 0; i < 3; i++) await bucket.take();
-    let granted = false;
-    const next = bucket.take().then(() => {
-      granted = true;
+
+/** A loopback server whose handler the test sets; raw sockets for bytes no HTTP server would send. */
+async function loopback(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; close: () => Promise<void> }> {
+  const s = createServer(handler);
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`,
+    close: async () => {
+      s.closeAllConnections();
+      await new Promise((r) => s.close(r));
+    },
+  };
+}
+
+async function errorOf(p: Promise<unknown>): Promise<ClientError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(isClientError(err), `expected a ClientError, got ${String(err)}`).toBe(true);
+  return err as ClientError;
+}
+
+describe('transport deadlines and limits (a loopback server that stalls or floods)', () => {
+  it('a list whose headers and `{"items":[` arrive and then nothing fails with ClientTimeout (the deadline covers the body)', async () => {
+    const srv = await loopback((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"kind":"ConfigMapList","items":[');
+      // ... and never another byte
     });
-    await new Promise((r) => setTimeout(r, 20));
-    expect(granted).toBe(false); // no time has passed on the bucket's clock
-    now += 100; // one token's worth
-    await next;
-    expect(granted).toBe(true);
+    try {
+      const t = createTransport({ server: srv.url }, { timeoutMs: 300 });
+      const err = await errorOf(t.request({ method: 'GET', path: '/api/v1/configmaps' }));
+      expect(err.reason).toBe('ClientTimeout');
+      expect(err.message).toContain('no answer within 300 ms (the deadline covers connecting, the headers and the whole body)');
+      t.close();
+    } finally {
+      await srv.close();
+    }
   });
 
-  it('an abort while waiting rejects', async () => {
-    const bucket = new TokenBucket(1, 1, () => 0);
-    await bucket.take();
-    const ac = new AbortController();
-    const waiting = bucket.take(ac.signal);
-    ac.abort(new Error('stop'));
-    await expect(waiting).rejects.toThrow('stop');
+  it('a per-request timeoutMs overrides the transport default and covers a server that accepts but never answers', async () => {
+    const sockets: Socket[] = [];
+    const blackhole = createNetServer((s) => sockets.push(s)); // accepts TCP, says nothing
+    await new Promise<void>((r) => blackhole.listen(0, '127.0.0.1', r));
+    try {
+      const t = createTransport({ server: `http://127.0.0.1:${(blackhole.address() as AddressInfo).port}` }, { timeoutMs: 0 });
+      const err = await errorOf(t.request({ method: 'GET', path: '/apis/coordination.k8s.io/v1/leases', timeoutMs: 200 }));
+      expect(err.reason).toBe('ClientTimeout');
+      t.close();
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => blackhole.close(r));
+    }
+  });
+
+  it('an answer larger than maxResponseBytes fails with ResponseTooLarge and the connection is closed, declared or streamed', async () => {
+    let closed = 0;
+    const srv = await loopback((req, res) => {
+      res.on('close', () => closed++);
+      if (req.url === '/declared') {
+        res.writeHead(200, { 'content-length': String(10 * 1024 * 1024) });
+        res.write('x'.repeat(1024));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = 'y'.repeat(64 * 1024);
+      const pump = (): void => {
+        while (!res.destroyed && res.write(chunk));
+        if (!res.destroyed) res.once('drain', pump);
+      };
+      pump(); // endless
+    });
+    try {
+      const t = createTransport({ server: srv.url }, { maxResponseBytes: 1024 * 1024 });
+      const declared = await errorOf(t.request({ method: 'GET', path: '/declared' }));
+      expect(declared.reason).toBe('ResponseTooLarge');
+      expect(isResponseTooLarge(declared)).toBe(true);
+      const streamed = await errorOf(t.request({ method: 'GET', path: '/endless' }));
+      expect(streamed.reason).toBe('ResponseTooLarge');
+      expect(streamed.message).toContain('maxResponseBytes (1048576)');
+      await vi.waitFor(() => expect(closed).toBe(2));
+      t.close();
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('client-side rate limiting is off by default: 100 requests are in flight at once', async () => {
+    const waiting: ServerResponse[] = [];
+    const srv = await loopback((_req, res) => {
+      waiting.push(res);
+      // answer nobody until all 100 are here at once: a 20 qps / burst 30 limiter would never get there
+      if (waiting.length === 100) for (const r of waiting) r.end('{}');
+    });
+    try {
+      const t = createTransport({ server: srv.url }, { maxSockets: 100 });
+      expect(t.options.qps).toBe(0);
+      const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => t.request({ method: 'GET', path: `/x/${i}` })));
+      expect(answers.every((a) => a.status === 200)).toBe(true);
+      t.close();
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('qps/burst turn rate limiting on: burst requests go at once, the next waits for a token', async () => {
+    let arrived = 0;
+    const srv = await loopback((_req, res) => {
+      arrived++;
+      res.end('{}');
+    });
+    try {
+      const t = createTransport({ server: srv.url }, { qps: 0.5, burst: 3 });
+      expect(t.options).toMatchObject({ qps: 0.5, burst: 3 });
+      await Promise.all([0, 1, 2].map(() => t.request({ method: 'GET', path: '/x' })));
+      expect(arrived).toBe(3);
+      // the fourth needs a token 2 s away; its own deadline (covering the limiter wait) ends it first
+      const err = await errorOf(t.request({ method: 'GET', path: '/x', timeoutMs: 100 }));
+      expect(err.reason).toBe('ClientTimeout');
+      expect(arrived).toBe(3);
+      t.close();
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('fork() has its own sockets and limiter: a full parent pool does not hold up the fork', async () => {
+    const held: ServerResponse[] = [];
+    const srv = await loopback((req, res) => {
+      if (req.url === '/hold') held.push(res);
+      else res.end('{"ok":true}');
+    });
+    try {
+      const parent = createTransport({ server: srv.url }, { maxSockets: 2, qps: 1000, burst: 1000 });
+      const holding = [parent.request({ method: 'GET', path: '/hold' }), parent.request({ method: 'GET', path: '/hold' })];
+      await vi.waitFor(() => expect(held).toHaveLength(2));
+      const queued = parent.request({ method: 'GET', path: '/lease', timeoutMs: 300 });
+      const fork = parent.fork({ timeoutMs: 5_000 });
+      expect(fork.options).toMatchObject({ maxSockets: 2, qps: 1000, timeoutMs: 5_000 });
+      expect(fork.server.href).toBe(parent.server.href);
+      expect((await fork.request({ method: 'GET', path: '/lease' })).status).toBe(200);
+      expect((await errorOf(queued)).reason).toBe('ClientTimeout'); // the parent's third request waited for a socket
+      for (const r of held) r.end('{}');
+      await Promise.all(holding);
+      parent.close();
+      fork.close();
+    } finally {
+      await srv.close();
+    }
+  });
+});
+
+describe('transport configuration mistakes', () => {
+  it('client-node\'s empty default (nothing found: http://localhost:8080) is refused at construction', () => {
+    const kc = new KubeConfig();
+    kc.loadFromClusterAndUser({ name: 'cluster', server: 'http://localhost:8080', skipTLSVerify: false }, { name: 'user' });
+    expect(() => createTransport(kc)).toThrow(/no kubeconfig found/);
+    expect(() => createTransport(undefined as unknown as RestConfig)).toThrow(expect.objectContaining({ reason: 'InvalidConfig' }) as Error);
+  });
+
+  it('an http:// server (kubectl proxy) works, as a RestConfig and as a client-node KubeConfig without skipTLSVerify', async () => {
+    const proxy = await startApiProxy(testKubeConfig());
+    try {
+      const viaRest = createTransport({ server: proxy.url });
+      expect((await viaRest.request({ method: 'GET', path: '/version' })).status).toBe(200);
+      viaRest.close();
+      const kc = new KubeConfig();
+      kc.loadFromOptions({ clusters: [{ name: 'p', server: proxy.url, skipTLSVerify: false }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'p', user: 'u' }], currentContext: 'x' });
+      const viaKc = createTransport(kc);
+      expect((await viaKc.request({ method: 'GET', path: '/version' })).status).toBe(200);
+      viaKc.close();
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a server certificate the config does not trust is ClientError TLS saying to check the CA', async () => {
+    const real = loadKubeConfig(testKubeconfigPath());
+    const wrongCa = createTransport({ ...real, tls: { ...real.tls, caData: otherCaPem() } });
+    const err = await errorOf(wrongCa.request({ method: 'GET', path: '/version' }));
+    expect(err.reason).toBe('TLS');
+    expect(isTLSError(err) && isNetworkError(err)).toBe(true);
+    expect(err.message).toContain('certificate-authority');
+    wrongCa.close();
+  });
+
+  it('https:// to a plain-HTTP server is ClientError TLS asking whether the URL should be http://', async () => {
+    const srv = await loopback((_req, res) => res.end('{}'));
+    try {
+      const t = createTransport({ server: srv.url.replace('http:', 'https:') });
+      const err = await errorOf(t.request({ method: 'GET', path: '/version' }));
+      expect(err.reason).toBe('TLS');
+      expect(err.message).toContain('http://');
+      t.close();
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('proxy-url: requests tunnel through an HTTP CONNECT proxy to the real API server', async () => {
+    const tunnels: string[] = [];
+    const proxy = createServer((_req, res) => res.writeHead(405).end());
+    proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+      tunnels.push(req.url ?? '');
+      const [host, port] = (req.url ?? '').split(':');
+      const upstream = connect(Number(port), host, () => {
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    try {
+      const real = loadKubeConfig(testKubeconfigPath());
+      const t = createTransport({ ...real, proxyUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+      expect((await t.request({ method: 'GET', path: '/version' })).status).toBe(200);
+      expect(tunnels).toEqual([new URL(real.server).host]);
+      t.close();
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((r) => proxy.close(r));
+    }
+  });
+
+  it('logging a transport or a client shows no token and no private key', async () => {
+    const real = loadKubeConfig(testKubeconfigPath());
+    const t = createTransport({ ...real, auth: { token: 'very-secret-token' } });
+    await t.request({ method: 'GET', path: '/version' }); // agents made, TLS options inside them
+    const client = createClient({ transport: t });
+    for (const shown of [JSON.stringify(t), inspect(t, { depth: Infinity, showHidden: true }), inspect(client, { depth: Infinity, showHidden: true })]) {
+      expect(shown).not.toContain('very-secret-token');
+      expect(shown).not.toContain('PRIVATE KEY');
+    }
+    t.close();
+  });
+
+  it('option values are checked', () => {
+    expect(() => createTransport({ server: 'http://127.0.0.1:1' }, { qps: -1 })).toThrow(/qps must be a number >= 0/);
+  });
+});
+
+describe('Node.js version', () => {
+  it('an older Node is a clear InvalidConfig error', () => {
+    expect(() => assertNodeVersion('20.20.2')).toThrow(/needs Node\.js >= 22\.19; this is Node\.js 20\.20\.2/);
+    expect(() => assertNodeVersion('22.18.0')).toThrow(expect.objectContaining({ reason: 'InvalidConfig' }) as Error);
+    expect(() => assertNodeVersion('22.19.0')).not.toThrow();
+    expect(() => assertNodeVersion('24.0.0')).not.toThrow();
+  });
+
+  // The machine image ships an older system Node (/usr/bin/node); importing the built package with it must say why, not crash.
+  const oldNode = ['/usr/bin/node', '/usr/local/bin/node'].find((p) => {
+    const r = spawnSync(p, ['-p', 'process.versions.node'], { encoding: 'utf8' });
+    if (r.status !== 0) return false;
+    const [major = 0, minor = 0] = r.stdout.trim().split('.').map(Number);
+    return major < 22 || (major === 22 && minor < 19);
+  });
+  it.skipIf(!oldNode)(`importing @kubeloop/client on an older Node (${oldNode ?? 'none found'}) fails with the sentence, not inside a dependency`, () => {
+    const dist = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+    const r = spawnSync(oldNode!, ['--input-type=module', '-e', `await import(${JSON.stringify(dist)})`], { encoding: 'utf8' });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('kubeloop needs Node.js >= 22.19');
+    expect(r.stderr).not.toContain('undici');
+  });
+});
+
+describe('watches never starve other requests (the real API server)', () => {
+  it('with 100 watches open, GETs and writes through the same transport complete, and the watches stay open', async () => {
+    const kc = testKubeConfig();
+    const t = createTransport(kc); // defaults: 64 sockets for ordinary requests, watches on their own pool
+    const ns = uniqueName('starve');
+    const created = await t.request({ method: 'POST', path: '/api/v1/namespaces', body: JSON.stringify({ metadata: { name: ns } }) });
+    expect(created.status).toBe(201);
+    const watches: IncomingMessage[] = [];
+    try {
+      for (let i = 0; i < 100; i++) {
+        const res = await t.stream({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps`, query: { watch: 'true', timeoutSeconds: 300 } });
+        expect(res.statusCode).toBe(200);
+        watches.push(res);
+      }
+      // ordinary traffic while all 100 are open: reads, creates, a Lease write (what leader election sends)
+      const work = [
+        ...Array.from({ length: 20 }, () => t.request({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps` })),
+        ...Array.from({ length: 10 }, (_, i) =>
+          t.request({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: JSON.stringify({ metadata: { name: `cm-${i}` }, data: { starve: String(i) } }) }),
+        ),
+        t.request({ method: 'POST', path: `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`, body: JSON.stringify({ metadata: { name: 'leader' }, spec: { holderIdentity: 'me', leaseDurationSeconds: 15 } }) }),
+      ];
+      const answers = await Promise.all(work);
+      expect(answers.map((a) => a.status)).toEqual([...Array<number>(20).fill(200), ...Array<number>(11).fill(201)]);
+      expect(watches.every((w) => !w.destroyed && !w.complete)).toBe(true);
+      // and every watch is live: each one sees the ConfigMaps created above (read until the tenth ADDED)
+      const seen = await Promise.all(
+        watches.map(async (w) => {
+          let added = 0;
+          for await (const e of watchEvents(w)) if (e.type === 'ADDED' && ++added === 10) break;
+          return added;
+        }),
+      );
+      expect(seen.every((n) => n === 10)).toBe(true);
+    } finally {
+      for (const w of watches) w.destroy();
+      await t.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` });
+      t.close();
+    }
   });
 });

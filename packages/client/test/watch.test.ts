@@ -13,7 +13,12 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
 import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { isClientError, isGone } from '../src/errors.js';
+import { ConfigMap } from '@kubeloop/scheme';
+import { createDynamicRESTMapper } from '@kubeloop/mapper';
+import { createClient } from '../src/client.js';
+import type { Client } from '../src/client.js';
+import { transportDiscovery } from '../src/discovery.js';
+import { isClientError, isGone, isTooManyRequests } from '../src/errors.js';
 import type { ClientError } from '../src/errors.js';
 import { createTransport } from '../src/transport.js';
 import type { Transport } from '../src/transport.js';
@@ -290,9 +295,9 @@ describe('watchEvents on crafted streams', () => {
   });
 
   /** Serve `chunks` one write at a time, `gapMs` apart, then end (or leave the response open). */
-  function serve(chunks: readonly (string | Buffer)[], options: { gapMs?: number; end?: 'end' | 'reset' | 'hang'; status?: number } = {}): void {
+  function serve(chunks: readonly (string | Buffer)[], options: { gapMs?: number; end?: 'end' | 'reset' | 'hang'; status?: number; headers?: Record<string, string> } = {}): void {
     respond = async (_req, res) => {
-      res.writeHead(options.status ?? 200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      res.writeHead(options.status ?? 200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked', ...options.headers });
       res.flushHeaders();
       for (const chunk of chunks) {
         await delay(options.gapMs ?? 5);
@@ -454,6 +459,92 @@ describe('watchEvents on crafted streams', () => {
     const err = expectClientError(error, 'Expired');
     expect(err.code).toBe(410);
     expect(isGone(err)).toBe(true);
+  });
+
+  it('an endless line passes maxLineBytes: ClientError ResponseTooLarge, the response destroyed, nothing buffered past the limit', async () => {
+    let sent = 0;
+    respond = async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(`${ev('ADDED', 'a')}\n{"type":"ADDED","object":{"data":"`);
+      const chunk = 'z'.repeat(64 * 1024);
+      while (!res.destroyed && sent < 64 * 1024 * 1024) {
+        if (!res.write(chunk)) await new Promise((r) => res.once('drain', r).once('close', r));
+        sent += chunk.length;
+      }
+      res.end();
+    };
+    const { events, error, res } = await run({ maxLineBytes: 1024 * 1024 });
+    expect(names(events)).toEqual(['ADDED:a']);
+    const err = expectClientError(error, 'ResponseTooLarge');
+    expect(err.message).toContain('maxLineBytes (1048576)');
+    expect(res.destroyed).toBe(true);
+    expect(sent).toBeLessThan(64 * 1024 * 1024); // the server was cut off, not read to the end
+  });
+
+  it('a long line inside one chunk is held to maxLineBytes too', async () => {
+    serve([`${ev('ADDED', 'a')}\n${ev('ADDED', 'b', { data: { big: 'q'.repeat(4096) } })}\n`]);
+    const { events, error } = await run({ maxLineBytes: 1024 });
+    expect(names(events)).toEqual(['ADDED:a']);
+    expectClientError(error, 'ResponseTooLarge');
+  });
+
+  it('an error answer whose body never comes fails after errorBodyTimeoutMs, from its status code, keeping Retry-After', async () => {
+    respond = (_req, res) => {
+      res.writeHead(500, { 'content-type': 'application/json', 'retry-after': '3' });
+      res.write('{"kind":"Status","co');
+      // ... and nothing more
+    };
+    const { error, res } = await run({ errorBodyTimeoutMs: 200 });
+    const err = expectClientError(error, 'InternalError');
+    expect(err.code).toBe(500);
+    expect(err.retryAfterSeconds).toBe(3);
+    expect(err.message).toContain('did not arrive within 200 ms');
+    expect(res.destroyed).toBe(true);
+  });
+
+  it('a 429 answer keeps its Retry-After on the error', async () => {
+    serve([JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'TooManyRequests', code: 429, message: 'too many requests' })], { status: 429, headers: { 'retry-after': '7' } });
+    const { error } = await run();
+    const err = expectClientError(error, 'TooManyRequests');
+    expect(err.retryAfterSeconds).toBe(7);
+  });
+});
+
+describe('client.watch on a crafted server (kinds mapped by the real API server)', () => {
+  let server: Server;
+  let respond: (req: IncomingMessage, res: ServerResponse) => void = () => undefined;
+  let client: Client;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => respond(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const real = createTransport(testKubeConfig());
+    const mapper = createDynamicRESTMapper(transportDiscovery(real));
+    client = createClient({ kubeConfig: { server: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }, mapper, transportOptions: { timeoutMs: 300 } });
+  });
+  afterAll(async () => {
+    client.transport.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('a watch answered 429 (API Priority and Fairness) rejects with TooManyRequests carrying Retry-After for the reflector', async () => {
+    respond = (_req, res) => {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '5' });
+      res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'TooManyRequests', code: 429, message: 'the server has received too many requests', details: {} }));
+    };
+    const err = await client.watch(ConfigMap, { namespace: 'default' }).catch((e: unknown) => e);
+    expect(isTooManyRequests(err)).toBe(true);
+    expect((err as ClientError).retryAfterSeconds).toBe(5);
+  });
+
+  it('a re-watch answered with 500 headers and no body rejects within the deadline instead of hanging', async () => {
+    respond = (_req, res) => {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.flushHeaders();
+    };
+    const err = await client.watch(ConfigMap, { namespace: 'default', resourceVersion: '1' }).catch((e: unknown) => e);
+    expect(expectClientError(err, 'InternalError').code).toBe(500);
   });
 });
 

@@ -5,8 +5,8 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import { loadAllYaml } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
 import { EnvtestError } from './errors.js';
 import { kubeRequest } from './internal/http.js';
 
@@ -49,7 +49,12 @@ async function loadSource(source: CRDSource): Promise<CustomResourceDefinitionLi
   const text = await readFile(source, 'utf8');
   let docs: unknown[];
   try {
-    docs = extname(source) === '.json' ? [JSON.parse(text) as unknown] : loadAllYaml(text);
+    // Plain YAML → JSON. (client-node's loadAllYaml maps known kinds onto its model classes, which
+    // renames x-kubernetes-* schema keywords to x_kubernetes_* and so silently drops them.)
+    docs = extname(source) === '.json' ? [JSON.parse(text) as unknown] : parseAllDocuments(text).map((doc) => {
+      if (doc.errors.length > 0) throw doc.errors[0]!;
+      return doc.toJSON() as unknown;
+    });
   } catch (cause) {
     throw new EnvtestError('CRDInstallFailed', `CRD file ${source} is not valid ${extname(source) === '.json' ? 'JSON' : 'YAML'}`, { cause });
   }

@@ -3,6 +3,9 @@
  * lifecycle: start failures, timeouts, port races, restarts, clean stops.
  */
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
 import type { V1ConfigMap } from '@kubernetes/client-node';
@@ -92,6 +95,48 @@ describe('the shared control plane', () => {
     // Installing again updates in place.
     await env.installCRDs([testCRD(group, 'HardDisk', { schema: SIZE_SCHEMA })]);
     await env.stop();
+  });
+
+  it('installs a CRD from a YAML file with its x-kubernetes-* keywords intact', async () => {
+    const kc = testKubeConfig();
+    const group = `${uniqueName('g')}.envtest.kubeloop.dev`;
+    const dir = await mkdtemp(join(tmpdir(), 'envtest-crd-'));
+    try {
+      const yaml = [
+        'apiVersion: apiextensions.k8s.io/v1',
+        'kind: CustomResourceDefinition',
+        `metadata: { name: ports.${group} }`,
+        'spec:',
+        `  group: ${group}`,
+        '  scope: Namespaced',
+        '  names: { plural: ports, singular: port, kind: Port, listKind: PortList }',
+        '  versions:',
+        '    - name: v1',
+        '      served: true',
+        '      storage: true',
+        '      schema:',
+        '        openAPIV3Schema:',
+        '          type: object',
+        '          properties:',
+        '            spec:',
+        '              type: object',
+        '              properties:',
+        '                port: { x-kubernetes-int-or-string: true }',
+        '                tags: { type: array, items: { type: string }, x-kubernetes-list-type: set }',
+      ].join('\n');
+      await writeFile(join(dir, 'ports.yaml'), `${yaml}\n`);
+      const env = createEnvironment({ useExistingCluster: true, kubeconfigPath: testKubeconfigPath() });
+      await env.start();
+      await env.installCRDs([dir]);
+      const custom = kc.makeApiClient(CustomObjectsApi);
+      await custom.createNamespacedCustomObject({ group, version: 'v1', namespace: 'default', plural: 'ports', body: { apiVersion: `${group}/v1`, kind: 'Port', metadata: { name: 'p' }, spec: { port: 'http', tags: ['a'] } } });
+      // the list type survived: a duplicate in the set is refused
+      await expect(
+        custom.createNamespacedCustomObject({ group, version: 'v1', namespace: 'default', plural: 'ports', body: { apiVersion: `${group}/v1`, kind: 'Port', metadata: { name: 'q' }, spec: { tags: ['a', 'a'] } } }),
+      ).rejects.toMatchObject({ code: 422 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('rejects a CRD file that is not a CRD, naming the file', async () => {

@@ -1,18 +1,20 @@
 /**
  * `@kubeloop/manager` runs controllers the way controller-runtime does: a
- * manager builds the client, informer cache and mapper from one KubeConfig;
- * controllers are registered through dependency injection (tsyringe) or a
- * fluent builder; a workqueue never hands one key to two workers and retries
- * failures with per-key backoff; leader election on a Lease; health,
- * readiness and Prometheus metrics with controller-runtime's names; pino
- * logging with per-reconcile child loggers.
+ * cluster (client, informer cache, mapper and event recorders from one
+ * KubeConfig) plus controllers registered through dependency injection
+ * (tsyringe) or a fluent builder, each over a priority work queue
+ * (`@kubeloop/workqueue`) that never hands one key to two workers; leader
+ * election (`@kubeloop/leaderelection`); health, readiness and Prometheus
+ * metrics with controller-runtime's names; pino logging with per-reconcile
+ * child loggers; and controllerutil-style helpers (owner references,
+ * finalizers, create-or-update, conditions).
  *
  * @example
  * ```ts
  * import { createManager, Result, signalHandler } from '@kubeloop/manager';
  * import { ConfigMap } from '@kubeloop/scheme';
  *
- * const manager = createManager({ fieldOwner: 'demo', healthProbeBindAddress: ':8081' });
+ * const manager = createManager({ fieldOwner: 'demo', healthProbeBindAddress: '127.0.0.1:8081' });
  * manager.controller().for(ConfigMap).complete(async (req, ctx) => {
  *   const cm = await manager.client.get(ConfigMap, { namespace: req.namespace!, name: req.name });
  *   ctx.log.info({ keys: Object.keys(cm.data ?? {}) }, 'seen');
@@ -25,46 +27,40 @@
  */
 // tsyringe needs the Reflect metadata polyfill before it loads.
 import 'reflect-metadata';
+// The manager and its cluster
 export { createManager, signalHandler } from './manager.js';
 export type { LeaderElectionConfig, Manager, ManagerOptions, Runnable, RunnableFn } from './manager.js';
-export { ControllerBuilder } from './builder.js';
-export type { ControllerDefinition, WatchOptions } from './builder.js';
-export type { ControllerOptions, ControllerStatus } from './controller.js';
-export { controller, TOKENS } from './di.js';
-export type { ControllerRegistration, ReconcilerClass } from './di.js';
-export { Result, requestKey, terminalError } from './reconcile.js';
-export type { ReconcileContext, ReconcileFn, ReconcileResult, Reconciler, ReconcilerLike, Request } from './reconcile.js';
-export { enqueueMapped, enqueueObject, enqueueOwner } from './handlers.js';
-export type { EventHandler } from './handlers.js';
-export { and, annotationsChanged, generationChanged, labelSelectorPredicate, labelsChanged, not, or, resourceVersionChanged } from './predicates.js';
-export type { Predicate } from './predicates.js';
-export { kindSource, observableSource } from './source.js';
-export type { Source, SourceContext } from './source.js';
-export type { EventRecorder, EventRecorderProvider } from './recorder.js';
-export {
-  containsFinalizer,
-  createOrPatch,
-  createOrUpdate,
-  finalize,
-  findStatusCondition,
-  getControllerOf,
-  isStatusConditionTrue,
-  jsonEqual,
-  setControllerReference,
-  setOwnerReference,
-  setStatusCondition,
-} from './helpers.js';
-export type { Condition, OperationResult } from './helpers.js';
-export { createLogger, REDACT_PATHS } from './logging.js';
-export type { LoggerConfig } from './logging.js';
-export type { HealthCheck } from './http-servers.js';
-export { createLeaderElector, formatMicroTime, LEADER_ELECTION_DEFAULTS, LEADER_ELECTION_JITTER_FACTOR, LEADER_ELECTION_STATUS_METRIC } from './leader-election.js';
-export { createWorkQueue } from './workqueue.js';
-export type { WorkQueue, WorkQueueOptions } from './workqueue.js';
-export { bucketRateLimiter, defaultControllerRateLimiter, exponentialFailureRateLimiter, maxOfRateLimiter, monotonicNow } from './rate-limiter.js';
-export type { BucketRateLimiterOptions, Clock, DefaultControllerRateLimiterOptions, RateLimiter } from './rate-limiter.js';
-export { createWorkQueueMetrics, WORKQUEUE_DURATION_BUCKETS, WORKQUEUE_METRIC_NAMES } from './workqueue-metrics.js';
-export type { WorkQueueMetrics, WorkQueueMetricsOptions } from './workqueue-metrics.js';
-export type { LeaderElectionEnd, LeaderElector, LeaderElectorOptions } from './leader-election.js';
-export { ManagerError, describeError, isManagerError } from './errors.js';
+export { createCluster } from './cluster.js';
+export type { Cluster, ClusterOptions } from './cluster.js';
+export { ManagerError, isManagerError } from './errors.js';
 export type { ManagerErrorReason } from './errors.js';
+// Controllers
+export { ControllerBuilder } from './controller/builder.js';
+export type { BuilderWatchOptions, ControllerDefinition } from './controller/builder.js';
+export type { ControllerOptions, ControllerStatus } from './controller/controller.js';
+export { controller, TOKENS } from './controller/di.js';
+export type { ControllerRegistration, ReconcilerClass } from './controller/di.js';
+export { Result, requestKey, terminalError } from './controller/reconcile.js';
+export type { ReconcileContext, ReconcileFn, ReconcileResult, Reconciler, ReconcilerLike, Request } from './controller/reconcile.js';
+export { enqueueMapped, enqueueObject, enqueueOwner } from './controller/handlers.js';
+export type { EventHandler } from './controller/handlers.js';
+export { and, annotationsChanged, generationChanged, labelSelectorPredicate, labelsChanged, not, or, resourceVersionChanged } from './controller/predicates.js';
+export type { Predicate } from './controller/predicates.js';
+export { kindSource, observableSource } from './controller/source.js';
+export type { Source, SourceContext } from './controller/source.js';
+// controllerutil
+export { getControllerOf, setControllerReference, setOwnerReference } from './controllerutil/owner-references.js';
+export { containsFinalizer, finalize } from './controllerutil/finalizers.js';
+export { createOrPatch, createOrUpdate } from './controllerutil/create-or-update.js';
+export type { OperationResult } from './controllerutil/create-or-update.js';
+export { findStatusCondition, isStatusConditionTrue, setStatusCondition } from './controllerutil/conditions.js';
+export type { Condition } from './controllerutil/conditions.js';
+// Observability
+export { createEventRecorderProvider } from './events/recorder.js';
+export type { EventDropReason, EventRecorder, EventRecorderOptions, EventRecorderProvider, EventRecorderTuning, EventType, EventWriter } from './events/recorder.js';
+export { createLogger } from './log/logging.js';
+export type { LoggerConfig } from './log/logging.js';
+export type { HealthCheck } from './server/http-servers.js';
+export { createWorkQueueMetrics } from './metrics/workqueue-metrics.js';
+export type { WorkQueueMetricsOptions } from './metrics/workqueue-metrics.js';
+export { leaderElectionMetrics } from './metrics/leader-election-metrics.js';

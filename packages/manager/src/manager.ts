@@ -1,46 +1,45 @@
 /**
- * The manager: one KubeConfig → one client, informer cache and mapper;
- * controllers and other runnables; leader election; health, readiness and
- * metrics servers; graceful shutdown.
+ * The manager: a cluster (client, informer cache, mapper from one
+ * KubeConfig) plus controllers and other runnables, leader election, health,
+ * readiness and metrics servers, and graceful shutdown.
  *
  * Start order: HTTP servers, caches, runnables that do not need leadership,
  * leader election, then leader-only runnables (controllers by default).
- * Stop in reverse, within a graceful shutdown timeout.
+ * Stop in reverse, within a graceful shutdown timeout. Losing the lease
+ * skips graceful shutdown, as controller-runtime does: leader-only work is
+ * cancelled at once and `start()` rejects within `leaseLossExitTimeoutMs`.
  */
 import 'reflect-metadata';
-import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { container as rootContainer } from 'tsyringe';
 import type { DependencyContainer, InjectionToken } from 'tsyringe';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { createInformerCache } from '@kubeloop/cache';
 import type { InformerCache, InformerCacheOptions } from '@kubeloop/cache';
-import { createClient, createTransport, loadKubeConfig } from '@kubeloop/client';
-import type { Client, TransportOptions, TypeRef } from '@kubeloop/client';
-import { createDynamicRESTMapper } from '@kubeloop/mapper';
+import { createClient } from '@kubeloop/client';
+import type { CachedClient, Client, KubeConfigLike, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
+import { createLeaderElector } from '@kubeloop/leaderelection';
+import type { LeaderElector } from '@kubeloop/leaderelection';
 import type { RESTMapper } from '@kubeloop/mapper';
-import { builtinScheme } from '@kubeloop/scheme';
 import type { ResourceDescriptor, Scheme } from '@kubeloop/scheme';
-import { transportDiscovery } from '@kubeloop/client';
-import { ControllerBuilder, forGroupKind, nameOf, sourcesOf } from './builder.js';
-import type { ControllerDefinition } from './builder.js';
-import { Controller } from './controller.js';
-import type { ControllerStatus } from './controller.js';
-import { controllerRegistrationOf, TOKENS } from './di.js';
-import type { ControllerRegistration, ReconcilerClass } from './di.js';
+import { createCluster } from './cluster.js';
+import type { Cluster } from './cluster.js';
+import { ControllerBuilder, forGroupKind, nameOf, sourcesOf } from './controller/builder.js';
+import type { ControllerDefinition } from './controller/builder.js';
+import { Controller } from './controller/controller.js';
+import type { ControllerStatus } from './controller/controller.js';
+import { controllerRegistrationOf, TOKENS } from './controller/di.js';
+import type { ControllerRegistration, ReconcilerClass } from './controller/di.js';
+import { toReconciler } from './controller/reconcile.js';
+import type { Reconciler, ReconcilerLike } from './controller/reconcile.js';
 import { describeError, isManagerError, ManagerError } from './errors.js';
-import { startHealthServer, startMetricsServer } from './http-servers.js';
-import type { HealthCheck } from './http-servers.js';
-import { createLeaderElector } from './leader-election.js';
-import type { LeaderElector } from './leader-election.js';
-import { createLogger } from './logging.js';
-import { ControllerMetrics, registerInformerMetrics, restClientMetrics } from './metrics.js';
-import { toReconciler } from './reconcile.js';
-import type { Reconciler, ReconcilerLike } from './reconcile.js';
-import { createEventRecorderProvider } from './recorder.js';
-import type { EventRecorder, EventRecorderProvider } from './recorder.js';
+import type { EventRecorder, EventRecorderTuning } from './events/recorder.js';
+import { createLogger } from './log/logging.js';
+import { ControllerMetrics } from './metrics/controller-metrics.js';
+import { leaderElectionMetrics } from './metrics/leader-election-metrics.js';
+import { registerDefaultMetrics } from './metrics/process-metrics.js';
+import { startHealthServer, startMetricsServer } from './server/http-servers.js';
+import type { HealthCheck } from './server/http-servers.js';
 
 /** Something the manager runs until its signal aborts. */
 export interface Runnable {
@@ -70,8 +69,12 @@ export interface LeaderElectionConfig {
 
 /** Options for {@link createManager}. Every field is optional. */
 export interface ManagerOptions {
-  /** Where to connect. Default: KUBECONFIG, ~/.kube/config, or in-cluster. */
-  readonly kubeConfig?: KubeConfig;
+  /** Where to connect. Default: KUBECONFIG, ~/.kube/config, or in-cluster (ignored when `transport` or `cluster` is given). */
+  readonly kubeConfig?: KubeConfigLike;
+  /** A ready transport instead of one made from `kubeConfig` (for example `@kubeloop/testing`'s fake API). Default: made from `kubeConfig`. */
+  readonly transport?: Transport;
+  /** A ready cluster to run on; then kubeConfig, transport, scheme, fieldOwner, namespaces, cache, uncached, transportOptions and eventRecorder are not used. Default: one made from those options. */
+  readonly cluster?: Cluster;
   /** The kinds the client types. Default: `builtinScheme`. */
   readonly scheme?: Scheme;
   /** Field manager for writes and server-side apply. Default: none (apply then needs a per-call fieldManager). */
@@ -88,27 +91,54 @@ export interface ManagerOptions {
   readonly healthProbeBindAddress?: string;
   /** Leader election. Default: off (every replica runs every controller). */
   readonly leaderElection?: LeaderElectionConfig;
-  /** How long stopping may take before the manager gives up waiting. Default: 30 000 ms. */
+  /** How long stopping may take before the manager gives up waiting (reconciles that ignore their signal included). Default: 30 000 ms. */
   readonly gracefulShutdownTimeoutMs?: number;
+  /**
+   * After losing the lease, how long `start()` waits for leader-only work to
+   * notice its aborted signal before it rejects with `LeaderElectionLost`
+   * anyway (graceful shutdown is skipped, as controller-runtime does). Exit
+   * the process then: a new leader may already be working. Default: 2 000 ms.
+   */
+  readonly leaseLossExitTimeoutMs?: number;
   /** The root logger. Default: pino at `KUBELOOP_LOG_LEVEL` / `LOG_LEVEL` / info. */
   readonly logger?: Logger;
   /** Parent DI container. Default: tsyringe's root container (a child is made per manager). */
   readonly container?: DependencyContainer;
   /** Prometheus registry. Default: a new one. */
   readonly registry?: Registry;
+  /**
+   * Register prom-client's default process and Node.js metrics
+   * (`process_cpu_seconds_total`, `process_resident_memory_bytes`,
+   * `nodejs_eventloop_lag_seconds`, `nodejs_heap_size_used_bytes`, ...) in
+   * the registry, as controller-runtime registers the process and Go
+   * collectors. Once per registry. Default: true.
+   */
+  readonly defaultMetrics?: boolean;
   /** Transport tuning (QPS, burst, timeouts). */
-  readonly transport?: TransportOptions;
+  readonly transportOptions?: TransportOptions;
+  /** Tuning of the event recorders (queue size, spam filter, series interval, retries); not used with `cluster`. Default: client-go's; see `EventRecorderTuning`. */
+  readonly eventRecorder?: EventRecorderTuning;
   /**
    * `/readyz` fails when an informer has been out of contact with the API
    * server (failed lists or watches, no watch open) for longer than this.
    * Default: 60 000 ms.
    */
   readonly informerStaleAfterMs?: number;
+  /**
+   * Every controller re-enqueues every cached object of its `for` kind this
+   * often (jittered ±10 %, at low priority) unless its own options say
+   * otherwise; 0 turns it off. Default: 36 000 000 (10 hours, as
+   * controller-runtime's `SyncPeriod`).
+   */
+  readonly syncPeriodMs?: number;
 }
 
 /** The manager. */
 export interface Manager {
-  readonly client: Client;
+  /** The cluster the manager runs on (client, apiReader, cache, mapper, recorders). */
+  readonly cluster: Cluster;
+  /** `cluster.client`: reads from the cache (deeply read-only), writes to the API server. */
+  readonly client: CachedClient;
   /** Reads that always go to the API server. */
   readonly apiReader: Client;
   readonly cache: InformerCache;
@@ -164,6 +194,11 @@ export function signalHandler(): AbortSignal {
   return ac.signal;
 }
 
+/** A timer that keeps nothing alive. */
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
 function inClusterNamespace(): string {
   try {
     return readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim() || 'default';
@@ -193,11 +228,7 @@ interface RunnableEntry {
 }
 
 class KubeManager implements Manager {
-  readonly client: Client;
-  readonly apiReader: Client;
-  readonly cache: InformerCache;
-  readonly scheme: Scheme;
-  readonly mapper: RESTMapper;
+  readonly cluster: Cluster;
   readonly logger: Logger;
   readonly container: DependencyContainer;
   readonly registry: Registry;
@@ -208,51 +239,51 @@ class KubeManager implements Manager {
   private readonly healthz = new Map<string, HealthCheck>();
   private readonly readyz = new Map<string, HealthCheck>();
   private readonly metrics: ControllerMetrics;
-  private readonly recorders: EventRecorderProvider;
   private elector: LeaderElector | undefined;
   private started = false;
   private leading = false;
+  /** Set when a graceful stop begins (not on lease loss). */
+  private stopping = false;
 
   constructor(private readonly options: ManagerOptions) {
-    const kubeConfig = options.kubeConfig ?? loadKubeConfig();
     this.registry = options.registry ?? new Registry();
     this.logger = options.logger ?? createLogger();
-    this.scheme = options.scheme ?? builtinScheme;
-    const transport = createTransport(kubeConfig, { ...options.transport, onRequest: restClientMetrics(this.registry) });
-    this.mapper = createDynamicRESTMapper(transportDiscovery(transport));
-    const base = { transport, scheme: this.scheme, mapper: this.mapper, ...(options.fieldOwner ? { fieldOwner: options.fieldOwner } : {}) };
-    this.apiReader = createClient(base);
-    this.cache = createInformerCache({
-      ...options.cache,
-      client: this.apiReader,
-      ...(options.namespaces ? { namespaces: options.namespaces } : {}),
-      onError: (kind, err, phase) => {
-        this.logger.warn({ kind, phase, err: describeError(err) }, 'informer error; retrying');
-        options.cache?.onError?.(kind, err, phase);
-      },
-    });
-    this.client = createClient({ ...base, cache: this.cache, ...(options.uncached ? { uncached: options.uncached } : {}) });
+    this.cluster =
+      options.cluster ??
+      createCluster({
+        ...(options.kubeConfig ? { kubeConfig: options.kubeConfig } : {}),
+        ...(options.transport ? { transport: options.transport } : {}),
+        ...(options.transportOptions ? { transportOptions: options.transportOptions } : {}),
+        ...(options.scheme ? { scheme: options.scheme } : {}),
+        ...(options.fieldOwner ? { fieldOwner: options.fieldOwner } : {}),
+        ...(options.namespaces ? { namespaces: options.namespaces } : {}),
+        ...(options.cache ? { cache: options.cache } : {}),
+        ...(options.uncached ? { uncached: options.uncached } : {}),
+        ...(options.leaderElection?.identity ? { eventInstance: options.leaderElection.identity } : {}),
+        ...(options.eventRecorder ? { eventRecorder: options.eventRecorder } : {}),
+        logger: this.logger,
+        registry: this.registry,
+      });
     this.metrics = new ControllerMetrics(this.registry);
-    registerInformerMetrics(this.registry, this.cache);
-    this.recorders = createEventRecorderProvider(this.client, this.logger, options.leaderElection?.identity ?? hostname());
+    if (options.defaultMetrics !== false) registerDefaultMetrics(this.registry);
 
     this.container = (options.container ?? rootContainer).createChildContainer();
     this.container.registerInstance(TOKENS.Client, this.client);
     this.container.registerInstance(TOKENS.ApiReader, this.apiReader);
     this.container.registerInstance(TOKENS.Logger, this.logger);
-    this.container.registerInstance(TOKENS.EventRecorderProvider, this.recorders);
+    this.container.registerInstance(TOKENS.EventRecorderProvider, this.cluster.recorders);
     this.container.registerInstance(TOKENS.Scheme, this.scheme);
     this.container.registerInstance(TOKENS.Cache, this.cache);
+    this.container.registerInstance(TOKENS.Cluster, this.cluster);
     this.container.registerInstance(TOKENS.Manager, this);
 
     this.healthz.set('ping', () => undefined);
     this.readyz.set('informers', () => {
-      const unsynced = this.cache.informers().filter((i) => !i.synced);
+      const informers = this.cache.informers();
+      const unsynced = informers.filter((i) => !i.synced);
       const staleAfter = options.informerStaleAfterMs ?? 60_000;
       const now = Date.now();
-      const stale = this.cache
-        .informers()
-        .filter((i) => i.synced && i.stats.some((st) => st.disconnectedSince > 0 && now - st.disconnectedSince > staleAfter));
+      const stale = informers.filter((i) => i.synced && i.stats.some((st) => st.disconnectedSince > 0 && now - st.disconnectedSince > staleAfter));
       if (stale.length > 0) {
         throw new Error(
           `stale: ${stale
@@ -279,6 +310,22 @@ class KubeManager implements Manager {
       const waiting = this.controllerList.map((c) => c.status()).filter((s) => s.started && !s.synced);
       if (waiting.length > 0) throw new Error(waiting.map((s) => `${s.name} waiting for ${s.waitingFor.join(', ')}`).join('; '));
     });
+  }
+
+  get client(): CachedClient {
+    return this.cluster.client;
+  }
+  get apiReader(): Client {
+    return this.cluster.apiReader;
+  }
+  get cache(): InformerCache {
+    return this.cluster.cache;
+  }
+  get scheme(): Scheme {
+    return this.cluster.scheme;
+  }
+  get mapper(): RESTMapper {
+    return this.cluster.mapper;
   }
 
   controller(): ControllerBuilder {
@@ -316,6 +363,8 @@ class KubeManager implements Manager {
       metrics: this.metrics,
       group,
       kind,
+      forKind: definition.for,
+      defaultSyncPeriodMs: this.options.syncPeriodMs ?? 36_000_000,
     });
     this.controllerList.push(controller);
     this.runnables.push({ run: (s) => controller.start(s), needLeaderElection: controller.needLeaderElection, name: `controller ${name}` });
@@ -336,7 +385,7 @@ class KubeManager implements Manager {
   }
 
   recorderFor(name: string): EventRecorder {
-    return this.recorders.recorderFor(name);
+    return this.cluster.recorderFor(name);
   }
 
   controllers(): readonly ControllerStatus[] {
@@ -351,6 +400,7 @@ class KubeManager implements Manager {
     if (this.started) throw new ManagerError('InvalidRegistration', 'a manager starts once');
     this.started = true;
     const log = this.logger;
+    const gracefulMs = this.options.gracefulShutdownTimeoutMs ?? 30_000;
     const stop = new AbortController();
     const onExternal = (): void => stop.abort(signal?.reason);
     if (signal?.aborted) stop.abort(signal.reason);
@@ -405,8 +455,12 @@ class KubeManager implements Manager {
     let electing: Promise<unknown> = Promise.resolve();
     const le = this.options.leaderElection;
     if (le) {
+      // Leader election has its own connections and no Retry-After waits (each attempt has its own
+      // deadline): renewals never queue behind reconcile traffic or watches, as in controller-runtime.
+      const leTransport = this.cluster.transport.fork({ maxRetries: 0 });
+      closers.push(() => Promise.resolve(leTransport.close()));
       const elector = createLeaderElector({
-        client: this.apiReader,
+        client: createClient({ transport: leTransport, scheme: this.scheme, mapper: this.mapper }),
         namespace: le.namespace ?? inClusterNamespace(),
         name: le.name,
         ...(le.identity ? { identity: le.identity } : {}),
@@ -414,16 +468,19 @@ class KubeManager implements Manager {
         ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
         ...(le.retryPeriodMs ? { retryPeriodMs: le.retryPeriodMs } : {}),
         releaseOnCancel: le.releaseOnCancel ?? false,
-        registry: this.registry,
+        metrics: leaderElectionMetrics(this.registry),
         onStartedLeading: (leaderSignal) => {
           this.leading = true;
           log.info({ identity: elector.identity, lease: `${elector.namespace}/${elector.name}` }, 'became leader; starting leader-only runnables');
           for (const entry of leaderOnly) launch(entry, leaderSignal);
         },
-        // The lease is released (releaseOnCancel) only after leader-only work has drained, so two leaders never overlap.
+        // On a graceful stop the lease is released (releaseOnCancel) only after leader-only work has drained
+        // (bounded by the graceful timeout), so two leaders never overlap. On a lost lease nothing is released
+        // and nothing is awaited: the signal has aborted leader-only work and the manager exits at once.
         onStoppedLeading: async () => {
           this.leading = false;
-          await Promise.all(running.filter((r) => r.leader).map((r) => r.done));
+          if (!this.stopping) return;
+          await Promise.race([Promise.all(running.filter((r) => r.leader).map((r) => r.done)), delay(gracefulMs)]);
         },
         onNewLeader: (identity) => log.info({ leader: identity }, 'new leader observed'),
         onError: (err) => log.warn({ err: describeError(err) }, 'leader election error; retrying'),
@@ -451,10 +508,13 @@ class KubeManager implements Manager {
       else stop.signal.addEventListener('abort', () => resolve(), { once: true });
     });
     signal?.removeEventListener('abort', onExternal);
+    const leaseLost = isManagerError(failure) && failure.reason === 'LeaderElectionLost';
+    if (!leaseLost) this.stopping = true;
     log.info({ reason: failure?.message ?? 'stop requested' }, 'stopping');
 
-    // Stop in reverse: leader-only work, then the others, within the graceful timeout.
-    const timeoutMs = this.options.gracefulShutdownTimeoutMs ?? 30_000;
+    // Stop in reverse: leader-only work, then the others, within the graceful timeout;
+    // after a lost lease, within the short lease-loss bound.
+    const timeoutMs = leaseLost ? (this.options.leaseLossExitTimeoutMs ?? 2_000) : gracefulMs;
     let timedOut = false;
     const drain = async (): Promise<void> => {
       for (const r of running.filter((x) => x.leader)) r.stop.abort(stop.signal.reason);
@@ -475,9 +535,9 @@ class KubeManager implements Manager {
     ]);
     if (timer) clearTimeout(timer);
     this.leading = false;
-    await this.cache.stop();
+    // Pending events get written (the recorder bounds it at 5 s), unless the lease was lost: then exit fast.
+    await Promise.race([this.cluster.stop(), delay(leaseLost ? 1_000 : 6_000)]);
     for (const close of closers.reverse()) await close();
-    this.client.transport.close();
     log.info('manager stopped');
     if (failure) throw failure;
     if (timedOut) throw new ManagerError('ShutdownTimeout', `runnables did not stop within ${timeoutMs} ms`);

@@ -53,4 +53,51 @@ describe('a manager that loses its lease', () => {
     await proxy.close();
     client.transport.close();
   });
+
+  it('latency on the leader link only: the old leader has stopped (start() settled) before the new one leads, even when its work ignores its signal', async () => {
+    const client = testClient();
+    const ns = await newNamespace(client, 'slow');
+    const proxy = await startApiProxy(testKubeConfig());
+    const lease = uniqueName('lease');
+    const timings = { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 300 };
+    const make = (kubeConfig: typeof proxy.kubeConfig, identity: string) =>
+      createManager({
+        kubeConfig,
+        namespaces: [ns],
+        logger: createLogger({ level: 'silent' }),
+        leaderElection: { name: lease, namespace: ns, identity, ...timings },
+        gracefulShutdownTimeoutMs: 30_000,
+        leaseLossExitTimeoutMs: 500,
+      });
+    const old = make(proxy.kubeConfig, 'old');
+    // Leader-only work that ignores its signal entirely.
+    old.add(() => new Promise<void>(() => undefined));
+    const oldOutcome = old.start().then(
+      () => ({ at: Date.now(), err: undefined as unknown }),
+      (err: unknown) => ({ at: Date.now(), err }),
+    );
+    await eventually(() => old.isLeader(), (v) => v, 'the old leader');
+    const next = make(testKubeConfig(), 'new');
+    let newLedAt = 0;
+    next.add(async (signal) => {
+      newLedAt = Date.now();
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    });
+    const stopNext = new AbortController();
+    const nextDone = next.start(stopNext.signal).catch(() => undefined);
+    // 12 s of latency on the old leader's link only (its renewals time out after max(renew/2, 1 s)).
+    const slowedAt = Date.now();
+    proxy.delay(12_000);
+    const ended = await oldOutcome;
+    expect(isManagerError(ended.err) && ended.err.reason).toBe('LeaderElectionLost');
+    // Lost within the renew deadline plus one attempt timeout and a retry, and exited within the lease-loss bound.
+    expect(ended.at - slowedAt).toBeLessThan(timings.renewDeadlineMs + 1000 + timings.retryPeriodMs * 2.2 + 500 + 1000);
+    await eventually(() => newLedAt, (t) => t > 0, 'the new leader', 20_000);
+    expect(newLedAt).toBeGreaterThan(ended.at);
+    stopNext.abort();
+    await nextDone;
+    proxy.delay(0);
+    await proxy.close();
+    client.transport.close();
+  });
 });

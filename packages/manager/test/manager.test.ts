@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { ConfigMap, Lease } from '@kubeloop/scheme';
-import { formatMicroTime, isManagerError, ManagerError, Result } from '../src/index.js';
+import { formatMicroTime } from '@kubeloop/leaderelection';
+import { isManagerError, ManagerError, Result } from '../src/index.js';
 import { uniqueName } from '../../../test/support/env.js';
 import { eventually, newNamespace, run, synced, testClient, testManager } from './support.js';
 

@@ -8,8 +8,11 @@
 import { SchemeError } from './errors.js';
 import type { GroupVersionKind } from './group-version.js';
 import { formatGroupVersionKind } from './group-version.js';
+import { buildKindSchema, checkKindSchema, sameKindSchema } from './internal/kind-schema.js';
 import { groupProblem, kindProblem, resourceProblem, show, versionProblem } from './internal/names.js';
+import type { ApiVersionOf, KindSchema, SchemaKindDefinition, SchemaKindObject } from './kind-schema.js';
 import type { KubeObject } from './wire.js';
+import type { TProperties } from 'typebox';
 
 /** Type-only key of the phantom property that carries a descriptor's object type; never present at run time. */
 declare const objectType: unique symbol;
@@ -44,6 +47,13 @@ export interface ResourceDescriptor<T extends KubeObject = KubeObject> extends G
   readonly namespaced?: boolean;
   /** The kind of the kind's lists (`PodList`), when it has one. */
   readonly listKind?: string;
+  /**
+   * The schema of the kind's objects and its CRD options, for kinds defined
+   * by a schema (`defineKind({ ..., schema })`); absent for hand-typed and
+   * built-in kinds. Plain frozen JSON, so it survives two copies of this
+   * package (the `kubeloop` CLI reads it from a project's exported kinds).
+   */
+  readonly schema?: KindSchema;
   /** Phantom: the object type. Type-level only. */
   readonly [objectType]?: T;
 }
@@ -68,11 +78,39 @@ export interface KindDefinition<Kind extends string = string> {
 }
 
 /**
- * Declares a kind: returns its frozen descriptor, typed with the object type
- * `T` given explicitly. Every name is checked against the API's naming rules.
+ * Declares a kind and returns its frozen descriptor. Two forms:
+ *
+ * - **Schema-first**: give `schema`, the object's root properties as TypeBox
+ *   schemas (`spec`, `status`, ...). The object type is inferred from them,
+ *   the descriptor carries the schema, and `kubeloop generate crds` writes
+ *   the CRD from it. Builders for Kubernetes' extensions (int-or-string,
+ *   list types, CEL rules, embedded resources, ...) are in
+ *   `@kubeloop/scheme/schema`; local validation is in
+ *   `@kubeloop/scheme/validation`. `plural` and `namespaced` are required;
+ *   `listKind` defaults to `<Kind>List`.
+ * - **Hand-typed**: give the object type `T` explicitly and no schema.
+ *
+ * Every name is checked against the API's naming rules.
  *
  * @throws {@link SchemeError} `InvalidDescriptor` when a field is malformed,
- * or the list kind equals the kind.
+ * the list kind equals the kind, or the schema is not JSON.
+ *
+ * @example
+ * ```ts
+ * import { defineKind } from '@kubeloop/scheme';
+ * import { Type, k8s } from '@kubeloop/scheme/schema';
+ * import type { ObjectOf } from '@kubeloop/scheme';
+ *
+ * export const HardDisk = defineKind({
+ *   group: 'crd-demo.io', version: 'v1', kind: 'HardDisk', plural: 'harddisks', namespaced: true,
+ *   schema: {
+ *     spec: Type.Object({ sizeGiB: Type.Integer({ minimum: 1 }), storageClass: Type.Optional(Type.String()) }),
+ *     status: Type.Object({ phase: Type.Optional(k8s.Enum(['Pending', 'Bound'])) }),
+ *   },
+ *   crd: { shortNames: ['hd'], subresources: { status: true } },
+ * });
+ * export type HardDisk = ObjectOf<typeof HardDisk>; // { spec: { sizeGiB: number; storageClass?: string }; status?: ...; metadata?: ObjectMeta; ... }
+ * ```
  *
  * @example
  * ```ts
@@ -96,10 +134,19 @@ export interface KindDefinition<Kind extends string = string> {
  * });
  * ```
  */
-export function defineKind<T extends KubeObject = KubeObject>(definition: KindDefinition<NonNullable<T['kind']>>): ResourceDescriptor<T> {
+export function defineKind<Kind extends string, Group extends string, Version extends string, P extends TProperties>(
+  definition: SchemaKindDefinition<Kind, Group, Version, P>,
+): ResourceDescriptor<SchemaKindObject<ApiVersionOf<Group, Version>, Kind, P>>;
+export function defineKind<T extends KubeObject = KubeObject>(definition: KindDefinition<NonNullable<T['kind']>>): ResourceDescriptor<T>;
+export function defineKind(definition: KindDefinition | SchemaKindDefinition<string, string, string, TProperties>): ResourceDescriptor {
   // apiVersion is derived, so `defineKind({ ...HardDisk, version: 'v2' })` declares the v2 kind.
   const { group, version, kind, plural, namespaced, listKind } = definition;
-  return toDescriptor({ group, version, kind, plural, namespaced, listKind });
+  if (!('schema' in definition) || definition.schema === undefined) return toDescriptor({ group, version, kind, plural, namespaced, listKind });
+  const label = `${String(kind)}.${String(version)}.${String(group)}`;
+  const schema = buildKindSchema(definition.schema, definition.crd, label);
+  if (typeof plural !== 'string') throw new SchemeError('InvalidDescriptor', `invalid resource descriptor ${label}: a kind defined by a schema needs its plural`, { input: label });
+  if (typeof namespaced !== 'boolean') throw new SchemeError('InvalidDescriptor', `invalid resource descriptor ${label}: a kind defined by a schema needs namespaced: true or false`, { input: label });
+  return toDescriptor({ group, version, kind, plural, namespaced, listKind: listKind ?? `${String(kind)}List`, schema });
 }
 
 /**
@@ -111,7 +158,7 @@ export function toDescriptor<T extends KubeObject>(value: unknown): ResourceDesc
   if (typeof value !== 'object' || value === null) {
     throw new SchemeError('InvalidDescriptor', `expected a resource descriptor, got ${show(value)}`, { input: show(value) });
   }
-  const d = value as Partial<Record<keyof KindDefinition | 'apiVersion', unknown>>;
+  const d = value as Partial<Record<keyof KindDefinition | 'apiVersion' | 'schema', unknown>>;
   const label = [d.kind, d.version, d.group].map((part) => (typeof part === 'string' ? part : show(part))).join('.');
   const fail = (problem: string): SchemeError => new SchemeError('InvalidDescriptor', `invalid resource descriptor ${label}: ${problem}`, { input: label });
 
@@ -132,12 +179,18 @@ export function toDescriptor<T extends KubeObject>(value: unknown): ResourceDesc
     if (problem !== undefined) throw fail(`listKind: ${problem}`);
     if (d.listKind === d.kind) throw fail(`listKind must differ from the kind "${d.kind}"`);
   }
+  let schema: KindSchema | undefined;
+  if (d.schema !== undefined) {
+    const problem = checkKindSchema(d.schema);
+    if (typeof problem === 'string') throw fail(`schema: ${problem}`);
+    schema = problem;
+  }
   const apiVersion = d.group === '' ? d.version : `${d.group}/${d.version}`;
   if (d.apiVersion !== undefined && d.apiVersion !== apiVersion) {
     throw fail(`apiVersion ${show(d.apiVersion)} does not match group "${d.group}" and version "${d.version}" (expected "${apiVersion}")`);
   }
 
-  if (Object.isFrozen(value) && d.apiVersion === apiVersion && sameShape(value)) return value as ResourceDescriptor<T>;
+  if (Object.isFrozen(value) && d.apiVersion === apiVersion && sameShape(value) && schema === d.schema) return value as ResourceDescriptor<T>;
   const descriptor: { -readonly [K in keyof ResourceDescriptor]: ResourceDescriptor[K] } = {
     group: d.group,
     version: d.version,
@@ -147,10 +200,11 @@ export function toDescriptor<T extends KubeObject>(value: unknown): ResourceDesc
   if (d.plural !== undefined) descriptor.plural = d.plural;
   if (d.namespaced !== undefined) descriptor.namespaced = d.namespaced;
   if (d.listKind !== undefined) descriptor.listKind = d.listKind;
+  if (schema !== undefined) descriptor.schema = schema;
   return Object.freeze(descriptor) as ResourceDescriptor<T>;
 }
 
-const KNOWN_FIELDS = new Set(['group', 'version', 'kind', 'apiVersion', 'plural', 'namespaced', 'listKind']);
+const KNOWN_FIELDS = new Set(['group', 'version', 'kind', 'apiVersion', 'plural', 'namespaced', 'listKind', 'schema']);
 
 /** Only the known fields, all plain data properties (a getter could change its answer later). */
 function sameShape(value: object): boolean {
@@ -161,8 +215,8 @@ function sameShape(value: object): boolean {
 
 /**
  * True when two descriptors describe the same thing: same group, version,
- * kind, plural, scope and list kind. The object type is not compared (it does
- * not exist at run time).
+ * kind, plural, scope, list kind and schema (compared as JSON). The object
+ * type is not compared (it does not exist at run time).
  *
  * @example
  * ```ts
@@ -177,7 +231,8 @@ export function sameDescriptor(a: ResourceDescriptor, b: ResourceDescriptor): bo
       a.kind === b.kind &&
       a.plural === b.plural &&
       a.namespaced === b.namespaced &&
-      a.listKind === b.listKind)
+      a.listKind === b.listKind &&
+      sameKindSchema(a.schema, b.schema))
   );
 }
 

@@ -8,7 +8,10 @@
  *   `Deployment.apps`, `deployments.v1.apps`).
  * - Resource descriptors: frozen values naming a kind, its plural, scope and
  *   list kind, and carrying its TypeScript type, so `client.get(Pod, key)`
- *   returns a `Pod`. `defineKind<T>()` declares a custom resource.
+ *   returns a `Pod`. `defineKind` declares a custom resource, either from a
+ *   schema (the type is inferred; the CRD is generated from it; builders in
+ *   `@kubeloop/scheme/schema`, validation in `@kubeloop/scheme/validation`)
+ *   or with a hand-written type (`defineKind<T>()`).
  * - Wire types for the built-in kinds users touch most, derived from
  *   `@kubernetes/client-node`'s models with every timestamp a `string`, as on
  *   the wire. Each built-in name is both the type and its descriptor
@@ -60,12 +63,24 @@ export {
 export type { GroupKind, GroupResource, GroupVersion, GroupVersionKind, GroupVersionResource } from './group-version.js';
 export { defineKind, describeDescriptor, sameDescriptor } from './descriptor.js';
 export type { KindDefinition, ObjectOf, ResourceDescriptor } from './descriptor.js';
+export type {
+  ApiVersionOf,
+  CustomResourceOptions,
+  JsonSchema,
+  KindSchema,
+  PrinterColumn,
+  RootProperties,
+  ScaleSubresource,
+  SchemaKindDefinition,
+  SchemaKindObject,
+  ValidationRule,
+} from './kind-schema.js';
 export type { KubeObject, ListMeta, ObjectList, ObjectMeta, OwnerReference, Wire, WireObject } from './wire.js';
 export { createScheme, createSchemeBuilder, isScheme } from './scheme.js';
 export type { Scheme, SchemeBuilder, SchemeJSON } from './scheme.js';
 export { builtinScheme } from './builtin-scheme.js';
 export { SchemeError, isSchemeError } from './errors.js';
-export type { SchemeErrorReason } from './errors.js';
+export type { FieldError, FieldErrorType, SchemaProblem, SchemeErrorReason } from './errors.js';
 
 // Built-in kinds, grouped by API group (`corev1.Pod`, `eventsv1.Event`).
 export * as admissionregistrationv1 from './builtins/admissionregistration-v1.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Pod, defineKind, describeDescriptor, isSchemeError, sameDescriptor } from '../src/index.js';
+import { Pod, createSchemeBuilder, defineKind, describeDescriptor, isSchemeError, sameDescriptor } from '../src/index.js';
 import type { KindDefinition, SchemeError } from '../src/index.js';
 import { HardDisk } from './fixtures.js';
 
@@ -97,5 +97,41 @@ describe('sameDescriptor and describeDescriptor', () => {
       'Thing.v1.x.io (plural unknown, cluster-scoped, list none)',
     );
     expect(describeDescriptor(defineKind({ group: 'x.io', version: 'v1', kind: 'Thing' }))).toBe('Thing.v1.x.io (plural unknown, scope unknown, list none)');
+  });
+});
+
+describe('defineKind with a schema', () => {
+  const spec = { type: 'object', properties: { size: { type: 'string' } } };
+  const define = (extra: Record<string, unknown> = {}) =>
+    defineKind({ group: 'crd-demo.io', version: 'v1', kind: 'Schemed', plural: 'scheds', namespaced: true, schema: { spec }, ...extra } as never);
+
+  it('carries the schema, frozen, with apiVersion, kind and metadata added and listKind defaulted', () => {
+    const d = define();
+    expect(d.listKind).toBe('SchemedList');
+    expect(d.schema?.openAPIV3Schema).toEqual({
+      type: 'object',
+      properties: { apiVersion: { type: 'string', description: 'The group/version of this object.' }, kind: { type: 'string', description: 'The kind of this object.' }, metadata: { type: 'object' }, spec },
+      required: ['spec'],
+    });
+    expect(Object.isFrozen(d.schema) && Object.isFrozen(d.schema?.openAPIV3Schema)).toBe(true);
+  });
+
+  it('compares schemas when comparing descriptors, and a scheme says when only the schema differs', () => {
+    expect(sameDescriptor(define(), define())).toBe(true);
+    const twice = createSchemeBuilder().register(define()).register(define()).build();
+    expect(twice.lookup({ group: 'crd-demo.io', version: 'v1', kind: 'Schemed' })?.schema).toBeDefined();
+    const clash = failure(() => createSchemeBuilder().register(define()).register(defineKind({ group: 'crd-demo.io', version: 'v1', kind: 'Schemed', plural: 'scheds', namespaced: true, listKind: 'SchemedList' })));
+    expect(clash.reason).toBe('Conflict');
+    expect(clash.message).toContain('(one has a schema, the other not)');
+    const other = defineKind({ group: 'crd-demo.io', version: 'v1', kind: 'Schemed', plural: 'scheds', namespaced: true, schema: { spec: { type: 'object' } } } as never);
+    expect(sameDescriptor(define(), other)).toBe(false);
+  });
+
+  it('refuses what a CRD could not be', () => {
+    expect(failure(() => defineKind({ group: 'crd-demo.io', version: 'v1', kind: 'S', namespaced: true, schema: {} } as never)).message).toContain('needs its plural');
+    expect(failure(() => defineKind({ group: 'crd-demo.io', version: 'v1', kind: 'S', plural: 's', schema: {} } as never)).message).toContain('needs namespaced');
+    expect(failure(() => define({ schema: { metadata: { type: 'object' } } })).message).toContain('must not define "metadata"');
+    expect(failure(() => define({ schema: { spec: 'text' } })).message).toContain('schema.spec must be a schema object');
+    expect(failure(() => define({ schema: { spec: { type: 'object', default: 10n } } })).message).toContain('is not JSON');
   });
 });

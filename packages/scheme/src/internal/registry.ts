@@ -66,7 +66,9 @@ export class Registry {
     const existing = this.#byKind.get(key);
     if (existing !== undefined) {
       if (sameDescriptor(existing, d)) return false;
-      throw conflict(d, `${formatGroupVersionKind(d)} is already registered as ${describeDescriptor(existing)}`);
+      const schemaOnly = describeDescriptor(existing) === describeDescriptor(d);
+      const why = schemaOnly ? (existing.schema === undefined || d.schema === undefined ? ' (one has a schema, the other not)' : ' (with a different schema)') : '';
+      throw conflict(d, `${formatGroupVersionKind(d)} is already registered as ${describeDescriptor(existing)}${why}`);
     }
     const listOwner = this.#byList.get(key);
     if (listOwner !== undefined) {

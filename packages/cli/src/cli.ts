@@ -1,0 +1,172 @@
+/**
+ * The `kubeloop` command line: a table of commands (`generate crds`,
+ * `generate types`), each with its flags, parsed with node:util's parseArgs.
+ * A new command (phase 2: `generate rbac`) is one more entry in the table.
+ */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
+import { readConfig } from './config.js';
+import type { KubeloopConfig } from './config.js';
+import { CliError, isCliError } from './errors.js';
+import { generateCrds } from './generate-crds.js';
+import { generateTypes } from './generate-types.js';
+
+/** Where a command writes: lines for the user (stdout) and diagnostics (stderr). */
+export interface CliIO {
+  /** Normal output. Default: process.stdout. */
+  readonly out: (text: string) => void;
+  /** Diagnostics and errors. Default: process.stderr. */
+  readonly err: (text: string) => void;
+}
+
+/** What a command gets besides its parsed flags. */
+export interface CommandContext extends CliIO {
+  /** The project directory (`--cwd`, default the process's). */
+  readonly cwd: string;
+  /** The project's `"kubeloop"` settings from its package.json. */
+  readonly config: KubeloopConfig;
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Values = Record<string, string | boolean | string[] | boolean[] | undefined>;
+
+/** One subcommand. */
+export interface Command {
+  /** The words that name it: `['generate', 'crds']`. */
+  readonly path: readonly string[];
+  /** One line for the command list. */
+  readonly summary: string;
+  /** Its flags, for the help text: `--module <path>  ...`. */
+  readonly help: string;
+  /** Its flags for parseArgs. */
+  readonly options: Options;
+  /** Runs it; resolves to the exit code. Throws {@link CliError} for expected failures. */
+  run(values: Values, positionals: readonly string[], context: CommandContext): Promise<number>;
+}
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : []);
+
+const generateCrdsCommand: Command = {
+  path: ['generate', 'crds'],
+  summary: 'write the CRDs of the schema-first kinds a project exports (--check: fail with a diff when the files are stale)',
+  help: [
+    '  --module <path>   a built module exporting kinds (repeatable); default: package.json "kubeloop".crds.modules',
+    '  --out <dir>       where CRD files go; default: "kubeloop".crds.outDir, else crd',
+    '  --check           write nothing; exit 1 and print a diff when the files differ from what would be generated',
+  ].join('\n'),
+  options: { module: { type: 'string', multiple: true }, out: { type: 'string' }, check: { type: 'boolean', default: false } },
+  async run(values, _positionals, ctx) {
+    const modules = strings(values['module']).length > 0 ? strings(values['module']) : [...(ctx.config.crds?.modules ?? [])];
+    const outDir = typeof values['out'] === 'string' ? values['out'] : (ctx.config.crds?.outDir ?? 'crd');
+    const check = values['check'] === true;
+    const result = await generateCrds({ modules, outDir, check, cwd: ctx.cwd });
+    const names = result.crds.map((c) => c.metadata.name).join(', ');
+    if (check) {
+      if (result.changed.length > 0 || result.orphaned.length > 0) {
+        ctx.out(result.diff);
+        throw new CliError('Stale', `CRDs in ${outDir} are stale (${[...result.changed, ...result.orphaned].length} file(s)); run: kubeloop generate crds`);
+      }
+      ctx.err(`kubeloop: ${result.crds.length} CRD(s) up to date in ${outDir} (${names})`);
+      return 0;
+    }
+    ctx.err(`kubeloop: ${result.changed.length} written, ${result.unchanged.length} unchanged in ${outDir} (${names})`);
+    for (const o of result.orphaned) ctx.err(`kubeloop: ${o} was generated earlier but nothing generates it now; delete it if it is obsolete`);
+    return 0;
+  },
+};
+
+const generateTypesCommand: Command = {
+  path: ['generate', 'types'],
+  summary: 'write typed kinds (interfaces + descriptors) from CRD manifests, the CRDs installed in a cluster, or an OpenAPI v3 document',
+  help: [
+    '  <file|dir>...         CRD manifests (YAML or JSON, several documents per file) or OpenAPI v3 documents (JSON)',
+    '  --cluster             read the CRDs installed in the cluster instead (KUBECONFIG, or --kubeconfig)',
+    '  --kubeconfig <path>   the kubeconfig for --cluster',
+    '  --group <group>       only CRDs of this API group (repeatable)',
+    '  --out <dir>           where the .ts files go (required)',
+    '  --check               write nothing; exit 1 with a diff when the files differ',
+  ].join('\n'),
+  options: {
+    cluster: { type: 'boolean', default: false },
+    kubeconfig: { type: 'string' },
+    group: { type: 'string', multiple: true },
+    out: { type: 'string' },
+    check: { type: 'boolean', default: false },
+  },
+  async run(values, positionals, ctx) {
+    if (typeof values['out'] !== 'string') throw new CliError('Usage', 'generate types needs --out <dir>');
+    const fromCluster = values['cluster'] === true;
+    if (!fromCluster && positionals.length === 0) throw new CliError('Usage', 'generate types needs CRD or OpenAPI files (or --cluster)');
+    const result = await generateTypes({
+      inputs: positionals,
+      ...(fromCluster ? { cluster: { ...(typeof values['kubeconfig'] === 'string' ? { kubeconfigPath: values['kubeconfig'] } : {}) } } : {}),
+      groups: strings(values['group']),
+      outDir: values['out'],
+      check: values['check'] === true,
+      cwd: ctx.cwd,
+    });
+    if (values['check'] === true && (result.changed.length > 0 || result.orphaned.length > 0)) {
+      ctx.out(result.diff);
+      throw new CliError('Stale', `types in ${values['out']} are stale; run: kubeloop generate types`);
+    }
+    ctx.err(`kubeloop: ${result.kinds.length} kind(s); ${result.changed.length} file(s) ${values['check'] === true ? 'differ' : 'written'}, ${result.unchanged.length} unchanged in ${values['out']}`);
+    return 0;
+  },
+};
+
+/** Every command `kubeloop` knows, in help order. */
+export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand];
+
+function usage(): string {
+  const lines = ['usage: kubeloop <command> [flags]', '', 'commands:'];
+  for (const c of COMMANDS) lines.push(`  kubeloop ${c.path.join(' ')}\n      ${c.summary}\n${c.help.replace(/^/gm, '    ')}`);
+  lines.push('', 'common flags:', '  --cwd <dir>   the project directory (default: the current one)', '  --help        this text');
+  return lines.join('\n');
+}
+
+const defaultIO: CliIO = {
+  out: (text) => process.stdout.write(text.endsWith('\n') || text === '' ? text : `${text}\n`),
+  err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+};
+
+/**
+ * Runs `kubeloop` with the given arguments and resolves to the exit code:
+ * 0 on success, 1 when a command fails (a stale `--check`, a schema the API
+ * server would refuse, ...), 2 for a usage error. Messages go to `io`.
+ *
+ * @example
+ * ```ts
+ * import { runCli } from '@kubeloop/cli';
+ *
+ * process.exitCode = await runCli(['generate', 'crds', '--check', '--cwd', 'examples/harddisk-operator']);
+ * ```
+ */
+export async function runCli(argv: readonly string[], io: CliIO = defaultIO): Promise<number> {
+  const words = argv.filter((a) => !a.startsWith('-'));
+  const command = COMMANDS.find((c) => c.path.every((p, i) => words[i] === p));
+  if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) {
+    io.out(usage());
+    return argv.length === 0 ? 2 : 0;
+  }
+  try {
+    if (!command) throw new CliError('Usage', `unknown command "${words.join(' ')}"\n\n${usage()}`);
+    let parsed;
+    try {
+      parsed = parseArgs({ args: [...argv], options: { ...command.options, cwd: { type: 'string' } }, allowPositionals: true, strict: true });
+    } catch (cause) {
+      throw new CliError('Usage', `${cause instanceof Error ? cause.message : String(cause)}\n\n${usage()}`, { cause });
+    }
+    const positionals = parsed.positionals.slice(command.path.length);
+    const cwd = resolve(typeof parsed.values['cwd'] === 'string' ? parsed.values['cwd'] : process.cwd());
+    const config = await readConfig(cwd);
+    return await command.run(parsed.values, positionals, { ...io, cwd, config });
+  } catch (err) {
+    if (isCliError(err)) {
+      io.err(`kubeloop: ${err.message}`);
+      return err.exitCode;
+    }
+    io.err(`kubeloop: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * `@kubeloop/cli` is the `kubeloop` command and its library form. It sits at
+ * the top of the import graph (it reads kinds through @kubeloop/scheme and
+ * clusters through @kubeloop/client) and nothing imports it.
+ *
+ * - `kubeloop generate crds` writes the CRDs of a project's schema-first
+ *   kinds (`defineKind({ ..., schema })`), refusing schemas the API server
+ *   would refuse with their paths; `--check` fails with a diff when the
+ *   committed YAML is stale.
+ * - `kubeloop generate types` writes typed kinds from CRD manifests, the CRDs
+ *   of a cluster, or kube-apiserver's OpenAPI v3 documents.
+ *
+ * Where the kinds are: `--module dist/apis/index.js` (repeatable), or the
+ * project's package.json:
+ *
+ * ```json
+ * "kubeloop": { "crds": { "modules": ["dist/apis/index.js"], "outDir": "config/crd" } }
+ * ```
+ *
+ * @example
+ * ```ts
+ * import { runCli } from '@kubeloop/cli';
+ * process.exitCode = await runCli(['generate', 'crds', '--check']);
+ * ```
+ *
+ * @packageDocumentation
+ */
+export { COMMANDS, runCli } from './cli.js';
+export type { CliIO, Command, CommandContext } from './cli.js';
+export { readConfig } from './config.js';
+export type { KubeloopConfig } from './config.js';
+export { CRD_MARKER, generateCrds, renderCrd } from './generate-crds.js';
+export type { GenerateCrdsOptions, GenerateCrdsResult } from './generate-crds.js';
+export { TYPES_MARKER, crdToTypeScript, generateTypes, openApiToTypeScript } from './generate-types.js';
+export type { GenerateTypesOptions, GenerateTypesResult, GeneratedKind } from './generate-types.js';
+export { CliError, isCliError } from './errors.js';
+export type { CliErrorReason } from './errors.js';

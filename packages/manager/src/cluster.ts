@@ -1,0 +1,154 @@
+/**
+ * A cluster: everything a controller needs to talk to one API server, made
+ * from one KubeConfig (or one transport): the client (cached reads, live
+ * writes), a live `apiReader`, the informer cache, the REST mapper, the
+ * scheme and event recorders. As controller-runtime's `pkg/cluster`: a
+ * manager is a cluster plus runnables, leader election and servers, and
+ * more clusters (multi-cluster controllers) build on the same seam.
+ */
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { createInformerCache } from '@kubeloop/cache';
+import type { InformerCache, InformerCacheOptions } from '@kubeloop/cache';
+import { createClient, createTransport, loadKubeConfig, transportDiscovery } from '@kubeloop/client';
+import type { CachedClient, Client, KubeConfigLike, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
+import { createDynamicRESTMapper } from '@kubeloop/mapper';
+import type { RESTMapper } from '@kubeloop/mapper';
+import { builtinScheme } from '@kubeloop/scheme';
+import type { ResourceDescriptor, Scheme } from '@kubeloop/scheme';
+import { describeError } from './errors.js';
+import { createEventRecorderProvider } from './events/recorder.js';
+import type { EventRecorder, EventRecorderProvider, EventRecorderTuning } from './events/recorder.js';
+import { createLogger } from './log/logging.js';
+import { restClientMetrics } from './metrics/controller-metrics.js';
+import { registerInformerMetrics } from './metrics/informer-metrics.js';
+
+/** Options for {@link createCluster}. Every field is optional. */
+export interface ClusterOptions {
+  /** Where to connect. Default: KUBECONFIG, ~/.kube/config, or in-cluster (ignored when `transport` is given). */
+  readonly kubeConfig?: KubeConfigLike;
+  /** A ready transport to use instead of one made from `kubeConfig` (a test double such as `@kubeloop/testing`'s fake API, or a shared one). Default: made from `kubeConfig`. */
+  readonly transport?: Transport;
+  /** Tuning of the transport made here (rate limits, timeouts). Default: the transport's defaults. */
+  readonly transportOptions?: TransportOptions;
+  /** The kinds the client types. Default: `builtinScheme`. */
+  readonly scheme?: Scheme;
+  /** Field manager for writes and server-side apply. Default: none (apply then needs a per-call fieldManager). */
+  readonly fieldOwner?: string;
+  /** Namespaces the cache covers. Default: all. */
+  readonly namespaces?: readonly string[];
+  /** More cache options (per-kind selectors, transforms, reflector tuning). */
+  readonly cache?: Omit<InformerCacheOptions, 'client' | 'namespaces'>;
+  /** Kinds the client never reads from the cache (Secrets, say). Default: none. */
+  readonly uncached?: readonly (ResourceDescriptor | TypeRef)[];
+  /** The logger for cache errors and event-recorder failures. Default: pino at `KUBELOOP_LOG_LEVEL` / `LOG_LEVEL` / info. */
+  readonly logger?: Logger;
+  /** Where `rest_client_requests_total` and the informer metrics go. Default: none. */
+  readonly registry?: Registry;
+  /** `reportingInstance` of recorded events. Default: the host name. */
+  readonly eventInstance?: string;
+  /** Tuning of the event recorders (queue size, spam filter, series interval, retries). Default: client-go's; see `EventRecorderTuning`. */
+  readonly eventRecorder?: EventRecorderTuning;
+}
+
+/**
+ * One API server, as a controller sees it.
+ *
+ * @example
+ * ```ts
+ * const cluster = createCluster({ kubeConfig, scheme, fieldOwner: 'my-operator' });
+ * const disk = await cluster.client.get(HardDisk, { namespace: 'default', name: 'disk-1' }); // starts the HardDisk informer
+ * await cluster.stop();
+ * ```
+ */
+export interface Cluster {
+  /** Reads from the cache (unless the kind is uncached), writes to the API server. Reads from the cache are deeply read-only. */
+  readonly client: CachedClient;
+  /** A client whose reads always go to the API server (mutable results). */
+  readonly apiReader: Client;
+  readonly cache: InformerCache;
+  readonly scheme: Scheme;
+  readonly mapper: RESTMapper;
+  /** The transport of the client, `apiReader`, cache and mapper. Event recorders write over a second one made from the same KubeConfig (this one when the cluster was given a transport). */
+  readonly transport: Transport;
+  /** Makes event recorders named after their controller. */
+  readonly recorders: EventRecorderProvider;
+  /** An event recorder reporting as `name`. */
+  recorderFor(name: string): EventRecorder;
+  /** Stop the informers, write pending events (within the recorder's `stopTimeoutMs`) and close idle connections. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Create a cluster: client, apiReader, cache, mapper and event recorders
+ * over one transport. Nothing starts until used: informers start on the
+ * first cached read or controller.
+ *
+ * @example
+ * ```ts
+ * import { createCluster } from '@kubeloop/manager';
+ * const cluster = createCluster({ fieldOwner: 'reporter' });
+ * const nodes = await cluster.client.list(Node);
+ * ```
+ */
+export function createCluster(options: ClusterOptions = {}): Cluster {
+  const logger = options.logger ?? createLogger();
+  const onRequest = options.registry ? restClientMetrics(options.registry) : undefined;
+  const transportOptions = { ...options.transportOptions, ...(onRequest ? { onRequest } : {}) };
+  // Event writes get a transport of their own (as client-go's event broadcaster gets a client of its
+  // own): its own keep-alive pool and, when rate limiting is on, its own token bucket. A burst of events
+  // then never waits behind reconcile traffic or behind watches holding the main pool's sockets, and
+  // never spends the reconciles' request budget. A transport given ready-made (a test double, one shared
+  // on purpose) is shared, since there is no KubeConfig to make a second one from.
+  let transport: Transport;
+  let eventTransport: Transport;
+  if (options.transport) {
+    transport = eventTransport = options.transport;
+  } else {
+    const kubeConfig = options.kubeConfig ?? loadKubeConfig();
+    transport = createTransport(kubeConfig, transportOptions);
+    eventTransport = createTransport(kubeConfig, transportOptions);
+  }
+  const scheme = options.scheme ?? builtinScheme;
+  const mapper = createDynamicRESTMapper(transportDiscovery(transport));
+  const base = { transport, scheme, mapper, ...(options.fieldOwner ? { fieldOwner: options.fieldOwner } : {}) };
+  const apiReader = createClient(base);
+  const cache = createInformerCache({
+    ...options.cache,
+    client: apiReader,
+    ...(options.namespaces ? { namespaces: options.namespaces } : {}),
+    onError: (kind, err, phase) => {
+      logger.warn({ kind, phase, err: describeError(err) }, 'informer error; retrying');
+      options.cache?.onError?.(kind, err, phase);
+    },
+  });
+  const client = createClient({ ...base, cache, ...(options.uncached ? { uncached: options.uncached } : {}) });
+  if (options.registry) registerInformerMetrics(options.registry, cache);
+  const eventClient = eventTransport === transport ? apiReader : createClient({ ...base, transport: eventTransport });
+  const recorders = createEventRecorderProvider({
+    ...options.eventRecorder,
+    client: eventClient,
+    logger,
+    instance: options.eventInstance ?? hostname(),
+    ...(options.registry ? { registry: options.registry } : {}),
+  });
+  let stopping: Promise<void> | undefined;
+  return {
+    client,
+    apiReader,
+    cache,
+    scheme,
+    mapper,
+    transport,
+    recorders,
+    recorderFor: (name) => recorders.recorderFor(name),
+    stop: () =>
+      (stopping ??= (async () => {
+        await cache.stop();
+        await recorders.stop();
+        if (eventTransport !== transport) eventTransport.close();
+        transport.close();
+      })()),
+  };
+}

@@ -1,0 +1,262 @@
+/**
+ * A controller: sources fill a workqueue with requests; up to
+ * `maxConcurrentReconciles` workers take them, never two on one key, and run
+ * the reconciler. Errors are caught, counted and retried with per-key
+ * backoff; terminal errors are not retried.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { InformerCache } from '@kubeloop/cache';
+import type { KindRef } from '@kubeloop/client';
+import { createPriorityQueue, defaultControllerRateLimiter, LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
+import type { RateLimiter, WorkQueue, WorkQueueOptions } from '@kubeloop/workqueue';
+import { isManagerError, ManagerError } from '../errors.js';
+import type { ControllerMetrics } from '../metrics/controller-metrics.js';
+import { createWorkQueueMetrics } from '../metrics/workqueue-metrics.js';
+import { isTerminal, requestKey, requestOf } from './reconcile.js';
+import type { ReconcileContext, ReconcileResult, Reconciler, Request } from './reconcile.js';
+import type { Source } from './source.js';
+
+/** Options of one controller. */
+export interface ControllerOptions {
+  /** Workers reconciling at once (never two on one key). Default: 1. */
+  readonly maxConcurrentReconciles?: number;
+  /** Abort a reconcile's signal after this long; the reconcile counts as an error (its key stays held until it returns). Default: none. */
+  readonly reconcileTimeoutMs?: number;
+  /** Per-key retry delays. Default: max(5 ms → 1000 s exponential per key, 10 qps / 100 burst overall). */
+  readonly rateLimiter?: RateLimiter;
+  /**
+   * Makes the controller's queue from the options the controller chose
+   * (name, rate limiter, metrics). Default: `createPriorityQueue` from
+   * `@kubeloop/workqueue`, as controller-runtime since v0.23: the events of
+   * an informer's initial list and resyncs wait behind other changes, so an
+   * edit made while a large cache fills is reconciled first. With every
+   * event at one priority it behaves exactly as the FIFO queue. Pass
+   * `createWorkQueue` for the classic FIFO queue.
+   */
+  readonly newQueue?: (options: WorkQueueOptions) => WorkQueue;
+  /**
+   * Re-enqueue every cached object of the `for` kind this often, at low
+   * priority, each period jittered by ±10 % (controller-runtime's
+   * `SyncPeriod`): a safety net for drift a watch cannot see (state outside
+   * Kubernetes, a reconcile that forgot to requeue). 0 turns it off.
+   * Default: the manager's `syncPeriodMs` (10 hours, as controller-runtime:
+   * often enough to repair drift within a working day, rare enough that a
+   * 50,000-object cache costs no noticeable load).
+   */
+  readonly syncPeriodMs?: number;
+  /** Run only while this manager leads. Default: true. */
+  readonly needLeaderElection?: boolean;
+}
+
+export interface ControllerDeps {
+  readonly cache: InformerCache;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly metrics: ControllerMetrics;
+  /** The `for` kind, re-enqueued every sync period. Default: none (no resync). */
+  readonly forKind?: KindRef;
+  /** The sync period when the controller's options name none; 0: off. */
+  readonly defaultSyncPeriodMs?: number;
+  /** group and kind of the `for` object, for log fields. */
+  readonly group: string;
+  readonly kind: string;
+}
+
+/** How far a controller has got, for readiness. */
+export interface ControllerStatus {
+  readonly name: string;
+  readonly started: boolean;
+  readonly synced: boolean;
+  /** Sources not synced yet, with the last error their informer saw. */
+  readonly waitingFor: readonly string[];
+}
+
+const PANIC_TYPES = [TypeError, ReferenceError, RangeError, SyntaxError];
+
+export class Controller {
+  private queue: WorkQueue | undefined;
+  private started = false;
+  private synced = false;
+  private readonly pending = new Set<Source>();
+  private readonly log: Logger;
+  private readonly maxConcurrent: number;
+
+  constructor(
+    readonly name: string,
+    private readonly reconciler: Reconciler,
+    private readonly sources: readonly Source[],
+    readonly options: ControllerOptions,
+    private readonly deps: ControllerDeps,
+  ) {
+    this.maxConcurrent = options.maxConcurrentReconciles ?? 1;
+    if (!Number.isInteger(this.maxConcurrent) || this.maxConcurrent < 1) {
+      throw new ManagerError('InvalidOptions', `controller ${name}: maxConcurrentReconciles must be a positive integer`);
+    }
+    this.log = deps.logger.child({ controller: name, controllerGroup: deps.group, controllerKind: deps.kind });
+  }
+
+  get needLeaderElection(): boolean {
+    return this.options.needLeaderElection ?? true;
+  }
+
+  status(): ControllerStatus {
+    const waiting = [...this.pending].map((s) => {
+      const why = s.waitingReason?.(this.deps.cache);
+      return why ? `${s.description}: ${why}` : s.description;
+    });
+    return { name: this.name, started: this.started, synced: this.synced, waitingFor: waiting };
+  }
+
+  /** Add a request by hand (tests, external triggers). */
+  enqueue(request: Request): void {
+    this.queue?.add(requestKey(request));
+  }
+
+  /** Run until `signal` aborts; then stop taking work and let in-flight reconciles finish. */
+  async start(signal: AbortSignal): Promise<void> {
+    if (this.started) throw new ManagerError('InvalidRegistration', `controller ${this.name} was already started`);
+    this.started = true;
+    const queue = (this.options.newQueue ?? createPriorityQueue)({
+      name: this.name,
+      rateLimiter: this.options.rateLimiter ?? defaultControllerRateLimiter(),
+      metrics: createWorkQueueMetrics(this.deps.registry, this.name),
+    });
+    this.queue = queue;
+    this.deps.metrics.initController(this.name, this.maxConcurrent);
+    this.log.info({ workers: this.maxConcurrent }, 'starting controller');
+
+    const enqueue = (request: Request, priority = 0): void => {
+      if (priority === 0) queue.add(requestKey(request));
+      else queue.addWithOptions(requestKey(request), { priority });
+    };
+    const onError = (err: unknown, where: string): void => {
+      this.deps.metrics.sourceErrors.inc({ controller: this.name });
+      this.log.error({ err, source: where }, 'a predicate, event handler or source failed; the event is dropped');
+    };
+    for (const s of this.sources) this.pending.add(s);
+    await Promise.all(
+      this.sources.map(async (source) => {
+        try {
+          await source.start({ enqueue, cache: this.deps.cache, signal, onError });
+          this.pending.delete(source);
+        } catch (err) {
+          if (!signal.aborted) throw err;
+        }
+      }),
+    ).catch((err: unknown) => {
+      if (!signal.aborted) throw new ManagerError('CacheSync', `controller ${this.name}: a source failed to start: ${String(err)}`, { cause: err });
+    });
+    if (signal.aborted) {
+      queue.shutDown();
+      return;
+    }
+    this.synced = true;
+    this.log.info('caches synced; starting workers');
+    const workers = Array.from({ length: this.maxConcurrent }, () => this.worker(queue, signal));
+    const syncPeriodMs = this.options.syncPeriodMs ?? this.deps.defaultSyncPeriodMs ?? 0;
+    if (syncPeriodMs > 0 && this.deps.forKind) workers.push(this.resync(this.deps.forKind, syncPeriodMs, queue, signal));
+    // Stop handing out keys at once; reconciles in flight finish (the workers await them).
+    const stop = (): void => queue.shutDown();
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
+    await Promise.all(workers);
+    this.log.info('controller stopped');
+  }
+
+  /** Every jittered period, every cached object of the `for` kind goes back into the queue at low priority. */
+  private async resync(kind: KindRef, periodMs: number, queue: WorkQueue, signal: AbortSignal): Promise<void> {
+    while (await sleep(periodMs * (0.9 + Math.random() * 0.2), signal)) {
+      try {
+        const list = await this.deps.cache.list(kind, { signal });
+        for (const obj of list.items) {
+          const m = obj.metadata;
+          if (m?.name) queue.addWithOptions(requestKey(m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name }), { priority: LOW_PRIORITY });
+        }
+        this.log.debug({ objects: list.items.length }, 'periodic resync');
+      } catch (err) {
+        if (signal.aborted) return;
+        this.log.warn({ err }, 'periodic resync failed; trying again next period');
+      }
+    }
+  }
+
+  private async worker(queue: WorkQueue, stopSignal: AbortSignal): Promise<void> {
+    for (;;) {
+      const key = await queue.get();
+      if (key === undefined) return;
+      try {
+        await this.process(queue, key, stopSignal);
+      } finally {
+        queue.done(key);
+      }
+    }
+  }
+
+  private async process(queue: WorkQueue, key: string, stopSignal: AbortSignal): Promise<void> {
+    const request = requestOf(key);
+    const reconcileID = randomUUID();
+    const log = this.log.child({ ...(request.namespace ? { namespace: request.namespace } : {}), name: request.name, reconcileID });
+    const controller = new AbortController();
+    const onStop = (): void => controller.abort(stopSignal.reason);
+    stopSignal.addEventListener('abort', onStop, { once: true });
+    const timeoutMs = this.options.reconcileTimeoutMs;
+    const timer = timeoutMs ? setTimeout(() => controller.abort(new ManagerError('ReconcileTimeout', `reconcile ran past ${timeoutMs} ms`)), timeoutMs) : undefined;
+    const context: ReconcileContext = { signal: controller.signal, log, reconcileID, controller: this.name };
+    const m = this.deps.metrics;
+    m.activeWorkers.inc({ controller: this.name });
+    const started = performance.now();
+    let call: Promise<ReconcileResult | void> | undefined;
+    try {
+      let result: ReconcileResult | void;
+      if (timeoutMs) {
+        call = Promise.resolve(this.reconciler.reconcile(request, context));
+        result = await Promise.race([
+          call,
+          // Only the timeout fails the reconcile; a stop (SIGTERM, lost leadership) lets it finish as it will.
+          new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => {
+            const reason: unknown = controller.signal.reason;
+            if (isManagerError(reason) && reason.reason === 'ReconcileTimeout') reject(reason);
+          }, { once: true })),
+        ]);
+      } else {
+        result = await this.reconciler.reconcile(request, context);
+      }
+      const r = result ?? { kind: 'done' as const };
+      if (r.kind === 'requeueAfter' && r.delayMs > 0) {
+        queue.forget(key);
+        queue.addAfter(key, r.delayMs);
+        m.reconcileTotal.inc({ controller: this.name, result: 'requeue_after' });
+      } else if (r.kind === 'requeue' || r.kind === 'requeueAfter') {
+        // requeueAfter(0) is a requeue with backoff, never a hot loop.
+        queue.addRateLimited(key);
+        m.reconcileTotal.inc({ controller: this.name, result: 'requeue' });
+      } else {
+        queue.forget(key);
+        m.reconcileTotal.inc({ controller: this.name, result: 'success' });
+      }
+    } catch (err) {
+      m.reconcileTotal.inc({ controller: this.name, result: 'error' });
+      m.reconcileErrors.inc({ controller: this.name });
+      if (PANIC_TYPES.some((t) => err instanceof t)) m.panics.inc({ controller: this.name });
+      if (isTerminal(err)) {
+        m.terminalErrors.inc({ controller: this.name });
+        queue.forget(key);
+        log.error({ err }, 'reconcile failed with a terminal error; not retrying');
+      } else {
+        queue.addRateLimited(key);
+        log.error({ err, retries: queue.numRequeues(key) }, 'reconcile failed; retrying with backoff');
+      }
+    } finally {
+      if (timer) clearTimeout(timer);
+      // A reconcile that outlives its timeout still holds its key and its worker
+      // (never two on one key, never more than maxConcurrentReconciles): wait for it.
+      if (call) await call.catch(() => undefined);
+      stopSignal.removeEventListener('abort', onStop);
+      m.reconcileTime.observe({ controller: this.name }, (performance.now() - started) / 1000);
+      m.activeWorkers.dec({ controller: this.name });
+    }
+  }
+}
+

@@ -1,0 +1,111 @@
+/**
+ * Sources feed a controller's workqueue: informer events of a kind (through
+ * an event handler and predicates), or any rxjs Observable of requests (a
+ * timer, an external queue). Errors thrown by user callbacks (predicates,
+ * map functions, an Observable) are contained: reported through the
+ * context's `onError`, never thrown into the informer or rxjs.
+ */
+import type { Observable } from 'rxjs';
+import type { InformerCache, InformerEvent } from '@kubeloop/cache';
+import type { KindRef } from '@kubeloop/client';
+import { isMetadataRef } from '@kubeloop/client';
+import type { KubeObject } from '@kubeloop/scheme';
+import { LOW_PRIORITY } from '@kubeloop/workqueue';
+import { describeError } from '../errors.js';
+import type { EventHandler } from './handlers.js';
+import type { Predicate } from './predicates.js';
+import type { Request } from './reconcile.js';
+
+/** What a source is given when its controller starts. */
+export interface SourceContext {
+  /**
+   * Queue a request. `priority` orders waiting requests in a priority queue
+   * (higher first; default 0); kind sources use `LOW_PRIORITY` for the
+   * informer's initial list and for resyncs.
+   */
+  readonly enqueue: (request: Request, priority?: number) => void;
+  readonly cache: InformerCache;
+  readonly signal: AbortSignal;
+  /** Told of an error thrown by a user callback (predicate, map function, Observable); the source goes on. */
+  readonly onError: (err: unknown, where: string) => void;
+}
+
+/** A source of requests. */
+export interface Source {
+  /** A short description for logs and readiness (`kind HardDisk.crd-demo.io/v1`). */
+  readonly description: string;
+  /** Start delivering; resolve once the initial state has been delivered (the source is synced). */
+  start(context: SourceContext): Promise<void>;
+  /** Why the source is not synced yet (its informer's last error), for readiness. Default: nothing to add. */
+  waitingReason?(cache: InformerCache): string | undefined;
+}
+
+/**
+ * Informer events of a kind, mapped by `handler` and filtered by `predicates`.
+ * The events of the informer's initial list and resyncs are enqueued at low
+ * priority, so that with a priority queue a change made while a large cache
+ * fills is reconciled first (as controller-runtime does).
+ *
+ * @example
+ * ```ts
+ * kindSource(ConfigMap, enqueueOwner(HardDisk), [generationChanged()]);
+ * ```
+ */
+export function kindSource(kind: KindRef, handler: EventHandler, predicates: readonly Predicate[] = []): Source {
+  const ref = isMetadataRef(kind) ? kind.of : kind;
+  return {
+    description: `kind ${ref.kind}.${ref.apiVersion}${isMetadataRef(kind) ? ' (metadata)' : ''}`,
+    waitingReason(cache) {
+      const err = cache.informerInfo(kind)?.stats.map((st) => st.lastError).find((e) => e !== undefined);
+      return err === undefined ? undefined : describeError(err);
+    },
+    async start({ enqueue, cache, signal, onError }) {
+      const informer = await cache.getInformer(kind, { signal, blockUntilSynced: false });
+      const deliver = (event: InformerEvent<KubeObject>, priority: number): void => {
+        let requests: readonly Request[];
+        try {
+          if (!predicates.every((p) => p(event))) return;
+          requests = handler(event);
+        } catch (err) {
+          onError(err, `${event.type} event of ${event.object.metadata?.namespace ?? ''}/${event.object.metadata?.name ?? ''}`);
+          return;
+        }
+        for (const request of requests) enqueue(request, priority);
+      };
+      const registration = informer.addEventHandler({
+        onAdd: (object, isInInitialList) => deliver({ type: 'add', object }, isInInitialList ? LOW_PRIORITY : 0),
+        // An update that changed nothing is a resync: not urgent.
+        onUpdate: (old, object) => deliver({ type: 'update', object, old }, old.metadata?.resourceVersion === object.metadata?.resourceVersion ? LOW_PRIORITY : 0),
+        onDelete: (object, finalStateUnknown) => deliver({ type: 'delete', object, finalStateUnknown }, 0),
+      });
+      signal.addEventListener('abort', () => registration.remove(), { once: true });
+      await informer.waitForSync(signal);
+    },
+  };
+}
+
+/**
+ * Requests from any Observable (one request or a batch per emission). An
+ * error the Observable signals is reported and ends this source's stream;
+ * the controller goes on with its other sources.
+ *
+ * @example
+ * ```ts
+ * observableSource(interval(60_000).pipe(map(() => ({ namespace: 'ops', name: 'nightly' }))));
+ * ```
+ */
+export function observableSource(requests: Observable<Request | readonly Request[]>, description = 'observable'): Source {
+  return {
+    description,
+    start({ enqueue, signal, onError }) {
+      const subscription = requests.subscribe({
+        next: (r) => {
+          for (const request of Array.isArray(r) ? (r as readonly Request[]) : [r as Request]) enqueue(request);
+        },
+        error: (err: unknown) => onError(err, description),
+      });
+      signal.addEventListener('abort', () => subscription.unsubscribe(), { once: true });
+      return Promise.resolve();
+    },
+  };
+}

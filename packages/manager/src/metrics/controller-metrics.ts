@@ -1,0 +1,57 @@
+/**
+ * Prometheus metrics of controllers and of the REST client, with
+ * controller-runtime's names and labels, so existing dashboards work.
+ */
+import { Counter, Gauge, Histogram } from 'prom-client';
+import type { Registry } from 'prom-client';
+import type { RequestInfo } from '@kubeloop/client';
+import { once } from './register.js';
+
+// controller-runtime's reconcile_time_seconds buckets.
+const RECONCILE_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10,
+  15, 20, 25, 30, 40, 50, 60,
+];
+
+/** The reconcile metrics of every controller in one registry. */
+export class ControllerMetrics {
+  readonly reconcileTotal: Counter<'controller' | 'result'>;
+  readonly reconcileErrors: Counter<'controller'>;
+  readonly terminalErrors: Counter<'controller'>;
+  readonly panics: Counter<'controller'>;
+  readonly reconcileTime: Histogram<'controller'>;
+  readonly maxConcurrent: Gauge<'controller'>;
+  readonly activeWorkers: Gauge<'controller'>;
+  /** Not in controller-runtime (a panic in a Go predicate crashes the process): errors thrown by predicates, event handlers and sources. */
+  readonly sourceErrors: Counter<'controller'>;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.reconcileTotal = once(registry, 'controller_runtime_reconcile_total', () => new Counter({ name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller', labelNames: ['controller', 'result'], registers }));
+    this.reconcileErrors = once(registry, 'controller_runtime_reconcile_errors_total', () => new Counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller', labelNames: ['controller'], registers }));
+    this.terminalErrors = once(registry, 'controller_runtime_terminal_reconcile_errors_total', () => new Counter({ name: 'controller_runtime_terminal_reconcile_errors_total', help: 'Total number of terminal reconciliation errors per controller', labelNames: ['controller'], registers }));
+    this.panics = once(registry, 'controller_runtime_reconcile_panics_total', () => new Counter({ name: 'controller_runtime_reconcile_panics_total', help: 'Total number of reconciliation panics (runtime exceptions: TypeError, ReferenceError, RangeError) per controller', labelNames: ['controller'], registers }));
+    this.reconcileTime = once(registry, 'controller_runtime_reconcile_time_seconds', () => new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller', labelNames: ['controller'], buckets: RECONCILE_BUCKETS, registers }));
+    this.maxConcurrent = once(registry, 'controller_runtime_max_concurrent_reconciles', () => new Gauge({ name: 'controller_runtime_max_concurrent_reconciles', help: 'Maximum number of concurrent reconciles per controller', labelNames: ['controller'], registers }));
+    this.activeWorkers = once(registry, 'controller_runtime_active_workers', () => new Gauge({ name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller', labelNames: ['controller'], registers }));
+    this.sourceErrors = once(registry, 'kubeloop_controller_source_errors_total', () => new Counter({ name: 'kubeloop_controller_source_errors_total', help: 'Errors thrown by predicates, event handlers and sources per controller (the event is dropped)', labelNames: ['controller'], registers }));
+  }
+
+  /** Zero the counters of a controller so they appear before its first reconcile (as controller-runtime does). */
+  initController(controller: string, maxConcurrent: number): void {
+    for (const result of ['success', 'error', 'requeue', 'requeue_after']) this.reconcileTotal.inc({ controller, result }, 0);
+    this.reconcileErrors.inc({ controller }, 0);
+    this.terminalErrors.inc({ controller }, 0);
+    this.panics.inc({ controller }, 0);
+    this.maxConcurrent.set({ controller }, maxConcurrent);
+    this.activeWorkers.set({ controller }, 0);
+    this.sourceErrors.inc({ controller }, 0);
+  }
+}
+
+/** `rest_client_requests_total{code,method,host}`: give its `observe` to the client transport's `onRequest`. */
+export function restClientMetrics(registry: Registry): (info: RequestInfo) => void {
+  const counter = once(registry, 'rest_client_requests_total', () => new Counter({ name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code, method, and host.', labelNames: ['code', 'method', 'host'], registers: [registry] }));
+  return (info) => counter.inc({ code: String(info.code), method: info.method, host: info.host });
+}
+
