@@ -5,9 +5,8 @@
  * that speaks HTTP (kubectl, a manager built from a KubeConfig) through
  * `listen()`. What it does not do is listed in docs/testing-fake.md.
  */
-import { KubeConfig } from '@kubernetes/client-node';
 import { createClient } from '@kubeloop/client';
-import type { Client, ClientOptions, Transport } from '@kubeloop/client';
+import type { Client, ClientOptions, RestConfig, Transport, TransportOptions } from '@kubeloop/client';
 import type { KubeObject, ResourceDescriptor } from '@kubeloop/scheme';
 import { createTestClock } from './clock.js';
 import type { TestClock } from './clock.js';
@@ -168,7 +167,7 @@ export interface FakeApiServerOptions {
   readonly aggregatedDiscovery?: boolean;
   /** Send a BOOKMARK to watches that allow them this often, real time (0: only on `bookmark()`). Default: 60 000. */
   readonly bookmarkIntervalMs?: number;
-  /** The User-Agent of in-memory requests (its first `/`-part is the default field manager). Default: `kubeloop/0.1.0`. */
+  /** The User-Agent of in-memory requests (its first `/`-part is the default field manager). Default: `kubeloop/0.1.0 (fake)`. */
   readonly userAgent?: string;
   /** Requests kept in `requests`, oldest dropped first. Default: 10 000. */
   readonly requestLogSize?: number;
@@ -192,9 +191,9 @@ export interface FakeApiServerOptions {
 export interface FakeHttpEndpoint {
   /** `http://127.0.0.1:<port>`. */
   readonly url: string;
-  /** A KubeConfig for it (no auth, plain HTTP). */
-  readonly kubeConfig: KubeConfig;
-  /** The same as kubeconfig YAML, for kubectl (`--kubeconfig`). */
+  /** A config for it (plain HTTP, no auth): `createClient({ kubeConfig })`, `createManager({ kubeConfig })`. */
+  readonly kubeConfig: RestConfig;
+  /** The same as a kubeconfig file's YAML, for kubectl (`--kubeconfig`) and `loadKubeConfig({ path })`. */
   readonly kubeconfig: string;
   close(): Promise<void>;
 }
@@ -216,9 +215,14 @@ export interface FakeApiServer {
   readonly resourceVersion: string;
   /** Requests served so far (most recent last), for assertions. */
   readonly requests: readonly RequestRecord[];
-  /** A new in-memory Transport to the fake (for `createClient({ transport })`). */
-  createTransport(): Transport;
-  /** A client over a new in-memory transport; `options` as for `createClient` (transport and kubeConfig excepted). */
+  /**
+   * A new in-memory Transport to the fake, for `createClient({ transport })`
+   * or `createCluster({ transport })`. It honours `timeoutMs`, `maxRetries`
+   * (Retry-After), `maxResponseBytes`, `userAgent` and `onRequest`; it does
+   * no rate limiting.
+   */
+  createTransport(options?: TransportOptions): Transport;
+  /** A client over a new in-memory transport; `options` as for `createClient` (`kubeConfig` and `transport` excepted; `transportOptions` apply). */
   client(options?: Omit<ClientOptions, 'transport' | 'kubeConfig'>): Client;
   /** Serve a custom kind from its descriptor (which must name its plural and scope). Idempotent. */
   register(kind: ResourceDescriptor, options?: RegisterOptions): void;
@@ -338,7 +342,7 @@ class Fake implements FakeApiServer {
   constructor(options: FakeApiServerOptions) {
     this.clock = options.clock ?? createTestClock();
     this.logSize = options.requestLogSize ?? 10_000;
-    this.userAgent = options.userAgent ?? 'kubeloop/0.1.0';
+    this.userAgent = options.userAgent ?? 'kubeloop/0.1.0 (fake)';
     const bookmarkIntervalMs = options.bookmarkIntervalMs ?? 60_000;
     const historyLimit = options.historyLimit ?? 10_000;
     if (!Number.isInteger(historyLimit) || historyLimit < 1) throw new TestingError('InvalidArgument', `historyLimit must be a positive integer, got ${historyLimit}`);
@@ -382,14 +386,15 @@ class Fake implements FakeApiServer {
     }
   }
 
-  createTransport(): Transport {
-    const transport = memoryTransport(this.api, { userAgent: this.userAgent, isClosed: () => this.closed });
+  createTransport(options: TransportOptions = {}): Transport {
+    const transport = memoryTransport(this.api, { isClosed: () => this.closed }, { userAgent: this.userAgent, ...options });
     this.transports.add(transport);
     return transport;
   }
 
   client(options: Omit<ClientOptions, 'transport' | 'kubeConfig'> = {}): Client {
-    return createClient({ ...options, transport: this.createTransport() });
+    const { transportOptions, ...rest } = options;
+    return createClient({ ...rest, transport: this.createTransport(transportOptions) });
   }
 
   register(kind: ResourceDescriptor, options: RegisterOptions = {}): void {
@@ -493,17 +498,30 @@ class Fake implements FakeApiServer {
     if (this.closed) throw new TestingError('Closed', 'listen: the fake API server is closed');
     const endpoint = await listen(this.api, options.host ?? '127.0.0.1', options.port ?? 0);
     this.endpoints.add(endpoint);
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({
-      clusters: [{ name: 'kubeloop-fake', server: endpoint.url, skipTLSVerify: true }],
-      users: [{ name: 'kubeloop-fake' }],
-      contexts: [{ name: 'kubeloop-fake', cluster: 'kubeloop-fake', user: 'kubeloop-fake', namespace: 'default' }],
-      currentContext: 'kubeloop-fake',
-    });
+    const kubeConfig: RestConfig = { server: endpoint.url, source: `the kubeloop fake API server at ${endpoint.url}`, context: 'kubeloop-fake', namespace: 'default' };
+    const kubeconfig = [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: kubeloop-fake',
+      '  cluster:',
+      `    server: ${endpoint.url}`,
+      'users:',
+      '- name: kubeloop-fake',
+      '  user: {}',
+      'contexts:',
+      '- name: kubeloop-fake',
+      '  context:',
+      '    cluster: kubeloop-fake',
+      '    user: kubeloop-fake',
+      '    namespace: default',
+      'current-context: kubeloop-fake',
+      '',
+    ].join('\n');
     return {
       url: endpoint.url,
       kubeConfig,
-      kubeconfig: kubeConfig.exportConfig(),
+      kubeconfig,
       close: async () => {
         this.endpoints.delete(endpoint);
         await endpoint.close();

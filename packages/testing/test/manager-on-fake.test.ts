@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isNotFound } from '@kubeloop/client';
-import { createLogger, createManager, createOrUpdate, Result, setControllerReference } from '@kubeloop/manager';
+import { createCluster, createLogger, createManager, createOrUpdate, Result, setControllerReference } from '@kubeloop/manager';
 import type { Manager } from '@kubeloop/manager';
 import { ConfigMap, Lease } from '@kubeloop/scheme';
 import { collectEvents, createFakeApiServer, eventually } from '../src/index.js';
@@ -95,5 +95,42 @@ describe('a manager on the fake', () => {
     await eventually(async () => expect((await client.get(ConfigMap, { namespace: 'default', name: 'settings-copy' })).data).toEqual({ mode: 'off' }));
     await client.delete(ConfigMap, { namespace: 'default', name: 'settings-copy' });
     await eventually(async () => expect((await client.get(ConfigMap, { namespace: 'default', name: 'settings-copy' })).data).toEqual({ mode: 'off' }));
+  });
+});
+
+describe('a manager on the fake\'s in-memory transport (createCluster({ transport }))', () => {
+  it('reconciles without any socket: informers, controller, owned objects, events', async () => {
+    const memoryFake = createFakeApiServer();
+    const cluster = createCluster({ transport: memoryFake.createTransport(), fieldOwner: 'in-memory', logger: createLogger({ level: 'silent' }) });
+    const m = createManager({ cluster, logger: createLogger({ level: 'silent' }) });
+    const recorder = m.recorderFor('in-memory');
+    m.controller()
+      .for(ConfigMap)
+      .complete(async (req) => {
+        if (req.name.endsWith('-copy')) return Result.done();
+        const source = await m.client.get(ConfigMap, { namespace: req.namespace!, name: req.name });
+        const copy: ConfigMap & { apiVersion: 'v1'; kind: 'ConfigMap' } = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${req.name}-copy`, namespace: req.namespace! } };
+        await createOrUpdate(m.client, copy, (c) => {
+          c.data = { ...source.data };
+          setControllerReference(source, c);
+        });
+        recorder.event(source, 'Normal', 'Copied', 'Reconcile', 'copied');
+        return Result.done();
+      });
+    const stopMemory = new AbortController();
+    const run = m.start(stopMemory.signal);
+    try {
+      const client = memoryFake.client({ fieldOwner: 'test' });
+      const events = await collectEvents(client, { regarding: { name: 'in-memory' } });
+      await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'in-memory', namespace: 'default' }, data: { a: '1' } });
+      const copy = await eventually(() => client.get(ConfigMap, { namespace: 'default', name: 'in-memory-copy' }));
+      expect(copy.data).toEqual({ a: '1' });
+      await events.waitFor((e) => e.reason === 'Copied');
+      await events.stop();
+    } finally {
+      stopMemory.abort();
+      await run;
+      await memoryFake.close();
+    }
   });
 });

@@ -1,15 +1,17 @@
 /**
  * The client's `Transport` served in memory by the fake's core: no sockets,
  * the same bytes a real server would send (JSON bodies, JSON-lines watch
- * streams), so the client parses exactly what it parses over HTTP.
+ * streams), so the client parses exactly what it parses over HTTP. Like the
+ * HTTP transport it reports each request to `onRequest`, keeps `timeoutMs`
+ * deadlines, retries answers with Retry-After (429, 5xx) up to `maxRetries`
+ * and refuses bodies over `maxResponseBytes`; it does no rate limiting.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { ClientError } from '@kubeloop/client';
-import type { Query, Transport, TransportRequest, TransportResponse } from '@kubeloop/client';
+import type { Query, RestConfig, Transport, TransportOptions, TransportRequest, TransportResponse } from '@kubeloop/client';
 import type { CoreRequest, CoreResponse, FakeApi } from './api.js';
 import { NetworkFault } from './status.js';
-
 
 function toSearchParams(query: Query | undefined): URLSearchParams {
   const params = new URLSearchParams();
@@ -25,7 +27,12 @@ class FakeResponse extends Readable {
   complete = false;
   readonly req: { method: string; path: string };
 
-  constructor(status: number, headers: Record<string, string>, req: { method: string; path: string }, private readonly onGone: () => void) {
+  constructor(
+    status: number,
+    headers: Record<string, string>,
+    req: { method: string; path: string },
+    private readonly onGone: () => void,
+  ) {
     super();
     this.statusCode = status;
     this.headers = headers;
@@ -50,19 +57,61 @@ function pathWithQuery(req: TransportRequest): string {
   return q ? `${req.path}?${q}` : req.path;
 }
 
-export interface MemoryTransportOptions {
-  readonly userAgent: string;
+function nonNegative(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!(typeof value === 'number' && value >= 0 && !Number.isNaN(value))) throw new ClientError('InvalidRequest', `transport option ${name} must be a number >= 0, got ${String(value)}`);
+  return value;
+}
+
+/** The options in force, with the HTTP transport's defaults. */
+function resolve(options: TransportOptions): Transport['options'] {
+  const qps = nonNegative('qps', options.qps, 0);
+  return {
+    qps,
+    burst: Math.max(1, nonNegative('burst', options.burst, Math.ceil(qps * 1.5))),
+    timeoutMs: nonNegative('timeoutMs', options.timeoutMs, 30_000),
+    maxRetries: nonNegative('maxRetries', options.maxRetries, 10),
+    maxResponseBytes: nonNegative('maxResponseBytes', options.maxResponseBytes, 128 * 1024 * 1024),
+    maxSockets: Math.max(1, nonNegative('maxSockets', options.maxSockets, 64)),
+    userAgent: options.userAgent ?? 'kubeloop/0.1.0 (fake)',
+    ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+  };
+}
+
+function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolveDelay, reject) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolveDelay();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal!.reason as Error);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export interface MemoryTransportContext {
   readonly isClosed: () => boolean;
 }
 
+export const FAKE_SERVER = 'http://fake-api-server.invalid';
+
 /** A Transport over the fake's core. */
-export function memoryTransport(api: FakeApi, options: MemoryTransportOptions): Transport {
+export function memoryTransport(api: FakeApi, context: MemoryTransportContext, given: TransportOptions = {}): Transport {
+  const options = resolve(given);
   const open = new Set<FakeResponse>();
-  const call = async (req: TransportRequest): Promise<CoreResponse> => {
-    if (req.signal?.aborted) throw new ClientError('Aborted', `${req.method} ${req.path}: aborted`, { cause: req.signal.reason });
-    if (options.isClosed()) throw new ClientError('Network', `${req.method} ${req.path}: the fake API server is closed`);
-    // Answer on a later turn of the event loop, as a server would.
-    await new Promise<void>((resolve) => setImmediate(resolve));
+  const config: RestConfig = { server: FAKE_SERVER, source: 'the kubeloop fake API server', namespace: 'default' };
+  const server = new URL(FAKE_SERVER);
+
+  /** One attempt: the core's answer, within the deadline, reported to onRequest. */
+  const once = async (req: TransportRequest, timeoutMs: number): Promise<CoreResponse> => {
+    const what = `${req.method} ${req.path}`;
+    if (req.signal?.aborted) throw new ClientError('Aborted', `${what}: aborted`, { cause: req.signal.reason });
+    if (context.isClosed()) throw new ClientError('Network', `${what}: the fake API server is closed`);
+    const started = performance.now();
+    const report = (code: number | '<error>'): void => options.onRequest?.({ method: req.method, host: server.host, path: req.path, code, durationMs: performance.now() - started });
     const core: CoreRequest = {
       method: req.method,
       path: req.path,
@@ -72,35 +121,70 @@ export function memoryTransport(api: FakeApi, options: MemoryTransportOptions): 
       userAgent: options.userAgent,
       body: req.body,
     };
-    let res: CoreResponse;
+    const answer = (async (): Promise<CoreResponse> => {
+      // Answer on a later turn of the event loop, as a server would.
+      await new Promise<void>((r) => setImmediate(r));
+      return api.handle(core);
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const limits = new Promise<never>((_, reject) => {
+      if (timeoutMs > 0) timer = setTimeout(() => reject(new ClientError('ClientTimeout', `${what}: no answer within ${timeoutMs} ms`)), timeoutMs);
+      if (req.signal) {
+        onAbort = (): void => reject(new ClientError('Aborted', `${what}: aborted`, { cause: req.signal!.reason }));
+        req.signal.addEventListener('abort', onAbort, { once: true });
+      }
+    });
     try {
-      res = await api.handle(core);
+      const res = await Promise.race([answer, limits]);
+      report(res.status);
+      return res;
     } catch (err) {
-      if (err instanceof NetworkFault) throw new ClientError('Network', `${req.method} ${req.path}: ${err.message}`, { cause: err });
+      report('<error>');
+      // a watch answered after the caller gave up must not stay open
+      void answer.then((late) => (late.kind === 'watch' ? late.close() : undefined)).catch(() => undefined);
+      if (err instanceof NetworkFault) throw new ClientError('Network', `${what}: ${err.message}`, { cause: err });
       throw err;
+    } finally {
+      if (timer) clearTimeout(timer);
+      if (onAbort) req.signal?.removeEventListener('abort', onAbort);
     }
-    if (req.signal?.aborted) {
-      if (res.kind === 'watch') res.close();
-      throw new ClientError('Aborted', `${req.method} ${req.path}: aborted`, { cause: req.signal.reason });
-    }
-    return res;
   };
-  return {
-    server: new URL('http://fake-api-server.invalid/'),
+
+  const transport: Transport = {
+    server,
+    config,
+    options,
     async request(req: TransportRequest): Promise<TransportResponse> {
-      const res = await call(req);
-      if (res.kind === 'buffered') return { status: res.status, headers: res.headers, body: res.body };
-      // a watch asked for without streaming: collect what is there now and end
-      const lines: string[] = [];
-      res.start(
-        (line) => lines.push(line),
-        () => undefined,
-      );
-      res.close();
-      return { status: 200, headers: res.headers, body: lines.map((l) => `${l}\n`).join('') };
+      for (let attempt = 0; ; attempt++) {
+        const res = await once(req, req.timeoutMs ?? options.timeoutMs);
+        let body: string;
+        if (res.kind === 'buffered') body = res.body;
+        else {
+          // a watch asked for without streaming: what is there now, then the end
+          const lines: string[] = [];
+          res.start(
+            (line) => lines.push(line),
+            () => undefined,
+          );
+          res.close();
+          body = lines.map((l) => `${l}\n`).join('');
+        }
+        if (Buffer.byteLength(body) > options.maxResponseBytes) {
+          throw new ClientError('ResponseTooLarge', `${req.method} ${req.path}: the answer is larger than maxResponseBytes (${options.maxResponseBytes})`);
+        }
+        const retryAfter = Number.parseInt(res.headers['retry-after'] ?? '', 10);
+        if (Number.isFinite(retryAfter) && retryAfter >= 0 && (res.status === 429 || res.status >= 500) && attempt < options.maxRetries) {
+          await delay(Math.min(retryAfter, 60) * 1000, req.signal).catch((cause: unknown) => {
+            throw new ClientError('Aborted', `${req.method} ${req.path}: aborted while waiting to retry`, { cause });
+          });
+          continue;
+        }
+        return { status: res.status, headers: res.headers, body };
+      }
     },
     async stream(req: TransportRequest): Promise<IncomingMessage> {
-      const res = await call(req);
+      const res = await once(req, req.timeoutMs ?? 0);
       const info = { method: req.method, path: pathWithQuery(req) };
       if (res.kind === 'buffered') {
         const r = new FakeResponse(res.status, res.headers, info, () => undefined);
@@ -132,8 +216,12 @@ export function memoryTransport(api: FakeApi, options: MemoryTransportOptions): 
       );
       return r as unknown as IncomingMessage;
     },
+    fork(more: TransportOptions = {}): Transport {
+      return memoryTransport(api, context, { ...given, ...more });
+    },
     close(): void {
       for (const r of [...open]) r.destroy();
     },
   };
+  return transport;
 }
