@@ -451,7 +451,11 @@ class HttpTransport implements Transport {
     const auth = await race(this.#credentials.get(), signal);
     const agents = this.agentsFor(auth);
     const headers: Record<string, string | string[]> = { ...auth.headers, accept: req.accept ?? 'application/json', 'user-agent': this.options.userAgent };
-    if (req.body !== undefined) headers['content-type'] = req.contentType ?? 'application/json';
+    if (req.body !== undefined) {
+      headers['content-type'] = req.contentType ?? 'application/json';
+      // Node frames a DELETE body only when told its length (DELETE is not chunked by default).
+      headers['content-length'] = String(Buffer.byteLength(req.body));
+    }
     const url = new URL(req.path + encodeQuery(req.query), this.server);
     const started = performance.now();
     const report = (code: number | '<error>'): void =>

@@ -107,6 +107,33 @@ describe('transport', () => {
     expect(isClientError(aborted) && aborted.reason).toBe('Aborted');
   });
 
+  it('frames a DELETE body with its length, so the server reads it and the next request on the socket', async () => {
+    const bodies: string[] = [];
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        bodies.push(`${req.method} ${req.headers['content-length'] ?? '-'} ${Buffer.concat(chunks).toString('utf8')}`);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{}');
+      });
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as { port: number }).port}`, skipTLSVerify: true }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const t = createTransport(kc);
+    const body = JSON.stringify({ kind: 'DeleteOptions', preconditions: { uid: 'ü' } });
+    await t.request({ method: 'DELETE', path: '/x', body });
+    await t.request({ method: 'GET', path: '/y' });
+    expect(bodies).toEqual([`DELETE ${Buffer.byteLength(body)} ${body}`, 'GET - ']);
+    t.close();
+  });
+
   it('a malformed or empty kubeconfig is an InvalidConfig error', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kc-'));
     await writeFile(join(dir, 'bad'), 'clusters: [nope: {');

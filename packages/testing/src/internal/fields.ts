@@ -1,0 +1,393 @@
+/**
+ * Field ownership (`metadata.managedFields`, FieldsV1) and server-side
+ * apply, for the common cases: maps merge field by field, lists merge by
+ * their keys or as sets where the kind's shape says so (else whole), every
+ * write records which manager set which fields, apply conflicts when it
+ * would change a field another manager owns (unless forced), and a field an
+ * applier stops applying is removed when no one else owns it.
+ */
+import { isObject } from './patch.js';
+import type { Shape } from './schema.js';
+
+type Json = Record<string, unknown>;
+
+/** Path elements in FieldsV1 syntax (`f:name`, `k:{"name":"a"}`, `v:"x"`), joined. */
+type PathKey = string;
+const SEP = '\u0001';
+
+export interface ManagedEntry {
+  manager: string;
+  operation: 'Apply' | 'Update';
+  apiVersion: string;
+  time: string;
+  subresource: string | undefined;
+  set: Set<PathKey>;
+}
+
+/** Which part of an object a write may touch. */
+export type Scope = 'main' | 'status';
+
+/** Metadata fields that field ownership tracks. */
+const TRACKED_METADATA = new Set(['labels', 'annotations', 'finalizers', 'ownerReferences', 'generateName']);
+
+function keyElement(item: unknown, keys: readonly string[]): string {
+  const key: Json = {};
+  for (const k of [...keys].sort()) if (isObject(item) && item[k] !== undefined) key[k] = item[k];
+  return `k:${JSON.stringify(key)}`;
+}
+
+function walk(value: unknown, names: string[], pes: string[], shape: Shape, mapNodes: boolean, out: Set<PathKey>): void {
+  const here = pes.join(SEP);
+  if (Array.isArray(value)) {
+    const rule = shape.list(names);
+    if (rule.type === 'atomic' || value.length === 0) {
+      out.add(here);
+      return;
+    }
+    if (mapNodes) out.add(here);
+    for (const item of value) {
+      if (rule.type === 'set') {
+        out.add([...pes, `v:${JSON.stringify(item)}`].join(SEP));
+        continue;
+      }
+      const pe = keyElement(item, rule.keys);
+      out.add([...pes, pe].join(SEP));
+      if (isObject(item)) for (const [k, v] of Object.entries(item)) if (v !== undefined) walk(v, [...names, k], [...pes, pe, `f:${k}`], shape, mapNodes, out);
+    }
+    return;
+  }
+  if (isObject(value)) {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+    if (entries.length === 0 || (names.length > 0 && shape.atomicMap(names))) {
+      out.add(here);
+      return;
+    }
+    if (mapNodes && pes.length > 0) out.add(here);
+    for (const [k, v] of entries) walk(v, [...names, k], [...pes, `f:${k}`], shape, mapNodes, out);
+    return;
+  }
+  out.add(here);
+}
+
+/**
+ * The fields an object sets, restricted to what `scope` covers. `mapNodes`
+ * also lists each non-empty map and list (what an update records); apply
+ * records leaves and list items only.
+ */
+export function fieldsOf(obj: Json | undefined, shape: Shape, scope: Scope, hasStatus: boolean, mapNodes: boolean): Set<PathKey> {
+  const out = new Set<PathKey>();
+  if (!obj) return out;
+  for (const [k, v] of Object.entries(obj)) {
+    if (v === undefined || k === 'apiVersion' || k === 'kind') continue;
+    if (hasStatus && (scope === 'status') !== (k === 'status')) continue;
+    if (k === 'metadata') {
+      if (scope === 'status' || !isObject(v)) continue;
+      const meta = Object.entries(v).filter(([mk, mv]) => TRACKED_METADATA.has(mk) && mv !== undefined);
+      if (meta.length === 0) continue;
+      if (mapNodes) {
+        // metadata itself is never a member; its tracked fields are
+      }
+      for (const [mk, mv] of meta) walk(mv, ['metadata', mk], ['f:metadata', `f:${mk}`], shape, mapNodes, out);
+      continue;
+    }
+    walk(v, [k], [`f:${k}`], shape, mapNodes, out);
+  }
+  return out;
+}
+
+/** The value at a path, and whether it is there. */
+export function valueAt(obj: unknown, key: PathKey): { found: boolean; value: unknown } {
+  let cur: unknown = obj;
+  for (const pe of key.split(SEP)) {
+    if (pe.startsWith('f:')) {
+      if (!isObject(cur) || !Object.hasOwn(cur, pe.slice(2))) return { found: false, value: undefined };
+      cur = cur[pe.slice(2)];
+    } else if (pe.startsWith('k:')) {
+      if (!Array.isArray(cur)) return { found: false, value: undefined };
+      const want = JSON.parse(pe.slice(2)) as Json;
+      cur = cur.find((item) => isObject(item) && Object.entries(want).every(([k, v]) => JSON.stringify(item[k]) === JSON.stringify(v)));
+      if (cur === undefined) return { found: false, value: undefined };
+    } else if (pe.startsWith('v:')) {
+      if (!Array.isArray(cur)) return { found: false, value: undefined };
+      const want = pe.slice(2);
+      cur = cur.find((item) => JSON.stringify(item) === want);
+      if (cur === undefined) return { found: false, value: undefined };
+    } else return { found: false, value: undefined };
+  }
+  return { found: true, value: cur };
+}
+
+function removeAt(obj: Json, key: PathKey): void {
+  const pes = key.split(SEP);
+  let cur: unknown = obj;
+  for (let i = 0; i < pes.length - 1; i++) {
+    const at = valueAt(cur, pes[i]!);
+    if (!at.found) return;
+    cur = at.value;
+  }
+  const last = pes[pes.length - 1]!;
+  if (last.startsWith('f:') && isObject(cur)) delete cur[last.slice(2)];
+  else if (Array.isArray(cur)) {
+    const target = valueAt(cur, last);
+    if (target.found) cur.splice(cur.indexOf(target.value), 1);
+  }
+}
+
+/** A readable path for conflict messages: `.spec.containers[name="app"].image`. */
+export function describePath(key: PathKey): string {
+  let out = '';
+  for (const pe of key.split(SEP)) {
+    if (pe.startsWith('f:')) out += `.${pe.slice(2)}`;
+    else if (pe.startsWith('k:')) {
+      const k = JSON.parse(pe.slice(2)) as Json;
+      out += `[${Object.entries(k)
+        .map(([n, v]) => `${n}=${JSON.stringify(v)}`)
+        .join(',')}]`;
+    } else if (pe.startsWith('v:')) out += `[=${pe.slice(2)}]`;
+  }
+  return out;
+}
+
+/** Proper prefixes of the paths in `set` (nodes that contain other members). */
+function prefixes(set: Set<PathKey>): Set<PathKey> {
+  const out = new Set<PathKey>();
+  for (const p of set) {
+    let i = p.lastIndexOf(SEP);
+    while (i > 0) {
+      const prefix = p.slice(0, i);
+      if (out.has(prefix)) break;
+      out.add(prefix);
+      i = prefix.lastIndexOf(SEP);
+    }
+  }
+  return out;
+}
+
+// --- FieldsV1 <-> sets -------------------------------------------------------
+
+export function toFieldsV1(set: Set<PathKey>): Json {
+  interface Node {
+    member: boolean;
+    children: Map<string, Node>;
+  }
+  const root: Node = { member: false, children: new Map() };
+  for (const p of set) {
+    let node = root;
+    for (const pe of p.split(SEP)) {
+      let next = node.children.get(pe);
+      if (!next) {
+        next = { member: false, children: new Map() };
+        node.children.set(pe, next);
+      }
+      node = next;
+    }
+    node.member = true;
+  }
+  const ser = (node: Node): Json => {
+    const out: Json = {};
+    if (node.member && node.children.size > 0) out['.'] = {};
+    for (const [k, child] of [...node.children.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) out[k] = ser(child);
+    return out;
+  };
+  return ser(root);
+}
+
+export function fromFieldsV1(fields: unknown): Set<PathKey> {
+  const out = new Set<PathKey>();
+  const rec = (node: unknown, pes: string[]): void => {
+    if (!isObject(node)) return;
+    const keys = Object.keys(node);
+    if (keys.length === 0 && pes.length > 0) {
+      out.add(pes.join(SEP));
+      return;
+    }
+    for (const k of keys) {
+      if (k === '.') out.add(pes.join(SEP));
+      else rec(node[k], [...pes, k]);
+    }
+  };
+  rec(fields, []);
+  return out;
+}
+
+export function parseManaged(list: unknown): ManagedEntry[] {
+  if (!Array.isArray(list)) return [];
+  return list.filter(isObject).map((e) => ({
+    manager: typeof e['manager'] === 'string' ? e['manager'] : '',
+    operation: e['operation'] === 'Apply' ? 'Apply' : 'Update',
+    apiVersion: typeof e['apiVersion'] === 'string' ? e['apiVersion'] : '',
+    time: typeof e['time'] === 'string' ? e['time'] : '',
+    subresource: typeof e['subresource'] === 'string' && e['subresource'] !== '' ? e['subresource'] : undefined,
+    set: fromFieldsV1(e['fieldsV1']),
+  }));
+}
+
+export function renderManaged(entries: readonly ManagedEntry[]): Json[] {
+  return entries
+    .filter((e) => e.set.size > 0)
+    .map((e) => ({
+      manager: e.manager,
+      operation: e.operation,
+      apiVersion: e.apiVersion,
+      time: e.time,
+      fieldsType: 'FieldsV1',
+      fieldsV1: toFieldsV1(e.set),
+      ...(e.subresource ? { subresource: e.subresource } : {}),
+    }));
+}
+
+// --- writes ------------------------------------------------------------------
+
+export interface WriteContext {
+  readonly manager: string;
+  readonly apiVersion: string;
+  readonly time: string;
+  readonly scope: Scope;
+  readonly hasStatus: boolean;
+  readonly shape: Shape;
+}
+
+function subresourceOf(ctx: WriteContext): string | undefined {
+  return ctx.hasStatus && ctx.scope === 'status' ? 'status' : undefined;
+}
+
+function entryFor(entries: ManagedEntry[], ctx: WriteContext, operation: 'Apply' | 'Update'): ManagedEntry {
+  const sub = subresourceOf(ctx);
+  let entry = entries.find((e) => e.manager === ctx.manager && e.operation === operation && e.subresource === sub);
+  if (!entry) {
+    entry = { manager: ctx.manager, operation, apiVersion: ctx.apiVersion, time: ctx.time, subresource: sub, set: new Set() };
+    entries.push(entry);
+  }
+  return entry;
+}
+
+/** Record a non-apply write (create, update, patch) by `ctx.manager`: it owns what it changed; others lose it. */
+export function recordUpdate(entries: ManagedEntry[], old: Json | undefined, next: Json, ctx: WriteContext): ManagedEntry[] {
+  const before = fieldsOf(old, ctx.shape, ctx.scope, ctx.hasStatus, true);
+  const after = fieldsOf(next, ctx.shape, ctx.scope, ctx.hasStatus, true);
+  const nodes = prefixes(after);
+  const changed = new Set<PathKey>();
+  for (const p of after) {
+    if (!before.has(p)) changed.add(p);
+    else if (!nodes.has(p) && JSON.stringify(valueAt(old, p).value) !== JSON.stringify(valueAt(next, p).value)) changed.add(p);
+  }
+  const removed = new Set<PathKey>();
+  for (const p of before) if (!after.has(p)) removed.add(p);
+  if (changed.size === 0 && removed.size === 0) return entries;
+  const out = entries.map((e) => ({ ...e, set: new Set(e.set) }));
+  for (const e of out) {
+    for (const p of removed) e.set.delete(p);
+    for (const p of changed) e.set.delete(p);
+  }
+  const mine = entryFor(out, ctx, 'Update');
+  for (const p of changed) mine.set.add(p);
+  mine.time = ctx.time;
+  mine.apiVersion = ctx.apiVersion;
+  return out.filter((e) => e.set.size > 0);
+}
+
+export interface ApplyConflict {
+  readonly manager: string;
+  readonly subresource: string | undefined;
+  readonly apiVersion: string;
+  readonly path: string;
+}
+
+export type ApplyResult = { readonly ok: true; readonly object: Json; readonly entries: ManagedEntry[] } | { readonly ok: false; readonly conflicts: readonly ApplyConflict[] };
+
+function mergeApplied(live: unknown, config: unknown, names: string[], shape: Shape): unknown {
+  if (config === null) return undefined;
+  if (Array.isArray(config)) {
+    const rule = shape.list(names);
+    if (rule.type === 'atomic' || !Array.isArray(live)) return config;
+    const out = [...(live as unknown[])];
+    if (rule.type === 'set') {
+      for (const item of config) if (!out.some((x) => JSON.stringify(x) === JSON.stringify(item))) out.push(item);
+      return out;
+    }
+    for (const item of config) {
+      const key = keyElement(item, rule.keys);
+      const index = out.findIndex((x) => keyElement(x, rule.keys) === key);
+      if (index === -1) out.push(item);
+      else out[index] = mergeApplied(out[index], item, names, shape);
+    }
+    return out;
+  }
+  if (isObject(config)) {
+    if (!isObject(live) || (names.length > 0 && shape.atomicMap(names))) return stripNulls(config);
+    const out: Json = { ...live };
+    for (const [k, v] of Object.entries(config)) {
+      const merged = mergeApplied(out[k], v, [...names, k], shape);
+      if (merged === undefined) delete out[k];
+      else out[k] = merged;
+    }
+    return out;
+  }
+  return config;
+}
+
+function stripNulls(obj: Json): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (v === null) continue;
+    out[k] = isObject(v) ? stripNulls(v) : v;
+  }
+  return out;
+}
+
+/**
+ * Server-side apply of `config` over `live` (undefined: a create) by
+ * `ctx.manager`. The caller has already dropped what the scope ignores
+ * from `config` and checked names and kinds.
+ */
+export function apply(entries: readonly ManagedEntry[], live: Json | undefined, config: Json, ctx: WriteContext, force: boolean): ApplyResult {
+  const configSet = fieldsOf(config, ctx.shape, ctx.scope, ctx.hasStatus, false);
+  const sub = subresourceOf(ctx);
+  const isMine = (e: ManagedEntry): boolean => e.manager === ctx.manager && e.operation === 'Apply' && e.subresource === sub;
+  const out = entries.map((e) => ({ ...e, set: new Set(e.set) }));
+  const conflicts: ApplyConflict[] = [];
+  const taken: [ManagedEntry, PathKey][] = [];
+  for (const e of out) {
+    if (isMine(e)) continue;
+    for (const p of configSet) {
+      if (!e.set.has(p)) continue;
+      const last = p.slice(p.lastIndexOf(SEP) + 1);
+      if (last.startsWith('k:') || last.startsWith('v:')) continue;
+      const want = valueAt(config, p);
+      const have = valueAt(live, p);
+      if (have.found && JSON.stringify(want.value) === JSON.stringify(have.value)) continue;
+      conflicts.push({ manager: e.manager, subresource: e.subresource, apiVersion: e.apiVersion, path: describePath(p) });
+      taken.push([e, p]);
+    }
+  }
+  if (conflicts.length > 0 && !force) return { ok: false, conflicts };
+  for (const [e, p] of taken) e.set.delete(p);
+
+  const mine = out.find(isMine);
+  const previously = mine?.set ?? new Set<PathKey>();
+  const othersOwn = new Set<PathKey>();
+  for (const e of out) if (!isMine(e)) for (const p of e.set) othersOwn.add(p);
+  let object: Json = structuredClone(live ?? {});
+  // Shallowest first: a list item removed takes its fields with it (its key fields must still be there to find it).
+  const drop = [...previously].filter((p) => !configSet.has(p) && !othersOwn.has(p)).sort((a, b) => a.split(SEP).length - b.split(SEP).length);
+  for (const p of drop) removeAt(object, p);
+  object = mergeApplied(object, config, [], ctx.shape) as Json;
+
+  const entry = mine ?? { manager: ctx.manager, operation: 'Apply' as const, apiVersion: ctx.apiVersion, time: ctx.time, subresource: sub, set: new Set<PathKey>() };
+  if (!mine) out.push(entry);
+  entry.set = configSet;
+  entry.time = ctx.time;
+  entry.apiVersion = ctx.apiVersion;
+  return { ok: true, object, entries: out.filter((e) => e.set.size > 0 || e === entry) };
+}
+
+/** The API server's message for apply conflicts. */
+export function conflictMessage(conflicts: readonly ApplyConflict[]): string {
+  const who = (c: ApplyConflict): string => `"${c.manager}"${c.subresource ? ` with subresource "${c.subresource}"` : ''}`;
+  const n = conflicts.length;
+  if (n === 1) return `Apply failed with 1 conflict: conflict with ${who(conflicts[0]!)}: ${conflicts[0]!.path}`;
+  const groups = new Map<string, string[]>();
+  for (const c of conflicts) groups.set(who(c), [...(groups.get(who(c)) ?? []), c.path]);
+  const parts = [...groups.entries()].map(([w, paths]) => (paths.length === 1 ? `conflict with ${w}: ${paths[0]}` : `conflicts with ${w}:\n${paths.map((p) => `- ${p}`).join('\n')}`));
+  return `Apply failed with ${n} conflicts: ${parts.join('\n')}`;
+}

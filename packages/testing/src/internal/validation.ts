@@ -1,0 +1,121 @@
+/**
+ * The object-metadata validation every kind gets on a real API server
+ * (names, generateName, labels, annotations, finalizers, owner references),
+ * independent of any schema.
+ */
+import { labelKeyProblem, labelValueProblem } from './selectors.js';
+import type { FieldError } from './status.js';
+
+type Json = Record<string, unknown>;
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const SUBDOMAIN_TEXT =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const LABEL_TEXT =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+/** Finalizers that need no domain. */
+const STANDARD_FINALIZERS = new Set(['kubernetes', 'orphan', 'foregroundDeletion']);
+
+/** Kinds whose names are RFC 1123 labels rather than subdomains. */
+const LABEL_NAMED = new Set(['Namespace', 'Service']);
+
+/** Kinds whose names only need to be path segments (RBAC objects, for instance, allow `:`). */
+const PATH_NAMED = new Set(['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding']);
+
+export function nameProblem(kind: string, name: string): string | undefined {
+  if (PATH_NAMED.has(kind)) {
+    if (name === '.' || name === '..') return `may not be '${name}'`;
+    if (name.includes('/') || name.includes('%')) return `may not contain '/' or '%'`;
+    return undefined;
+  }
+  if (LABEL_NAMED.has(kind)) {
+    if (name.length > 63) return 'must be no more than 63 characters';
+    if (name.includes('.')) return 'must not contain dots';
+    return DNS1123_LABEL.test(name) ? undefined : LABEL_TEXT;
+  }
+  if (name.length > 253) return 'must be no more than 253 characters';
+  return DNS1123_SUBDOMAIN.test(name) ? undefined : SUBDOMAIN_TEXT;
+}
+
+function isStringMap(value: unknown): value is Record<string, string> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
+}
+
+/** Metadata problems of an object about to be stored. */
+export function validateMetadata(kind: string, meta: Json, namespaced: boolean): FieldError[] {
+  const errors: FieldError[] = [];
+  const name = meta['name'];
+  const generateName = meta['generateName'];
+  if (typeof generateName === 'string' && generateName !== '') {
+    // a prefix: what is left after trimming a trailing '-' must be a valid name
+    const problem = nameProblem(kind, generateName.replace(/-+$/, '') || 'x');
+    if (problem) errors.push({ type: 'FieldValueInvalid', field: 'metadata.generateName', value: generateName, detail: problem });
+  }
+  if (typeof name !== 'string' || name === '') {
+    errors.push({ type: 'FieldValueRequired', field: 'metadata.name', detail: 'name or generateName is required' });
+  } else {
+    const problem = nameProblem(kind, name);
+    if (problem) errors.push({ type: 'FieldValueInvalid', field: 'metadata.name', value: name, detail: problem });
+  }
+  if (namespaced && (typeof meta['namespace'] !== 'string' || meta['namespace'] === '')) {
+    errors.push({ type: 'FieldValueRequired', field: 'metadata.namespace', detail: '' });
+  }
+  const labels = meta['labels'];
+  if (labels !== undefined && labels !== null) {
+    if (!isStringMap(labels)) errors.push({ type: 'FieldValueInvalid', field: 'metadata.labels', value: labels, detail: 'must be a map of strings' });
+    else {
+      for (const [k, v] of Object.entries(labels)) {
+        const kp = labelKeyProblem(k);
+        if (kp) errors.push({ type: 'FieldValueInvalid', field: 'metadata.labels', value: k, detail: kp });
+        const vp = labelValueProblem(v);
+        if (vp) errors.push({ type: 'FieldValueInvalid', field: `metadata.labels`, value: v, detail: vp });
+      }
+    }
+  }
+  const annotations = meta['annotations'];
+  if (annotations !== undefined && annotations !== null) {
+    if (!isStringMap(annotations)) errors.push({ type: 'FieldValueInvalid', field: 'metadata.annotations', value: annotations, detail: 'must be a map of strings' });
+    else {
+      let size = 0;
+      for (const [k, v] of Object.entries(annotations)) {
+        const kp = labelKeyProblem(k);
+        if (kp) errors.push({ type: 'FieldValueInvalid', field: 'metadata.annotations', value: k, detail: kp });
+        size += k.length + v.length;
+      }
+      if (size > 256 * 1024) errors.push({ type: 'FieldValueTooLong', field: 'metadata.annotations', detail: 'may not be more than 262144 bytes' });
+    }
+  }
+  const finalizers = meta['finalizers'];
+  if (finalizers !== undefined && finalizers !== null) {
+    if (!Array.isArray(finalizers) || finalizers.some((f) => typeof f !== 'string')) {
+      errors.push({ type: 'FieldValueInvalid', field: 'metadata.finalizers', value: finalizers, detail: 'must be a list of strings' });
+    } else {
+      for (const [i, f] of (finalizers as string[]).entries()) {
+        const kp = labelKeyProblem(f);
+        if (kp) errors.push({ type: 'FieldValueInvalid', field: `metadata.finalizers[${i}]`, value: f, detail: kp });
+        else if (!f.includes('/') && !STANDARD_FINALIZERS.has(f)) {
+          errors.push({ type: 'FieldValueInvalid', field: `metadata.finalizers[${i}]`, value: f, detail: 'name is neither a standard finalizer name nor is it fully qualified' });
+        }
+      }
+    }
+  }
+  const owners = meta['ownerReferences'];
+  if (owners !== undefined && owners !== null) {
+    if (!Array.isArray(owners)) errors.push({ type: 'FieldValueInvalid', field: 'metadata.ownerReferences', value: owners, detail: 'must be a list' });
+    else {
+      let controllers = 0;
+      for (const [i, o] of (owners as Json[]).entries()) {
+        const at = `metadata.ownerReferences[${i}]`;
+        if (typeof o?.['apiVersion'] !== 'string' || o['apiVersion'] === '') errors.push({ type: 'FieldValueInvalid', field: `${at}.apiVersion`, value: o?.['apiVersion'] ?? '', detail: 'version must not be empty' });
+        if (typeof o?.['kind'] !== 'string' || o['kind'] === '') errors.push({ type: 'FieldValueInvalid', field: `${at}.kind`, value: o?.['kind'] ?? '', detail: 'kind must not be empty' });
+        if (typeof o?.['name'] !== 'string' || o['name'] === '') errors.push({ type: 'FieldValueInvalid', field: `${at}.name`, value: o?.['name'] ?? '', detail: 'name must not be empty' });
+        if (typeof o?.['uid'] !== 'string' || o['uid'] === '') errors.push({ type: 'FieldValueInvalid', field: `${at}.uid`, value: o?.['uid'] ?? '', detail: 'uid must not be empty' });
+        if (o?.['controller'] === true) controllers++;
+      }
+      if (controllers > 1) errors.push({ type: 'FieldValueInvalid', field: 'metadata.ownerReferences', value: owners, detail: 'Only one reference can have Controller set to true' });
+    }
+  }
+  return errors;
+}

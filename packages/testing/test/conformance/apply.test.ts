@@ -1,0 +1,240 @@
+/** Conformance: server-side apply and field ownership, on envtest and on the fake. */
+import { describe, expect, it } from 'vitest';
+import { isConflict, mergePatch } from '@kubeloop/client';
+import { ConfigMap, Deployment } from '@kubeloop/scheme';
+import { BACKENDS, useBackend, Widget } from './backends.js';
+import { configMap, deployment, expectStatus, fieldsByManager, raw, widget } from './support.js';
+
+function owners(obj: { metadata?: { managedFields?: { manager?: string; operation?: string; subresource?: string }[] } }): string[] {
+  return (obj.metadata?.managedFields ?? []).map((m) => `${m.manager}/${m.operation}${m.subresource ? `/${m.subresource}` : ''}`).sort();
+}
+
+describe.each(BACKENDS)('server-side apply ($backend)', ({ backend }) => {
+  const h = useBackend(backend);
+
+  it('creates the object, owned by the applier with operation Apply', async () => {
+    const client = h().client('applier');
+    const applied = await client.apply(configMap(h().namespace, h().name('cm'), { a: '1' }));
+    expect(applied.data).toEqual({ a: '1' });
+    expect(applied.metadata.managedFields).toEqual([expect.objectContaining({ manager: 'applier', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:a': {} } } })]);
+  });
+
+  it('answers 201 when it creates and 200 when it updates', async () => {
+    const name = h().name('cm');
+    const path = `/api/v1/namespaces/${h().namespace}/configmaps/${name}`;
+    const body = configMap(h().namespace, name, { a: '1' });
+    const first = await raw(h(), 'PATCH', path, { body, contentType: 'application/apply-patch+yaml', query: { fieldManager: 'raw' } });
+    expect(first.status).toBe(201);
+    const second = await raw(h(), 'PATCH', path, { body: { ...body, data: { a: '2' } }, contentType: 'application/apply-patch+yaml', query: { fieldManager: 'raw' } });
+    expect(second.status).toBe(200);
+  });
+
+  it('takes YAML bodies', async () => {
+    const name = h().name('cm');
+    const yaml = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${h().namespace}\ndata:\n  mode: yaml\n`;
+    const res = await raw(h(), 'PATCH', `/api/v1/namespaces/${h().namespace}/configmaps/${name}`, { body: yaml, contentType: 'application/apply-patch+yaml', query: { fieldManager: 'yaml' } });
+    expect(res.status).toBe(201);
+    expect((await h().client().get(ConfigMap, { namespace: h().namespace, name })).data).toEqual({ mode: 'yaml' });
+  });
+
+  it('the same configuration again changes nothing', async () => {
+    const client = h().client('applier');
+    const cfg = configMap(h().namespace, h().name('cm'), { a: '1' });
+    const first = await client.apply(cfg);
+    const second = await client.apply(cfg);
+    expect(second.metadata.resourceVersion).toBe(first.metadata.resourceVersion);
+  });
+
+  it('a second manager setting another value is 409 Conflict naming the owner and the field', async () => {
+    const name = h().name('cm');
+    await h().client('alpha').apply(configMap(h().namespace, name, { a: '1' }));
+    const err = await expectStatus(h().client('beta').apply(configMap(h().namespace, name, { a: '2' })), 409, 'Conflict');
+    expect(isConflict(err)).toBe(true);
+    expect(err.status?.message).toBe('Apply failed with 1 conflict: conflict with "alpha": .data.a');
+    expect(err.status?.details?.causes).toEqual([{ reason: 'FieldManagerConflict', message: 'conflict with "alpha"', field: '.data.a' }]);
+  });
+
+  it('a second manager setting the same value shares ownership', async () => {
+    const name = h().name('cm');
+    await h().client('alpha').apply(configMap(h().namespace, name, { a: '1' }));
+    const shared = await h().client('beta').apply(configMap(h().namespace, name, { a: '1' }));
+    expect(owners(shared)).toEqual(['alpha/Apply', 'beta/Apply']);
+  });
+
+  it('force takes the field from its owner', async () => {
+    const name = h().name('cm');
+    await h().client('alpha').apply(configMap(h().namespace, name, { a: '1', b: '1' }));
+    const forced = await h().client('beta').apply(configMap(h().namespace, name, { a: '2' }), { force: true });
+    expect(forced.data).toEqual({ a: '2', b: '1' });
+    const fields = fieldsByManager(forced);
+    expect(fields).toEqual({ alpha: { 'f:data': { 'f:b': {} } }, beta: { 'f:data': { 'f:a': {} } } });
+  });
+
+  it('a field the applier stops applying is removed when no one else owns it', async () => {
+    const client = h().client('applier');
+    const name = h().name('cm');
+    await client.apply(configMap(h().namespace, name, { a: '1', b: '1' }));
+    const after = await client.apply(configMap(h().namespace, name, { a: '1' }));
+    expect(after.data).toEqual({ a: '1' });
+  });
+
+  it('a field the applier stops applying stays when another manager also owns it', async () => {
+    const name = h().name('cm');
+    await h().client('alpha').apply(configMap(h().namespace, name, { a: '1', b: '1' }));
+    await h().client('beta').apply(configMap(h().namespace, name, { b: '1' }));
+    const after = await h().client('alpha').apply(configMap(h().namespace, name, { a: '1' }));
+    expect(after.data).toEqual({ a: '1', b: '1' });
+  });
+
+  it('conflicts with a field an update set, naming the updater', async () => {
+    const name = h().name('cm');
+    await h().client('updater').create(configMap(h().namespace, name, { a: '1' }));
+    const err = await expectStatus(h().client('applier').apply(configMap(h().namespace, name, { a: '2' })), 409, 'Conflict');
+    expect(err.status?.message).toContain('conflict with "updater"');
+  });
+
+  it('an update after an apply takes the fields it changes', async () => {
+    const name = h().name('cm');
+    await h().client('applier').apply(configMap(h().namespace, name, { a: '1', b: '1' }));
+    const patched = await h().client('patcher').patch(ConfigMap, { namespace: h().namespace, name }, mergePatch({ data: { a: '2' } }));
+    const fields = fieldsByManager(patched);
+    expect(fields).toEqual({ applier: { 'f:data': { 'f:b': {} } }, patcher: { 'f:data': { 'f:a': {} } } });
+  });
+
+  it('labels of two appliers live side by side', async () => {
+    const name = h().name('cm');
+    const base = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: h().namespace } };
+    await h().client('alpha').apply({ ...base, metadata: { ...base.metadata, labels: { a: '1' } } });
+    const both = await h().client('beta').apply({ ...base, metadata: { ...base.metadata, labels: { b: '2' } } });
+    expect(both.metadata.labels).toEqual({ a: '1', b: '2' });
+  });
+
+  it('an empty map one applier set and the server dropped conflicts with another applier setting it', async () => {
+    const name = h().name('cm');
+    await h().client('alpha').apply(configMap(h().namespace, name, {}));
+    const err = await expectStatus(h().client('beta').apply(configMap(h().namespace, name, {})), 409, 'Conflict');
+    expect(err.status?.message).toBe('Apply failed with 1 conflict: conflict with "alpha": .data');
+  });
+
+  it('containers of two appliers merge by name', async () => {
+    const name = h().name('d');
+    await h().client('alpha').apply(deployment(h().namespace, name, [{ name: 'app', image: 'app:v1' }]));
+    const both = await h().client('beta').apply({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, namespace: h().namespace },
+      spec: { template: { spec: { containers: [{ name: 'sidecar', image: 'side:v1' }] } } },
+    });
+    expect((both.spec?.template?.spec?.containers ?? []).map((c) => c.name).sort()).toEqual(['app', 'sidecar']);
+    void Deployment;
+  });
+
+  it('records a Deployment\'s fields as kube-apiserver does: atomic selector, containers, env and ports by key', async () => {
+    const name = h().name('d');
+    const applied = await h().client('a').apply({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, namespace: h().namespace, labels: { x: '1' } },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'd' } },
+        template: { metadata: { labels: { app: 'd' } }, spec: { containers: [{ name: 'app', image: 'a:1', ports: [{ containerPort: 80, protocol: 'TCP' }], env: [{ name: 'E', value: '1' }] }] } },
+      },
+    });
+    expect(fieldsByManager(applied)).toEqual({
+      a: {
+        'f:metadata': { 'f:labels': { 'f:x': {} } },
+        'f:spec': {
+          'f:replicas': {},
+          'f:selector': {},
+          'f:template': {
+            'f:metadata': { 'f:labels': { 'f:app': {} } },
+            'f:spec': {
+              'f:containers': {
+                'k:{"name":"app"}': {
+                  '.': {},
+                  'f:env': { 'k:{"name":"E"}': { '.': {}, 'f:name': {}, 'f:value': {} } },
+                  'f:image': {},
+                  'f:name': {},
+                  'f:ports': { 'k:{"containerPort":80,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {}, 'f:protocol': {} } },
+                },
+              },
+            },
+          },
+        },
+      },
+    });
+  });
+
+  it('a container the applier alone applied goes when it stops applying it', async () => {
+    const name = h().name('d');
+    const client = h().client('a');
+    await client.apply(deployment(h().namespace, name, [{ name: 'app', image: 'a:1' }, { name: 'side', image: 's:1' }]));
+    const after = await client.apply(deployment(h().namespace, name, [{ name: 'app', image: 'a:1' }]));
+    expect((after.spec?.['template'] as { spec: { containers: { name: string }[] } }).spec.containers.map((c) => c.name)).toEqual(['app']);
+  });
+
+  it('a list-type map of a custom resource merges by key across appliers', async () => {
+    const name = h().name('w');
+    await h().client('alpha').apply(widget(h().namespace, name, { ports: [{ name: 'http', port: 80 }] }));
+    const both = await h().client('beta').apply(widget(h().namespace, name, { ports: [{ name: 'https', port: 443 }] }));
+    expect(((both.spec?.['ports'] ?? []) as { name: string }[]).map((p) => p.name).sort()).toEqual(['http', 'https']);
+  });
+
+  it('an atomic list (no list type) is owned whole: another value conflicts', async () => {
+    const name = h().name('w');
+    await h().client('alpha').apply(widget(h().namespace, name, { tags: ['a'] }));
+    const err = await expectStatus(h().client('beta').apply(widget(h().namespace, name, { tags: ['b'] })), 409, 'Conflict');
+    expect(err.status?.message).toContain('.spec.tags');
+  });
+
+  it('a stale resourceVersion in the configuration is 409 Conflict', async () => {
+    const client = h().client('applier');
+    const name = h().name('cm');
+    const first = await client.apply(configMap(h().namespace, name, { a: '1' }));
+    await client.apply(configMap(h().namespace, name, { a: '2' }));
+    const stale = configMap(h().namespace, name, { a: '3' });
+    await expectStatus(client.apply({ ...stale, metadata: { ...stale.metadata, resourceVersion: first.metadata.resourceVersion! } } as typeof stale), 409, 'Conflict');
+  });
+
+  it('without a field manager is 422 Invalid', async () => {
+    const name = h().name('cm');
+    const res = await raw(h(), 'PATCH', `/api/v1/namespaces/${h().namespace}/configmaps/${name}`, { body: configMap(h().namespace, name), contentType: 'application/apply-patch+yaml' });
+    expect(res.status).toBe(422);
+    expect(res.body['reason']).toBe('Invalid');
+  });
+
+  it('with a name that differs from the path is 400 BadRequest', async () => {
+    const res = await raw(h(), 'PATCH', `/api/v1/namespaces/${h().namespace}/configmaps/${h().name('one')}`, {
+      body: configMap(h().namespace, 'another'),
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: 'x' },
+    });
+    expect(res.status).toBe(400);
+  });
+
+  it('to the status subresource changes status only, recorded with subresource status', async () => {
+    const name = h().name('w');
+    await h().client('owner').apply(widget(h().namespace, name, { size: 1 }));
+    const cfg = { ...widget(h().namespace, name, { size: 99 }), status: { phase: 'Ready' } };
+    const after = await h().client('status-writer').status().apply(cfg);
+    expect(after.status).toEqual({ phase: 'Ready' });
+    expect(after.spec).toEqual({ size: 1 });
+    expect(owners(after)).toEqual(['owner/Apply', 'status-writer/Apply/status']);
+  });
+
+  it('to the main resource ignores status', async () => {
+    const name = h().name('w');
+    const applied = await h().client('owner').apply({ ...widget(h().namespace, name, { size: 1 }), status: { phase: 'Forged' } });
+    expect(applied.status).toBeUndefined();
+    void Widget;
+  });
+
+  it('conditions of two status appliers merge by type', async () => {
+    const name = h().name('w');
+    await h().client('owner').apply(widget(h().namespace, name));
+    await h().client('a').status().apply({ ...widget(h().namespace, name), status: { conditions: [{ type: 'Ready', status: 'True' }] } });
+    const both = await h().client('b').status().apply({ ...widget(h().namespace, name), status: { conditions: [{ type: 'Synced', status: 'False' }] } });
+    expect((both.status?.conditions ?? []).map((c) => c.type).sort()).toEqual(['Ready', 'Synced']);
+  });
+});

@@ -1,0 +1,201 @@
+/** Conformance: merge, JSON and strategic merge patches, on envtest and on the fake. */
+import { describe, expect, it } from 'vitest';
+import { jsonPatch, mergeFrom, mergePatch, strategicMergePatch } from '@kubeloop/client';
+import { ConfigMap, Deployment } from '@kubeloop/scheme';
+import { BACKENDS, useBackend, Widget } from './backends.js';
+import { configMap, deployment, expectStatus, raw, widget } from './support.js';
+
+type Container = { name: string; image: string; env?: { name: string; value?: string }[]; ports?: { containerPort: number; protocol?: string; name?: string }[] };
+
+function containersOf(d: { spec?: { template?: { spec?: { containers?: unknown } } } }): Container[] {
+  return (d.spec?.template?.spec?.containers ?? []) as Container[];
+}
+
+describe.each(BACKENDS)('patches ($backend)', ({ backend }) => {
+  const h = useBackend(backend);
+
+  describe('merge patch', () => {
+    it('adds and replaces fields; null removes one', async () => {
+      const client = h().client();
+      const cm = await client.create(configMap(h().namespace, h().name('cm'), { a: '1', b: '1' }));
+      const patched = await client.patch(cm, mergePatch({ data: { a: '2', b: null, c: '3' } }));
+      expect(patched.data).toEqual({ a: '2', c: '3' });
+    });
+
+    it('replaces arrays whole', async () => {
+      const client = h().client();
+      const w = await client.create(widget(h().namespace, h().name('w'), { tags: ['a', 'b'] }));
+      const patched = await client.patch(w, mergePatch({ spec: { tags: ['c'] } }));
+      expect(patched.spec?.tags).toEqual(['c']);
+    });
+
+    it('with the current resourceVersion succeeds; with a stale one is 409 Conflict', async () => {
+      const client = h().client();
+      const cm = await client.create(configMap(h().namespace, h().name('cm'), { a: '1' }));
+      const first = await client.patch(cm, mergePatch({ metadata: { resourceVersion: cm.metadata.resourceVersion }, data: { a: '2' } }));
+      expect(first.data).toEqual({ a: '2' });
+      await expectStatus(client.patch(cm, mergePatch({ metadata: { resourceVersion: cm.metadata.resourceVersion }, data: { a: '3' } })), 409, 'Conflict');
+    });
+
+    it('mergeFrom with optimisticLock conflicts when the object moved on', async () => {
+      const client = h().client();
+      const cm = await client.create(configMap(h().namespace, h().name('cm'), { a: '1' }));
+      const before = structuredClone(cm);
+      await client.patch(cm, mergePatch({ data: { other: 'x' } }));
+      const after = { ...cm, data: { a: '2' } };
+      await expectStatus(client.patch(cm, mergeFrom(before, after, { optimisticLock: true })), 409, 'Conflict');
+      const plain = await client.patch(cm, mergeFrom(before, after));
+      expect(plain.data).toEqual({ a: '2', other: 'x' });
+    });
+
+    it('of a missing object is 404 NotFound', async () => {
+      await expectStatus(h().client().patch(ConfigMap, { namespace: h().namespace, name: h().name('absent') }, mergePatch({ data: { a: '1' } })), 404, 'NotFound');
+    });
+
+    it('that changes nothing keeps the resourceVersion', async () => {
+      const client = h().client();
+      const cm = await client.create(configMap(h().namespace, h().name('cm'), { a: '1' }));
+      const same = await client.patch(cm, mergePatch({ data: { a: '1' } }));
+      expect(same.metadata.resourceVersion).toBe(cm.metadata.resourceVersion);
+    });
+
+    it('that is not JSON is 400 BadRequest', async () => {
+      const cm = await h().client().create(configMap(h().namespace, h().name('cm')));
+      const res = await raw(h(), 'PATCH', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name}`, { body: '{not json', contentType: 'application/merge-patch+json' });
+      expect(res.status).toBe(400);
+    });
+
+    it('of a metadata-only kind ref patches labels', async () => {
+      const client = h().client();
+      const name = h().name('cm');
+      await client.create(configMap(h().namespace, name, { a: '1' }));
+      await client.patch(ConfigMap, { namespace: h().namespace, name }, mergePatch({ metadata: { labels: { tier: 'web' } } }));
+      const got = await client.get(ConfigMap, { namespace: h().namespace, name });
+      expect(got.metadata?.labels).toEqual({ tier: 'web' });
+      expect(got.data).toEqual({ a: '1' });
+    });
+  });
+
+  describe('JSON patch', () => {
+    it('applies add, replace and remove in order', async () => {
+      const client = h().client();
+      const cm = await client.create(configMap(h().namespace, h().name('cm'), { a: '1', b: '1' }));
+      const patched = await client.patch(cm, jsonPatch([
+        { op: 'add', path: '/data/c', value: '3' },
+        { op: 'replace', path: '/data/a', value: '2' },
+        { op: 'remove', path: '/data/b' },
+      ]));
+      expect(patched.data).toEqual({ a: '2', c: '3' });
+    });
+
+    it('a test operation guards the patch: it fails with 422 when the value differs', async () => {
+      const client = h().client();
+      const cm = await client.create(configMap(h().namespace, h().name('cm'), { a: '1' }));
+      await expectStatus(client.patch(cm, jsonPatch([{ op: 'test', path: '/data/a', value: '0' }, { op: 'replace', path: '/data/a', value: '2' }])), 422, 'Invalid');
+      const ok = await client.patch(cm, jsonPatch([{ op: 'test', path: '/data/a', value: '1' }, { op: 'replace', path: '/data/a', value: '2' }]));
+      expect(ok.data).toEqual({ a: '2' });
+    });
+
+    it('removing a path that does not exist is 422', async () => {
+      const cm = await h().client().create(configMap(h().namespace, h().name('cm'), { a: '1' }));
+      await expectStatus(h().client().patch(cm, jsonPatch([{ op: 'remove', path: '/data/missing' }])), 422, 'Invalid');
+    });
+
+    it('edits a list by index', async () => {
+      const client = h().client();
+      const w = await client.create(widget(h().namespace, h().name('w'), { tags: ['a', 'b'] }));
+      const patched = await client.patch(w, jsonPatch([{ op: 'add', path: '/spec/tags/1', value: 'x' }]));
+      expect(patched.spec?.tags).toEqual(['a', 'x', 'b']);
+    });
+
+    it('works on custom resources', async () => {
+      const client = h().client();
+      const w = await client.create(widget(h().namespace, h().name('w'), { size: 1 }));
+      const patched = await client.patch(w, jsonPatch([{ op: 'replace', path: '/spec/size', value: 4 }]));
+      expect(patched.spec?.size).toBe(4);
+      expect(patched.metadata.generation).toBe(2);
+    });
+  });
+
+  describe('strategic merge patch', () => {
+    it('merges containers by name', async () => {
+      const client = h().client();
+      const d = await client.create(deployment(h().namespace, h().name('d'), [{ name: 'app', image: 'app:v1' }, { name: 'sidecar', image: 'side:v1' }]));
+      const patched = await client.patch(d, strategicMergePatch({ spec: { template: { spec: { containers: [{ name: 'app', image: 'app:v2' }] } } } }));
+      expect(containersOf(patched).map((c) => `${c.name}=${c.image}`)).toEqual(['app=app:v2', 'sidecar=side:v1']);
+    });
+
+    it('adds a container with a new name', async () => {
+      const client = h().client();
+      const d = await client.create(deployment(h().namespace, h().name('d')));
+      const patched = await client.patch(d, strategicMergePatch({ spec: { template: { spec: { containers: [{ name: 'extra', image: 'extra:v1' }] } } } }));
+      expect(containersOf(patched).map((c) => c.name).sort()).toEqual(['app', 'extra']);
+    });
+
+    it('$patch: delete removes a container', async () => {
+      const client = h().client();
+      const d = await client.create(deployment(h().namespace, h().name('d'), [{ name: 'app', image: 'app:v1' }, { name: 'sidecar', image: 'side:v1' }]));
+      const patched = await client.patch(d, strategicMergePatch({ spec: { template: { spec: { containers: [{ name: 'sidecar', $patch: 'delete' }] } } } }));
+      expect(containersOf(patched).map((c) => c.name)).toEqual(['app']);
+    });
+
+    it('$patch: replace replaces the list', async () => {
+      const client = h().client();
+      const d = await client.create(deployment(h().namespace, h().name('d'), [{ name: 'app', image: 'app:v1' }, { name: 'sidecar', image: 'side:v1' }]));
+      const patched = await client.patch(d, strategicMergePatch({ spec: { template: { spec: { containers: [{ $patch: 'replace' }, { name: 'only', image: 'only:v1' }] } } } }));
+      expect(containersOf(patched).map((c) => c.name)).toEqual(['only']);
+    });
+
+    it('merges env by name inside a container', async () => {
+      const client = h().client();
+      const d = await client.create(deployment(h().namespace, h().name('d'), [{ name: 'app', image: 'app:v1', env: [{ name: 'A', value: '1' }, { name: 'B', value: '1' }] }]));
+      const patched = await client.patch(d, strategicMergePatch({ spec: { template: { spec: { containers: [{ name: 'app', env: [{ name: 'B', value: '2' }, { name: 'C', value: '3' }] }] } } } }));
+      const env = containersOf(patched)[0]!.env!;
+      expect(Object.fromEntries(env.map((e) => [e.name, e.value]))).toEqual({ A: '1', B: '2', C: '3' });
+    });
+
+    it('merges container ports by containerPort', async () => {
+      const client = h().client();
+      const d = await client.create(deployment(h().namespace, h().name('d'), [{ name: 'app', image: 'app:v1', ports: [{ containerPort: 80, name: 'http', protocol: 'TCP' }] }]));
+      const patched = await client.patch(d, strategicMergePatch({ spec: { template: { spec: { containers: [{ name: 'app', ports: [{ containerPort: 443, name: 'https', protocol: 'TCP' }] }] } } } }));
+      expect(containersOf(patched)[0]!.ports!.map((p) => p.containerPort).sort()).toEqual([443, 80]);
+    });
+
+    it('merges finalizers as a set; $deleteFromPrimitiveList removes one', async () => {
+      const client = h().client();
+      const cm = await client.create({ ...configMap(h().namespace, h().name('cm')), metadata: { name: h().name('cm'), namespace: h().namespace, finalizers: ['example.com/a'] } });
+      const added = await client.patch(cm, strategicMergePatch({ metadata: { finalizers: ['example.com/b', 'example.com/a'] } }));
+      expect([...(added.metadata.finalizers ?? [])].sort()).toEqual(['example.com/a', 'example.com/b']);
+      const removed = await client.patch(cm, strategicMergePatch({ metadata: { '$deleteFromPrimitiveList/finalizers': ['example.com/a'] } }));
+      expect(removed.metadata.finalizers).toEqual(['example.com/b']);
+      await client.patch(cm, mergePatch({ metadata: { finalizers: null } }));
+    });
+
+    it('null removes a map key, as in a merge patch', async () => {
+      const client = h().client();
+      const cm = await client.create(configMap(h().namespace, h().name('cm'), { a: '1', b: '2' }));
+      const patched = await client.patch(cm, strategicMergePatch({ data: { a: null } }));
+      expect(patched.data).toEqual({ b: '2' });
+    });
+
+    it('replaces lists with no merge key (container args) whole', async () => {
+      const client = h().client();
+      const d = await client.create(deployment(h().namespace, h().name('d'), [{ name: 'app', image: 'app:v1', args: ['a', 'b'] }]));
+      const patched = await client.patch(d, strategicMergePatch({ spec: { template: { spec: { containers: [{ name: 'app', args: ['c'] }] } } } }));
+      expect((containersOf(patched)[0] as unknown as { args: string[] }).args).toEqual(['c']);
+    });
+
+    it('on a custom resource is 415 UnsupportedMediaType', async () => {
+      const w = await h().client().create(widget(h().namespace, h().name('w')));
+      await expectStatus(h().client().patch(w, strategicMergePatch({ spec: { size: 2 } })), 415, 'UnsupportedMediaType');
+      void Widget;
+      void Deployment;
+    });
+  });
+
+  it('a patch with an unknown content type is 415', async () => {
+    const cm = await h().client().create(configMap(h().namespace, h().name('cm')));
+    const res = await raw(h(), 'PATCH', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name}`, { body: '{}', contentType: 'application/x-nonsense' });
+    expect(res.status).toBe(415);
+  });
+});

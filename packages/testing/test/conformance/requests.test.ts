@@ -1,0 +1,74 @@
+/**
+ * Conformance: requests the API server answers in its own particular way
+ * (status code, reason and message), found by sending the same raw request
+ * to both backends.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { BACKENDS, useBackend } from './backends.js';
+import { raw } from './support.js';
+
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+interface Case {
+  readonly what: string;
+  readonly method: Method;
+  /** `{ns}` is the test namespace; the object `a` exists in it. */
+  readonly path: string;
+  readonly query?: Record<string, string>;
+  readonly body?: unknown;
+  readonly contentType?: string;
+  readonly status: number;
+  readonly reason?: string | undefined;
+  /** The start of the message. */
+  readonly message?: string;
+}
+
+const CASES: Case[] = [
+  { what: 'a create with a resourceVersion', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'rvset', resourceVersion: '5' } }, status: 500, message: 'resourceVersion should not be set on objects to be created' },
+  { what: 'a create without kind and apiVersion (the path names them)', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', body: { metadata: { name: 'nokind' } }, status: 201 },
+  { what: 'an update without kind and apiVersion', method: 'PUT', path: '/api/v1/namespaces/{ns}/configmaps/a', body: { metadata: { name: 'a' }, data: { x: '2' } }, status: 200 },
+  { what: 'an empty label value', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'empty-label', labels: { a: '' } } }, status: 201 },
+  { what: 'a merge patch that renames', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', body: { metadata: { name: 'b' } }, contentType: 'application/merge-patch+json', status: 400, reason: 'BadRequest', message: 'the name of the object (b) does not match the name on the URL (a)' },
+  { what: 'a merge patch of the uid', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', body: { metadata: { uid: '00000000-0000-0000-0000-000000000000' } }, contentType: 'application/merge-patch+json', status: 422, reason: 'Invalid', message: 'ConfigMap "a" is invalid: metadata.uid: Invalid value: "00000000-0000-0000-0000-000000000000": field is immutable' },
+  { what: 'a merge patch of creationTimestamp (ignored)', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', body: { metadata: { creationTimestamp: '2001-01-01T00:00:00Z' } }, contentType: 'application/merge-patch+json', status: 200 },
+  { what: 'a JSON patch that is not a list', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', body: { op: 'add' }, contentType: 'application/json-patch+json', status: 400, reason: 'BadRequest', message: 'error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp' },
+  { what: 'a JSON patch with an unknown op', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', body: [{ op: 'frobnicate', path: '/data/x' }], contentType: 'application/json-patch+json', status: 422, reason: 'Invalid', message: 'the server rejected our request due to an error in our request' },
+  { what: 'limit=0 lists everything', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps', query: { limit: '0' }, status: 200 },
+  { what: 'a watch from a malformed resourceVersion', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps', query: { watch: 'true', resourceVersion: 'abc', timeoutSeconds: '1' }, status: 500, message: 'resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax' },
+  { what: 'a list from a malformed resourceVersion', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps', query: { resourceVersion: 'abc' }, status: 400, reason: 'BadRequest', message: 'invalid resource version: resourceVersion: Invalid value: "abc"' },
+  { what: 'an apply of another kind', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { fieldManager: 'x' }, body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'a' } }, contentType: 'application/apply-patch+yaml', status: 400, reason: 'BadRequest', message: 'invalid object type: /v1, Kind=Secret' },
+  { what: 'a forced apply that creates', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/forced', query: { fieldManager: 'x', force: 'true' }, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'forced' }, data: { y: '1' } }, contentType: 'application/apply-patch+yaml', status: 201 },
+  { what: 'a status apply of a missing object', method: 'PATCH', path: '/apis/apps/v1/namespaces/{ns}/deployments/nope/status', query: { fieldManager: 'x' }, body: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'nope' }, status: { replicas: 1 } }, contentType: 'application/apply-patch+yaml', status: 404, reason: 'NotFound', message: 'deployments.apps "nope" not found' },
+  { what: 'GET of a namespace\'s status', method: 'GET', path: '/api/v1/namespaces/{ns}/status', status: 200 },
+  { what: 'a cluster-scoped kind under a namespace path', method: 'GET', path: '/api/v1/namespaces/{ns}/nodes', status: 404, reason: 'NotFound' },
+  { what: 'a create of a namespaced kind without a namespace', method: 'POST', path: '/api/v1/configmaps', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'z' } }, status: 405, reason: 'MethodNotAllowed' },
+  { what: 'an annotation key with a space', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ak', annotations: { 'bad key': 'x' } } }, status: 422, reason: 'Invalid', message: 'ConfigMap "ak" is invalid: metadata.annotations: Invalid value: "bad key"' },
+  { what: 'a finalizer without a domain', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fin', finalizers: ['nodomain'] } }, status: 422, reason: 'Invalid', message: 'ConfigMap "fin" is invalid: metadata.finalizers[0]: Invalid value: "nodomain": name is neither a standard finalizer name nor is it fully qualified' },
+  { what: 'a standard finalizer without a domain', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fin-std', finalizers: ['orphan'] } }, status: 201 },
+  { what: 'an unknown dryRun value', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', query: { dryRun: 'Some' }, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dr' } }, status: 422, reason: 'Invalid', message: 'CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Some"]: supported values: "All"' },
+  { what: 'PUT to a subresource a kind lacks', method: 'PUT', path: '/api/v1/namespaces/{ns}/configmaps/a/status', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } }, status: 404, reason: 'NotFound' },
+  { what: 'an invalid generateName', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'Bad_' } }, status: 422, reason: 'Invalid' },
+  { what: 'a name of 254 characters', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x'.repeat(254) } }, status: 422, reason: 'Invalid' },
+  { what: 'a namespace name with a dot', method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a.b' } }, status: 422, reason: 'Invalid', message: 'Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": must not contain dots' },
+  { what: 'deletecollection answers the list of what it deleted', method: 'DELETE', path: '/api/v1/namespaces/{ns}/configmaps', query: { labelSelector: 'none=here' }, status: 200 },
+];
+
+describe.each(BACKENDS)('raw requests ($backend)', ({ backend }) => {
+  const h = useBackend(backend);
+  beforeAll(async () => {
+    await h().client().create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: h().namespace }, data: { x: '1' } });
+  });
+
+  it.each(CASES)('$what: $status', async (c) => {
+    const res = await raw(h(), c.method, c.path.replace('{ns}', h().namespace), {
+      ...(c.query ? { query: c.query } : {}),
+      ...(c.body === undefined ? {} : { body: c.body }),
+      ...(c.contentType ? { contentType: c.contentType } : {}),
+    });
+    expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(c.status);
+    if (c.status >= 400) {
+      expect(res.body['kind']).toBe('Status');
+      expect(res.body['reason']).toBe(c.reason);
+      if (c.message) expect(String(res.body['message'])).toContain(c.message);
+    }
+  });
+});
