@@ -54,7 +54,7 @@ export interface RunningServer {
   /** `http://host:port` it listens on (IPv6 hosts in brackets). */
   readonly url: string;
   /** Stop listening and close every connection. */
-  close(): Promise<void>;
+  readonly close: () => Promise<void>;
 }
 
 const BIND_FORMS = 'want host:port (127.0.0.1:8081, localhost:8081), :port for every interface (:8081), or [ipv6]:port ([::1]:8081, [::]:8081), with a port from 0 to 65535 (0 picks a free one)';
