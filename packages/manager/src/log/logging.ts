@@ -1,56 +1,50 @@
-/** pino logging: one JSON line per event, secrets and tokens redacted (at any depth). */
+/**
+ * pino logging: one JSON line per event; Secrets (by kind, with their
+ * last-applied annotation), sensitive keys and bearer tokens are redacted at
+ * any depth (see ./redact.ts); errors are written with their cause chain.
+ */
 import { pino } from 'pino';
 import type { Logger, LoggerOptions } from 'pino';
+import { redactLine } from './redact.js';
 
-/** Paths pino censors: Secret payloads, bearer tokens, credentials. */
-export const REDACT_PATHS = [
-  'data',
-  'stringData',
-  '*.data',
-  '*.stringData',
-  'token',
-  '*.token',
-  'bearerToken',
-  '*.bearerToken',
-  'password',
-  '*.password',
-  'authorization',
-  '*.authorization',
-  'headers.authorization',
-  '*.headers.authorization',
-  'client-key-data',
-  '*.client-key-data',
-];
-
-/** Keys whose values are never written, at any depth (compared without case: `Authorization` is a header too). */
-const SENSITIVE_KEYS = new Set(['data', 'stringdata', 'token', 'bearertoken', 'password', 'authorization', 'proxy-authorization', 'client-key-data']);
-const CENSOR = '[REDACTED]';
-/** A bearer credential quoted in a string (an error message, a log message). */
-const BEARER = /\b(bearer)\s+[A-Za-z0-9\-._~+/]+=*/gi;
-/** Cheap test for a line that may hold a sensitive key below the depth REDACT_PATHS reaches. */
-const SUSPECT_KEY = /"(?:data|stringData|token|bearerToken|password|authorization|proxy-authorization|client-key-data)"\s*:/i;
-
-function censorDeep(value: unknown, depth: number): unknown {
-  if (depth > 64 || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((v) => censorDeep(v, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SENSITIVE_KEYS.has(k.toLowerCase()) ? CENSOR : censorDeep(v, depth + 1);
-  return out;
-}
+/** How many causes (and errors held in fields) deep an error is written. */
+const MAX_ERROR_DEPTH = 8;
 
 /**
- * The last line of defence, on the serialised line (so child bindings, error
- * serialisers and nesting at any depth are covered): bearer credentials in any
- * string are cut, and a line that still names a sensitive key is censored at
- * every depth. Lines without either pass untouched and unparsed.
+ * pino's `err` serialiser, with the whole cause chain as structure: each
+ * error's type, message, stack, enumerable fields and `cause` (an Error or
+ * any value: a Status, the object being written), to {@link MAX_ERROR_DEPTH}
+ * levels, cycles cut. Unlike pino's own it never writes to the error (a
+ * frozen error logs fine). Whatever it produces goes through the same
+ * redaction as every other field.
  */
-function redactLine(line: string): string {
-  const cut = line.replace(BEARER, `$1 ${CENSOR}`);
-  if (!SUSPECT_KEY.test(cut)) return cut;
+export function serializeError(err: unknown): unknown {
+  if (!(err instanceof Error)) return err;
+  const seen = new Set<object>();
+  const one = (e: Error, depth: number): Record<string, unknown> => {
+    seen.add(e);
+    const out: Record<string, unknown> = { type: typeof e.constructor === 'function' && e.constructor.name ? e.constructor.name : e.name, message: e.message, stack: e.stack };
+    const nested = (v: unknown): unknown => {
+      if (!(v instanceof Error)) return v;
+      if (seen.has(v)) return '[Circular]';
+      return depth + 1 >= MAX_ERROR_DEPTH ? `[${v.name}: ${v.message}]` : one(v, depth + 1);
+    };
+    if (e instanceof AggregateError && Array.isArray(e.errors)) out['aggregateErrors'] = (e.errors as unknown[]).slice(0, 32).map(nested);
+    for (const key in e) {
+      if (out[key] === undefined) out[key] = nested((e as unknown as Record<string, unknown>)[key]);
+    }
+    if (e.cause !== undefined && out['cause'] === undefined) out['cause'] = nested(e.cause);
+    return out;
+  };
   try {
-    return `${JSON.stringify(censorDeep(JSON.parse(cut), 0))}\n`;
+    return one(err, 0);
   } catch {
-    return cut;
+    // a getter that throws, a revoked proxy...: the essentials, read defensively
+    try {
+      return { type: err.name, message: err.message, stack: err.stack };
+    } catch {
+      return { type: 'Error', message: 'unserialisable error' };
+    }
   }
 }
 
@@ -60,7 +54,11 @@ export interface LoggerConfig {
   readonly level?: string;
   /** Where lines go. Default: stdout. */
   readonly destination?: NodeJS.WritableStream;
-  /** Extra pino options. */
+  /**
+   * Extra pino options. Redaction always applies: your `hooks.streamWrite`
+   * runs first, then ours. `serializers.err` replaces {@link serializeError}.
+   * Default: none.
+   */
   readonly pino?: LoggerOptions;
 }
 
@@ -77,10 +75,10 @@ export function createLogger(config: LoggerConfig = {}): Logger {
   const level = config.level ?? process.env['KUBELOOP_LOG_LEVEL'] ?? process.env['LOG_LEVEL'] ?? 'info';
   const options: LoggerOptions = {
     level,
-    redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     ...config.pino,
+    serializers: { err: serializeError, ...config.pino?.serializers },
     hooks: {
       ...config.pino?.hooks,
       streamWrite: (line: string) => redactLine(config.pino?.hooks?.streamWrite ? config.pino.hooks.streamWrite(line) : line),

@@ -1,91 +1,310 @@
-/** The health probe server (/healthz, /readyz) and the metrics server (/metrics). */
+/**
+ * The health probe server (/healthz, /readyz) and the metrics server
+ * (/metrics): nothing a client sends can throw out of a handler, and every
+ * connection is bounded in time, header size and number.
+ */
 import { createServer } from 'node:http';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { isIPv4, isIPv6 } from 'node:net';
 import type { Registry } from 'prom-client';
+import { describeError, ManagerError } from '../errors.js';
 
 /** A named check: resolve to pass, throw (or reject) to fail with a reason. */
 export type HealthCheck = () => void | Promise<void>;
 
-/** Parse `host:port` (`:8081`, `127.0.0.1:0`). */
-export function parseBindAddress(address: string): { host: string; port: number } {
+/** Limits of one server; every field has a default ({@link DEFAULT_SERVER_LIMITS}). */
+export interface ServerLimits {
+  /** Time a client has to send the request line and headers, counted from the connection or the previous request. Default: 5 000 ms. */
+  readonly headersTimeoutMs: number;
+  /** Time a client has to send a whole request, body included. Default: 10 000 ms. */
+  readonly requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open after an answer. Default: 5 000 ms. */
+  readonly keepAliveTimeoutMs: number;
+  /** A socket with no traffic either way for this long is destroyed. Default: 30 000 ms. */
+  readonly idleTimeoutMs: number;
+  /** Largest request line plus headers, in bytes; more is answered 431. Default: 8 192. */
+  readonly maxHeaderSize: number;
+  /** Connections open at once; more are closed as they arrive. Default: 128. */
+  readonly maxConnections: number;
+  /** Longest a health check or a metrics collection may take before it is answered as failed (500). Default: 10 000 ms. */
+  readonly handlerTimeoutMs: number;
+}
+
+/** The limits the manager's servers run with. */
+export const DEFAULT_SERVER_LIMITS: ServerLimits = Object.freeze({
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 5_000,
+  idleTimeoutMs: 30_000,
+  maxHeaderSize: 8_192,
+  maxConnections: 128,
+  handlerTimeoutMs: 10_000,
+});
+
+/** Options of {@link startHealthServer} and {@link startMetricsServer}. */
+export interface ServerOptions {
+  /** Override some limits. Default: {@link DEFAULT_SERVER_LIMITS}. */
+  readonly limits?: Partial<ServerLimits>;
+  /** Errors of the listening socket after start (an `accept` failing with EMFILE, say). Default: `process.emitWarning`. */
+  readonly onError?: (err: Error) => void;
+}
+
+/** A running server. */
+export interface RunningServer {
+  /** `http://host:port` it listens on (IPv6 hosts in brackets). */
+  readonly url: string;
+  /** Stop listening and close every connection. */
+  readonly close: () => Promise<void>;
+}
+
+const BIND_FORMS = 'want host:port (127.0.0.1:8081, localhost:8081), :port for every interface (:8081), or [ipv6]:port ([::1]:8081, [::]:8081), with a port from 0 to 65535 (0 picks a free one)';
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)*$/i;
+
+/**
+ * Parse a bind address: `host:port`, `:port` (every interface, IPv4 and IPv6;
+ * `host` is then undefined), `[ipv6]:port`.
+ *
+ * @throws ManagerError `InvalidOptions` naming the accepted forms.
+ * @example
+ * ```ts
+ * parseBindAddress('[::1]:8081'); // { host: '::1', port: 8081 }
+ * ```
+ */
+export function parseBindAddress(address: string): { host: string | undefined; port: number } {
+  const bad = (): ManagerError => new ManagerError('InvalidOptions', `bind address ${JSON.stringify(address)} is not valid: ${BIND_FORMS}`);
   const i = address.lastIndexOf(':');
-  const host = i <= 0 ? '0.0.0.0' : address.slice(0, i);
-  const port = Number.parseInt(address.slice(i + 1), 10);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`bad bind address ${JSON.stringify(address)} (want host:port)`);
-  return { host, port };
+  if (i < 0) throw bad();
+  const portText = address.slice(i + 1);
+  if (!/^\d{1,5}$/.test(portText)) throw bad();
+  const port = Number(portText);
+  if (port > 65535) throw bad();
+  const hostText = address.slice(0, i);
+  if (hostText === '') return { host: undefined, port };
+  if (hostText.startsWith('[') && hostText.endsWith(']')) {
+    const v6 = hostText.slice(1, -1);
+    if (isIPv6(v6)) return { host: v6, port };
+    throw bad();
+  }
+  if (isIPv4(hostText) || (HOSTNAME.test(hostText) && !/^[\d.]+$/.test(hostText))) return { host: hostText, port };
+  throw bad();
 }
 
-function listen(server: Server, address: string): Promise<string> {
-  const { host, port } = parseBindAddress(address);
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      const a = server.address() as { address: string; port: number };
-      resolve(`http://${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`);
-    });
-  });
+function limitsOf(options: ServerOptions): ServerLimits {
+  const limits = { ...DEFAULT_SERVER_LIMITS, ...options.limits };
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isFinite(value) || value <= 0) throw new ManagerError('InvalidOptions', `server limit ${name} must be a positive number, got ${String(value)}`);
+  }
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) throw new ManagerError('InvalidOptions', 'server limit headersTimeoutMs must not exceed requestTimeoutMs');
+  return limits;
 }
 
-async function runChecks(checks: ReadonlyMap<string, HealthCheck>, exclude: ReadonlySet<string>): Promise<{ ok: boolean; lines: string[] }> {
-  const lines: string[] = [];
-  let ok = true;
-  for (const [name, check] of checks) {
-    if (exclude.has(name)) {
-      lines.push(`[+]${name} excluded: ok`);
-      continue;
+/** An HTTP server whose handler can never throw and whose connections are bounded. */
+function boundedServer(limits: ServerLimits, handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>): Server {
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      maxHeaderSize: limits.maxHeaderSize,
+      // How often expired headers/request timeouts are enforced (Node's default is 30 s).
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
+    },
+    (req, res) => {
+      // handle() is async, so whatever it throws arrives here as a rejection.
+      handle(req, res).catch((err: unknown) => answer(res, 500, `internal error: ${describe(err)}\n`));
+    },
+  );
+  server.maxConnections = limits.maxConnections;
+  server.setTimeout(limits.idleTimeoutMs);
+  // Malformed requests (bad request targets, invalid methods, headers over
+  // maxHeaderSize, timeouts) never reach the handler: Node answers them 400,
+  // 431 or 408 and closes the socket, which is what we want.
+  return server;
+}
+
+function describe(err: unknown): string {
+  try {
+    return describeError(err);
+  } catch {
+    return 'unknown error';
+  }
+}
+
+/** Answer once; if that is no longer possible, drop the connection. Never throws. */
+function answer(res: ServerResponse, status: number, body: string, contentType = 'text/plain; charset=utf-8', extra: Record<string, string> = {}): void {
+  try {
+    if (res.headersSent || res.destroyed) {
+      res.destroy();
+      return;
     }
+    res.writeHead(status, { 'content-type': contentType, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store', ...extra }).end(body);
+  } catch {
+    res.destroy();
+  }
+}
+
+/** The path segments and query of a request target; undefined when it is not one this server can read. */
+function parseTarget(target: string | undefined): { segments: string[]; query: URLSearchParams } | undefined {
+  if (target === undefined || target.length === 0) return undefined;
+  let pathAndQuery: string;
+  if (target.startsWith('/')) {
+    pathAndQuery = target;
+  } else {
+    // absolute-form (`GET http://host/healthz`); URL.parse returns null rather than throwing
+    const url = URL.parse(target);
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) return undefined;
+    pathAndQuery = `${url.pathname}${url.search}`;
+  }
+  const q = pathAndQuery.indexOf('?');
+  const rawPath = q < 0 ? pathAndQuery : pathAndQuery.slice(0, q);
+  const segments: string[] = [];
+  for (const raw of rawPath.split('/')) {
+    if (raw === '') continue;
     try {
-      await check();
-      lines.push(`[+]${name} ok`);
-    } catch (err) {
-      ok = false;
-      lines.push(`[-]${name} failed: ${err instanceof Error ? err.message : String(err)}`);
+      segments.push(decodeURIComponent(raw));
+    } catch {
+      return undefined;
     }
   }
-  return { ok, lines };
+  // URLSearchParams never throws: malformed escapes are kept as they are.
+  return { segments, query: new URLSearchParams(q < 0 ? '' : pathAndQuery.slice(q + 1)) };
 }
 
-/** Start the probe server; returns its URL and a closer. */
-export async function startHealthServer(address: string, healthz: ReadonlyMap<string, HealthCheck>, readyz: ReadonlyMap<string, HealthCheck>): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://probe');
-    const path = url.pathname.replace(/\/+$/, '');
-    const set = path === '/healthz' || path.startsWith('/healthz/') ? healthz : path === '/readyz' || path.startsWith('/readyz/') ? readyz : undefined;
-    if (!set) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
-      return;
-    }
-    const sub = path.split('/')[2];
-    const checks = sub ? new Map([...set].filter(([n]) => n === sub)) : set;
-    if (sub && checks.size === 0) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end(`no check named ${sub}\n`);
-      return;
-    }
-    const exclude = new Set(url.searchParams.getAll('exclude'));
-    void runChecks(checks, exclude).then(({ ok, lines }) => {
-      const verbose = url.searchParams.has('verbose') || !ok;
-      const body = verbose ? `${lines.join('\n')}\n${path.slice(1)} check ${ok ? 'passed' : 'failed'}\n` : 'ok';
-      res.writeHead(ok ? 200 : 500, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' }).end(body);
-    });
+/** Resolve with `work`, or reject after `ms`; the timer never keeps the process alive. */
+function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    timer.unref();
   });
-  const url = await listen(server, address);
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+function readOnly(req: IncomingMessage, res: ServerResponse): boolean {
+  if (req.method === 'GET' || req.method === 'HEAD') return true;
+  answer(res, 405, 'method not allowed\n', undefined, { allow: 'GET, HEAD' });
+  return false;
+}
+
+async function listen(server: Server, address: string, options: ServerOptions): Promise<RunningServer> {
+  const { host, port } = parseBindAddress(address);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    const ready = (): void => {
+      server.off('error', reject);
+      resolve();
+    };
+    if (host === undefined) server.listen(port, ready);
+    else server.listen(port, host, ready);
+  });
+  // Without a listener, an error of the listening socket (accept() failing
+  // with EMFILE, say) would be thrown as an uncaught exception.
+  const onError = options.onError ?? ((err: Error) => process.emitWarning(err));
+  server.on('error', (err) => {
+    try {
+      onError(err);
+    } catch {
+      /* a reporter that throws must not take the process with it */
+    }
+  });
+  const a = server.address();
+  const url = a !== null && typeof a === 'object' ? `http://${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}` : `http://${address}`;
   return { url, close: () => closeServer(server) };
 }
 
-/** Start the metrics server; returns its URL and a closer. */
-export async function startMetricsServer(address: string, registry: Registry): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = createServer((req, res) => {
-    if ((req.url ?? '/').split('?')[0] !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
-      return;
+/**
+ * Runs each check at most once at a time: a probe arriving while a check is
+ * still running waits for that same run, so a check that hangs costs one
+ * pending call, not one per request.
+ */
+class CheckRunner {
+  private readonly running = new Map<HealthCheck, Promise<void>>();
+
+  constructor(private readonly timeoutMs: number) {}
+
+  run(check: HealthCheck): Promise<void> {
+    let run = this.running.get(check);
+    if (!run) {
+      run = new Promise<void>((resolve) => resolve(check())).finally(() => this.running.delete(check));
+      this.running.set(check, run);
     }
-    registry.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
-      (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(String(err)),
-    );
+    return withDeadline(run, this.timeoutMs, 'check');
+  }
+}
+
+async function runChecks(runner: CheckRunner, checks: ReadonlyMap<string, HealthCheck>, exclude: ReadonlySet<string>): Promise<{ ok: boolean; lines: string[] }> {
+  const results = await Promise.all(
+    [...checks].map(async ([name, check]): Promise<[boolean, string]> => {
+      if (exclude.has(name)) return [true, `[+]${name} excluded: ok`];
+      try {
+        await runner.run(check);
+        return [true, `[+]${name} ok`];
+      } catch (err) {
+        return [false, `[-]${name} failed: ${describe(err)}`];
+      }
+    }),
+  );
+  return { ok: results.every(([ok]) => ok), lines: results.map(([, line]) => line) };
+}
+
+/**
+ * Start the probe server: `/healthz` and `/readyz` run every check of their
+ * set (`/healthz/<name>` one check, `?exclude=<name>` skips one, `?verbose`
+ * lists them), answering 200 or 500.
+ *
+ * @example
+ * ```ts
+ * const probes = await startHealthServer('127.0.0.1:8081', new Map([['ping', () => {}]]), new Map());
+ * await probes.close();
+ * ```
+ */
+export async function startHealthServer(address: string, healthz: ReadonlyMap<string, HealthCheck>, readyz: ReadonlyMap<string, HealthCheck>, options: ServerOptions = {}): Promise<RunningServer> {
+  const limits = limitsOf(options);
+  const runner = new CheckRunner(limits.handlerTimeoutMs);
+  const server = boundedServer(limits, async (req, res) => {
+    const target = parseTarget(req.url);
+    if (!target) return answer(res, 400, 'bad request target\n');
+    if (!readOnly(req, res)) return;
+    const [endpoint, sub, ...rest] = target.segments;
+    const set = endpoint === 'healthz' ? healthz : endpoint === 'readyz' ? readyz : undefined;
+    if (!set || rest.length > 0) return answer(res, 404, 'not found\n');
+    const checks = sub === undefined ? set : new Map([...set].filter(([n]) => n === sub));
+    if (sub !== undefined && checks.size === 0) return answer(res, 404, `no check named ${JSON.stringify(sub.slice(0, 100))}\n`);
+    const { ok, lines } = await runChecks(runner, checks, new Set(target.query.getAll('exclude')));
+    const verbose = target.query.has('verbose') || !ok;
+    const body = verbose ? `${lines.join('\n')}\n${endpoint} check ${ok ? 'passed' : 'failed'}\n` : 'ok';
+    answer(res, ok ? 200 : 500, body);
   });
-  const url = await listen(server, address);
-  return { url, close: () => closeServer(server) };
+  return listen(server, address, options);
+}
+
+/**
+ * Start the metrics server: `/metrics` in the registry's exposition format;
+ * a collection that fails or outlives `handlerTimeoutMs` is answered 500.
+ *
+ * @example
+ * ```ts
+ * const metrics = await startMetricsServer('127.0.0.1:8080', new Registry());
+ * await metrics.close();
+ * ```
+ */
+export async function startMetricsServer(address: string, registry: Registry, options: ServerOptions = {}): Promise<RunningServer> {
+  const limits = limitsOf(options);
+  const server = boundedServer(limits, async (req, res) => {
+    const target = parseTarget(req.url);
+    if (!target) return answer(res, 400, 'bad request target\n');
+    if (!readOnly(req, res)) return;
+    if (target.segments.length !== 1 || target.segments[0] !== 'metrics') return answer(res, 404, 'not found\n');
+    let text: string;
+    try {
+      // registry.metrics() called inside the promise, so a synchronous throw is a rejection too
+      text = await withDeadline(new Promise<string>((resolve) => resolve(registry.metrics())), limits.handlerTimeoutMs, 'metrics collection');
+    } catch (err) {
+      return answer(res, 500, `metrics collection failed: ${describe(err)}\n`);
+    }
+    answer(res, 200, text, registry.contentType);
+  });
+  return listen(server, address, options);
 }
 
 function closeServer(server: Server): Promise<void> {

@@ -1,14 +1,18 @@
 /**
  * pino logging: one JSON line per event; Secret payloads and bearer tokens
- * never reach the output, however deep they sit; the per-reconcile child
- * logger of a real controller run carries the controller-runtime fields; the
- * level comes from options or the environment.
+ * never reach the output, however deep they sit; a Secret created by real
+ * `kubectl apply` (whose last-applied annotation repeats its data and its
+ * plain stringData) logged in six shapes leaks nothing; errors are written
+ * with their cause chain; the per-reconcile child logger of a real
+ * controller run carries the controller-runtime fields; the level comes
+ * from options or the environment.
  */
+import { spawn } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@kubeloop/client';
 import { Lease, Secret } from '@kubeloop/scheme';
-import { createLogger, createManager, Result } from '../../src/index.js';
-import { testKubeConfig } from '../../../../test/support/env.js';
+import { createLogger, createManager, ManagerError, Result } from '../../src/index.js';
+import { testKubeConfig, testKubeconfigPath } from '../../../../test/support/env.js';
 import { eventually, LogCapture, newNamespace, run, synced, testClient } from '../support.js';
 
 const PASSWORD = 'hunter2';
@@ -102,6 +106,127 @@ describe('createLogger', () => {
       if (saved.l === undefined) delete process.env['LOG_LEVEL'];
       else process.env['LOG_LEVEL'] = saved.l;
     }
+  });
+});
+
+/** Run kubectl against the shared control plane, `stdin` piped in. */
+function kubectl(args: string[], stdin: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('kubectl', ['--kubeconfig', testKubeconfigPath(), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`kubectl ${args.join(' ')} exited ${code}: ${err}`))));
+    child.stdin.end(stdin);
+  });
+}
+
+/** Freeze every object reachable from `value`, as the informer cache does (iteratively). */
+function deepFreeze<T>(value: T): T {
+  const stack: unknown[] = [value];
+  for (let v = stack.pop(); v !== undefined; v = stack.pop()) {
+    if (typeof v !== 'object' || v === null || Object.isFrozen(v)) continue;
+    Object.freeze(v);
+    stack.push(...(Object.values(v) as unknown[]));
+  }
+  return value;
+}
+
+describe('a Secret created by kubectl apply, logged in every shape', () => {
+  const DATA_PLAIN = 'p4ssw0rd-from-data';
+  const DATA_B64 = Buffer.from(DATA_PLAIN).toString('base64');
+  const STRING_PLAIN = 'api-key-from-stringData-7f3a';
+  const STRING_B64 = Buffer.from(STRING_PLAIN).toString('base64');
+  const forbidden = [DATA_PLAIN, DATA_B64, STRING_PLAIN, STRING_B64];
+  let client: Client;
+  let ns: string;
+  let secret: Secret;
+  let list: unknown;
+
+  beforeAll(async () => {
+    client = testClient();
+    ns = await newNamespace(client, 'redact');
+    const manifest = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db-credentials', namespace: ns, labels: { app: 'db' } },
+      type: 'Opaque',
+      data: { password: DATA_B64 },
+      stringData: { apiKey: STRING_PLAIN },
+    };
+    await kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
+    secret = deepFreeze(await client.get(Secret, { namespace: ns, name: 'db-credentials' }));
+    list = deepFreeze(await client.list(Secret, { namespace: ns }));
+  });
+  afterAll(() => client.transport.close());
+
+  it('the object as kubectl left it carries both values, in data and in the last-applied annotation', () => {
+    const annotation = secret.metadata?.annotations?.['kubectl.kubernetes.io/last-applied-configuration'] ?? '';
+    expect(annotation).toContain(DATA_B64);
+    expect(annotation).toContain(STRING_PLAIN);
+    expect(secret.data).toEqual({ password: DATA_B64, apiKey: STRING_B64 });
+  });
+
+  const shapes: [string, (log: ReturnType<typeof createLogger>) => void][] = [
+    ['whole, as the merged object', (log) => log.info(secret, 'whole')],
+    ['whole, as a field', (log) => log.info({ secret }, 'field')],
+    ['nested in another object', (log) => log.info({ event: { type: 'MODIFIED', object: secret, old: { previous: secret } } }, 'nested')],
+    ['inside a list (the SecretList read from the server, and an array)', (log) => log.info({ list, items: [{ note: 'x' }, secret] }, 'list')],
+    ['its metadata alone', (log) => log.info({ metadata: secret.metadata }, 'metadata')],
+    ['its annotations alone', (log) => log.info({ annotations: secret.metadata?.annotations }, 'annotations')],
+    ['the annotation string alone', (log) => log.info({ applied: secret.metadata?.annotations?.['kubectl.kubernetes.io/last-applied-configuration'] }, 'string')],
+    ['inside an error: a field of the error', (log) => log.error({ err: Object.assign(new Error('apply failed'), { object: secret }) }, 'error field')],
+    ['inside an error: the cause', (log) => log.error({ err: new ManagerError('RunnableFailed', 'writer failed', { cause: new Error('apply failed', { cause: secret }) }) }, 'cause')],
+    ['inside an error: a field of the cause', (log) => log.error(new Error('outer', { cause: Object.assign(new Error('inner'), { metadata: secret.metadata }) }), 'cause field')],
+    ['as a child binding', (log) => log.child({ secret }).info('binding')],
+  ];
+
+  for (const [shape, write] of shapes) {
+    it(`leaks nothing when logged ${shape}`, () => {
+      const out = new LogCapture();
+      const before = JSON.stringify(secret);
+      write(createLogger({ level: 'info', destination: out }));
+      const text = out.text();
+      for (const value of forbidden) expect(text, `${shape}: ${value}`).not.toContain(value);
+      // one line, still JSON, written (not withheld)
+      const lines = out.lines();
+      expect(lines).toHaveLength(1);
+      expect(lines[0]?.['msg']).not.toMatch(/withheld/);
+      // the caller's (frozen) object is untouched
+      expect(JSON.stringify(secret)).toBe(before);
+    });
+  }
+
+  it('keeps what is not secret: names, labels, the annotation key, the error chain', () => {
+    const out = new LogCapture();
+    const log = createLogger({ level: 'info', destination: out });
+    log.info({ metadata: secret.metadata }, 'metadata');
+    log.error({ err: new ManagerError('RunnableFailed', 'writer failed', { cause: new Error('apply failed', { cause: { code: 409, object: secret } }) }) }, 'cause');
+    const [meta, cause] = out.lines();
+    expect(meta).toMatchObject({ metadata: { name: 'db-credentials', namespace: ns, labels: { app: 'db' }, annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '[REDACTED]' } } });
+    expect(cause).toMatchObject({
+      err: { type: 'ManagerError', reason: 'RunnableFailed', message: 'writer failed', cause: { type: 'Error', message: 'apply failed', cause: { code: 409, object: { kind: 'Secret', data: '[REDACTED]', metadata: { name: 'db-credentials' } } } } },
+    });
+  });
+});
+
+describe('errors', () => {
+  it('are written with their cause chain, cycles cut, without writing to the error (a frozen one logs fine)', () => {
+    const out = new LogCapture();
+    const log = createLogger({ level: 'info', destination: out });
+    const inner = new Error('inner');
+    const outer = new Error('outer', { cause: inner });
+    Object.assign(inner, { cause: outer });
+    log.error({ err: outer }, 'cycle');
+    const frozen = Object.freeze(new Error('frozen', { cause: Object.freeze(new Error('frozen cause')) }));
+    log.error({ err: frozen }, 'frozen');
+    log.error(new AggregateError([new Error('a'), new Error('b')], 'both'), 'aggregate');
+    const [cycle, cold, agg] = out.lines();
+    expect(cycle).toMatchObject({ err: { message: 'outer', cause: { message: 'inner', cause: '[Circular]' } } });
+    expect(cold).toMatchObject({ err: { message: 'frozen', cause: { message: 'frozen cause' } } });
+    expect(agg).toMatchObject({ err: { type: 'AggregateError', aggregateErrors: [{ message: 'a' }, { message: 'b' }] } });
   });
 });
 
