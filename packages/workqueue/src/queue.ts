@@ -331,6 +331,8 @@ class RateLimitingQueue implements WorkQueue {
 
   /** Keys waiting to be taken, in order. Each is in #dirty and not in #processing. */
   readonly #queue: ReadyKeys;
+  /** False for the FIFO queue: every priority counts as 0. */
+  readonly #priorities: boolean;
   /** Priorities of held keys that were re-added, for when they are done. */
   readonly #heldPriority = new Map<string, number>();
   /** Keys that need processing: waiting in #queue, or held and re-added. */
@@ -354,6 +356,7 @@ class RateLimitingQueue implements WorkQueue {
 
   constructor(options: WorkQueueOptions, priorities: boolean) {
     this.#queue = priorities ? new PriorityKeys() : new FifoKeys();
+    this.#priorities = priorities;
     this.name = options.name ?? '';
     this.#now = options.now ?? monotonicNow;
     this.#rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter({ now: this.#now });
@@ -404,6 +407,7 @@ class RateLimitingQueue implements WorkQueue {
 
   #addAfter(key: string, ms: number, priority: number): void {
     requireKey(key);
+    if (!this.#priorities) priority = 0;
     if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new TypeError(`a delay must be a finite number of milliseconds, got ${String(ms)}`);
     if (this.#shuttingDown) return;
     if (ms <= 0) {
