@@ -7,6 +7,7 @@
  * ~/.cache/kubeloop/envtest; `pnpm exec kubeloop-envtest build` puts them
  * there (see the README).
  */
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createEnvironment } from '@kubeloop/envtest';
@@ -15,7 +16,10 @@ import type { Environment } from '@kubeloop/envtest';
 let env: Environment | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
-  env = createEnvironment({ crds: [join(import.meta.dirname, '..', '..', 'config', 'crd')] });
+  // The CRD files of config/crd (its kustomization.yaml is not one).
+  const crdDir = join(import.meta.dirname, '..', '..', 'config', 'crd');
+  const crds = readdirSync(crdDir).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').map((f) => join(crdDir, f));
+  env = createEnvironment({ crds });
   await env.start();
   project.provide('kubeconfigPath', env.kubeconfigPath);
 }
