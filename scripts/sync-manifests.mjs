@@ -25,7 +25,8 @@ for (const dir of dirs) {
   if (hasDist) {
     pkg.main = './dist/index.js';
     pkg.types = './dist/index.d.ts';
-    pkg.files = ['dist', '!dist/**/*.tsbuildinfo', 'src', 'LICENSE', 'README.md'];
+    // A scaffolder's plain-file templates ship too.
+    pkg.files = ['dist', '!dist/**/*.tsbuildinfo', 'src', ...(existsSync(join(root, dir, 'templates')) ? ['templates'] : []), 'LICENSE', 'README.md'];
     pkg.scripts = { ...pkg.scripts, prepack: 'tsc -b' };
   }
   pkg.sideEffects ??= false;

@@ -38,6 +38,10 @@ for example in examples/*/; do
   fi
 done
 
+# The registry end-to-end test (test/e2e/registry.test.ts: Verdaccio, publish, pnpm create kubeloop,
+# install, build, test) runs here unless KUBELOOP_E2E_REGISTRY=0; a plain `pnpm test` skips it, saying so.
+export KUBELOOP_E2E_REGISTRY="${KUBELOOP_E2E_REGISTRY:-1}"
+
 mkdir -p .tmp
 rm -f .tmp/vitest.json
 echo "test: vitest" >&2

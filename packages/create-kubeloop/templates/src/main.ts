@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+/**
+ * The operator's entry point: one manager running the project's controllers.
+ *
+ *   node dist/main.js [--kubeconfig PATH] [--leader-elect]
+ *                     [--metrics-bind-address 127.0.0.1:8080] [--health-probe-bind-address 127.0.0.1:8081]
+ *
+ * The cluster comes from --kubeconfig, else KUBECONFIG, else the in-cluster
+ * service account, else ~/.kube/config. Logs are pretty and coloured on a
+ * terminal and JSON lines otherwise (LOG_LEVEL sets the level). In a pod, bind
+ * the probe and metrics servers to 0.0.0.0 (config/manager/deployment.yaml
+ * does) so the kubelet and Prometheus can reach them.
+ */
+import 'reflect-metadata';
+import { parseArgs } from 'node:util';
+import { loadKubeConfig } from '@kubeloop/client';
+import { createLogger, createManager, signalHandler } from '@kubeloop/manager';
+import { builtinScheme } from '@kubeloop/scheme';
+import { PinoPretty } from 'pino-pretty';
+import { Website } from './apis/index.js';
+import { setupWebsiteController } from './controllers/index.js';
+
+const { values } = parseArgs({
+  options: {
+    kubeconfig: { type: 'string' },
+    'leader-elect': { type: 'boolean', default: false },
+    'leader-election-namespace': { type: 'string' },
+    'metrics-bind-address': { type: 'string', default: '127.0.0.1:8080' },
+    'health-probe-bind-address': { type: 'string', default: '127.0.0.1:8081' },
+  },
+});
+
+const log = createLogger(process.stdout.isTTY ? { destination: PinoPretty({ colorize: true, sync: true }) } : {});
+const stop = signalHandler();
+
+const kubeConfig = loadKubeConfig(values.kubeconfig);
+const leaderElectionNamespace = values['leader-election-namespace'] ?? process.env['POD_NAMESPACE'] ?? 'default';
+const manager = createManager({
+  kubeConfig,
+  scheme: builtinScheme.extend(Website),
+  fieldOwner: '{{name}}',
+  logger: log,
+  metricsBindAddress: values['metrics-bind-address'],
+  healthProbeBindAddress: values['health-probe-bind-address'],
+  ...(values['leader-elect'] ? { leaderElection: { name: '{{name}}-leader', namespace: leaderElectionNamespace, releaseOnCancel: true } } : {}),
+});
+setupWebsiteController(manager);
+
+log.info({ server: kubeConfig.server, leaderElect: values['leader-elect'] }, 'starting {{name}}');
+try {
+  await manager.start(stop);
+  log.info('stopped');
+} catch (err) {
+  log.error({ err }, 'stopped with an error');
+  process.exitCode = 1;
+}
+// start() has returned within its graceful bound; exit once the log is written.
+log.flush(() => process.exit());

@@ -1,0 +1,344 @@
+/**
+ * From nothing to a running operator, as a new user gets there (issue 13):
+ * a real npm registry (Verdaccio, on loopback, third-party packages proxied to
+ * the registry npm is configured with), every public package published to it
+ * as a registry would serve it, then outside this workspace
+ * `pnpm create kubeloop demo`, `pnpm install` (no overrides, no links),
+ * `pnpm build`, `pnpm generate:check`, `pnpm test` (the project's own tests
+ * against its own envtest), and the built operator run against this run's
+ * shared control plane until it reconciles the sample.
+ *
+ * Each step's wall time is printed at the end and written to
+ * .tmp/e2e-registry-times.json. It is slow (minutes: packing every package,
+ * an install through the proxy, a second control plane), so it runs only when
+ * KUBELOOP_E2E_REGISTRY=1 (scripts/test.sh sets it) and otherwise reports
+ * itself as skipped with that reason.
+ */
+import { spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { createClient, loadKubeConfig } from '@kubeloop/client';
+import { ConfigMap } from '@kubeloop/scheme';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const enabled = process.env['KUBELOOP_E2E_REGISTRY'] === '1';
+const MINUTE = 60_000;
+
+interface Step {
+  readonly step: string;
+  readonly ms: number;
+}
+const steps: Step[] = [];
+
+async function timed<T>(step: string, fn: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    return await fn();
+  } finally {
+    steps.push({ step, ms: Math.round(performance.now() - started) });
+  }
+}
+
+interface RunResult {
+  readonly code: number | null;
+  readonly output: string;
+}
+
+/** Runs a command; resolves with its exit code and combined output (the tail of which goes into failures). */
+function run(cmd: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const keep = (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-200_000);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${cmd} ${args.join(' ')} timed out after ${options.timeoutMs} ms; output:\n${output.slice(-4000)}`));
+    }, options.timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+async function ok(cmd: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<string> {
+  const result = await run(cmd, args, options);
+  if (result.code !== 0) throw new Error(`${cmd} ${args.join(' ')} (in ${options.cwd}) exited ${result.code}:\n${result.output.slice(-6000)}`);
+  return result.output;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** The environment of a user's shell: none of this vitest run's or pnpm's own variables. */
+function userEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(npm_|pnpm_|VITEST|TEST$|NODE_ENV$|NODE_OPTIONS$|KUBECONFIG$)/i.test(key)) continue;
+    env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+const publicPackages = readdirSync(join(root, 'packages'))
+  .filter((d) => existsSync(join(root, 'packages', d, 'package.json')))
+  .map((d) => ({ dir: join(root, 'packages', d), manifest: JSON.parse(readFileSync(join(root, 'packages', d, 'package.json'), 'utf8')) as { name: string; version: string; private?: boolean } }))
+  .filter((p) => !p.manifest.private);
+
+describe.skipIf(!enabled)('a new user, from a registry to a running operator (KUBELOOP_E2E_REGISTRY=1)', () => {
+  let work: string;
+  let registry: string;
+  let verdaccio: ReturnType<typeof spawn> | undefined;
+  let npmrc: string;
+  let env: NodeJS.ProcessEnv;
+  let project: string;
+
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), 'kubeloop-e2e-'));
+    const upstream = (await ok('npm', ['config', 'get', 'registry'], { cwd: work, env: userEnv({}), timeoutMs: MINUTE })).trim();
+    const port = await freePort();
+    registry = `http://127.0.0.1:${port}/`;
+    const config = join(work, 'verdaccio.yaml');
+    writeFileSync(
+      config,
+      [
+        `storage: ${join(work, 'storage')}`,
+        'auth:',
+        '  htpasswd:',
+        `    file: ${join(work, 'htpasswd')}`,
+        'uplinks:',
+        '  upstream:',
+        `    url: ${upstream}`,
+        '    timeout: 60s',
+        'packages:',
+        // Ours are served only from here, never from the uplink.
+        "  '@kubeloop/*':",
+        '    access: $all',
+        '    publish: $authenticated',
+        "  'create-kubeloop':",
+        '    access: $all',
+        '    publish: $authenticated',
+        "  '**':",
+        '    access: $all',
+        '    publish: $authenticated',
+        '    proxy: upstream',
+        'max_body_size: 200mb',
+        'log: { type: stdout, format: pretty, level: warn }',
+        '',
+      ].join('\n'),
+    );
+    await timed('start Verdaccio 6.8.0', async () => {
+      const bin = join(root, 'test', 'node_modules', '.bin', 'verdaccio');
+      const log = createWriteStream(join(work, 'verdaccio.log'));
+      verdaccio = spawn(bin, ['--config', config, '--listen', `127.0.0.1:${port}`], { cwd: work, env: userEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+      verdaccio.stdout?.pipe(log);
+      verdaccio.stderr?.pipe(log);
+      const deadline = Date.now() + 2 * MINUTE;
+      for (;;) {
+        const up = await fetch(`${registry}-/ping`).then((r) => r.ok, () => false);
+        if (up) break;
+        if (verdaccio.exitCode !== null) throw new Error(`verdaccio exited ${verdaccio.exitCode}: ${readFileSync(join(work, 'verdaccio.log'), 'utf8').slice(-3000)}`);
+        if (Date.now() > deadline) throw new Error('verdaccio did not answer /-/ping within 2 minutes');
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    });
+    // A user, as `npm adduser` would create one; its token goes in the npmrc.
+    const res = await fetch(`${registry}-/user/org.couchdb.user:e2e`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'e2e', password: 'e2e-password-1', type: 'user', roles: [], date: new Date().toISOString() }),
+    });
+    const { token } = (await res.json()) as { token?: string };
+    if (!res.ok || !token) throw new Error(`verdaccio did not create a user: ${res.status}`);
+    npmrc = join(work, 'npmrc');
+    writeFileSync(npmrc, `registry=${registry}\n//127.0.0.1:${port}/:_authToken=${token}\n`);
+    env = userEnv({ npm_config_userconfig: npmrc, npm_config_registry: registry, npm_config_cache_dir: join(work, 'pnpm-cache') });
+  }, 5 * MINUTE);
+
+  afterAll(async () => {
+    verdaccio?.kill('SIGTERM');
+    const lines = steps.map((s) => `  ${s.step.padEnd(58)} ${(s.ms / 1000).toFixed(1).padStart(7)} s`);
+    const total = steps.reduce((sum, s) => sum + s.ms, 0);
+    process.stdout.write(`\n[e2e registry] step times:\n${lines.join('\n')}\n  ${'total'.padEnd(58)} ${(total / 1000).toFixed(1).padStart(7)} s\n`);
+    mkdirSync(join(root, '.tmp'), { recursive: true });
+    writeFileSync(join(root, '.tmp', 'e2e-registry-times.json'), `${JSON.stringify({ steps, totalMs: total }, null, 2)}\n`);
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('packs every public package complete and publishes it', async () => {
+    expect(publicPackages.map((p) => p.manifest.name)).toContain('create-kubeloop');
+    const tarballs = join(work, 'tarballs');
+    mkdirSync(tarballs);
+    const packed: { dir: string; name: string; version: string; tarball: string }[] = [];
+    for (const { dir, manifest } of publicPackages) {
+      const out = await timed(`pack ${manifest.name} (prepack: tsc -b)`, () => ok('pnpm', ['pack', '--pack-destination', tarballs], { cwd: dir, env, timeoutMs: 5 * MINUTE }));
+      const tarball = readdirSync(tarballs).find((f) => f.startsWith(`${manifest.name.replace('@', '').replace('/', '-')}-${manifest.version}.tgz`));
+      expect(tarball, `${manifest.name} tarball; pack said:\n${out}`).toBeDefined();
+      const entries = (await ok('tar', ['-tzf', join(tarballs, tarball!)], { cwd: work, env, timeoutMs: MINUTE })).split('\n').filter(Boolean);
+      expect(entries, manifest.name).toContain('package/LICENSE');
+      expect(entries, manifest.name).toContain('package/package.json');
+      expect(entries.some((e) => /^package\/dist\/.*\.js$/.test(e)), `${manifest.name} ships dist/*.js`).toBe(true);
+      expect(entries.some((e) => /^package\/dist\/.*\.d\.ts$/.test(e)), `${manifest.name} ships dist/*.d.ts`).toBe(true);
+      expect(entries.filter((e) => e.includes('tsbuildinfo')), manifest.name).toEqual([]);
+      if (manifest.name === 'create-kubeloop') {
+        expect(entries).toContain('package/templates/src/main.ts');
+        expect(entries).toContain('package/templates/_gitignore');
+      }
+      // The packed manifest has real ranges, never workspace: ones.
+      const packedManifest = await ok('tar', ['-xzOf', join(tarballs, tarball!), 'package/package.json'], { cwd: work, env, timeoutMs: MINUTE });
+      expect(packedManifest, manifest.name).not.toContain('workspace:');
+      packed.push({ dir, name: manifest.name, version: manifest.version, tarball: join(tarballs, tarball!) });
+    }
+    // Publishing is network-bound: all at once.
+    await timed(`publish ${packed.length} packages (pnpm publish, concurrently)`, () =>
+      Promise.all(packed.map((p) => ok('pnpm', ['publish', p.tarball, '--registry', registry, '--no-git-checks'], { cwd: p.dir, env, timeoutMs: 5 * MINUTE }))),
+    );
+    for (const p of packed) {
+      const meta = (await (await fetch(`${registry}${p.name.replace('/', '%2f')}`)).json()) as { versions?: Record<string, unknown> };
+      expect(Object.keys(meta.versions ?? {}), p.name).toContain(p.version);
+    }
+  }, 30 * MINUTE);
+
+  it('pnpm create kubeloop demo, outside the workspace', async () => {
+    const users = join(work, 'home');
+    mkdirSync(users);
+    await timed('pnpm create kubeloop demo', () => ok('pnpm', ['create', 'kubeloop', 'demo'], { cwd: users, env, timeoutMs: 5 * MINUTE }));
+    project = join(users, 'demo');
+    expect(existsSync(join(project, 'src', 'main.ts'))).toBe(true);
+    const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; pnpm?: unknown };
+    expect(manifest.pnpm).toBeUndefined(); // no overrides
+    expect(manifest.dependencies['@kubeloop/manager']).toMatch(/^\^\d/);
+  }, 10 * MINUTE);
+
+  it('pnpm install from the registry (no overrides, no links)', async () => {
+    await timed('pnpm install (demo)', () => ok('pnpm', ['install'], { cwd: project, env, timeoutMs: 15 * MINUTE }));
+    const lock = readFileSync(join(project, 'pnpm-lock.yaml'), 'utf8');
+    // Every package resolved from the registry: no link:, file: or workspace: versions.
+    expect(lock).not.toMatch(/(specifier|version): (link|file|workspace):/);
+    expect(lock).toContain("'@kubeloop/manager@");
+  }, 20 * MINUTE);
+
+  it('pnpm build, and the committed CRD is what kubeloop generate crds writes', async () => {
+    await timed('pnpm build (demo)', () => ok('pnpm', ['build'], { cwd: project, env, timeoutMs: 5 * MINUTE }));
+    expect(existsSync(join(project, 'dist', 'main.js'))).toBe(true);
+    await timed('pnpm typecheck (demo, src + test)', () => ok('pnpm', ['typecheck'], { cwd: project, env, timeoutMs: 5 * MINUTE }));
+    await timed('pnpm generate:check (demo)', () => ok('pnpm', ['generate:check'], { cwd: project, env, timeoutMs: 5 * MINUTE }));
+  }, 15 * MINUTE);
+
+  it('pnpm test of the generated project passes against envtest', async () => {
+    const which = JSON.parse(await ok('node', [join(root, 'packages', 'envtest', 'dist', 'cli.js'), 'which'], { cwd: root, env, timeoutMs: MINUTE })) as { kubeApiserver: string; etcd: string };
+    // KUBEBUILDER_ASSETS holds both binaries, as setup-envtest lays them out.
+    const assets = join(work, 'assets');
+    mkdirSync(assets);
+    await ok('ln', ['-s', which.kubeApiserver, join(assets, 'kube-apiserver')], { cwd: work, env, timeoutMs: MINUTE });
+    await ok('ln', ['-s', which.etcd, join(assets, 'etcd')], { cwd: work, env, timeoutMs: MINUTE });
+    const output = await timed('pnpm test (demo, its own envtest)', () => ok('pnpm', ['test'], { cwd: project, env: { ...env, KUBEBUILDER_ASSETS: assets }, timeoutMs: 10 * MINUTE }));
+    expect(stripVTControlCharacters(output)).toMatch(/Tests\s+4 passed \(4\)/);
+  }, 15 * MINUTE);
+
+  it('the built operator reconciles its sample', async () => {
+    const kubeconfigPath = inject('kubeconfigPath');
+    const kubeConfig = loadKubeConfig(kubeconfigPath);
+    const client = createClient({ kubeConfig, fieldOwner: 'e2e-registry' });
+    const apply = async (file: string) => {
+      for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) {
+        const obj = doc.toJSON() as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
+        await client.apply(obj, { force: true });
+      }
+    };
+    await apply(join(project, 'config', 'crd', 'websites.demo.example.com.yaml'));
+    const metricsPort = await freePort();
+    const probePort = await freePort();
+    const operator = spawn('node', ['dist/main.js', '--kubeconfig', kubeconfigPath, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`, '--leader-elect'], {
+      cwd: project,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let logs = '';
+    operator.stdout.on('data', (c: Buffer) => (logs += c.toString()));
+    operator.stderr.on('data', (c: Buffer) => (logs += c.toString()));
+    try {
+      await timed('operator: start → sample reconciled (ConfigMap written)', async () => {
+        // The CRD may take a moment to be served; apply the sample until it is accepted.
+        const deadline = Date.now() + 2 * MINUTE;
+        for (;;) {
+          const applied = await apply(join(project, 'config', 'samples', 'website.yaml')).then(() => true, () => false);
+          if (applied) break;
+          if (Date.now() > deadline) throw new Error('the Website CRD was not served within 2 minutes');
+          await new Promise((r) => setTimeout(r, 250));
+        }
+        for (;;) {
+          const cm = await client.get(ConfigMap, { namespace: 'default', name: 'website-sample-site' }).catch(() => undefined);
+          if (cm?.data?.['index.html']?.includes('Hello from demo')) break;
+          if (Date.now() > deadline) throw new Error(`the operator did not write the sample's ConfigMap; its logs:\n${logs.slice(-4000)}`);
+          if (operator.exitCode !== null) throw new Error(`the operator exited ${operator.exitCode}:\n${logs.slice(-4000)}`);
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      });
+      const ready = await fetch(`http://127.0.0.1:${probePort}/readyz`);
+      expect(ready.status).toBe(200);
+      const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      expect(metrics).toContain('controller_runtime_reconcile_total');
+      // Not a terminal: JSON lines.
+      expect(logs.split('\n').find((l) => l.includes('starting demo'))).toMatch(/^\{.*"msg":"starting demo"/);
+    } finally {
+      operator.kill('SIGTERM');
+      await new Promise((r) => operator.once('close', r));
+    }
+  }, 10 * MINUTE);
+
+  it('on a terminal the operator logs pretty lines (pino-pretty), not JSON', async () => {
+    // util-linux `script` gives the operator a pseudo-terminal as stdout.
+    const command = `node dist/main.js --kubeconfig ${inject('kubeconfigPath')} --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0`;
+    const operator = spawn('script', ['-qec', command, '/dev/null'], { cwd: project, env: { ...env, TERM: 'xterm' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let logs = '';
+    operator.stdout.on('data', (c: Buffer) => (logs += c.toString()));
+    operator.stderr.on('data', (c: Buffer) => (logs += c.toString()));
+    try {
+      await timed('operator on a TTY: first pretty log line', async () => {
+        const deadline = Date.now() + MINUTE;
+        while (!logs.includes('starting demo')) {
+          if (operator.exitCode !== null) throw new Error(`script exited ${operator.exitCode}: ${logs.slice(-3000)}`);
+          if (Date.now() > deadline) throw new Error(`no "starting demo" line within a minute: ${logs.slice(-3000)}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      });
+      const line = stripVTControlCharacters(logs.split('\n').find((l) => l.includes('starting demo'))!);
+      expect(line).not.toMatch(/^\s*\{/);
+      expect(line).toMatch(/INFO.*starting demo/);
+      expect(logs.includes('\u001b[')).toBe(true); // coloured (ANSI escapes)
+    } finally {
+      process.kill(-operator.pid!, 'SIGTERM');
+      await new Promise((r) => operator.once('close', r));
+    }
+  }, 5 * MINUTE);
+});
+
+// Off: one visible skip that says why (when on, nothing is skipped).
+if (!enabled) {
+  describe('a new user, from a registry to a running operator', () => {
+    it.skip('needs KUBELOOP_E2E_REGISTRY=1 (scripts/test.sh sets it): it publishes every package to a local Verdaccio and installs from it, which takes minutes', () => {});
+  });
+}
