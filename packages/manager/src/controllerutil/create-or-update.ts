@@ -51,7 +51,10 @@ async function createOr<T extends KubeObject>(how: 'update' | 'patch', client: A
     let existing: WithKind<T> | undefined;
     try {
       // A copy: reads from the cache are frozen and shared.
-      existing = structuredClone(await client.get({ apiVersion: obj.apiVersion, kind: obj.kind }, key)) as unknown as WithKind<T>;
+      // The scheme's descriptor when it knows the kind: a typed read, served from the cache (a bare
+      // apiVersion/kind would be an unstructured read, which the cached client sends to the API server).
+      const kind = client.scheme.recognize(obj) ?? { apiVersion: obj.apiVersion, kind: obj.kind };
+      existing = structuredClone(await client.get(kind, key)) as unknown as WithKind<T>;
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
