@@ -201,19 +201,19 @@ class DelayedHeap {
 }
 
 /** A FIFO of keys with O(1) amortised removal at the head. */
-class Fifo {
-  #items: string[] = [];
+class Fifo<T = string> {
+  #items: T[] = [];
   #head = 0;
 
   get length(): number {
     return this.#items.length - this.#head;
   }
 
-  push(key: string): void {
+  push(key: T): void {
     this.#items.push(key);
   }
 
-  shift(): string | undefined {
+  shift(): T | undefined {
     if (this.#head >= this.#items.length) return undefined;
     const key = this.#items[this.#head++];
     if (this.#head >= 1024 && this.#head * 2 >= this.#items.length) {
@@ -227,6 +227,12 @@ class Fifo {
     this.#items = [];
     this.#head = 0;
   }
+}
+
+/** A key's place in one priority line. */
+interface Entry {
+  readonly key: string;
+  readonly priority: number;
 }
 
 /** Keys waiting to be taken. Each key is in it at most once (the queue's #dirty guarantees it). */
@@ -266,11 +272,12 @@ class FifoKeys implements ReadyKeys {
  * higher line and leaves a dead entry in the lower one, skipped when reached.
  */
 class PriorityKeys implements ReadyKeys {
-  readonly #lines = new Map<number, Fifo>();
+  /** Per priority, entries in the order they were pushed; an entry is live only while #live holds it. */
+  readonly #lines = new Map<number, Fifo<Entry>>();
   /** Priorities with a line, highest first. */
   #order: number[] = [];
-  /** Waiting key -> its priority (the line where its live entry is). */
-  readonly #live = new Map<string, number>();
+  /** Waiting key -> its live entry (a key taken and added again gets a new one, so an old entry never comes back to life). */
+  readonly #live = new Map<string, Entry>();
 
   get length(): number {
     return this.#live.size;
@@ -278,28 +285,29 @@ class PriorityKeys implements ReadyKeys {
 
   push(key: string, priority: number): void {
     const current = this.#live.get(key);
-    if (current !== undefined && current >= priority) return;
-    this.#live.set(key, priority);
+    if (current !== undefined && current.priority >= priority) return;
+    const entry: Entry = { key, priority };
+    this.#live.set(key, entry);
     let line = this.#lines.get(priority);
     if (line === undefined) {
-      line = new Fifo();
+      line = new Fifo<Entry>();
       this.#lines.set(priority, line);
       this.#order = [...this.#order, priority].sort((a, b) => b - a);
     }
-    line.push(key);
+    line.push(entry);
   }
 
   priorityOf(key: string): number | undefined {
-    return this.#live.get(key);
+    return this.#live.get(key)?.priority;
   }
 
   shift(): string | undefined {
     for (const priority of this.#order) {
       const line = this.#lines.get(priority)!;
-      for (let key = line.shift(); key !== undefined; key = line.shift()) {
-        if (this.#live.get(key) !== priority) continue; // moved to a higher line
-        this.#live.delete(key);
-        return key;
+      for (let entry = line.shift(); entry !== undefined; entry = line.shift()) {
+        if (this.#live.get(entry.key) !== entry) continue; // moved up, or taken and added again since
+        this.#live.delete(entry.key);
+        return entry.key;
       }
     }
     return undefined;

@@ -941,3 +941,17 @@ describe('priority queue', () => {
     expect(() => queue.addWithOptions('a', { priority: Number.NaN })).toThrow(TypeError);
   });
 });
+
+describe('priority queue: a key moved up, taken, then added again low', () => {
+  it('waits at the end of the low line, not at the place its old low entry had', async () => {
+    const queue = createPriorityQueue();
+    queue.addWithOptions('a', { priority: LOW_PRIORITY });
+    queue.addWithOptions('b', { priority: LOW_PRIORITY });
+    queue.add('a'); // a moves up; its low entry stays behind, dead
+    const first = await queue.get();
+    expect(first).toBe('a');
+    queue.done('a');
+    queue.addWithOptions('a', { priority: LOW_PRIORITY }); // a comes back low: after b
+    expect(await drainAll(queue)).toEqual(['b', 'a']);
+  });
+});
