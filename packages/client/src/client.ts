@@ -394,7 +394,9 @@ class KubeClient implements Client {
     });
     if (res.statusCode !== 200) {
       // An error answer is read whole, within a deadline and a size limit, and keeps its Retry-After (429 from APF).
-      const body = await readErrorBody(res, { timeoutMs: this.transport.options.timeoutMs || 30_000 });
+      // The watch's own deadline bounds it too (a 500 whose body never comes must not outlast the idle timeout).
+      const timeoutMs = options?.timeoutMs ?? options?.idleTimeoutMs ?? (this.transport.options.timeoutMs || 30_000);
+      const body = await readErrorBody(res, { timeoutMs, ...(options?.signal ? { signal: options.signal } : {}) });
       throw ClientError.fromResponse('GET', path, res.statusCode ?? 0, body, retryAfterSeconds(res.headers));
     }
     return watchEvents<ObjectFor<K>>(res, {

@@ -488,6 +488,8 @@ interface ReadErrorBodyOptions {
   readonly timeoutMs: number;
   /** Bytes kept; the rest is not read. Default: 1 MiB. */
   readonly maxBytes?: number;
+  /** Stops reading (with what arrived) when it aborts. Default: none. */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -514,6 +516,7 @@ export function readErrorBody(res: IncomingMessage, options: ReadErrorBodyOption
       res.off('end', onEnd);
       res.off('error', onEnd);
       res.off('close', onEnd);
+      options.signal?.removeEventListener('abort', onAbort);
       res.on('error', ignore);
       if (destroy && !res.destroyed) res.destroy();
       resolve(Buffer.concat(chunks).toString('utf8'));
@@ -530,6 +533,12 @@ export function readErrorBody(res: IncomingMessage, options: ReadErrorBodyOption
       size += b.length;
     };
     const onEnd = (): void => finish(false);
+    const onAbort = (): void => finish(true);
+    if (options.signal?.aborted) {
+      // Settle at once: the caller gave up before the body was read.
+      queueMicrotask(onAbort);
+    }
+    options.signal?.addEventListener('abort', onAbort, { once: true });
     const timer = setTimeout(() => finish(true), options.timeoutMs);
     timer.unref();
     res.on('data', onData);
