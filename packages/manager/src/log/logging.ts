@@ -52,7 +52,12 @@ export function serializeError(err: unknown): unknown {
 export interface LoggerConfig {
   /** Level. Default: `KUBELOOP_LOG_LEVEL`, else `LOG_LEVEL`, else `info`. */
   readonly level?: string;
-  /** Where lines go. Default: stdout. */
+  /**
+   * Where lines go. Default: stdout, written synchronously, so a line logged
+   * just before `process.exit()` is never lost (pino's own default writes
+   * stdout asynchronously and its `flush(cb)` can call back before a write in
+   * flight has finished).
+   */
   readonly destination?: NodeJS.WritableStream;
   /**
    * Extra pino options. Redaction always applies: your `hooks.streamWrite`
@@ -84,5 +89,5 @@ export function createLogger(config: LoggerConfig = {}): Logger {
       streamWrite: (line: string) => redactLine(config.pino?.hooks?.streamWrite ? config.pino.hooks.streamWrite(line) : line),
     },
   };
-  return config.destination ? pino(options, config.destination) : pino(options);
+  return pino(options, config.destination ?? pino.destination({ dest: 1, sync: true }));
 }

@@ -50,6 +50,25 @@ describe('createLogger', () => {
     expect(lines[2]).toMatchObject({ level: 50, msg: 'third', reconcileID: 'r1', err: { message: 'boom', type: 'Error' } });
   });
 
+  it('writes stdout synchronously: every line logged before process.exit() reaches a pipe', async () => {
+    // A child logs 2,000 lines into a pipe it does not wait for, then exits at once.
+    const script = [
+      `const { createLogger } = await import(${JSON.stringify(new URL('../../dist/index.js', import.meta.url).href)});`,
+      'const log = createLogger({ level: "info" });',
+      'for (let i = 0; i < 2000; i++) log.info({ i, pad: "x".repeat(200) }, "line");',
+      'log.info("last");',
+      'process.exit(0);',
+    ].join('\n');
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let text = '';
+    child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect(code).toBe(0);
+    const lines = text.trimEnd().split('\n').map((l) => JSON.parse(l) as { msg: string });
+    expect(lines).toHaveLength(2001);
+    expect(lines.at(-1)?.msg).toBe('last');
+  });
+
   it('never writes a Secret payload: the object itself, as a field, deeper, in a list, as a binding, on an error', () => {
     const { out, log } = capture();
     const secret = secretObject();
