@@ -225,7 +225,8 @@ async function main(): Promise<void> {
   }
   const startOperator = (): Operator => {
     const proc = fork(fileURLToPath(import.meta.url), ['--child', proxyKubeconfig], {
-      execArgv: ['--expose-gc'],
+      // OPERATOR_NODE_FLAGS: extra node flags for the operator process (e.g. --max-semi-space-size=1).
+      execArgv: ['--expose-gc', ...(process.env['OPERATOR_NODE_FLAGS']?.split(' ').filter(Boolean) ?? [])],
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
     let onStarting!: (at: number) => void;
