@@ -38,7 +38,7 @@ import { createLogger } from './log/logging.js';
 import { ControllerMetrics } from './metrics/controller-metrics.js';
 import { leaderElectionMetrics } from './metrics/leader-election-metrics.js';
 import { registerDefaultMetrics } from './metrics/process-metrics.js';
-import { startHealthServer, startMetricsServer } from './server/http-servers.js';
+import { parseBindAddress, startHealthServer, startMetricsServer } from './server/http-servers.js';
 import type { HealthCheck } from './server/http-servers.js';
 
 /** Something the manager runs until its signal aborts. */
@@ -85,9 +85,15 @@ export interface ManagerOptions {
   readonly cache?: Omit<InformerCacheOptions, 'client' | 'namespaces'>;
   /** Kinds the client never reads from the cache (Secrets, say). Default: none. */
   readonly uncached?: readonly (ResourceDescriptor | TypeRef)[];
-  /** `host:port` for /metrics (`:0` picks a free port). Default: no metrics server. */
+  /**
+   * Where /metrics listens: `host:port` (`127.0.0.1:8080`), `:port` for every
+   * interface, IPv4 and IPv6 (an explicit choice: anyone who can reach the
+   * pod can scrape), or `[ipv6]:port`; port 0 picks a free one. `"0"` or
+   * `""` turns the server off, as controller-runtime's `"0"` does. Checked by
+   * `createManager` (ManagerError `InvalidOptions`). Default: no metrics server.
+   */
   readonly metricsBindAddress?: string;
-  /** `host:port` for /healthz and /readyz. Default: no probe server. */
+  /** Where /healthz and /readyz listen, in the forms of `metricsBindAddress`. Default: no probe server. */
   readonly healthProbeBindAddress?: string;
   /** Leader election. Default: off (every replica runs every controller). */
   readonly leaderElection?: LeaderElectionConfig;
@@ -194,6 +200,11 @@ export function signalHandler(): AbortSignal {
   return ac.signal;
 }
 
+/** Whether a bind address asks for a server: `"0"` and `""` turn it off, as controller-runtime's `"0"`. */
+function serves(address: string | undefined): address is string {
+  return address !== undefined && address !== '' && address !== '0';
+}
+
 /** A timer that keeps nothing alive. */
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
@@ -246,6 +257,9 @@ class KubeManager implements Manager {
   private stopping = false;
 
   constructor(private readonly options: ManagerOptions) {
+    // A bad bind address fails here, where it was written, not at start().
+    if (serves(options.metricsBindAddress)) parseBindAddress(options.metricsBindAddress);
+    if (serves(options.healthProbeBindAddress)) parseBindAddress(options.healthProbeBindAddress);
     this.registry = options.registry ?? new Registry();
     this.logger = options.logger ?? createLogger();
     this.cluster =
@@ -418,14 +432,14 @@ class KubeManager implements Manager {
     // 1. HTTP servers
     const closers: (() => Promise<void>)[] = [];
     try {
-      if (this.options.healthProbeBindAddress) {
-        const s = await startHealthServer(this.options.healthProbeBindAddress, this.healthz, this.readyz);
+      if (serves(this.options.healthProbeBindAddress)) {
+        const s = await startHealthServer(this.options.healthProbeBindAddress, this.healthz, this.readyz, { onError: (err) => log.error({ err }, 'health probe server error') });
         this.healthUrl = s.url;
         closers.push(s.close);
         log.info({ url: s.url }, 'health probes listening');
       }
-      if (this.options.metricsBindAddress) {
-        const s = await startMetricsServer(this.options.metricsBindAddress, this.registry);
+      if (serves(this.options.metricsBindAddress)) {
+        const s = await startMetricsServer(this.options.metricsBindAddress, this.registry, { onError: (err) => log.error({ err }, 'metrics server error') });
         this.metricsUrl = s.url;
         closers.push(s.close);
         log.info({ url: s.url }, 'metrics listening');

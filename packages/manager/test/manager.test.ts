@@ -275,6 +275,26 @@ describe('HTTP servers', () => {
     }
   });
 
+  it('a bad bind address fails at createManager, naming the forms; "0" turns a server off', async () => {
+    for (const address of ['8080', 'localhost', '127.0.0.1:99999', '[::1', 'http://127.0.0.1:8080']) {
+      expect(() => testManager(ns, { metricsBindAddress: address })).toThrow(/not valid: want host:port/);
+      expect(() => testManager(ns, { healthProbeBindAddress: address })).toThrow(ManagerError);
+    }
+    const m = testManager(ns, { metricsBindAddress: '0', healthProbeBindAddress: '' });
+    m.controller()
+      .named('servers-off')
+      .for(ConfigMap, { predicates: [() => false] })
+      .complete(() => Result.done());
+    const r = run(m);
+    try {
+      await synced(m);
+      expect(m.metricsUrl).toBeUndefined();
+      expect(m.healthUrl).toBeUndefined();
+    } finally {
+      await r.stop();
+    }
+  });
+
   it('/healthz: a failing custom check makes it 500, with the reason under ?verbose; /readyz is separate', async () => {
     const m = testManager(ns, { healthProbeBindAddress: '127.0.0.1:0' });
     let dbUp = false;
