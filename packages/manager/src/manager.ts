@@ -21,7 +21,7 @@ import type { CachedClient, Client, KubeConfigLike, Transport, TransportOptions,
 import { createLeaderElector } from '@kubeloop/leaderelection';
 import type { LeaderElector } from '@kubeloop/leaderelection';
 import type { RESTMapper } from '@kubeloop/mapper';
-import type { ResourceDescriptor, Scheme } from '@kubeloop/scheme';
+import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { createCluster } from './cluster.js';
 import type { Cluster } from './cluster.js';
 import { ControllerBuilder, forGroupKind, nameOf, sourcesOf } from './controller/builder.js';
@@ -39,6 +39,10 @@ import { ControllerMetrics } from './metrics/controller-metrics.js';
 import { leaderElectionMetrics } from './metrics/leader-election-metrics.js';
 import { registerDefaultMetrics } from './metrics/process-metrics.js';
 import { parseBindAddress, startHealthServer, startMetricsServer } from './server/http-servers.js';
+import { createWebhookServer, prometheusWebhookMetrics } from '@kubeloop/webhook';
+import type { WebhookServer, WebhookServerOptions } from '@kubeloop/webhook';
+import { webhookBuilder } from './webhook/builder.js';
+import type { WebhookBuilder } from './webhook/builder.js';
 import type { HealthCheck } from './server/http-servers.js';
 
 /** Something the manager runs until its signal aborts. */
@@ -97,6 +101,15 @@ export interface ManagerOptions {
   readonly healthProbeBindAddress?: string;
   /** Leader election. Default: off (every replica runs every controller). */
   readonly leaderElection?: LeaderElectionConfig;
+  /**
+   * The webhook server (admission and conversion, `@kubeloop/webhook`): every
+   * replica runs it, leader or not; `/readyz` includes its check `webhook`;
+   * its metrics (`controller_runtime_webhook_*`) go to the manager's registry
+   * and its logs to the manager's logger unless these options say otherwise.
+   * Register webhooks with `manager.webhook(Kind)` or on `manager.webhookServer`.
+   * Default: no webhook server.
+   */
+  readonly webhook?: WebhookServerOptions;
   /** How long stopping may take before the manager gives up waiting (reconciles that ignore their signal included). Default: 30 000 ms. */
   readonly gracefulShutdownTimeoutMs?: number;
   /**
@@ -165,6 +178,19 @@ export interface Manager {
   addController(definition: ControllerDefinition, reconciler: ReconcilerLike): void;
   /** Add a runnable; by default it runs only while leading when leader election is on. */
   add(runnable: Runnable | RunnableFn, options?: { needLeaderElection?: boolean }): void;
+  /** The webhook server `ManagerOptions.webhook` configured, or undefined. */
+  readonly webhookServer: WebhookServer | undefined;
+  /**
+   * Admission webhooks (validator, defaulter) for a kind, on the webhook server.
+   *
+   * @throws {@link ManagerError} `InvalidOptions` when `ManagerOptions.webhook` is not set.
+   * @example
+   * ```ts
+   * const manager = createManager({ scheme, webhook: { certificates: watchCertificateFiles({ certFile, keyFile }) } });
+   * manager.webhook(HardDisk).withValidator(hardDiskValidator).withDefaulter(hardDiskDefaulter).complete();
+   * ```
+   */
+  webhook<T extends KubeObject>(kind: ResourceDescriptor<T>): WebhookBuilder<T>;
   addHealthzCheck(name: string, check: HealthCheck): void;
   addReadyzCheck(name: string, check: HealthCheck): void;
   /** An event recorder reporting as `name`. */
@@ -245,6 +271,7 @@ class KubeManager implements Manager {
   readonly registry: Registry;
   metricsUrl: string | undefined;
   healthUrl: string | undefined;
+  readonly webhookServer: WebhookServer | undefined;
   private readonly runnables: RunnableEntry[] = [];
   private readonly controllerList: Controller[] = [];
   private readonly healthz = new Map<string, HealthCheck>();
@@ -280,6 +307,17 @@ class KubeManager implements Manager {
       });
     this.metrics = new ControllerMetrics(this.registry);
     if (options.defaultMetrics !== false) registerDefaultMetrics(this.registry);
+    if (options.webhook) {
+      const server = createWebhookServer({
+        ...options.webhook,
+        metrics: options.webhook.metrics ?? prometheusWebhookMetrics(this.registry),
+        log: options.webhook.log ?? this.logger.child({ component: 'webhook' }),
+      });
+      this.webhookServer = server;
+      // Every replica serves admissions and conversions, leader or not.
+      this.add(server, { needLeaderElection: false });
+      this.readyz.set('webhook', () => server.readyCheck());
+    }
 
     this.container = (options.container ?? rootContainer).createChildContainer();
     this.container.registerInstance(TOKENS.Client, this.client);
@@ -385,6 +423,13 @@ class KubeManager implements Manager {
     });
     this.controllerList.push(controller);
     this.runnables.push({ run: (s) => controller.start(s), needLeaderElection: controller.needLeaderElection, name: `controller ${name}` });
+  }
+
+  webhook<T extends KubeObject>(kind: ResourceDescriptor<T>): WebhookBuilder<T> {
+    if (!this.webhookServer) {
+      throw new ManagerError('InvalidOptions', `webhook(${kind.kind}) needs a webhook server: set createManager({ webhook: { certificates, port } })`);
+    }
+    return webhookBuilder(kind, this.webhookServer);
   }
 
   add(runnable: Runnable | RunnableFn, options: { needLeaderElection?: boolean } = {}): void {

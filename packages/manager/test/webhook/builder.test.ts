@@ -1,0 +1,136 @@
+/**
+ * The manager's webhook server, through the real kube-apiserver: envtest
+ * installs webhook configurations pointing at this process; a manager that
+ * does not lead (another identity holds the Lease) still answers
+ * admissions; `/readyz` includes the server; `/metrics` has
+ * controller-runtime's webhook metrics; mistakes in registration are typed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isClientError, isInvalid } from '@kubeloop/client';
+import type { Client } from '@kubeloop/client';
+import { installCRDs, installWebhooks } from '@kubeloop/envtest';
+import type { InstalledWebhooks, WebhookConfigurationLike } from '@kubeloop/envtest';
+import { defineKind } from '@kubeloop/scheme';
+import type { KubeObject } from '@kubeloop/scheme';
+import { fieldError, mutatePath, validatePath, watchCertificateFiles } from '@kubeloop/webhook';
+import { formatMicroTime } from '@kubeloop/leaderelection';
+import { isManagerError } from '../../src/index.js';
+import type { Manager } from '../../src/index.js';
+import { testCRD } from '../../../../test/support/crds.js';
+import { uniqueName } from '../../../../test/support/env.js';
+import { eventually, newNamespace, run, testClient, testManager } from '../support.js';
+import type { Running } from '../support.js';
+
+const group = `${uniqueName('mgrhook')}.webhook.kubeloop.dev`;
+
+interface Volume extends KubeObject {
+  apiVersion?: string;
+  kind?: 'Volume';
+  spec: { size: number; tier?: string };
+}
+const Volume = defineKind<Volume>({ group, version: 'v1', kind: 'Volume', plural: 'volumes', namespaced: true, listKind: 'VolumeList' });
+
+function configurations(): WebhookConfigurationLike[] {
+  const common = { admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Fail', timeoutSeconds: 5 };
+  const rules = [{ apiGroups: [group], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['volumes'] }];
+  return [
+    { kind: 'ValidatingWebhookConfiguration', metadata: { name: `${group}-v` }, webhooks: [{ name: `vvolume.${group}`, ...common, rules, clientConfig: { service: { name: 'w', namespace: 'system', path: validatePath(Volume) } } }] },
+    { kind: 'MutatingWebhookConfiguration', metadata: { name: `${group}-m` }, webhooks: [{ name: `mvolume.${group}`, ...common, rules, clientConfig: { service: { name: 'w', namespace: 'system', path: mutatePath(Volume) } } }] },
+  ];
+}
+
+let client: Client;
+let ns: string;
+let hooks: InstalledWebhooks;
+let manager: Manager;
+let running: Running;
+
+function volume(name: string, size: number, tier?: string): Volume & { apiVersion: string; kind: 'Volume' } {
+  return { apiVersion: `${group}/v1`, kind: 'Volume', metadata: { name, namespace: ns }, spec: { size, ...(tier ? { tier } : {}) } };
+}
+
+beforeAll(async () => {
+  client = testClient();
+  ns = await newNamespace(client, 'mgrhook');
+  const kc = (await import('../../../../test/support/env.js')).testKubeConfig();
+  await installCRDs(kc, [testCRD(group, 'Volume')]);
+  hooks = await installWebhooks(kc, { configurations: configurations() });
+  // Someone else leads: the webhook server must serve anyway.
+  const lease = uniqueName('held');
+  const now = Date.now();
+  await client.create({
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: lease, namespace: ns },
+    spec: { holderIdentity: 'someone-else', leaseDurationSeconds: 600, acquireTime: formatMicroTime(now), renewTime: formatMicroTime(now), leaseTransitions: 0 },
+  });
+  manager = testManager(ns, {
+    metricsBindAddress: '127.0.0.1:0',
+    healthProbeBindAddress: '127.0.0.1:0',
+    leaderElection: { name: lease, namespace: ns, identity: 'me' },
+    webhook: { host: hooks.host, port: hooks.port, certificates: watchCertificateFiles({ certFile: hooks.certFile, keyFile: hooks.keyFile }) },
+  });
+  manager
+    .webhook(Volume)
+    .withDefaulter((v) => {
+      v.spec.tier ??= 'standard';
+    })
+    .withValidator({
+      validateCreate: (v) => (v.spec.size > 0 ? undefined : [fieldError.invalid('spec.size', v.spec.size, 'must be positive')]),
+      validateUpdate: (v, old) => (v.spec.size < old.spec.size ? [fieldError.forbidden('spec.size', 'a volume cannot shrink')] : undefined),
+    })
+    .complete();
+  running = run(manager);
+  // The API server picks up new webhook configurations through an informer: wait for a denial.
+  await eventually(
+    () => client.create(volume('probe', -1), { dryRun: true }).then(() => undefined, (e: unknown) => e),
+    (err) => isInvalid(err),
+    'the webhook configuration to take effect',
+  );
+});
+
+afterAll(async () => {
+  await running?.stop();
+  await hooks?.uninstall();
+});
+
+describe('a manager with a webhook server', () => {
+  it('serves admissions while another replica leads: invalid objects denied with the field path, defaults stored', async () => {
+    expect(manager.isLeader()).toBe(false);
+    const err: unknown = await client.create(volume('bad', -3)).catch((e: unknown) => e);
+    expect(isInvalid(err)).toBe(true);
+    expect(isClientError(err) && err.message).toContain(`Volume.${group} "bad" is invalid: spec.size: Invalid value: -3: must be positive`);
+
+    const created = await client.create(volume('good', 5));
+    expect(created.spec.tier).toBe('standard');
+    const shrink: unknown = await client.update({ ...created, spec: { ...created.spec, size: 1 } }).catch((e: unknown) => e);
+    expect(isClientError(shrink) && shrink.message).toContain('spec.size: Forbidden: a volume cannot shrink');
+  });
+
+  it('/readyz names the webhook check; /metrics has the webhook metrics by path', async () => {
+    const ready = await fetch(`${manager.healthUrl}/readyz?verbose`);
+    const text = await ready.text();
+    expect(text).toContain('webhook ok');
+    const metrics = await (await fetch(`${manager.metricsUrl}/metrics`)).text();
+    expect(metrics).toMatch(new RegExp(`controller_runtime_webhook_requests_total\\{webhook="${validatePath(Volume)}",code="200"\\} [1-9]`));
+    expect(metrics).toContain(`controller_runtime_webhook_latency_seconds_bucket{le="0.005",webhook="${mutatePath(Volume)}"}`);
+    expect(metrics).toContain('controller_runtime_webhook_requests_in_flight');
+  });
+
+  it('registration mistakes are typed: no server configured, nothing to register, a kind registered twice', () => {
+    const plain = testManager(ns);
+    expect(plain.webhookServer).toBeUndefined();
+    expect(() => plain.webhook(Volume)).toThrow(/needs a webhook server: set createManager\(\{ webhook/);
+    const m = testManager(ns, { webhook: { port: 0, certificates: watchCertificateFiles({ certFile: hooks.certFile, keyFile: hooks.keyFile }) } });
+    const nothing: unknown = (() => {
+      try {
+        m.webhook(Volume).complete();
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(isManagerError(nothing) && nothing.reason).toBe('InvalidRegistration');
+    m.webhook(Volume).withValidator({}).complete();
+    expect(() => m.webhook(Volume).withValidator({}).complete()).toThrow(/webhook\(Volume\.v1\..*\): .*already/);
+  });
+});
