@@ -20,6 +20,7 @@ import { StorageClassCatalog } from './storage-classes.js';
 export { FINALIZER, HardDisk } from './harddisk.js';
 export { HardDiskReconciler, harddiskController } from './reconciler.js';
 export { StorageClassCatalog } from './storage-classes.js';
+export { defaultHardDisk, hardDiskSpecErrors, hardDiskValidator, QUANTITY, setupHardDiskWebhooks } from './webhooks.js';
 
 /**
  * Register the HardDisk controller. `style: 'decorator'` resolves the class

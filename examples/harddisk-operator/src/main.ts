@@ -15,6 +15,13 @@
  *
  *   node dist/main.js [--envtest] [--leader-elect] [--replicas 1|2] [--no-sample] [--kubeconfig PATH]
  *                     [--metrics-bind-address 127.0.0.1:8080] [--health-probe-bind-address 127.0.0.1:8081]
+ *                     [--webhook-cert-dir DIR [--webhook-port 9443] [--webhook-host 127.0.0.1]]
+ *
+ * With --webhook-cert-dir (holding tls.crt and tls.key, reloaded when they
+ * change, as cert-manager or a mounted Secret rotates them) the operator also
+ * serves its admission webhooks (src/webhooks.ts; configurations in
+ * webhook/manifests.yaml). In a pod, pass `--webhook-host 0.0.0.0`: the API
+ * server calls the pod's IP.
  *
  * The probe and metrics servers bind 127.0.0.1 by default; pass `0.0.0.0:8081`
  * (or `:8081`) to serve other hosts, as a pod's kubelet probes need.
@@ -31,7 +38,8 @@ import type { Environment } from '@kubeloop/envtest';
 import { createLogger, createManager, signalHandler } from '@kubeloop/manager';
 import type { Manager } from '@kubeloop/manager';
 import { builtinScheme } from '@kubeloop/scheme';
-import { HardDisk, setupHardDiskController } from './index.js';
+import { watchCertificateFiles } from '@kubeloop/webhook';
+import { HardDisk, setupHardDiskController, setupHardDiskWebhooks } from './index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -45,6 +53,9 @@ const { values } = parseArgs({
     kubeconfig: { type: 'string' },
     'metrics-bind-address': { type: 'string', default: '127.0.0.1:8080' },
     'health-probe-bind-address': { type: 'string', default: '127.0.0.1:8081' },
+    'webhook-cert-dir': { type: 'string' },
+    'webhook-port': { type: 'string', default: '9443' },
+    'webhook-host': { type: 'string', default: '127.0.0.1' },
   },
 });
 
@@ -82,6 +93,8 @@ if (values.envtest || !clusterConfigured()) {
 const replicas = Number.parseInt(values.replicas, 10);
 if (!(replicas === 1 || replicas === 2)) throw new Error('--replicas must be 1 or 2');
 const scheme = builtinScheme.extend(HardDisk);
+const webhookCertDir = values['webhook-cert-dir'];
+if (webhookCertDir && !/^\d{1,5}$/.test(values['webhook-port'])) throw new Error(`--webhook-port must be a port number, not ${values['webhook-port']}`);
 const managers: Manager[] = [];
 for (let i = 0; i < replicas; i++) {
   const manager = createManager({
@@ -90,10 +103,12 @@ for (let i = 0; i < replicas; i++) {
     fieldOwner: 'harddisk-operator',
     logger: log.child({ replica: i }),
     ...(i === 0 ? { metricsBindAddress: values['metrics-bind-address'], healthProbeBindAddress: values['health-probe-bind-address'] } : {}),
+    ...(i === 0 && webhookCertDir ? { webhook: { host: values['webhook-host'], port: Number(values['webhook-port']), certificates: watchCertificateFiles({ certFile: join(webhookCertDir, 'tls.crt'), keyFile: join(webhookCertDir, 'tls.key') }) } } : {}),
     // No fixed identity: the default (host name + random suffix) is unique per process and per manager.
     ...(replicas > 1 || values['leader-elect'] ? { leaderElection: { name: 'harddisk-operator', namespace: 'default', releaseOnCancel: true } } : {}),
   });
   setupHardDiskController(manager, 'decorator');
+  if (manager.webhookServer) setupHardDiskWebhooks(manager);
   managers.push(manager);
 }
 

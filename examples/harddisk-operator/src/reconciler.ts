@@ -20,8 +20,8 @@ import {
 import type { EventRecorder, EventRecorderProvider, ReconcileContext, ReconcileResult, Reconciler, Request } from '@kubeloop/manager';
 import { FINALIZER, HardDisk } from './harddisk.js';
 import { StorageClassCatalog } from './storage-classes.js';
+import { QUANTITY } from './webhooks.js';
 
-const QUANTITY = /^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$/;
 
 /** What the controller watches: shared by the decorator and by explicit registration. */
 export const harddiskController = {

@@ -8,6 +8,11 @@ export class StorageClassCatalog {
     ['fast', { medium: 'ssd', iops: '16000' }],
   ]);
 
+  /** The names of the known classes. */
+  names(): string[] {
+    return [...this.classes.keys()];
+  }
+
   /** The description of a class, or undefined for an unknown one. */
   describe(name: string): { medium: string; iops: string } | undefined {
     return this.classes.get(name);
