@@ -22,6 +22,7 @@ import { createEnvironment, installWebhooks } from '@kubeloop/envtest';
 import type { Environment, InstalledWebhooks, WebhookConfigurationLike } from '@kubeloop/envtest';
 import { builtinScheme } from '@kubeloop/scheme';
 import { HardDisk } from '../src/index.js';
+import type { HardDisk as HardDiskObject } from '../src/index.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -102,7 +103,7 @@ beforeAll(async () => {
   // The mutating configuration is loaded by its own informer in the API server: wait for it too.
   await eventually(
     () => client.create({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', metadata: { name: 'probe', namespace: ns }, spec: { size: '1Gi' } }, { dryRun: true }),
-    (disk) => disk.spec.storageClass === 'standard',
+    (disk) => (disk.spec as HardDiskObject['spec'])?.storageClass === 'standard',
     'the mutating webhook to answer',
   );
 });

@@ -29,7 +29,7 @@
 import 'reflect-metadata';
 // The manager and its cluster
 export { createManager, signalHandler } from './manager.js';
-export type { LeaderElectionConfig, Manager, ManagerOptions, Runnable, RunnableFn } from './manager.js';
+export type { LeaderElectionConfig, Manager, ManagerOptions, Runnable, SecureMetricsOptions, RunnableFn } from './manager.js';
 export type { WebhookBuilder } from './webhook/builder.js';
 export { createCluster } from './cluster.js';
 export type { Cluster, ClusterOptions } from './cluster.js';

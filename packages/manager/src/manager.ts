@@ -39,8 +39,8 @@ import { ControllerMetrics } from './metrics/controller-metrics.js';
 import { leaderElectionMetrics } from './metrics/leader-election-metrics.js';
 import { registerDefaultMetrics } from './metrics/process-metrics.js';
 import { parseBindAddress, startHealthServer, startMetricsServer } from './server/http-servers.js';
-import { createWebhookServer, prometheusWebhookMetrics } from '@kubeloop/webhook';
-import type { WebhookServer, WebhookServerOptions } from '@kubeloop/webhook';
+import { createTokenAuthorizer, createWebhookServer, prometheusWebhookMetrics } from '@kubeloop/webhook';
+import type { CertificateSource, TokenAuthorizer, TokenAuthorizerOptions, WebhookServer, WebhookServerOptions } from '@kubeloop/webhook';
 import { webhookBuilder } from './webhook/builder.js';
 import type { WebhookBuilder } from './webhook/builder.js';
 import type { HealthCheck } from './server/http-servers.js';
@@ -71,6 +71,16 @@ export interface LeaderElectionConfig {
   readonly releaseOnCancel?: boolean;
 }
 
+/** How the metrics server is secured ({@link ManagerOptions.secureMetrics}). */
+export interface SecureMetricsOptions {
+  /** Where the serving certificate comes from (`watchCertificateFiles`, `managedCertificates`, `staticCertificate` of `@kubeloop/webhook`). */
+  readonly certificates: CertificateSource;
+  /** Authenticate and authorize callers by bearer token. Default: true (TokenReview + SubjectAccessReview through the manager's client, decisions cached 10 s). */
+  readonly authorization?: boolean | Omit<TokenAuthorizerOptions, 'client'>;
+  /** Lowest TLS version served. Default: `TLSv1.2`. */
+  readonly minTlsVersion?: 'TLSv1.2' | 'TLSv1.3';
+}
+
 /** Options for {@link createManager}. Every field is optional. */
 export interface ManagerOptions {
   /** Where to connect. Default: KUBECONFIG, ~/.kube/config, or in-cluster (ignored when `transport` or `cluster` is given). */
@@ -97,6 +107,26 @@ export interface ManagerOptions {
    * `createManager` (ManagerError `InvalidOptions`). Default: no metrics server.
    */
   readonly metricsBindAddress?: string;
+  /**
+   * Serve /metrics over HTTPS, and only to callers whose bearer token may
+   * `get` the path: a TokenReview says who the token is, a
+   * SubjectAccessReview whether a ClusterRole with
+   * `nonResourceURLs: ['/metrics'], verbs: ['get']` is bound to them (to
+   * Prometheus's ServiceAccount, say); 401 without a valid token, 403 without
+   * the permission. As controller-runtime's `SecureServing` with
+   * `filters.WithAuthenticationAndAuthorization`, kubebuilder's default. The
+   * operator then needs `create` on `tokenreviews.authentication.k8s.io` and
+   * `subjectaccessreviews.authorization.k8s.io`. `authorization: false` keeps
+   * TLS alone; an object tunes the decision cache (TTL 10 s by default).
+   * Certificates rotate as the webhook server's do. Default: plain HTTP,
+   * every caller served.
+   *
+   * @example
+   * ```ts
+   * createManager({ metricsBindAddress: ':8443', secureMetrics: { certificates: watchCertificateFiles({ certFile: '/certs/tls.crt', keyFile: '/certs/tls.key' }) } });
+   * ```
+   */
+  readonly secureMetrics?: SecureMetricsOptions;
   /** Where /healthz and /readyz listen, in the forms of `metricsBindAddress`. Default: no probe server. */
   readonly healthProbeBindAddress?: string;
   /** Leader election. Default: off (every replica runs every controller). */
@@ -278,6 +308,7 @@ class KubeManager implements Manager {
   private readonly readyz = new Map<string, HealthCheck>();
   private readonly metrics: ControllerMetrics;
   private elector: LeaderElector | undefined;
+  private readonly metricsAuthorizer: TokenAuthorizer | undefined;
   private started = false;
   private leading = false;
   /** Set when a graceful stop begins (not on lease loss). */
@@ -307,6 +338,16 @@ class KubeManager implements Manager {
       });
     this.metrics = new ControllerMetrics(this.registry);
     if (options.defaultMetrics !== false) registerDefaultMetrics(this.registry);
+    const secure = options.secureMetrics;
+    if (secure) {
+      if (typeof secure.certificates?.start !== 'function') {
+        throw new ManagerError('InvalidOptions', 'secureMetrics.certificates must be a certificate source: watchCertificateFiles({ certFile, keyFile }), managedCertificates(...) or staticCertificate(...) of @kubeloop/webhook');
+      }
+      if (secure.authorization !== false) {
+        const tuning = typeof secure.authorization === 'object' ? secure.authorization : {};
+        this.metricsAuthorizer = createTokenAuthorizer({ log: this.logger.child({ component: 'metrics' }), ...tuning, client: this.apiReader });
+      }
+    }
     if (options.webhook) {
       const server = createWebhookServer({
         ...options.webhook,
@@ -484,7 +525,13 @@ class KubeManager implements Manager {
         log.info({ url: s.url }, 'health probes listening');
       }
       if (serves(this.options.metricsBindAddress)) {
-        const s = await startMetricsServer(this.options.metricsBindAddress, this.registry, { onError: (err) => log.error({ err }, 'metrics server error') });
+        const secure = this.options.secureMetrics;
+        const authorizer = this.metricsAuthorizer;
+        const s = await startMetricsServer(this.options.metricsBindAddress, this.registry, {
+          onError: (err) => log.error({ err }, 'metrics server error'),
+          ...(secure ? { tls: { certificates: secure.certificates, ...(secure.minTlsVersion ? { minVersion: secure.minTlsVersion } : {}) } } : {}),
+          ...(authorizer ? { authorize: (request: { authorization?: string | undefined; path: string; verb: string }) => authorizer.authorize(request, stop.signal) } : {}),
+        });
         this.metricsUrl = s.url;
         closers.push(s.close);
         log.info({ url: s.url }, 'metrics listening');

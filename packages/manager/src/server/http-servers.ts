@@ -1,13 +1,22 @@
 /**
  * The health probe server (/healthz, /readyz) and the metrics server
  * (/metrics): nothing a client sends can throw out of a handler, and every
- * connection is bounded in time, header size and number.
+ * connection is bounded in time, header size and number. The metrics server
+ * can serve HTTPS (a certificate source that may rotate) and ask every caller
+ * for a bearer token allowed to `get` the path (TokenReview and
+ * SubjectAccessReview), as controller-runtime's secure metrics do.
  */
 import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Server as HttpsServer } from 'node:https';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Registry } from 'prom-client';
+import { checkServingCertificate } from '@kubeloop/webhook';
+import type { CertificateSource, ServingCertificate } from '@kubeloop/webhook';
 import { describeError, ManagerError } from '../errors.js';
+
+type Server = HttpServer | HttpsServer;
 
 /** A named check: resolve to pass, throw (or reject) to fail with a reason. */
 export type HealthCheck = () => void | Promise<void>;
@@ -45,13 +54,26 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = Object.freeze({
 export interface ServerOptions {
   /** Override some limits. Default: {@link DEFAULT_SERVER_LIMITS}. */
   readonly limits?: Partial<ServerLimits>;
-  /** Errors of the listening socket after start (an `accept` failing with EMFILE, say). Default: `process.emitWarning`. */
+  /** Errors of the listening socket after start (an `accept` failing with EMFILE, say), and rotated certificates that cannot serve. Default: `process.emitWarning`. */
   readonly onError?: (err: Error) => void;
+  /**
+   * Serve HTTPS with certificates from this source (`watchCertificateFiles`,
+   * `managedCertificates` or `staticCertificate` of `@kubeloop/webhook`); a
+   * replacement is used for new connections, one that cannot serve is
+   * reported to `onError` and the current one kept. Default: plain HTTP.
+   */
+  readonly tls?: { readonly certificates: CertificateSource; readonly minVersion?: 'TLSv1.2' | 'TLSv1.3' };
+  /**
+   * Decide whether a request may be served before it is routed (a
+   * `TokenAuthorizer` of `@kubeloop/webhook` fits): anything but 200 is the
+   * answer, with the reason as its body. Default: every request is served.
+   */
+  readonly authorize?: (request: { readonly authorization?: string | undefined; readonly path: string; readonly verb: string }) => Promise<{ readonly status: number; readonly reason: string }>;
 }
 
 /** A running server. */
 export interface RunningServer {
-  /** `http://host:port` it listens on (IPv6 hosts in brackets). */
+  /** `http://host:port` (`https://` with `tls`) it listens on (IPv6 hosts in brackets). */
   readonly url: string;
   /** Stop listening and close every connection. */
   readonly close: () => Promise<void>;
@@ -98,22 +120,32 @@ function limitsOf(options: ServerOptions): ServerLimits {
   return limits;
 }
 
-/** An HTTP server whose handler can never throw and whose connections are bounded. */
-function boundedServer(limits: ServerLimits, handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>): Server {
-  const server = createServer(
-    {
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
-      maxHeaderSize: limits.maxHeaderSize,
-      // How often expired headers/request timeouts are enforced (Node's default is 30 s).
-      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
-    },
-    (req, res) => {
-      // handle() is async, so whatever it throws arrives here as a rejection.
-      handle(req, res).catch((err: unknown) => answer(res, 500, `internal error: ${describe(err)}\n`));
-    },
-  );
+/**
+ * An HTTP server (HTTPS with `tls`) whose handler can never throw and whose
+ * connections are bounded.
+ */
+function boundedServer(limits: ServerLimits, handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>, tls?: { certificate: ServingCertificate; minVersion: 'TLSv1.2' | 'TLSv1.3' }): Server {
+  const options = {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    maxHeaderSize: limits.maxHeaderSize,
+    // How often expired headers/request timeouts are enforced (Node's default is 30 s).
+    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
+  };
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    // handle() is async, so whatever it throws arrives here as a rejection.
+    handle(req, res).catch((err: unknown) => answer(res, 500, `internal error: ${describe(err)}\n`));
+  };
+  let server: Server;
+  if (tls) {
+    const https = createHttpsServer({ ...options, cert: tls.certificate.certPem, key: tls.certificate.keyPem, minVersion: tls.minVersion, handshakeTimeout: limits.headersTimeoutMs }, listener);
+    // A failed handshake (plain HTTP, an unknown CA on a client that checks, a stalled hello) only closes that socket.
+    https.on('tlsClientError', (_err, socket) => socket.destroy());
+    server = https;
+  } else {
+    server = createServer(options, listener);
+  }
   server.maxConnections = limits.maxConnections;
   server.setTimeout(limits.idleTimeoutMs);
   // Malformed requests (bad request targets, invalid methods, headers over
@@ -186,7 +218,7 @@ function readOnly(req: IncomingMessage, res: ServerResponse): boolean {
   return false;
 }
 
-async function listen(server: Server, address: string, options: ServerOptions): Promise<RunningServer> {
+async function listen(server: Server, address: string, options: ServerOptions, lifetime?: AbortController): Promise<RunningServer> {
   const { host, port } = parseBindAddress(address);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -199,17 +231,51 @@ async function listen(server: Server, address: string, options: ServerOptions): 
   });
   // Without a listener, an error of the listening socket (accept() failing
   // with EMFILE, say) would be thrown as an uncaught exception.
+  server.on('error', reporter(options));
+  const a = server.address();
+  const scheme = options.tls ? 'https' : 'http';
+  const url = a !== null && typeof a === 'object' ? `${scheme}://${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}` : `${scheme}://${address}`;
+  return {
+    url,
+    close: () => {
+      lifetime?.abort();
+      return closeServer(server);
+    },
+  };
+}
+
+function reporter(options: ServerOptions): (err: Error) => void {
   const onError = options.onError ?? ((err: Error) => process.emitWarning(err));
-  server.on('error', (err) => {
+  return (err) => {
     try {
       onError(err);
     } catch {
       /* a reporter that throws must not take the process with it */
     }
-  });
-  const a = server.address();
-  const url = a !== null && typeof a === 'object' ? `http://${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}` : `http://${address}`;
-  return { url, close: () => closeServer(server) };
+  };
+}
+
+/**
+ * The first certificate of `options.tls`, and the source kept running until
+ * `lifetime` aborts: replacements go to `swap` once the server exists.
+ */
+async function firstCertificate(options: ServerOptions, lifetime: AbortController, swap: (next: ServingCertificate) => void): Promise<{ certificate: ServingCertificate; minVersion: 'TLSv1.2' | 'TLSv1.3' } | undefined> {
+  if (!options.tls) return undefined;
+  if (typeof options.tls.certificates?.start !== 'function') throw new ManagerError('InvalidOptions', 'tls.certificates must be a certificate source (watchCertificateFiles, managedCertificates or staticCertificate of @kubeloop/webhook)');
+  let certificate: ServingCertificate;
+  try {
+    certificate = await options.tls.certificates.start(lifetime.signal, swap);
+    checkServingCertificate(certificate, 'the metrics serving certificate');
+  } catch (cause) {
+    lifetime.abort();
+    throw new ManagerError('InvalidOptions', `no serving certificate for the metrics server: ${describe(cause)}`, { cause });
+  }
+  return { certificate, minVersion: options.tls.minVersion ?? 'TLSv1.2' };
+}
+
+/** The verb a SubjectAccessReview of a non-resource URL names for an HTTP method (HEAD reads as get, as the API server's). */
+function verbOf(method: string | undefined): string {
+  return method === undefined || method === 'HEAD' ? 'get' : method.toLowerCase();
 }
 
 /**
@@ -281,18 +347,57 @@ export async function startHealthServer(address: string, healthz: ReadonlyMap<st
 /**
  * Start the metrics server: `/metrics` in the registry's exposition format;
  * a collection that fails or outlives `handlerTimeoutMs` is answered 500.
+ * With `tls` it serves HTTPS; with `authorize` every request is decided
+ * before it is routed (401, 403 and 500 answers carry the reason).
  *
+ * @throws ManagerError `InvalidOptions` when the address, a limit or the first certificate is unusable.
  * @example
  * ```ts
- * const metrics = await startMetricsServer('127.0.0.1:8080', new Registry());
+ * const metrics = await startMetricsServer('127.0.0.1:8443', new Registry(), {
+ *   tls: { certificates: watchCertificateFiles({ certFile: '/certs/tls.crt', keyFile: '/certs/tls.key' }) },
+ *   authorize: (request) => createTokenAuthorizer({ client }).authorize(request),
+ * });
  * await metrics.close();
  * ```
  */
 export async function startMetricsServer(address: string, registry: Registry, options: ServerOptions = {}): Promise<RunningServer> {
   const limits = limitsOf(options);
+  parseBindAddress(address);
+  const lifetime = new AbortController();
+  const report = reporter(options);
+  // The server, once made: rotations before that only change `current`.
+  const made: { server?: Server } = {};
+  let current: ServingCertificate | undefined;
+  const swap = (next: ServingCertificate): void => {
+    if (current && next.certPem === current.certPem && next.keyPem === current.keyPem) return;
+    try {
+      checkServingCertificate(next, 'the new metrics serving certificate');
+      (made.server as HttpsServer | undefined)?.setSecureContext({ cert: next.certPem, key: next.keyPem, minVersion: options.tls?.minVersion ?? 'TLSv1.2' });
+      current = next;
+    } catch (err) {
+      report(new Error(`keeping the current metrics serving certificate: ${describe(err)}`));
+    }
+  };
+  const first = await firstCertificate(options, lifetime, swap);
+  // A replacement may have arrived with (or right after) the first certificate.
+  const tls = first && { ...first, certificate: current ?? first.certificate };
+  current = tls?.certificate;
+  const authorize = options.authorize;
   const server = boundedServer(limits, async (req, res) => {
     const target = parseTarget(req.url);
     if (!target) return answer(res, 400, 'bad request target\n');
+    if (authorize) {
+      const path = `/${target.segments.map(encodeURIComponent).join('/')}`;
+      let decision: { readonly status: number; readonly reason: string };
+      try {
+        decision = await withDeadline(authorize({ authorization: req.headers.authorization, path, verb: verbOf(req.method) }), limits.handlerTimeoutMs, 'authorization');
+      } catch (err) {
+        decision = { status: 500, reason: `authorization failed: ${describe(err)}` };
+      }
+      if (decision.status !== 200) {
+        return answer(res, decision.status >= 400 && decision.status < 600 ? decision.status : 500, `${decision.reason}\n`, undefined, decision.status === 401 ? { 'www-authenticate': 'Bearer' } : {});
+      }
+    }
     if (!readOnly(req, res)) return;
     if (target.segments.length !== 1 || target.segments[0] !== 'metrics') return answer(res, 404, 'not found\n');
     let text: string;
@@ -303,8 +408,14 @@ export async function startMetricsServer(address: string, registry: Registry, op
       return answer(res, 500, `metrics collection failed: ${describe(err)}\n`);
     }
     answer(res, 200, text, registry.contentType);
-  });
-  return listen(server, address, options);
+  }, tls);
+  made.server = server;
+  try {
+    return await listen(server, address, options, lifetime);
+  } catch (err) {
+    lifetime.abort();
+    throw err;
+  }
 }
 
 function closeServer(server: Server): Promise<void> {
