@@ -16,12 +16,18 @@
  *   node dist/main.js [--envtest] [--leader-elect] [--replicas 1|2] [--no-sample] [--kubeconfig PATH]
  *                     [--metrics-bind-address 127.0.0.1:8080] [--health-probe-bind-address 127.0.0.1:8081]
  *                     [--webhook-cert-dir DIR [--webhook-port 9443] [--webhook-host 127.0.0.1]]
+ *                     [--metrics-cert-dir DIR]
  *
  * With --webhook-cert-dir (holding tls.crt and tls.key, reloaded when they
  * change, as cert-manager or a mounted Secret rotates them) the operator also
  * serves its admission webhooks (src/webhooks.ts; configurations in
  * webhook/manifests.yaml). In a pod, pass `--webhook-host 0.0.0.0`: the API
  * server calls the pod's IP.
+ *
+ * With --metrics-cert-dir (tls.crt and tls.key, reloaded as well) /metrics is
+ * served over HTTPS to callers whose bearer token may `get` it (TokenReview +
+ * SubjectAccessReview; grant it with a ClusterRole on the non-resource URL
+ * /metrics), as kubebuilder scaffolds by default; 401 or 403 otherwise.
  *
  * The probe and metrics servers bind 127.0.0.1 by default; pass `0.0.0.0:8081`
  * (or `:8081`) to serve other hosts, as a pod's kubelet probes need.
@@ -54,6 +60,7 @@ const { values } = parseArgs({
     'metrics-bind-address': { type: 'string', default: '127.0.0.1:8080' },
     'health-probe-bind-address': { type: 'string', default: '127.0.0.1:8081' },
     'webhook-cert-dir': { type: 'string' },
+    'metrics-cert-dir': { type: 'string' },
     'webhook-port': { type: 'string', default: '9443' },
     'webhook-host': { type: 'string', default: '127.0.0.1' },
   },
@@ -94,6 +101,7 @@ const replicas = Number.parseInt(values.replicas, 10);
 if (!(replicas === 1 || replicas === 2)) throw new Error('--replicas must be 1 or 2');
 const scheme = builtinScheme.extend(HardDisk);
 const webhookCertDir = values['webhook-cert-dir'];
+const metricsCertDir = values['metrics-cert-dir'];
 if (webhookCertDir && !/^\d{1,5}$/.test(values['webhook-port'])) throw new Error(`--webhook-port must be a port number, not ${values['webhook-port']}`);
 const managers: Manager[] = [];
 for (let i = 0; i < replicas; i++) {
@@ -103,6 +111,7 @@ for (let i = 0; i < replicas; i++) {
     fieldOwner: 'harddisk-operator',
     logger: log.child({ replica: i }),
     ...(i === 0 ? { metricsBindAddress: values['metrics-bind-address'], healthProbeBindAddress: values['health-probe-bind-address'] } : {}),
+    ...(i === 0 && metricsCertDir ? { secureMetrics: { certificates: watchCertificateFiles({ certFile: join(metricsCertDir, 'tls.crt'), keyFile: join(metricsCertDir, 'tls.key') }) } } : {}),
     ...(i === 0 && webhookCertDir ? { webhook: { host: values['webhook-host'], port: Number(values['webhook-port']), certificates: watchCertificateFiles({ certFile: join(webhookCertDir, 'tls.crt'), keyFile: join(webhookCertDir, 'tls.key') }) } } : {}),
     // No fixed identity: the default (host name + random suffix) is unique per process and per manager.
     ...(replicas > 1 || values['leader-elect'] ? { leaderElection: { name: 'harddisk-operator', namespace: 'default', releaseOnCancel: true } } : {}),

@@ -12,6 +12,9 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,7 +35,35 @@ let env: Environment;
 let client: Client;
 let hooks: InstalledWebhooks;
 let operator: ChildProcess;
+let metricsPort: number;
 const ns = uniqueName('hooks');
+
+/** A port free on 127.0.0.1 right now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** GET over HTTPS trusting only `ca`; resolves with the status and body. */
+function httpsGet(url: string, ca: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { ca, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 /** webhook/manifests.yaml, each webhook limited to this test's namespace. */
 function configurations(): WebhookConfigurationLike[] {
@@ -80,13 +111,16 @@ beforeAll(async () => {
   client = createClient({ kubeConfig: env.kubeConfig, scheme, fieldOwner: 'e2e-webhooks' });
   await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   hooks = await installWebhooks(env.kubeConfig, { configurations: configurations() });
+  metricsPort = await freePort();
   operator = spawn(
     process.execPath,
     [
       join(root, 'dist', 'main.js'),
       '--kubeconfig', testKubeconfigPath(),
       '--no-sample',
-      '--metrics-bind-address', '0',
+      // Secure metrics with the webhook's certificate (issued for 127.0.0.1).
+      '--metrics-bind-address', `127.0.0.1:${metricsPort}`,
+      '--metrics-cert-dir', hooks.certDir,
       '--health-probe-bind-address', '0',
       '--webhook-cert-dir', hooks.certDir,
       '--webhook-host', hooks.host,
@@ -152,5 +186,11 @@ describe('the HardDisk admission webhooks, through kubectl', () => {
     const r = await kubectl(['patch', 'harddisks.crd-demo.io', 'updated', '-n', ns, '--type', 'merge', '-p', '{"spec":{"size":"-1"}}']);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('spec.size: Invalid value: "-1": must be a quantity such as 10Gi');
+  });
+
+  it('--metrics-cert-dir serves /metrics over HTTPS, to no one without a bearer token', async () => {
+    const anonymous = await httpsGet(`https://127.0.0.1:${metricsPort}/metrics`, hooks.caPem);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body).toContain('Unauthorized: no bearer token');
   });
 });
