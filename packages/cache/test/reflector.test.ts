@@ -78,8 +78,8 @@ describe.concurrent('reflector against a loopback server', () => {
     expect(reflector.stats.errors).toBe(1);
     expect(reflector.stats.lastErrorAt).toBeGreaterThan(0);
     expect(api.count('list')).toBe(2);
-    await eventually(() => reflector.stats.state === 'watching', () => `state ${reflector.stats.state}`);
-    expect(reflector.stats.disconnectedSince).toBe(0);
+    // In contact again once the watch is open (state is 'watching' from the moment it is asked for).
+    await eventually(() => reflector.stats.state === 'watching' && reflector.stats.disconnectedSince === 0, () => `state ${reflector.stats.state}, disconnected since ${reflector.stats.disconnectedSince}`);
   });
 
   it('a re-watch answered 500 with headers and no body gives up on the body within the idle deadline, is counted, backs off and watches again', async ({ onTestFinished }) => {

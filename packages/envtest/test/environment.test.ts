@@ -216,7 +216,8 @@ describe('a local control plane of its own', () => {
     const env = createEnvironment({ startTimeoutMs: 1 });
     const err = await rejection(env.start());
     expect(err.reason).toBe('Timeout');
-    expect(err.message).toMatch(/etcd was not ready within 1 ms/);
+    // The limit is per component; on a loaded machine etcd's first probe, already under way, can still succeed.
+    expect(err.message).toMatch(/(etcd|kube-apiserver) was not ready within 1 ms/);
   });
 
   it('retries with new ports when a port is taken before the component binds it', async () => {
