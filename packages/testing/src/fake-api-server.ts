@@ -18,6 +18,7 @@ import { memoryTransport } from './internal/memory-transport.js';
 import { typeFromCRD } from './internal/resources.js';
 import { ApiError, alreadyExists, conflict, forbidden, invalid, MODIFIED, NetworkFault, notFound, statusOf } from './internal/status.js';
 import type { ObjectValidator } from './validator.js';
+import { descriptorCheck } from './internal/schema-check.js';
 
 /** The API verbs, as RBAC names them. */
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
@@ -134,8 +135,15 @@ export interface RegisterOptions {
   readonly selectableFields?: readonly string[];
   /** Short names for kubectl. Default: none. */
   readonly shortNames?: readonly string[];
-  /** Validate objects of the kind before they are stored (the seam for schema-first kinds). Default: none. */
+  /** Validate objects of the kind before they are stored, besides its schema. Default: none. */
   readonly validate?: ObjectValidator;
+  /**
+   * For a schema-first kind (`defineKind({ schema })`): check every create
+   * and update against the schema as the API server does (422 Invalid with
+   * the server's field paths and messages), prune unknown fields and apply
+   * defaults. CEL rules are not evaluated. Default: true.
+   */
+  readonly schemaValidation?: boolean;
 }
 
 /**
@@ -424,7 +432,9 @@ class Fake implements FakeApiServer {
         : {}),
       ...(options.selectableFields ? { selectableFields: options.selectableFields.map((f) => f.replace(/^\./, '')) } : {}),
       ...(options.validate ? { validators: [options.validate] } : {}),
-    });
+    }, kind.schema?.openAPIV3Schema as Record<string, unknown> | undefined);
+    const check = options.schemaValidation === false ? undefined : descriptorCheck(kind);
+    this.api.setSchemaChecks(kind.group, kind.plural, check ? new Map([[kind.version, check]]) : new Map());
   }
 
   async installCRDs(crds: readonly object[]): Promise<void> {

@@ -17,6 +17,7 @@ import type { Client, WatchEvent } from '@kubeloop/client';
 import { createInformerCache } from '@kubeloop/cache';
 import { ConfigMap, Deployment, Namespace, defineKind } from '@kubeloop/scheme';
 import type { KubeObject } from '@kubeloop/scheme';
+import { Type } from '@kubeloop/scheme/schema';
 import { createFakeApiServer, createTestClock, eventually, isTestingError } from '../src/index.js';
 import type { FakeApiServer } from '../src/index.js';
 
@@ -201,6 +202,30 @@ describe('kinds', () => {
     expect(isInvalid(err)).toBe(true);
     expect(isClientError(err) && err.status?.message).toBe('Disk.storage.example.com "d" is invalid: spec.sizeGiB: Invalid value: 0: must be greater than 0');
     expect(isClientError(err) && err.status?.details?.causes).toEqual([{ reason: 'FieldValueInvalid', message: 'Invalid value: 0: must be greater than 0', field: 'spec.sizeGiB' }]);
+  });
+
+  it('a schema-first kind is validated against its schema, pruned and defaulted as the API server would; schemaValidation: false turns it off', async () => {
+    const Tape = defineKind({
+      group: 'storage.example.com',
+      version: 'v1',
+      kind: 'Tape',
+      plural: 'tapes',
+      namespaced: true,
+      schema: { spec: Type.Object({ lengthM: Type.Integer({ minimum: 1 }), vendor: Type.Optional(Type.String({ default: 'acme' })) }) },
+    });
+    const f = fake();
+    f.register(Tape);
+    const client = f.client();
+    const bad = await client.create({ apiVersion: 'storage.example.com/v1', kind: 'Tape', metadata: { name: 'bad', namespace: 'default' }, spec: { lengthM: 0 } }).catch((e: unknown) => e);
+    expect(isInvalid(bad)).toBe(true);
+    expect((bad as Error).message).toContain('Tape.storage.example.com "bad" is invalid: spec.lengthM: Invalid value: 0: spec.lengthM in body should be greater than or equal to 1');
+    const good = await client.create({ apiVersion: 'storage.example.com/v1', kind: 'Tape', metadata: { name: 'good', namespace: 'default' }, spec: { lengthM: 800, colour: 'black' } as never });
+    expect(good.spec).toEqual({ lengthM: 800, vendor: 'acme' });
+
+    const lax = fake();
+    lax.register(Tape, { schemaValidation: false });
+    const stored = await lax.client().create({ apiVersion: 'storage.example.com/v1', kind: 'Tape', metadata: { name: 'bad', namespace: 'default' }, spec: { lengthM: 0 } });
+    expect(stored.spec).toEqual({ lengthM: 0 });
   });
 
   it('validate adds a validator to a built-in kind; it sees the old object on updates', async () => {

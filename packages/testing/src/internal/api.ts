@@ -17,6 +17,8 @@ import { isObject, jsonPatch, mergePatch, strategicMerge } from './patch.js';
 import { builtinTypes, customType, typeFromCRD, typeKey } from './resources.js';
 import type { CustomTypeSpec, ResourceType } from './resources.js';
 import { builtinShape, schemaShape } from './schema.js';
+import { crdCheck } from './schema-check.js';
+import type { SchemaCheck } from './schema-check.js';
 import type { Shape } from './schema.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { LabelSelector } from './selectors.js';
@@ -262,6 +264,8 @@ export class FakeApi {
   private bookmarkTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly customValidators = new Map<string, NonNullable<CustomTypeSpec['validators']>>();
+  /** Schema validation per kind (type key) and version. */
+  private readonly schemaChecks = new Map<string, ReadonlyMap<string, SchemaCheck>>();
 
   constructor(private readonly options: CoreOptions) {
     for (const t of builtinTypes()) this.addType(t);
@@ -286,6 +290,13 @@ export class FakeApi {
   /** Serve a custom kind (no CRD object is stored). */
   registerType(spec: CustomTypeSpec, schema?: Json): void {
     this.addType(customType(spec), schema);
+  }
+
+  /** Validate (and prune and default) objects of a kind against its schema, per version; an empty map turns it off. */
+  setSchemaChecks(group: string, plural: string, checks: ReadonlyMap<string, SchemaCheck>): void {
+    const key = typeKey(group, plural);
+    if (checks.size === 0) this.schemaChecks.delete(key);
+    else this.schemaChecks.set(key, checks);
   }
 
   /** Add a validator to a kind (now or when it is registered later). */
@@ -885,6 +896,22 @@ export class FakeApi {
         if (obj['immutable'] !== true) errors.push({ type: 'FieldValueForbidden', field: 'immutable', detail: 'field is immutable when `immutable` is set' });
       }
     }
+    // The schema first, as the API server validates a custom resource against it before anything else looks at it.
+    const check = t.st.type.builtin ? undefined : this.schemaChecks.get(typeKey(t.st.type.group, t.st.type.plural))?.get(t.version);
+    if (check) {
+      const result = check.check(this.render(t.st, obj, t.version));
+      if (result.errors) {
+        errors.push(...result.errors);
+      } else if (errors.length === 0) {
+        // stored as the server would: unknown fields pruned, defaults applied
+        // metadata is the fake's to keep (ObjectMeta is never pruned by a CRD's schema)
+        const stored: Json = { ...result.stored, metadata: obj['metadata'] };
+        delete stored['apiVersion'];
+        delete stored['kind'];
+        for (const k of Object.keys(obj)) delete obj[k];
+        Object.assign(obj, stored);
+      }
+    }
     for (const validator of t.st.type.validators) {
       for (const p of validator(this.render(t.st, obj, t.version), old ? this.render(t.st, old, t.version) : undefined)) {
         errors.push({ type: p.type ?? 'FieldValueInvalid', field: p.field, ...(p.value === undefined ? {} : { value: p.value }), detail: p.message });
@@ -1384,6 +1411,13 @@ export class FakeApi {
     const storage = versions.find((v) => v['storage'] === true) ?? versions[0];
     const schema = isObject(storage?.['schema']) && isObject(storage['schema']['openAPIV3Schema']) ? storage['schema']['openAPIV3Schema'] : undefined;
     this.addType(type, schema);
+    const checks = new Map<string, SchemaCheck>();
+    for (const v of versions) {
+      const openAPIV3Schema = isObject(v['schema']) && isObject(v['schema']['openAPIV3Schema']) ? v['schema']['openAPIV3Schema'] : undefined;
+      const check = typeof v['name'] === 'string' ? crdCheck(type.group, v['name'], type.kind, type.plural, type.namespaced, openAPIV3Schema) : undefined;
+      if (check) checks.set(v['name'] as string, check);
+    }
+    this.setSchemaChecks(type.group, type.plural, checks);
     // Established and NamesAccepted, as the apiextensions controllers set them.
     const status = isObject(crd['status']) ? crd['status'] : {};
     if (Array.isArray(status['conditions']) && (status['conditions'] as Json[]).some((c) => c['type'] === 'Established')) return;

@@ -84,14 +84,17 @@ export const MODIFIED = 'the object has been modified; please apply your changes
 
 /** One field error of an Invalid answer. */
 export interface FieldError {
-  readonly type: 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueForbidden' | 'FieldValueNotSupported' | 'FieldValueTooLong' | 'FieldValueDuplicate';
+  /** The cause's reason; types other than those in TYPE_TEXT come with their `text`. */
+  readonly type: string;
   readonly field: string;
   /** The bad value, shown in the message (omitted for Required/Forbidden). */
   readonly value?: unknown;
   readonly detail: string;
+  /** The message after `<field>: ` exactly as the server writes it, when known (schema validation gives it). */
+  readonly text?: string;
 }
 
-const TYPE_TEXT: Record<FieldError['type'], string> = {
+const TYPE_TEXT: Record<string, string> = {
   FieldValueInvalid: 'Invalid value',
   FieldValueRequired: 'Required value',
   FieldValueForbidden: 'Forbidden',
@@ -101,13 +104,14 @@ const TYPE_TEXT: Record<FieldError['type'], string> = {
 };
 
 function fieldErrorText(e: FieldError): string {
-  const head = TYPE_TEXT[e.type];
+  if (e.text !== undefined) return e.text;
+  const head = TYPE_TEXT[e.type] ?? 'Invalid value';
   const shown = e.value === undefined ? '' : `: ${JSON.stringify(e.value) ?? 'null'}`;
   return `${head}${shown}${e.detail ? `: ${e.detail}` : ''}`;
 }
 
 export function invalid(group: string, kind: string, name: string, errors: readonly FieldError[]): ApiError {
-  const parts = errors.map((e) => `${e.field}: ${fieldErrorText(e)}`);
+  const parts = errors.map((e) => (e.field === '' ? fieldErrorText(e) : `${e.field}: ${fieldErrorText(e)}`));
   const summary = parts.length === 1 ? parts[0]! : `[${parts.join(', ')}]`;
   const label = group ? `${kind}.${group}` : kind;
   return new ApiError(
