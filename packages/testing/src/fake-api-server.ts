@@ -432,7 +432,7 @@ class Fake implements FakeApiServer {
         : {}),
       ...(options.selectableFields ? { selectableFields: options.selectableFields.map((f) => f.replace(/^\./, '')) } : {}),
       ...(options.validate ? { validators: [options.validate] } : {}),
-    }, kind.schema?.openAPIV3Schema as Record<string, unknown> | undefined);
+    }, kind.schema?.openAPIV3Schema);
     const check = options.schemaValidation === false ? undefined : descriptorCheck(kind);
     this.api.setSchemaChecks(kind.group, kind.plural, check ? new Map([[kind.version, check]]) : new Map());
   }

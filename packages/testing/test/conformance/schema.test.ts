@@ -7,6 +7,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CustomResourceDefinition, defineKind } from '@kubeloop/scheme';
+import type { ClientError } from '@kubeloop/client';
 import type { KubeObject } from '@kubeloop/scheme';
 import { eventually } from '../../src/index.js';
 import { BACKENDS, useBackend } from './backends.js';
@@ -56,7 +57,7 @@ function crd(group: string): Record<string, unknown> {
 }
 
 /** `reason field` of each cause, sorted. */
-function causes(err: { status?: { details?: { causes?: readonly { reason?: string; field?: string }[] } } }): string[] {
+function causes(err: ClientError): string[] {
   return (err.status?.details?.causes ?? []).map((c) => `${c.reason} ${c.field}`).sort();
 }
 
@@ -64,7 +65,7 @@ describe.each(BACKENDS)('schema validation of custom resources ($backend)', ({ b
   const h = useBackend(backend);
   let group: string;
   let Volume: ReturnType<typeof defineKind<Volume>>;
-  const volume = (name: string, spec: Record<string, unknown>): Volume => ({ apiVersion: `${group}/v1`, kind: 'Volume', metadata: { name, namespace: h().namespace }, spec });
+  const volume = (name: string, spec: Record<string, unknown>): Volume & { apiVersion: string; kind: string } => ({ apiVersion: `${group}/v1`, kind: 'Volume', metadata: { name, namespace: h().namespace }, spec });
 
   beforeAll(async () => {
     group = `${h().name('sv')}.conformance.kubeloop.dev`;
@@ -100,18 +101,18 @@ describe.each(BACKENDS)('schema validation of custom resources ($backend)', ({ b
     expect(created.spec).toEqual({ sizeGiB: 10, media: 'ssd' });
     const stored = await h().client().get(Volume, { namespace: h().namespace, name: 'pruned' });
     expect(stored.spec).toEqual({ sizeGiB: 10, media: 'ssd' });
-    expect(stored.metadata.uid).toBeTruthy();
-    expect(stored.metadata.generation).toBe(1);
+    expect(stored.metadata?.uid).toBeTruthy();
+    expect(stored.metadata?.generation).toBe(1);
   });
 
   it('an update or a status write that breaks the schema is refused and the stored object stays as it was', async () => {
     const client = h().client();
     const created = await client.create(volume('kept', { sizeGiB: 5 }));
-    await expectStatus(client.update({ ...created, spec: { sizeGiB: 0 } }), 422, 'Invalid');
-    const status = await expectStatus(client.status().update({ ...created, status: { phase: 'Lost' } }), 422, 'Invalid');
+    await expectStatus(client.update({ ...created, apiVersion: `${group}/v1`, kind: 'Volume', spec: { sizeGiB: 0 } }), 422, 'Invalid');
+    const status = await expectStatus(client.status().update({ ...created, apiVersion: `${group}/v1`, kind: 'Volume', status: { phase: 'Lost' } }), 422, 'Invalid');
     expect(causes(status)).toEqual(['FieldValueNotSupported status.phase']);
     const after = await client.get(Volume, { namespace: h().namespace, name: 'kept' });
     expect(after.spec).toEqual({ sizeGiB: 5, media: 'ssd' });
-    expect(after.metadata.resourceVersion).toBe(created.metadata.resourceVersion);
+    expect(after.metadata?.resourceVersion).toBe(created.metadata?.resourceVersion);
   });
 });
