@@ -38,7 +38,7 @@ export type { ManagerErrorReason } from './errors.js';
 // Controllers
 export { ControllerBuilder } from './controller/builder.js';
 export type { BuilderWatchOptions, ControllerDefinition } from './controller/builder.js';
-export type { ControllerOptions, ControllerStatus } from './controller/controller.js';
+export type { ControllerOptions, ControllerStatus, ReconcileReport } from './controller/controller.js';
 export { controller, TOKENS } from './controller/di.js';
 export type { ControllerRegistration, ReconcilerClass } from './controller/di.js';
 export { Result, requestKey, terminalError } from './controller/reconcile.js';

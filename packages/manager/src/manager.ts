@@ -27,7 +27,7 @@ import type { Cluster } from './cluster.js';
 import { ControllerBuilder, forGroupKind, nameOf, sourcesOf } from './controller/builder.js';
 import type { ControllerDefinition } from './controller/builder.js';
 import { Controller } from './controller/controller.js';
-import type { ControllerStatus } from './controller/controller.js';
+import type { ControllerStatus, ReconcileReport } from './controller/controller.js';
 import { controllerRegistrationOf, TOKENS } from './controller/di.js';
 import type { ControllerRegistration, ReconcilerClass } from './controller/di.js';
 import { toReconciler } from './controller/reconcile.js';
@@ -230,6 +230,19 @@ export interface Manager {
   /** True while this manager leads (always true without leader election, once started). */
   isLeader(): boolean;
   /**
+   * Be told of every finished reconcile of every controller (tests wait on
+   * it, see `waitForReconcile` of `@kubeloop/testing`). A listener runs on
+   * the worker, after the reconcile: keep it quick; what it throws is logged
+   * and ignored. Returns the unsubscribe function.
+   *
+   * @example
+   * ```ts
+   * const off = manager.onReconcile((r) => { if (r.result === 'error') console.log(r.request, r.error); });
+   * off();
+   * ```
+   */
+  onReconcile(listener: (report: ReconcileReport) => void): () => void;
+  /**
    * Run until `signal` aborts (graceful stop: resolves), leadership is lost
    * (rejects with LeaderElectionLost) or a runnable fails (rejects with RunnableFailed).
    */
@@ -309,6 +322,7 @@ class KubeManager implements Manager {
   private readonly metrics: ControllerMetrics;
   private elector: LeaderElector | undefined;
   private readonly metricsAuthorizer: TokenAuthorizer | undefined;
+  private readonly reconcileListeners = new Set<(report: ReconcileReport) => void>();
   private started = false;
   private leading = false;
   /** Set when a graceful stop begins (not on lease loss). */
@@ -461,9 +475,27 @@ class KubeManager implements Manager {
       kind,
       forKind: definition.for,
       defaultSyncPeriodMs: this.options.syncPeriodMs ?? 36_000_000,
+      observe: (report) => {
+        for (const listener of this.reconcileListeners) {
+          try {
+            listener(report);
+          } catch (err) {
+            this.logger.error({ err, controller: report.controller }, 'a reconcile listener threw; ignored');
+          }
+        }
+      },
     });
     this.controllerList.push(controller);
     this.runnables.push({ run: (s) => controller.start(s), needLeaderElection: controller.needLeaderElection, name: `controller ${name}` });
+  }
+
+  onReconcile(listener: (report: ReconcileReport) => void): () => void {
+    // a wrapper per call, so the same function subscribed twice is told twice and unsubscribes once each
+    const entry = (report: ReconcileReport): void => listener(report);
+    this.reconcileListeners.add(entry);
+    return () => {
+      this.reconcileListeners.delete(entry);
+    };
   }
 
   webhook<T extends KubeObject>(kind: ResourceDescriptor<T>): WebhookBuilder<T> {

@@ -62,6 +62,24 @@ export interface ControllerDeps {
   /** group and kind of the `for` object, for log fields. */
   readonly group: string;
   readonly kind: string;
+  /** Told of every finished reconcile. Default: no one. */
+  readonly observe?: (report: ReconcileReport) => void;
+}
+
+/**
+ * One finished reconcile, as `Manager.onReconcile` listeners see it: which
+ * controller, which object, how it ended (the `controller_runtime_reconcile_total`
+ * result label) and how long it took.
+ */
+export interface ReconcileReport {
+  readonly controller: string;
+  readonly request: Request;
+  readonly reconcileID: string;
+  /** `success`, `requeue`, `requeue_after` or `error` (a terminal error too). */
+  readonly result: 'success' | 'requeue' | 'requeue_after' | 'error';
+  /** What the reconciler threw, when `result` is `error`. */
+  readonly error?: unknown;
+  readonly durationMs: number;
 }
 
 /** How far a controller has got, for readiness. */
@@ -208,6 +226,7 @@ export class Controller {
     m.activeWorkers.inc({ controller: this.name });
     const started = performance.now();
     let call: Promise<ReconcileResult | void> | undefined;
+    let outcome: Pick<ReconcileReport, 'result' | 'error'> = { result: 'success' };
     try {
       let result: ReconcileResult | void;
       if (timeoutMs) {
@@ -228,15 +247,18 @@ export class Controller {
         queue.forget(key);
         queue.addAfter(key, r.delayMs);
         m.reconcileTotal.inc({ controller: this.name, result: 'requeue_after' });
+        outcome = { result: 'requeue_after' };
       } else if (r.kind === 'requeue' || r.kind === 'requeueAfter') {
         // requeueAfter(0) is a requeue with backoff, never a hot loop.
         queue.addRateLimited(key);
         m.reconcileTotal.inc({ controller: this.name, result: 'requeue' });
+        outcome = { result: 'requeue' };
       } else {
         queue.forget(key);
         m.reconcileTotal.inc({ controller: this.name, result: 'success' });
       }
     } catch (err) {
+      outcome = { result: 'error', error: err };
       m.reconcileTotal.inc({ controller: this.name, result: 'error' });
       m.reconcileErrors.inc({ controller: this.name });
       if (PANIC_TYPES.some((t) => err instanceof t)) m.panics.inc({ controller: this.name });
@@ -254,8 +276,10 @@ export class Controller {
       // (never two on one key, never more than maxConcurrentReconciles): wait for it.
       if (call) await call.catch(() => undefined);
       stopSignal.removeEventListener('abort', onStop);
-      m.reconcileTime.observe({ controller: this.name }, (performance.now() - started) / 1000);
+      const durationMs = performance.now() - started;
+      m.reconcileTime.observe({ controller: this.name }, durationMs / 1000);
       m.activeWorkers.dec({ controller: this.name });
+      this.deps.observe?.({ controller: this.name, request, reconcileID, ...outcome, durationMs });
     }
   }
 }
