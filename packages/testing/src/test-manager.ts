@@ -71,7 +71,10 @@ function describeRequest(t: ReconcileTarget): string {
 /**
  * Wait for the next reconcile of an object by `manager` that ends in one of
  * `results` (success by default). Subscribe first, then make the change,
- * then await: a reconcile that finished before the call is not seen. On
+ * then await: a reconcile that finished before the call is not seen. It is
+ * the next one to finish, which may be one queued by an earlier write and
+ * not yet see your change: to wait for a state (Bound, a repaired child),
+ * use `eventually`; this is for "it ran" and for how it ended. On
  * timeout it rejects with {@link TestingError} `ConditionNotMet` listing the
  * reconciles of that object it did see (with their errors).
  *
