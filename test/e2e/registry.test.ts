@@ -16,6 +16,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -106,6 +107,21 @@ const publicPackages = readdirSync(join(root, 'packages'))
   .filter((d) => existsSync(join(root, 'packages', d, 'package.json')))
   .map((d) => ({ dir: join(root, 'packages', d), manifest: JSON.parse(readFileSync(join(root, 'packages', d, 'package.json'), 'utf8')) as { name: string; version: string; private?: boolean } }))
   .filter((p) => !p.manifest.private);
+
+/** GET https://127.0.0.1:<port>/metrics, not verifying the (self-signed) certificate. */
+function scrape(port: number, token?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(`https://127.0.0.1:${port}/metrics`, { rejectUnauthorized: false, agent: false, headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 describe.skipIf(!enabled)('a new user, from a registry to a running operator (KUBELOOP_E2E_REGISTRY=1)', () => {
   let work: string;
@@ -255,7 +271,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     await ok('ln', ['-s', which.kubeApiserver, join(assets, 'kube-apiserver')], { cwd: work, env, timeoutMs: MINUTE });
     await ok('ln', ['-s', which.etcd, join(assets, 'etcd')], { cwd: work, env, timeoutMs: MINUTE });
     const output = await timed('pnpm test (demo, its own envtest)', () => ok('pnpm', ['test'], { cwd: project, env: { ...env, KUBEBUILDER_ASSETS: assets }, timeoutMs: 10 * MINUTE }));
-    expect(stripVTControlCharacters(output)).toMatch(/Tests\s+4 passed \(4\)/);
+    expect(stripVTControlCharacters(output)).toMatch(/Tests\s+6 passed \(6\)/);
   }, 15 * MINUTE);
 
   it('the built operator reconciles its sample', async () => {
@@ -299,8 +315,22 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
       });
       const ready = await fetch(`http://127.0.0.1:${probePort}/readyz`);
       expect(ready.status).toBe(200);
-      const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      expect(metrics).toContain('controller_runtime_reconcile_total');
+      // Secure metrics by default: HTTPS (self-signed, so not verified here), 401 without a token,
+      // 200 for a ServiceAccount bound to the scaffold's metrics-reader ClusterRole.
+      expect((await scrape(metricsPort)).status).toBe(401);
+      await apply(join(project, 'config', 'rbac', 'metrics-reader-role.yaml'));
+      const sa = await client.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'prometheus-e2e', namespace: 'default' } });
+      await client.create({
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'demo-metrics-reader-e2e' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'demo-metrics-reader' },
+        subjects: [{ kind: 'ServiceAccount', name: 'prometheus-e2e', namespace: 'default' }],
+      });
+      const token = (await client.subResource('token').create<{ status: { token: string } }>({ ...sa, apiVersion: 'v1', kind: 'ServiceAccount' }, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } })).status.token;
+      const scraped = await scrape(metricsPort, token);
+      expect(scraped.status).toBe(200);
+      expect(scraped.body).toContain('controller_runtime_reconcile_total');
       // Not a terminal: JSON lines.
       expect(logs.split('\n').find((l) => l.includes('starting demo'))).toMatch(/^\{.*"msg":"starting demo"/);
     } finally {

@@ -39,7 +39,7 @@ import { ControllerMetrics } from './metrics/controller-metrics.js';
 import { leaderElectionMetrics } from './metrics/leader-election-metrics.js';
 import { registerDefaultMetrics } from './metrics/process-metrics.js';
 import { parseBindAddress, startHealthServer, startMetricsServer } from './server/http-servers.js';
-import { createTokenAuthorizer, createWebhookServer, prometheusWebhookMetrics } from '@kubeloop/webhook';
+import { createTokenAuthorizer, createWebhookServer, prometheusWebhookMetrics, selfSignedCertificate } from '@kubeloop/webhook';
 import type { CertificateSource, TokenAuthorizer, TokenAuthorizerOptions, WebhookServer, WebhookServerOptions } from '@kubeloop/webhook';
 import { webhookBuilder } from './webhook/builder.js';
 import type { WebhookBuilder } from './webhook/builder.js';
@@ -73,8 +73,13 @@ export interface LeaderElectionConfig {
 
 /** How the metrics server is secured ({@link ManagerOptions.secureMetrics}). */
 export interface SecureMetricsOptions {
-  /** Where the serving certificate comes from (`watchCertificateFiles`, `managedCertificates`, `staticCertificate` of `@kubeloop/webhook`). */
-  readonly certificates: CertificateSource;
+  /**
+   * Where the serving certificate comes from (`watchCertificateFiles`,
+   * `managedCertificates`, `staticCertificate` of `@kubeloop/webhook`).
+   * Default: `selfSignedCertificate()`, made at start, as controller-runtime
+   * does without a certificate directory (scrapers must skip verification).
+   */
+  readonly certificates?: CertificateSource;
   /** Authenticate and authorize callers by bearer token. Default: true (TokenReview + SubjectAccessReview through the manager's client, decisions cached 10 s). */
   readonly authorization?: boolean | Omit<TokenAuthorizerOptions, 'client'>;
   /** Lowest TLS version served. Default: `TLSv1.2`. */
@@ -354,7 +359,7 @@ class KubeManager implements Manager {
     if (options.defaultMetrics !== false) registerDefaultMetrics(this.registry);
     const secure = options.secureMetrics;
     if (secure) {
-      if (typeof secure.certificates?.start !== 'function') {
+      if (secure.certificates !== undefined && typeof secure.certificates?.start !== 'function') {
         throw new ManagerError('InvalidOptions', 'secureMetrics.certificates must be a certificate source: watchCertificateFiles({ certFile, keyFile }), managedCertificates(...) or staticCertificate(...) of @kubeloop/webhook');
       }
       if (secure.authorization !== false) {
@@ -561,7 +566,7 @@ class KubeManager implements Manager {
         const authorizer = this.metricsAuthorizer;
         const s = await startMetricsServer(this.options.metricsBindAddress, this.registry, {
           onError: (err) => log.error({ err }, 'metrics server error'),
-          ...(secure ? { tls: { certificates: secure.certificates, ...(secure.minTlsVersion ? { minVersion: secure.minTlsVersion } : {}) } } : {}),
+          ...(secure ? { tls: { certificates: secure.certificates ?? selfSignedCertificate(), ...(secure.minTlsVersion ? { minVersion: secure.minTlsVersion } : {}) } } : {}),
           ...(authorizer ? { authorize: (request: { authorization?: string | undefined; path: string; verb: string }) => authorizer.authorize(request, stop.signal) } : {}),
         });
         this.metricsUrl = s.url;

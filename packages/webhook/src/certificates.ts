@@ -5,7 +5,8 @@
  * handshakes already under way) keep the context they started with.
  */
 import { createSecureContext } from 'node:tls';
-import { parseCertificates } from '@kubeloop/pki';
+import { hostname } from 'node:os';
+import { createCertificateAuthority, parseCertificates } from '@kubeloop/pki';
 import { describeError, WebhookError } from './errors.js';
 
 /** A serving certificate (with any intermediates after it) and its private key, PEM. */
@@ -44,6 +45,43 @@ export interface CertificateSource {
 export function staticCertificate(certificate: ServingCertificate): CertificateSource {
   checkServingCertificate(certificate);
   return { start: () => Promise.resolve(certificate) };
+}
+
+/** Options for {@link selfSignedCertificate}. */
+export interface SelfSignedCertificateOptions {
+  /** DNS names and IP addresses the certificate is for. Default: `localhost`, `127.0.0.1`, `::1` and the host name. */
+  readonly hosts?: readonly string[];
+  /** Validity in days. Default: 365. */
+  readonly validDays?: number;
+}
+
+/**
+ * A certificate made at start, signed by a throwaway CA of its own, as
+ * controller-runtime's secure metrics server makes one when it is given no
+ * certificate directory: the traffic is encrypted, but a client can only
+ * check it by skipping verification (Prometheus's `insecure_skip_verify`),
+ * so prefer a real certificate (`watchCertificateFiles` with cert-manager's
+ * Secret) in production.
+ *
+ * @example
+ * ```ts
+ * createManager({ metricsBindAddress: ':8443', secureMetrics: { certificates: selfSignedCertificate() } });
+ * ```
+ */
+export function selfSignedCertificate(options: SelfSignedCertificateOptions = {}): CertificateSource {
+  const hosts = options.hosts ?? ['localhost', '127.0.0.1', '::1', hostname()];
+  if (hosts.length === 0) throw new WebhookError('InvalidOptions', 'selfSignedCertificate: hosts must name at least one DNS name or IP address');
+  return {
+    start: () => {
+      try {
+        const ca = createCertificateAuthority({ commonName: 'kubeloop-self-signed-ca', ...(options.validDays ? { validDays: options.validDays } : {}) });
+        const serving = ca.issue({ commonName: hosts[0]!, usage: 'server', hosts, ...(options.validDays ? { validDays: options.validDays } : {}) });
+        return Promise.resolve({ certPem: serving.certPem, keyPem: serving.keyPem });
+      } catch (cause) {
+        return Promise.reject(new WebhookError('CertificateUnavailable', `cannot make a self-signed certificate: ${describeError(cause)}`, { cause }));
+      }
+    },
+  };
 }
 
 /**

@@ -59,8 +59,8 @@ export { fieldError, fieldPath, formatFieldError, formatFieldErrorBody } from '.
 export type { FieldError, FieldErrorType, FieldPathKey } from './field-errors.js';
 export { conversionWebhook, defineConversion, spoke } from './conversion.js';
 export type { ConversionRequest, ConversionResponse, ConversionReview, ConversionWebhookOptions, KindConversion, Spoke } from './conversion.js';
-export { checkServingCertificate, staticCertificate } from './certificates.js';
-export type { CertificateSource, ServingCertificate } from './certificates.js';
+export { checkServingCertificate, selfSignedCertificate, staticCertificate } from './certificates.js';
+export type { CertificateSource, SelfSignedCertificateOptions, ServingCertificate } from './certificates.js';
 export { watchCertificateFiles } from './cert-watcher.js';
 export type { CertificateFiles, CertificateFilesOptions } from './cert-watcher.js';
 export { managedCertificates } from './managed-certificates.js';

@@ -3,7 +3,16 @@
  * The operator's entry point: one manager running the project's controllers.
  *
  *   node dist/main.js [--kubeconfig PATH] [--leader-elect]
- *                     [--metrics-bind-address 127.0.0.1:8080] [--health-probe-bind-address 127.0.0.1:8081]
+ *                     [--metrics-bind-address 127.0.0.1:8443] [--health-probe-bind-address 127.0.0.1:8081]
+ *                     [--no-metrics-secure] [--metrics-cert-dir DIR]
+ *
+ * /metrics is served over HTTPS to callers whose bearer token may `get` it
+ * (config/rbac/metrics-reader-role.yaml; the operator checks tokens with
+ * TokenReview and SubjectAccessReview), as kubebuilder scaffolds it. The
+ * certificate comes from --metrics-cert-dir (tls.crt and tls.key, reloaded
+ * when they change: cert-manager's Secret), else a self-signed one made at
+ * start (Prometheus then needs `insecure_skip_verify`). --no-metrics-secure
+ * serves plain HTTP to anyone who can reach it.
  *
  * The cluster comes from --kubeconfig, else KUBECONFIG, else the in-cluster
  * service account, else ~/.kube/config. Logs are pretty and coloured on a
@@ -12,10 +21,12 @@
  * does) so the kubelet and Prometheus can reach them.
  */
 import 'reflect-metadata';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadKubeConfig } from '@kubeloop/client';
 import { createLogger, createManager, signalHandler } from '@kubeloop/manager';
 import { builtinScheme } from '@kubeloop/scheme';
+import { watchCertificateFiles } from '@kubeloop/webhook';
 import { PinoPretty } from 'pino-pretty';
 import { Website } from './apis/index.js';
 import { setupWebsiteController } from './controllers/index.js';
@@ -25,15 +36,19 @@ const { values } = parseArgs({
     kubeconfig: { type: 'string' },
     'leader-elect': { type: 'boolean', default: false },
     'leader-election-namespace': { type: 'string' },
-    'metrics-bind-address': { type: 'string', default: '127.0.0.1:8080' },
+    'metrics-bind-address': { type: 'string', default: '127.0.0.1:8443' },
+    'metrics-secure': { type: 'boolean', default: true },
+    'metrics-cert-dir': { type: 'string' },
     'health-probe-bind-address': { type: 'string', default: '127.0.0.1:8081' },
   },
+  allowNegative: true,
 });
 
 const log = createLogger(process.stdout.isTTY ? { destination: PinoPretty({ colorize: true, sync: true }) } : {});
 const stop = signalHandler();
 
 const kubeConfig = loadKubeConfig(values.kubeconfig);
+const metricsCertDir = values['metrics-cert-dir'];
 const leaderElectionNamespace = values['leader-election-namespace'] ?? process.env['POD_NAMESPACE'] ?? 'default';
 const manager = createManager({
   kubeConfig,
@@ -41,6 +56,7 @@ const manager = createManager({
   fieldOwner: '{{name}}',
   logger: log,
   metricsBindAddress: values['metrics-bind-address'],
+  ...(values['metrics-secure'] ? { secureMetrics: metricsCertDir ? { certificates: watchCertificateFiles({ certFile: join(metricsCertDir, 'tls.crt'), keyFile: join(metricsCertDir, 'tls.key') }) } : {} } : {}),
   healthProbeBindAddress: values['health-probe-bind-address'],
   ...(values['leader-elect'] ? { leaderElection: { name: '{{name}}-leader', namespace: leaderElectionNamespace, releaseOnCancel: true } } : {}),
 });

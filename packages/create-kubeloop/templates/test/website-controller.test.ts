@@ -11,7 +11,7 @@ import { createLogger, createManager } from '@kubeloop/manager';
 import { ConfigMap, builtinScheme } from '@kubeloop/scheme';
 import { WEBSITE_FINALIZER, Website } from '../src/apis/index.js';
 import { configMapNameOf, setupWebsiteController } from '../src/controllers/index.js';
-import { eventually } from './support/eventually.js';
+import { eventually } from '@kubeloop/testing';
 
 const scheme = builtinScheme.extend(Website);
 const namespace = `test-${Date.now().toString(36)}`;

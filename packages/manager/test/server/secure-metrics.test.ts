@@ -142,6 +142,28 @@ describe('secure metrics', () => {
     }
   });
 
+  it('without certificates it serves a self-signed one made at start (the client must skip verification)', async () => {
+    const manager = testManager(ns, { metricsBindAddress: '127.0.0.1:0', secureMetrics: {} });
+    const running = run(manager);
+    try {
+      await eventually(() => manager.metricsUrl, (u) => u !== undefined, 'the metrics server to listen');
+      const answer = await new Promise<{ status: number; issuer: string }>((resolve, reject) => {
+        const req = request(`${manager.metricsUrl}/metrics`, { rejectUnauthorized: false, agent: false, headers: { authorization: `Bearer ${allowedToken}` } }, (res) => {
+          const issuer = (res.socket as TLSSocket).getPeerX509Certificate()?.issuer ?? '';
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, issuer }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(answer).toEqual({ status: 200, issuer: 'CN=kubeloop-self-signed-ca' });
+      // a client that verifies refuses it
+      await expect(get(`${manager.metricsUrl}/metrics`, allowedToken)).rejects.toThrow();
+    } finally {
+      await running.stop();
+    }
+  });
+
   it('a certificate source that cannot give a first certificate fails start with a typed error; a bad source is refused at createManager', async () => {
     const manager = testManager(ns, { metricsBindAddress: '127.0.0.1:0', secureMetrics: { certificates: { start: () => Promise.reject(new Error('no such file /certs/tls.crt')) } } });
     const err = await manager.start(AbortSignal.timeout(30_000)).then(() => undefined, (e: unknown) => e);
