@@ -10,7 +10,7 @@ import type { Client } from '@kubeloop/client';
 import { createOrUpdate, Result } from '@kubeloop/manager';
 import type { Manager } from '@kubeloop/manager';
 import { ConfigMap } from '@kubeloop/scheme';
-import { createFakeApiServer, isTestingError } from '../src/index.js';
+import { createFakeApiServer, eventually, isTestingError } from '../src/index.js';
 import type { FakeApiServer } from '../src/index.js';
 import { startTestManager, waitForReconcile } from '../src/manager.js';
 import type { TestManager } from '../src/manager.js';
@@ -85,6 +85,19 @@ describe.each([{ backend: 'fake' as const }, { backend: 'envtest' as const }])('
     // asking for errors finds the next failing attempt (the key is retried with backoff)
     const failed = await waitForReconcile(tm.manager, { namespace: ns, name: 'broken' }, { results: ['error'], timeoutMs: 10_000 });
     expect((failed.error as Error).message).toBe('boom');
+  });
+
+  it('field indexes of the cache answer lists by an indexed value', async () => {
+    // An index whose name is no field of the object: only the index can answer it.
+    await tm.manager.cache.indexField(ConfigMap, 'modeUpper', (cm) => (cm.data?.['mode'] ? [cm.data['mode'].toUpperCase()] : []));
+    await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'indexed', namespace: ns }, data: { mode: 'loud' } });
+    const found = await eventually(async () => {
+      const list = await tm.manager.client.list(ConfigMap, { namespace: ns, fieldSelector: 'modeUpper=LOUD' });
+      // the copier copies it, data and all; 'settings' (mode off) is not LOUD
+      expect(list.items.map((c) => c.metadata?.name).sort()).toEqual(['indexed', 'indexed-copy']);
+      return list;
+    });
+    expect(found.items.every((c) => c.data?.['mode'] === 'loud')).toBe(true);
   });
 
   it('a listener that throws harms nothing', async () => {
