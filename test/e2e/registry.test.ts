@@ -263,6 +263,23 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     await timed('pnpm generate:check (demo)', () => ok('pnpm', ['generate:check'], { cwd: project, env, timeoutMs: 5 * MINUTE }));
   }, 15 * MINUTE);
 
+  it('the generated manifests pass server-side dry-run on the API server', async () => {
+    const client = createClient({ kubeConfig: loadKubeConfig(inject('kubeconfigPath')), fieldOwner: 'e2e-registry' });
+    const docs = (dir: string) =>
+      readdirSync(join(project, 'config', dir))
+        .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+        .flatMap((f) => parseAllDocuments(readFileSync(join(project, 'config', dir, f), 'utf8')).map((d) => ({ file: `config/${dir}/${f}`, obj: d.toJSON() as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } } })));
+    const all = ['crd', 'rbac', 'manager'].flatMap(docs);
+    expect(all.map((d) => d.obj.kind)).toEqual(expect.arrayContaining(['CustomResourceDefinition', 'ClusterRole', 'Role', 'ServiceAccount', 'ClusterRoleBinding', 'RoleBinding', 'Deployment', 'Service', 'Namespace']));
+    // A dry-run create in a namespace that does not exist is refused, so the Namespace is made for real.
+    for (const { obj } of all.filter((d) => d.obj.kind === 'Namespace')) await client.apply(obj, { force: true });
+    const refused: string[] = [];
+    for (const { file, obj } of all.filter((d) => d.obj.kind !== 'Namespace')) {
+      await client.apply(obj, { force: true, dryRun: true }).catch((err: unknown) => refused.push(`${file} ${obj.kind}/${obj.metadata.name}: ${err instanceof Error ? err.message : String(err)}`));
+    }
+    expect(refused).toEqual([]);
+  }, 5 * MINUTE);
+
   it('pnpm test of the generated project passes against envtest', async () => {
     const which = JSON.parse(await ok('node', [join(root, 'packages', 'envtest', 'dist', 'cli.js'), 'which'], { cwd: root, env, timeoutMs: MINUTE })) as { kubeApiserver: string; etcd: string };
     // KUBEBUILDER_ASSETS holds both binaries, as setup-envtest lays them out.
