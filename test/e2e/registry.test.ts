@@ -256,6 +256,13 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     expect(lock).toContain("'@kubeloop/manager@");
   }, 20 * MINUTE);
 
+  it('kubeloop create api adds a kind, and pnpm generate writes its CRD', async () => {
+    const out = await timed('kubeloop create api (demo: Blog)', () => ok('pnpm', ['exec', 'kubeloop', 'create', 'api', '--group', 'demo.example.com', '--version', 'v1', '--kind', 'Blog'], { cwd: project, env, timeoutMs: MINUTE }));
+    expect(out).toContain('created src/apis/blog.ts');
+    await timed('pnpm generate (demo)', () => ok('pnpm', ['generate'], { cwd: project, env, timeoutMs: 5 * MINUTE }));
+    expect(readFileSync(join(project, 'config', 'crd', 'blogs.demo.example.com.yaml'), 'utf8')).toContain('kind: Blog');
+  }, 10 * MINUTE);
+
   it('pnpm build, and the committed CRD is what kubeloop generate crds writes', async () => {
     await timed('pnpm build (demo)', () => ok('pnpm', ['build'], { cwd: project, env, timeoutMs: 5 * MINUTE }));
     expect(existsSync(join(project, 'dist', 'main.js'))).toBe(true);
@@ -288,7 +295,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     await ok('ln', ['-s', which.kubeApiserver, join(assets, 'kube-apiserver')], { cwd: work, env, timeoutMs: MINUTE });
     await ok('ln', ['-s', which.etcd, join(assets, 'etcd')], { cwd: work, env, timeoutMs: MINUTE });
     const output = await timed('pnpm test (demo, its own envtest)', () => ok('pnpm', ['test'], { cwd: project, env: { ...env, KUBEBUILDER_ASSETS: assets }, timeoutMs: 10 * MINUTE }));
-    expect(stripVTControlCharacters(output)).toMatch(/Tests\s+6 passed \(6\)/);
+    expect(stripVTControlCharacters(output)).toMatch(/Tests\s+7 passed \(7\)/);
   }, 15 * MINUTE);
 
   it('the built operator reconciles its sample', async () => {
@@ -302,6 +309,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
       }
     };
     await apply(join(project, 'config', 'crd', 'websites.demo.example.com.yaml'));
+    await apply(join(project, 'config', 'crd', 'blogs.demo.example.com.yaml')); // the kind create api added
     const metricsPort = await freePort();
     const probePort = await freePort();
     const operator = spawn('node', ['dist/main.js', '--kubeconfig', kubeconfigPath, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`, '--leader-elect'], {
@@ -327,6 +335,17 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
           if (cm?.data?.['index.html']?.includes('Hello from demo')) break;
           if (Date.now() > deadline) throw new Error(`the operator did not write the sample's ConfigMap; its logs:\n${logs.slice(-4000)}`);
           if (operator.exitCode !== null) throw new Error(`the operator exited ${operator.exitCode}:\n${logs.slice(-4000)}`);
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      });
+      // The kind create api added is reconciled too: its sample reports Ready.
+      await timed('operator: Blog sample (from create api) Ready', async () => {
+        const deadline = Date.now() + 2 * MINUTE;
+        for (;;) {
+          await apply(join(project, 'config', 'samples', 'blog.yaml')).catch(() => undefined);
+          const blog = (await client.get({ apiVersion: 'demo.example.com/v1', kind: 'Blog' }, { namespace: 'default', name: 'blog-sample' }).catch(() => undefined)) as { status?: { conditions?: { type: string; status: string }[] } } | undefined;
+          if (blog?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) break;
+          if (Date.now() > deadline) throw new Error(`the Blog sample did not become Ready; the operator's logs:\n${logs.slice(-4000)}`);
           await new Promise((r) => setTimeout(r, 250));
         }
       });

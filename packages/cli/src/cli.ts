@@ -1,7 +1,8 @@
 /**
  * The `kubeloop` command line: a table of commands (`generate crds`,
- * `generate types`), each with its flags, parsed with node:util's parseArgs.
- * A new command (phase 2: `generate rbac`) is one more entry in the table.
+ * `generate types`, `create api`), each with its flags, parsed with
+ * node:util's parseArgs. A new command (`generate rbac`, not built yet) is
+ * one more entry in the table.
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -9,6 +10,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { readConfig } from './config.js';
 import type { KubeloopConfig } from './config.js';
 import { CliError, isCliError } from './errors.js';
+import { createApi } from './create-api.js';
 import { generateCrds } from './generate-crds.js';
 import { generateTypes } from './generate-types.js';
 
@@ -115,8 +117,48 @@ const generateTypesCommand: Command = {
   },
 };
 
+const createApiCommand: Command = {
+  path: ['create', 'api'],
+  summary: 'add a kind to a project made by pnpm create kubeloop: its schema, a controller, a sample, a unit test, RBAC rules, its registration in src/main.ts',
+  help: [
+    '  --group <group>       the API group, e.g. demo.example.com (required)',
+    '  --version <version>   the version, e.g. v1 (required)',
+    '  --kind <Kind>         the kind, UpperCamelCase, e.g. Blog (required)',
+    '  --plural <plural>     the resource name; default: the kind lower-cased, pluralized',
+    '  --cluster-scoped      a cluster-scoped kind (default: namespaced)',
+    '  --dry-run             write nothing; list what would be written',
+  ].join('\n'),
+  options: {
+    group: { type: 'string' },
+    version: { type: 'string' },
+    kind: { type: 'string' },
+    plural: { type: 'string' },
+    'cluster-scoped': { type: 'boolean', default: false },
+    'dry-run': { type: 'boolean', default: false },
+  },
+  async run(values, _positionals, ctx) {
+    for (const flag of ['group', 'version', 'kind']) {
+      if (typeof values[flag] !== 'string') throw new CliError('Usage', `create api needs --${flag}`);
+    }
+    const dryRun = values['dry-run'] === true;
+    const result = await createApi({
+      group: values['group'] as string,
+      version: values['version'] as string,
+      kind: values['kind'] as string,
+      ...(typeof values['plural'] === 'string' ? { plural: values['plural'] } : {}),
+      clusterScoped: values['cluster-scoped'] === true,
+      cwd: ctx.cwd,
+      dryRun,
+    });
+    for (const f of result.created) ctx.out(`${dryRun ? 'would create' : 'created'} ${f}`);
+    for (const f of result.changed) ctx.out(`${dryRun ? 'would change' : 'changed'} ${f}`);
+    if (!dryRun) ctx.err('kubeloop: next, run `pnpm generate` (build and write the CRD), then `pnpm test`');
+    return 0;
+  },
+};
+
 /** Every command `kubeloop` knows, in help order. */
-export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand];
+export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand, createApiCommand];
 
 function usage(): string {
   const lines = ['usage: kubeloop <command> [flags]', '', 'commands:'];

@@ -33,5 +33,7 @@ export { CRD_MARKER, generateCrds, renderCrd } from './generate-crds.js';
 export type { GenerateCrdsOptions, GenerateCrdsResult } from './generate-crds.js';
 export { TYPES_MARKER, crdToTypeScript, generateTypes, openApiToTypeScript } from './generate-types.js';
 export type { GenerateTypesOptions, GenerateTypesResult, GeneratedKind } from './generate-types.js';
+export { createApi, pluralOf } from './create-api.js';
+export type { CreateApiOptions, CreateApiResult } from './create-api.js';
 export { CliError, isCliError } from './errors.js';
 export type { CliErrorReason } from './errors.js';

@@ -30,6 +30,7 @@ import { watchCertificateFiles } from '@kubeloop/webhook';
 import { PinoPretty } from 'pino-pretty';
 import { Website } from './apis/index.js';
 import { setupWebsiteController } from './controllers/index.js';
+// kubeloop:scaffold:imports (`kubeloop create api` adds imports above this line)
 
 const { values } = parseArgs({
   options: {
@@ -52,7 +53,7 @@ const metricsCertDir = values['metrics-cert-dir'];
 const leaderElectionNamespace = values['leader-election-namespace'] ?? process.env['POD_NAMESPACE'] ?? 'default';
 const manager = createManager({
   kubeConfig,
-  scheme: builtinScheme.extend(Website),
+  scheme: builtinScheme.extend(Website /* kubeloop:scaffold:kinds */),
   fieldOwner: '{{name}}',
   logger: log,
   metricsBindAddress: values['metrics-bind-address'],
@@ -61,6 +62,7 @@ const manager = createManager({
   ...(values['leader-elect'] ? { leaderElection: { name: '{{name}}-leader', namespace: leaderElectionNamespace, releaseOnCancel: true } } : {}),
 });
 setupWebsiteController(manager);
+// kubeloop:scaffold:controllers (`kubeloop create api` adds controllers above this line)
 
 log.info({ server: kubeConfig.server, leaderElect: values['leader-elect'] }, 'starting {{name}}');
 try {

@@ -1,0 +1,303 @@
+/**
+ * `kubeloop create api`: add a kind to a project made by `pnpm create
+ * kubeloop`, as kubebuilder's `create api` does: the schema-first kind, a
+ * controller that reports Ready, a sample, a unit test on the fake API
+ * server, its RBAC rules, and its registration in src/main.ts (at the
+ * `kubeloop:scaffold:*` markers). Every edit is checked before anything is
+ * written, so a project without the markers, or with the kind already
+ * there, is left untouched.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { CliError } from './errors.js';
+
+/** Options for {@link createApi}. */
+export interface CreateApiOptions {
+  /** The API group, e.g. `demo.example.com`. */
+  readonly group: string;
+  /** The version, e.g. `v1`. */
+  readonly version: string;
+  /** The kind, UpperCamelCase, e.g. `Blog`. */
+  readonly kind: string;
+  /** The plural resource name. Default: the kind lower-cased plus `s` (`es` after s, x, z, ch, sh; `ies` after a consonant + y). */
+  readonly plural?: string;
+  /** Cluster-scoped instead of namespaced. Default: false. */
+  readonly clusterScoped?: boolean;
+  /** The project directory. */
+  readonly cwd: string;
+  /** Write nothing; report what would be written. Default: false. */
+  readonly dryRun?: boolean;
+}
+
+/** What {@link createApi} wrote (or would write). */
+export interface CreateApiResult {
+  /** Files created, relative to the project. */
+  readonly created: readonly string[];
+  /** Files changed, relative to the project. */
+  readonly changed: readonly string[];
+}
+
+const KIND = /^[A-Z][A-Za-z0-9]{0,62}$/;
+const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
+const GROUP = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+const PLURAL = /^[a-z][a-z0-9-]{0,62}$/;
+
+/** The plural kubebuilder would pick for most English kinds. */
+export function pluralOf(kind: string): string {
+  const lower = kind.toLowerCase();
+  if (/[^aeiou]y$/.test(lower)) return `${lower.slice(0, -1)}ies`;
+  if (/(s|x|z|ch|sh)$/.test(lower)) return `${lower}es`;
+  return `${lower}s`;
+}
+
+function kebab(kind: string): string {
+  return kind.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+}
+
+const MARKERS = {
+  imports: '// kubeloop:scaffold:imports',
+  kinds: '/* kubeloop:scaffold:kinds */',
+  controllers: '// kubeloop:scaffold:controllers',
+} as const;
+
+function kindFile(o: Required<Pick<CreateApiOptions, 'group' | 'version' | 'kind' | 'plural'>> & { namespaced: boolean }): string {
+  return `/**
+ * The ${o.kind} kind (${o.group}/${o.version}), defined by its schema: the
+ * TypeScript type is inferred from it and \`pnpm generate\` (kubeloop generate
+ * crds) writes its CRD. Change the schema, then run \`pnpm generate\`.
+ */
+import { defineKind } from '@kubeloop/scheme';
+import type { ObjectOf } from '@kubeloop/scheme';
+import { Type, k8s } from '@kubeloop/scheme/schema';
+
+export const ${o.kind} = defineKind({
+  group: '${o.group}',
+  version: '${o.version}',
+  kind: '${o.kind}',
+  plural: '${o.plural}',
+  namespaced: ${o.namespaced},
+  schema: {
+    spec: Type.Object({
+      message: Type.String({ minLength: 1, description: 'What this ${o.kind} says (replace with your fields).' }),
+    }),
+    status: Type.Object({
+      observedGeneration: Type.Optional(Type.Integer()),
+      conditions: Type.Optional(k8s.Conditions()),
+    }),
+  },
+  crd: {
+    subresources: { status: true },
+    printerColumns: [{ name: 'Message', type: 'string', jsonPath: '.spec.message' }],
+  },
+});
+
+/** A ${o.kind} object, inferred from the schema above. */
+export type ${o.kind} = ObjectOf<typeof ${o.kind}>;
+`;
+}
+
+function controllerFile(o: { kind: string; name: string; namespaced: boolean }): string {
+  return `/**
+ * The ${o.kind} controller: reconciles each ${o.kind} and reports it Ready
+ * for the generation it saw. Put what the ${o.kind} should make happen in
+ * the cluster where the comment says, and keep config/rbac/role.yaml in
+ * step with what it reads and writes.
+ */
+import { isNotFound, mergeFrom, mutableCopy } from '@kubeloop/client';
+import { Result, generationChanged, setStatusCondition } from '@kubeloop/manager';
+import type { Manager } from '@kubeloop/manager';
+import { ${o.kind} } from '../apis/index.js';
+
+/**
+ * Registers the ${o.kind} controller with a manager.
+ *
+ * @example
+ * \`\`\`ts
+ * setup${o.kind}Controller(manager);
+ * \`\`\`
+ */
+export function setup${o.kind}Controller(manager: Manager): void {
+  manager
+    .controller()
+    .named('${o.name}')
+    .for(${o.kind}, { predicates: [generationChanged()] })
+    .complete(async (request, ctx) => {
+      const key = ${o.namespaced ? '{ namespace: request.namespace!, name: request.name }' : '{ name: request.name }'};
+      const obj = await manager.client.get(${o.kind}, key).catch((err: unknown) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      });
+      if (!obj) return Result.done(); // deleted
+
+      // Make the cluster match obj.spec here (create or update owned objects with createOrUpdate).
+      ctx.log.debug({ message: obj.spec.message }, 'reconciling');
+
+      const status = mutableCopy(obj.status ?? {});
+      const generation = obj.metadata?.generation;
+      let changed = status.observedGeneration !== generation;
+      if (generation !== undefined) status.observedGeneration = generation;
+      changed =
+        setStatusCondition((status.conditions ??= []), {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Reconciled',
+          message: 'the spec is in effect',
+          ...(generation !== undefined ? { observedGeneration: generation } : {}),
+        }) || changed;
+      if (changed) await manager.client.status().patch(obj, mergeFrom({ status: obj.status ?? {} }, { status }));
+      return Result.done();
+    });
+}
+`;
+}
+
+function testFile(o: { kind: string; group: string; version: string; file: string; namespaced: boolean }): string {
+  const ns = o.namespaced ? ", namespace: 'default'" : '';
+  const key = o.namespaced ? "{ namespace: 'default', name: 'first' }" : "{ name: 'first' }";
+  return `/**
+ * The ${o.kind} controller on the fake API server of @kubeloop/testing.
+ */
+import 'reflect-metadata';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@kubeloop/client';
+import { builtinScheme } from '@kubeloop/scheme';
+import { createFakeApiServer, eventually } from '@kubeloop/testing';
+import type { FakeApiServer } from '@kubeloop/testing';
+import { startTestManager } from '@kubeloop/testing/manager';
+import type { TestManager } from '@kubeloop/testing/manager';
+import { ${o.kind} } from '../src/apis/index.js';
+import { setup${o.kind}Controller } from '../src/controllers/index.js';
+
+const scheme = builtinScheme.extend(${o.kind});
+let fake: FakeApiServer;
+let client: Client;
+let tm: TestManager;
+
+beforeAll(async () => {
+  fake = createFakeApiServer();
+  fake.register(${o.kind}, { status: true });
+  client = fake.client({ scheme, fieldOwner: '${o.file}-test' });
+  tm = await startTestManager({ backend: fake, scheme, setup: (manager) => setup${o.kind}Controller(manager) });
+});
+
+afterAll(async () => {
+  await tm.stop();
+  await fake.close();
+});
+
+describe('the ${o.kind} controller (fake API server)', () => {
+  it('reports a new ${o.kind} Ready for its generation', async () => {
+    await client.create({ apiVersion: '${o.group}/${o.version}', kind: '${o.kind}', metadata: { name: 'first'${ns} }, spec: { message: 'hello' } });
+    await eventually(async () => {
+      const obj = await client.get(${o.kind}, ${key});
+      expect(obj.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+      expect(obj.status?.observedGeneration).toBe(obj.metadata?.generation);
+    });
+  });
+});
+`;
+}
+
+function sampleFile(o: { kind: string; group: string; version: string; file: string; namespaced: boolean }): string {
+  return `apiVersion: ${o.group}/${o.version}
+kind: ${o.kind}
+metadata:
+  name: ${o.file}-sample${o.namespaced ? '\n  namespace: default' : ''}
+spec:
+  message: Hello from ${o.kind}
+`;
+}
+
+function rbacRules(o: { group: string; plural: string; kind: string }): string {
+  return `  # ${o.kind} (kubeloop create api): watched through the cache, its status written.
+  - apiGroups: ["${o.group}"]
+    resources: ["${o.plural}"]
+    verbs: ["get", "list", "watch", "update", "patch"]
+  - apiGroups: ["${o.group}"]
+    resources: ["${o.plural}/status"]
+    verbs: ["get", "update", "patch"]
+`;
+}
+
+/** Insert `text` before the line holding `marker`. */
+function before(source: string, marker: string, text: string): string {
+  const i = source.indexOf(marker);
+  const lineStart = source.lastIndexOf('\n', i) + 1;
+  return `${source.slice(0, lineStart)}${text}${source.slice(lineStart)}`;
+}
+
+/**
+ * Add a kind to a project made by `pnpm create kubeloop`.
+ *
+ * @throws {@link CliError} `Usage` for a malformed group, version, kind or
+ *   plural; `InvalidInput` when the project lacks a file or a
+ *   `kubeloop:scaffold:*` marker, or the kind's files exist already
+ *   (nothing is written then).
+ * @example
+ * ```ts
+ * const { created, changed } = await createApi({ group: 'demo.example.com', version: 'v1', kind: 'Blog', cwd: '.' });
+ * ```
+ */
+export async function createApi(options: CreateApiOptions): Promise<CreateApiResult> {
+  const { group, version, kind, cwd } = options;
+  if (!GROUP.test(group ?? '')) throw new CliError('Usage', `--group ${JSON.stringify(group)} is not an API group: a DNS subdomain with at least one dot, e.g. demo.example.com`);
+  if (!VERSION.test(version ?? '')) throw new CliError('Usage', `--version ${JSON.stringify(version)} is not a Kubernetes version: v1, v2, v1beta1, v1alpha2`);
+  if (!KIND.test(kind ?? '')) throw new CliError('Usage', `--kind ${JSON.stringify(kind)} is not a kind: UpperCamelCase letters and digits, e.g. Blog`);
+  const plural = options.plural ?? pluralOf(kind);
+  if (!PLURAL.test(plural)) throw new CliError('Usage', `--plural ${JSON.stringify(plural)} is not a resource name: lower-case letters, digits and dashes`);
+  const namespaced = options.clusterScoped !== true;
+  const file = kebab(kind);
+  const name = kind.toLowerCase();
+
+  const paths = {
+    main: 'src/main.ts',
+    apisIndex: 'src/apis/index.ts',
+    controllersIndex: 'src/controllers/index.ts',
+    role: 'config/rbac/role.yaml',
+    kind: `src/apis/${file}.ts`,
+    controller: `src/controllers/${file}-controller.ts`,
+    test: `test/${file}-controller.unit.test.ts`,
+    sample: `config/samples/${file}.yaml`,
+  };
+  const read = async (rel: string): Promise<string> => {
+    try {
+      return await readFile(join(cwd, rel), 'utf8');
+    } catch {
+      throw new CliError('InvalidInput', `${rel} not found in ${cwd}: create api works in a project made by \`pnpm create kubeloop\` (run it in the project's directory, or pass --cwd)`);
+    }
+  };
+  const [main, apisIndex, controllersIndex, role] = await Promise.all([read(paths.main), read(paths.apisIndex), read(paths.controllersIndex), read(paths.role)]);
+  const missing = Object.values(MARKERS).filter((m) => !main.includes(m === MARKERS.kinds ? ` ${m}` : m));
+  if (missing.length > 0) {
+    throw new CliError('InvalidInput', `${paths.main} has no ${missing.join(', ')} marker: add them where kubeloop should register new kinds and controllers (see a new project's src/main.ts), or register ${kind} by hand`);
+  }
+  for (const rel of [paths.kind, paths.controller, paths.test, paths.sample]) {
+    if (existsSync(join(cwd, rel))) throw new CliError('InvalidInput', `${rel} exists already: ${kind} seems to be there; nothing was written`);
+  }
+  if (new RegExp(`\\b${kind}\\b`).test(apisIndex)) throw new CliError('InvalidInput', `${paths.apisIndex} exports ${kind} already; nothing was written`);
+
+  const o = { group, version, kind, plural, namespaced, file, name };
+  const created: [string, string][] = [
+    [paths.kind, kindFile(o)],
+    [paths.controller, controllerFile(o)],
+    [paths.test, testFile(o)],
+    [paths.sample, sampleFile(o)],
+  ];
+  let nextMain = before(main, MARKERS.imports, `import { ${kind} } from './apis/index.js';\nimport { setup${kind}Controller } from './controllers/index.js';\n`);
+  nextMain = nextMain.replace(` ${MARKERS.kinds}`, `, ${kind} ${MARKERS.kinds}`);
+  nextMain = before(nextMain, MARKERS.controllers, `setup${kind}Controller(manager);\n`);
+  const changed: [string, string][] = [
+    [paths.main, nextMain],
+    [paths.apisIndex, `${apisIndex.trimEnd()}\nexport { ${kind} } from './${file}.js';\n`],
+    [paths.controllersIndex, `${controllersIndex.trimEnd()}\nexport { setup${kind}Controller } from './${file}-controller.js';\n`],
+    [paths.role, `${role.trimEnd()}\n${rbacRules(o)}`],
+  ];
+  if (options.dryRun !== true) {
+    for (const [rel, text] of [...created, ...changed]) {
+      await mkdir(dirname(join(cwd, rel)), { recursive: true });
+      await writeFile(join(cwd, rel), text);
+    }
+  }
+  return { created: created.map(([rel]) => rel), changed: changed.map(([rel]) => rel) };
+}

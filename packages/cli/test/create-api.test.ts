@@ -1,0 +1,110 @@
+/**
+ * `kubeloop create api` on a project written by create-kubeloop: the kind,
+ * controller, unit test and sample are created, main.ts registers the kind
+ * and its controller at the scaffold markers, the role gains the kind's
+ * rules; a second run, a project without markers and bad names change
+ * nothing and say why. (The registry end-to-end test builds, generates and
+ * tests such a project for real.)
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { createProject } from 'create-kubeloop';
+import { createApi, isCliError, pluralOf, runCli } from '../src/index.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+async function project(): Promise<string> {
+  const cwd = mkdtempSync(join(tmpdir(), 'kubeloop-create-api-'));
+  dirs.push(cwd);
+  const created = await createProject({ name: 'demo', cwd });
+  return created.directory;
+}
+
+const read = (dir: string, rel: string): string => readFileSync(join(dir, rel), 'utf8');
+
+describe('kubeloop create api', () => {
+  it('adds the kind, its controller, test, sample and RBAC, and registers both in main.ts', async () => {
+    const dir = await project();
+    const io = { out: [] as string[], err: [] as string[] };
+    const code = await runCli(['create', 'api', '--group', 'demo.example.com', '--version', 'v1', '--kind', 'BlogPost', '--cwd', dir], { out: (l) => io.out.push(l), err: (l) => io.err.push(l) });
+    expect(code).toBe(0);
+    expect(io.out).toEqual([
+      'created src/apis/blog-post.ts',
+      'created src/controllers/blog-post-controller.ts',
+      'created test/blog-post-controller.unit.test.ts',
+      'created config/samples/blog-post.yaml',
+      'changed src/main.ts',
+      'changed src/apis/index.ts',
+      'changed src/controllers/index.ts',
+      'changed config/rbac/role.yaml',
+    ]);
+    expect(read(dir, 'src/apis/blog-post.ts')).toContain("kind: 'BlogPost',\n  plural: 'blogposts',\n  namespaced: true,");
+    const main = read(dir, 'src/main.ts');
+    expect(main).toContain("import { BlogPost } from './apis/index.js';\nimport { setupBlogPostController } from './controllers/index.js';\n// kubeloop:scaffold:imports");
+    expect(main).toContain('builtinScheme.extend(Website, BlogPost /* kubeloop:scaffold:kinds */)');
+    expect(main).toContain('setupWebsiteController(manager);\nsetupBlogPostController(manager);\n// kubeloop:scaffold:controllers');
+    expect(read(dir, 'src/apis/index.ts')).toMatch(/export \{ BlogPost \} from '\.\/blog-post\.js';\n$/);
+    expect(read(dir, 'src/controllers/index.ts')).toMatch(/export \{ setupBlogPostController \} from '\.\/blog-post-controller\.js';\n$/);
+    // the role is still one valid ClusterRole, with the kind's rules added
+    const [role] = parseAllDocuments(read(dir, 'config/rbac/role.yaml')).map((d) => d.toJSON() as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] });
+    expect(role!.rules).toEqual(expect.arrayContaining([
+      { apiGroups: ['demo.example.com'], resources: ['blogposts'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+      { apiGroups: ['demo.example.com'], resources: ['blogposts/status'], verbs: ['get', 'update', 'patch'] },
+    ]));
+    const [sample] = parseAllDocuments(read(dir, 'config/samples/blog-post.yaml')).map((d) => d.toJSON() as Record<string, unknown>);
+    expect(sample).toEqual({ apiVersion: 'demo.example.com/v1', kind: 'BlogPost', metadata: { name: 'blog-post-sample', namespace: 'default' }, spec: { message: 'Hello from BlogPost' } });
+
+    // a second time: refused, nothing changed
+    const before = read(dir, 'src/main.ts');
+    const again = await createApi({ group: 'demo.example.com', version: 'v1', kind: 'BlogPost', cwd: dir }).catch((e: unknown) => e);
+    expect(isCliError(again) && again.reason).toBe('InvalidInput');
+    expect((again as Error).message).toContain('src/apis/blog-post.ts exists already');
+    expect(read(dir, 'src/main.ts')).toBe(before);
+  });
+
+  it('--dry-run writes nothing; a cluster-scoped kind is read by name only', async () => {
+    const dir = await project();
+    const result = await createApi({ group: 'demo.example.com', version: 'v1alpha1', kind: 'Policy', clusterScoped: true, cwd: dir, dryRun: true });
+    expect(result.created).toContain('src/apis/policy.ts');
+    expect(existsSync(join(dir, 'src/apis/policy.ts'))).toBe(false);
+    await createApi({ group: 'demo.example.com', version: 'v1alpha1', kind: 'Policy', clusterScoped: true, cwd: dir });
+    expect(read(dir, 'src/apis/policy.ts')).toContain("plural: 'policies',\n  namespaced: false,");
+    expect(read(dir, 'src/controllers/policy-controller.ts')).toContain('const key = { name: request.name };');
+    expect(read(dir, 'config/samples/policy.yaml')).not.toContain('namespace:');
+  });
+
+  it('a project without the scaffold markers is left as it was, with what to do', async () => {
+    const dir = await project();
+    const main = read(dir, 'src/main.ts').replace('// kubeloop:scaffold:controllers', '');
+    writeFileSync(join(dir, 'src/main.ts'), main);
+    const err = await createApi({ group: 'demo.example.com', version: 'v1', kind: 'Blog', cwd: dir }).catch((e: unknown) => e);
+    expect(isCliError(err) && err.reason).toBe('InvalidInput');
+    expect((err as Error).message).toContain('src/main.ts has no // kubeloop:scaffold:controllers marker');
+    expect(existsSync(join(dir, 'src/apis/blog.ts'))).toBe(false);
+    expect(read(dir, 'src/main.ts')).toBe(main);
+    const nowhere = await createApi({ group: 'demo.example.com', version: 'v1', kind: 'Blog', cwd: join(dir, 'src') }).catch((e: unknown) => e);
+    expect((nowhere as Error).message).toMatch(/src\/main\.ts not found in .*: create api works in a project made by `pnpm create kubeloop`/);
+  });
+
+  it('refuses names the API server would, with the rule', async () => {
+    const dir = await project();
+    const usage = async (o: Partial<Parameters<typeof createApi>[0]>): Promise<string> => {
+      const err = await createApi({ group: 'demo.example.com', version: 'v1', kind: 'Blog', cwd: dir, ...o }).catch((e: unknown) => e);
+      expect(isCliError(err) && err.reason).toBe('Usage');
+      return (err as Error).message;
+    };
+    expect(await usage({ kind: 'blog' })).toContain('is not a kind: UpperCamelCase');
+    expect(await usage({ version: '1' })).toContain('is not a Kubernetes version');
+    expect(await usage({ group: 'nodots' })).toContain('is not an API group');
+    expect(await usage({ plural: 'Blogs' })).toContain('is not a resource name');
+    expect(pluralOf('Policy')).toBe('policies');
+    expect(pluralOf('Box')).toBe('boxes');
+    expect(pluralOf('Gateway')).toBe('gateways');
+  });
+});
