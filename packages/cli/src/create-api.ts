@@ -51,6 +51,11 @@ export function pluralOf(kind: string): string {
   return `${lower}s`;
 }
 
+/** An import line of a generated file (written so, it is never taken for one of this file's own imports). */
+function use(names: string, from: string): string {
+  return `import ${names} from '${from}';`;
+}
+
 function kebab(kind: string): string {
   return kind.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
 }
@@ -67,9 +72,9 @@ function kindFile(o: Required<Pick<CreateApiOptions, 'group' | 'version' | 'kind
  * TypeScript type is inferred from it and \`pnpm generate\` (kubeloop generate
  * crds) writes its CRD. Change the schema, then run \`pnpm generate\`.
  */
-import { defineKind } from '@kubeloop/scheme';
-import type { ObjectOf } from '@kubeloop/scheme';
-import { Type, k8s } from '@kubeloop/scheme/schema';
+${use('{ defineKind }', '@kubeloop/scheme')}
+${use('type { ObjectOf }', '@kubeloop/scheme')}
+${use('{ Type, k8s }', '@kubeloop/scheme/schema')}
 
 export const ${o.kind} = defineKind({
   group: '${o.group}',
@@ -104,9 +109,9 @@ function controllerFile(o: { kind: string; name: string; namespaced: boolean }):
  * the cluster where the comment says, and keep config/rbac/role.yaml in
  * step with what it reads and writes.
  */
-import { isNotFound, mergeFrom, mutableCopy } from '@kubeloop/client';
-import { Result, generationChanged, setStatusCondition } from '@kubeloop/manager';
-import type { Manager } from '@kubeloop/manager';
+${use('{ isNotFound, mergeFrom, mutableCopy }', '@kubeloop/client')}
+${use('{ Result, generationChanged, setStatusCondition }', '@kubeloop/manager')}
+${use('type { Manager }', '@kubeloop/manager')}
 import { ${o.kind} } from '../apis/index.js';
 
 /**
@@ -160,12 +165,12 @@ function testFile(o: { kind: string; group: string; version: string; file: strin
  */
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Client } from '@kubeloop/client';
-import { builtinScheme } from '@kubeloop/scheme';
-import { createFakeApiServer, eventually } from '@kubeloop/testing';
-import type { FakeApiServer } from '@kubeloop/testing';
-import { startTestManager } from '@kubeloop/testing/manager';
-import type { TestManager } from '@kubeloop/testing/manager';
+${use('type { Client }', '@kubeloop/client')}
+${use('{ builtinScheme }', '@kubeloop/scheme')}
+${use('{ createFakeApiServer, eventually }', '@kubeloop/testing')}
+${use('type { FakeApiServer }', '@kubeloop/testing')}
+${use('{ startTestManager }', '@kubeloop/testing/manager')}
+${use('type { TestManager }', '@kubeloop/testing/manager')}
 import { ${o.kind} } from '../src/apis/index.js';
 import { setup${o.kind}Controller } from '../src/controllers/index.js';
 
