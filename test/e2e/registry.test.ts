@@ -375,6 +375,55 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     }
   }, 10 * MINUTE);
 
+  it('the operator runs as its ServiceAccount under the scaffold\'s RBAC alone (a TokenRequest token)', async () => {
+    const kubeconfigPath = inject('kubeconfigPath');
+    const client = createClient({ kubeConfig: loadKubeConfig(kubeconfigPath), fieldOwner: 'e2e-registry' });
+    const apply = async (file: string) => {
+      for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) await client.apply(doc.toJSON() as { apiVersion: string; kind: string; metadata: { name: string } }, { force: true });
+    };
+    await apply(join(project, 'config', 'manager', 'namespace.yaml'));
+    for (const f of readdirSync(join(project, 'config', 'rbac')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')) await apply(join(project, 'config', 'rbac', f));
+    const tokenOf = async (namespace: string, name: string): Promise<string> =>
+      (await client.subResource('token').create<{ status: { token: string } }>({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace, name } }, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } })).status.token;
+    // The admin kubeconfig with its user swapped for the ServiceAccount's token: what a pod's in-cluster config amounts to.
+    const admin = parseAllDocuments(readFileSync(kubeconfigPath, 'utf8'))[0]!.toJSON() as { users: { name: string; user: Record<string, unknown> }[] };
+    const token = await tokenOf('demo-system', 'demo-manager');
+    const saConfig = { ...admin, users: admin.users.map((u) => ({ name: u.name, user: { token } })) };
+    const saKubeconfig = join(work, 'sa-kubeconfig.yaml');
+    writeFileSync(saKubeconfig, JSON.stringify(saConfig));
+    const metricsPort = await freePort();
+    const probePort = await freePort();
+    const operator = spawn('node', ['dist/main.js', '--kubeconfig', saKubeconfig, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`, '--leader-elect'], {
+      cwd: project,
+      env: { ...env, POD_NAMESPACE: 'demo-system' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let logs = '';
+    operator.stdout.on('data', (c: Buffer) => (logs += c.toString()));
+    operator.stderr.on('data', (c: Buffer) => (logs += c.toString()));
+    try {
+      await timed('operator as its ServiceAccount: a Website reconciled', async () => {
+        await client.apply({ apiVersion: 'demo.example.com/v1', kind: 'Website', metadata: { name: 'as-sa', namespace: 'default' }, spec: { title: 'Least privilege' } }, { force: true });
+        const deadline = Date.now() + 2 * MINUTE;
+        for (;;) {
+          const cm = await client.get(ConfigMap, { namespace: 'default', name: 'as-sa-site' }).catch(() => undefined);
+          if (cm?.data?.['index.html']?.includes('Least privilege')) break;
+          if (Date.now() > deadline) throw new Error(`the operator did not reconcile as its ServiceAccount; its logs:\n${logs.slice(-4000)}`);
+          if (operator.exitCode !== null) throw new Error(`the operator exited ${operator.exitCode}:\n${logs.slice(-4000)}`);
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      });
+      expect((await fetch(`http://127.0.0.1:${probePort}/readyz`)).status).toBe(200);
+      // Secure metrics need the operator's own TokenReview and SubjectAccessReview rights (config/rbac/role.yaml).
+      const scraped = await scrape(metricsPort, await tokenOf('default', 'prometheus-e2e'));
+      expect(scraped.status).toBe(200);
+      expect(logs).not.toMatch(/forbidden/i);
+    } finally {
+      operator.kill('SIGTERM');
+      await new Promise((r) => operator.once('close', r));
+    }
+  }, 10 * MINUTE);
+
   it('on a terminal the operator logs pretty lines (pino-pretty), not JSON', async () => {
     // util-linux `script` gives the operator a pseudo-terminal as stdout.
     const command = `node dist/main.js --kubeconfig ${inject('kubeconfigPath')} --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0`;
