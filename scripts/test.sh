@@ -31,10 +31,13 @@ pnpm -s typecheck >&2 || { echo "test: typecheck FAILED" >&2; failed_checks=$((f
 echo "test: lint" >&2
 pnpm -s lint >&2 || { echo "test: lint FAILED" >&2; failed_checks=$((failed_checks + 1)); }
 # Generated files are committed; --check fails (with a diff) when the code they come from changed.
-echo "test: generated CRDs (kubeloop generate crds --check)" >&2
+echo "test: generated CRDs and RBAC (kubeloop generate crds|rbac --check)" >&2
 for example in examples/*/; do
-  if grep -q '"kubeloop"' "$example/package.json" 2>/dev/null; then
+  if grep -q '"crds"' "$example/package.json" 2>/dev/null; then
     node packages/cli/dist/bin.js generate crds --check --cwd "$example" >&2 || { echo "test: generated CRDs of $example are stale FAILED" >&2; failed_checks=$((failed_checks + 1)); }
+  fi
+  if grep -q '"rbac"' "$example/package.json" 2>/dev/null; then
+    node packages/cli/dist/bin.js generate rbac --check --cwd "$example" >&2 || { echo "test: generated RBAC of $example is stale FAILED" >&2; failed_checks=$((failed_checks + 1)); }
   fi
 done
 

@@ -17,7 +17,7 @@ import {
   setControllerReference,
   setStatusCondition,
 } from '@kubeloop/manager';
-import type { EventRecorder, EventRecorderProvider, ReconcileContext, ReconcileResult, Reconciler, Request } from '@kubeloop/manager';
+import type { ControllerRegistration, EventRecorder, EventRecorderProvider, ReconcileContext, ReconcileResult, Reconciler, Request } from '@kubeloop/manager';
 import { FINALIZER, HardDisk } from './harddisk.js';
 import { StorageClassCatalog } from './storage-classes.js';
 import { QUANTITY } from './webhooks.js';
@@ -29,7 +29,13 @@ export const harddiskController = {
   for: HardDisk,
   forPredicates: [generationChanged()],
   owns: [ConfigMap],
-} as const;
+  // What it writes (reads of HardDisks and ConfigMaps follow from watching them; status
+  // and finalizers of HardDisk, events and leases from the manager): `kubeloop generate rbac`.
+  permissions: [
+    { resource: HardDisk, verbs: ['update', 'patch'] }, // the finalizer
+    { resource: ConfigMap, verbs: ['create', 'update', 'patch', 'delete'] },
+  ],
+} as const satisfies ControllerRegistration;
 
 @controller(harddiskController)
 @injectable()

@@ -1,8 +1,8 @@
 /**
  * The `kubeloop` command line: a table of commands (`generate crds`,
- * `generate types`, `create api`), each with its flags, parsed with
- * node:util's parseArgs. A new command (`generate rbac`, not built yet) is
- * one more entry in the table.
+ * `generate types`, `generate rbac`, `create api`), each with its flags,
+ * parsed with node:util's parseArgs. A new command is one more entry in the
+ * table.
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -12,6 +12,7 @@ import type { KubeloopConfig } from './config.js';
 import { CliError, isCliError } from './errors.js';
 import { createApi } from './create-api.js';
 import { generateCrds } from './generate-crds.js';
+import { generateRbac } from './generate-rbac.js';
 import { generateTypes } from './generate-types.js';
 
 /** Where a command writes: lines for the user (stdout) and diagnostics (stderr). */
@@ -117,6 +118,62 @@ const generateTypesCommand: Command = {
   },
 };
 
+const generateRbacCommand: Command = {
+  path: ['generate', 'rbac'],
+  summary: 'write the ClusterRole (and namespaced Roles) the manager needs, from what its controllers watch and declare (--check: fail with a diff when the file is stale)',
+  help: [
+    '  --setup <module#export>        the built module and function that registers the controllers on a manager; default: "kubeloop".rbac.setup',
+    '  --name <name>                  the roles\' name; default: "kubeloop".rbac.name, else <package>-manager',
+    '  --out <file>                   default: "kubeloop".rbac.outFile, else config/rbac/role.yaml',
+    '  --leader-election-namespace <ns>  the manager runs with leader election, its Lease in <ns>; default: "kubeloop".rbac.leaderElectionNamespace',
+    '  --secure-metrics               the manager serves secure metrics (TokenReview, SubjectAccessReview); default: "kubeloop".rbac.secureMetrics',
+    '  --namespace <ns>               a namespace the manager is restricted to (repeatable): Roles there, not a ClusterRole',
+    '  --check                        write nothing; exit 1 and print a diff when the file differs',
+  ].join('\n'),
+  options: {
+    setup: { type: 'string' },
+    name: { type: 'string' },
+    out: { type: 'string' },
+    'leader-election-namespace': { type: 'string' },
+    'secure-metrics': { type: 'boolean' },
+    namespace: { type: 'string', multiple: true },
+    check: { type: 'boolean', default: false },
+  },
+  async run(values, _positionals, ctx) {
+    const config = ctx.config.rbac ?? {};
+    const setup = typeof values['setup'] === 'string' ? values['setup'] : config.setup;
+    if (!setup) throw new CliError('Usage', 'generate rbac needs --setup dist/controllers/index.js#setupControllers, or "kubeloop": { "rbac": { "setup": ... } } in package.json');
+    const name = typeof values['name'] === 'string' ? values['name'] : (config.name ?? (ctx.config.packageName ? `${ctx.config.packageName.replace(/^@[^/]+\//, '')}-manager` : undefined));
+    if (!name) throw new CliError('Usage', 'generate rbac needs --name <role name> (or a package.json name)');
+    const outFile = typeof values['out'] === 'string' ? values['out'] : (config.outFile ?? 'config/rbac/role.yaml');
+    const leaderElectionNamespace = typeof values['leader-election-namespace'] === 'string' ? values['leader-election-namespace'] : config.leaderElectionNamespace;
+    const namespaces = strings(values['namespace']).length > 0 ? strings(values['namespace']) : [...(config.namespaces ?? [])];
+    const check = values['check'] === true;
+    const result = await generateRbac({
+      setup,
+      name,
+      outFile,
+      kindModules: ctx.config.crds?.modules ?? [],
+      ...(leaderElectionNamespace !== undefined ? { leaderElectionNamespace } : {}),
+      secureMetrics: typeof values['secure-metrics'] === 'boolean' ? values['secure-metrics'] : (config.secureMetrics ?? false),
+      namespaces,
+      check,
+      cwd: ctx.cwd,
+    });
+    const summary = result.roles.map((r) => `${r.kind} ${r.metadata.namespace ? `${r.metadata.namespace}/` : ''}${r.metadata.name} (${r.rules.length} rules)`).join(', ');
+    if (check) {
+      if (result.changed.length > 0) {
+        ctx.out(result.diff);
+        throw new CliError('Stale', `${outFile} is stale; run: kubeloop generate rbac`);
+      }
+      ctx.err(`kubeloop: ${outFile} up to date: ${summary}`);
+      return 0;
+    }
+    ctx.err(`kubeloop: ${result.changed.length > 0 ? 'wrote' : 'unchanged'} ${outFile}: ${summary}`);
+    return 0;
+  },
+};
+
 const createApiCommand: Command = {
   path: ['create', 'api'],
   summary: 'add a kind to a project made by pnpm create kubeloop: its schema, a controller, a sample, a unit test, RBAC rules, its registration in src/main.ts',
@@ -158,7 +215,7 @@ const createApiCommand: Command = {
 };
 
 /** Every command `kubeloop` knows, in help order. */
-export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand, createApiCommand];
+export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand, generateRbacCommand, createApiCommand];
 
 function usage(): string {
   const lines = ['usage: kubeloop <command> [flags]', '', 'commands:'];

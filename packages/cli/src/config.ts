@@ -21,6 +21,23 @@ export interface KubeloopConfig {
     /** Where CRD files go. Default: `crd`. */
     readonly outDir?: string;
   };
+  /** Settings of `kubeloop generate rbac`. */
+  readonly rbac?: {
+    /** The built module and export that registers the controllers: `dist/controllers/index.js#setupControllers`. */
+    readonly setup?: string;
+    /** Name of the ClusterRole and Roles. Default: the package name's last part plus `-manager`. */
+    readonly name?: string;
+    /** The file written. Default: `config/rbac/role.yaml`. */
+    readonly outFile?: string;
+    /** The Lease's namespace when the manager runs with leader election. Default: no leader election. */
+    readonly leaderElectionNamespace?: string;
+    /** The manager serves secure metrics. Default: false. */
+    readonly secureMetrics?: boolean;
+    /** Namespaces a namespace-restricted manager covers. Default: all. */
+    readonly namespaces?: readonly string[];
+  };
+  /** The package's name (package.json `name`). */
+  readonly packageName?: string;
 }
 
 function isStringArray(value: unknown): value is string[] {
@@ -54,15 +71,33 @@ export async function readConfig(cwd: string): Promise<KubeloopConfig> {
   } catch (cause) {
     throw new CliError('InvalidInput', `${path} is not JSON`, { cause });
   }
+  const packageName = (manifest as Record<string, unknown>)['name'];
+  const named = typeof packageName === 'string' ? { packageName } : {};
   const field = (manifest as Record<string, unknown>)['kubeloop'];
-  if (field === undefined) return {};
+  if (field === undefined) return named;
   const fail = (problem: string): CliError => new CliError('InvalidInput', `${path}: "kubeloop"${problem}`);
   if (typeof field !== 'object' || field === null || Array.isArray(field)) throw fail(' must be an object');
+  const out: { -readonly [K in keyof KubeloopConfig]: KubeloopConfig[K] } = { ...named };
   const crds = (field as Record<string, unknown>)['crds'];
-  if (crds === undefined) return {};
-  if (typeof crds !== 'object' || crds === null || Array.isArray(crds)) throw fail('.crds must be an object');
-  const { modules, outDir } = crds as Record<string, unknown>;
-  if (modules !== undefined && !isStringArray(modules)) throw fail('.crds.modules must be an array of paths');
-  if (outDir !== undefined && typeof outDir !== 'string') throw fail('.crds.outDir must be a path');
-  return { crds: { ...(modules ? { modules } : {}), ...(outDir !== undefined ? { outDir } : {}) } };
+  if (crds !== undefined) {
+    if (typeof crds !== 'object' || crds === null || Array.isArray(crds)) throw fail('.crds must be an object');
+    const { modules, outDir } = crds as Record<string, unknown>;
+    if (modules !== undefined && !isStringArray(modules)) throw fail('.crds.modules must be an array of paths');
+    if (outDir !== undefined && typeof outDir !== 'string') throw fail('.crds.outDir must be a path');
+    out.crds = { ...(modules ? { modules } : {}), ...(outDir !== undefined ? { outDir } : {}) };
+  }
+  const rbac = (field as Record<string, unknown>)['rbac'];
+  if (rbac !== undefined) {
+    if (typeof rbac !== 'object' || rbac === null || Array.isArray(rbac)) throw fail('.rbac must be an object');
+    const r = rbac as Record<string, unknown>;
+    for (const key of ['setup', 'name', 'outFile', 'leaderElectionNamespace'] as const) {
+      if (r[key] !== undefined && typeof r[key] !== 'string') throw fail(`.rbac.${key} must be a string`);
+    }
+    if (r['secureMetrics'] !== undefined && typeof r['secureMetrics'] !== 'boolean') throw fail('.rbac.secureMetrics must be true or false');
+    if (r['namespaces'] !== undefined && !isStringArray(r['namespaces'])) throw fail('.rbac.namespaces must be an array of namespace names');
+    const unknown = Object.keys(r).filter((k) => !['setup', 'name', 'outFile', 'leaderElectionNamespace', 'secureMetrics', 'namespaces'].includes(k));
+    if (unknown.length > 0) throw fail(`.rbac has unknown settings: ${unknown.join(', ')} (known: setup, name, outFile, leaderElectionNamespace, secureMetrics, namespaces)`);
+    out.rbac = r;
+  }
+  return out;
 }

@@ -10,6 +10,11 @@
  * - `kubeloop generate types` writes typed kinds from CRD manifests, the CRDs
  *   of a cluster, or kube-apiserver's OpenAPI v3 documents.
  *
+ * - `kubeloop generate rbac` writes the ClusterRole (and namespaced Roles)
+ *   the manager needs, from what the controllers the project's setup
+ *   function registers watch and declare (`permissions`), plus events,
+ *   leader election and secure metrics; `--check` as above.
+ *
  * Where the kinds are: `--module dist/apis/index.js` (repeatable), or the
  * project's package.json:
  *
@@ -31,6 +36,8 @@ export { readConfig } from './config.js';
 export type { KubeloopConfig } from './config.js';
 export { CRD_MARKER, generateCrds, renderCrd } from './generate-crds.js';
 export type { GenerateCrdsOptions, GenerateCrdsResult } from './generate-crds.js';
+export { RBAC_MARKER, generateRbac, renderRoles } from './generate-rbac.js';
+export type { GenerateRbacOptions, GenerateRbacResult } from './generate-rbac.js';
 export { TYPES_MARKER, crdToTypeScript, generateTypes, openApiToTypeScript } from './generate-types.js';
 export type { GenerateTypesOptions, GenerateTypesResult, GeneratedKind } from './generate-types.js';
 export { createApi, pluralOf } from './create-api.js';

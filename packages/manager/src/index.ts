@@ -38,6 +38,7 @@ export type { ManagerErrorReason } from './errors.js';
 // Controllers
 export { ControllerBuilder } from './controller/builder.js';
 export type { BuilderWatchOptions, ControllerDefinition } from './controller/builder.js';
+export type { NonResourcePermission, Permission, PermissionRequirement, ResourceName, ResourcePermission, Verb } from './rbac/permissions.js';
 export type { ControllerOptions, ControllerStatus, ReconcileReport } from './controller/controller.js';
 export { controller, TOKENS } from './controller/di.js';
 export type { ControllerRegistration, ReconcilerClass } from './controller/di.js';

@@ -44,6 +44,8 @@ import type { CertificateSource, TokenAuthorizer, TokenAuthorizerOptions, Webhoo
 import { webhookBuilder } from './webhook/builder.js';
 import type { WebhookBuilder } from './webhook/builder.js';
 import type { HealthCheck } from './server/http-servers.js';
+import { requiredPermissions } from './rbac/permissions.js';
+import type { PermissionRequirement } from './rbac/permissions.js';
 
 /** Something the manager runs until its signal aborts. */
 export interface Runnable {
@@ -232,6 +234,22 @@ export interface Manager {
   recorderFor(name: string): EventRecorder;
   /** Each controller's progress. */
   controllers(): readonly ControllerStatus[];
+  /**
+   * The API permissions this manager needs as registered and configured:
+   * reads of every kind its controllers watch, what they declare in
+   * `permissions`, status and finalizers of their `for` kinds, the event
+   * recorder's events, leader election's leases, secure metrics' reviews;
+   * namespaced ones limited to `namespaces` when the manager is. See
+   * `requiredPermissions` and `rolesFor` of `@kubeloop/manager/rbac`;
+   * `kubeloop generate rbac` writes roles from it.
+   *
+   * @throws {@link ManagerError} `InvalidRegistration` when a watched kind's resource name or scope is unknown.
+   * @example
+   * ```ts
+   * for (const p of manager.permissions()) console.log(p.group, p.resource, p.verbs.join(','), p.reason);
+   * ```
+   */
+  permissions(): PermissionRequirement[];
   /** True while this manager leads (always true without leader election, once started). */
   isLeader(): boolean;
   /**
@@ -322,6 +340,7 @@ class KubeManager implements Manager {
   readonly webhookServer: WebhookServer | undefined;
   private readonly runnables: RunnableEntry[] = [];
   private readonly controllerList: Controller[] = [];
+  private readonly definitions: ControllerDefinition[] = [];
   private readonly healthz = new Map<string, HealthCheck>();
   private readonly readyz = new Map<string, HealthCheck>();
   private readonly metrics: ControllerMetrics;
@@ -491,6 +510,7 @@ class KubeManager implements Manager {
       },
     });
     this.controllerList.push(controller);
+    this.definitions.push(definition);
     this.runnables.push({ run: (s) => controller.start(s), needLeaderElection: controller.needLeaderElection, name: `controller ${name}` });
   }
 
@@ -530,6 +550,18 @@ class KubeManager implements Manager {
 
   controllers(): readonly ControllerStatus[] {
     return this.controllerList.map((c) => c.status());
+  }
+
+  permissions(): PermissionRequirement[] {
+    const le = this.options.leaderElection;
+    const secure = this.options.secureMetrics;
+    return requiredPermissions({
+      scheme: this.scheme,
+      controllers: this.definitions,
+      ...(this.options.namespaces ? { namespaces: this.options.namespaces } : {}),
+      ...(le ? { leaderElectionNamespace: le.namespace ?? inClusterNamespace() } : {}),
+      metricsAuthorization: Boolean(secure && secure.authorization !== false && serves(this.options.metricsBindAddress)),
+    });
   }
 
   isLeader(): boolean {

@@ -10,6 +10,7 @@ import { ManagerError } from '../errors.js';
 import { enqueueObject, enqueueOwner } from './handlers.js';
 import type { EventHandler } from './handlers.js';
 import type { Predicate } from './predicates.js';
+import type { Permission } from '../rbac/permissions.js';
 import type { ReconcilerLike } from './reconcile.js';
 import { kindSource } from './source.js';
 import type { Source } from './source.js';
@@ -33,6 +34,12 @@ export interface ControllerDefinition {
   /** Predicates applied to every kind source of this controller. */
   readonly eventFilters?: readonly Predicate[];
   readonly options?: ControllerOptions;
+  /**
+   * What the reconciler does beyond reading the kinds it watches (writes,
+   * subresources, reads of unwatched kinds): `manager.permissions()` and
+   * `kubeloop generate rbac` add it to the reads they derive. Default: none.
+   */
+  readonly permissions?: readonly Permission[];
 }
 
 function refOf(kind: KindRef): { apiVersion: string; kind: string } {
@@ -119,6 +126,22 @@ export class ControllerBuilder {
 
   withOptions(options: ControllerOptions): this {
     this.def.options = { ...this.def.options, ...options };
+    return this;
+  }
+
+  /**
+   * Declares what the reconciler writes (or reads without watching), for
+   * `manager.permissions()` and `kubeloop generate rbac`.
+   *
+   * @example
+   * ```ts
+   * manager.controller().for(HardDisk).owns(ConfigMap)
+   *   .withPermissions({ resource: ConfigMap, verbs: ['create', 'update', 'patch', 'delete'] })
+   *   .complete(reconciler);
+   * ```
+   */
+  withPermissions(...permissions: Permission[]): this {
+    this.def.permissions = [...(this.def.permissions ?? []), ...permissions];
     return this;
   }
 

@@ -1,0 +1,231 @@
+/**
+ * The example operator under exactly the role `kubeloop generate rbac` wrote
+ * (rbac/role.yaml): a ServiceAccount token bound to it, the manager's every
+ * request recorded by the envtest proxy on the way. With the whole role the
+ * operator leads, is ready, binds, resizes and releases disks, records
+ * events and reviews metrics callers, and the recording shows no request the
+ * role denies. With any one rule removed, something a user would notice
+ * breaks, or readiness names the missing permission.
+ *
+ * Its own control plane, with the OwnerReferencesPermissionEnforcement
+ * admission plugin on (as OpenShift runs it): there, an owner reference with
+ * blockOwnerDeletion needs `update` on the owner's `finalizers`, so that rule
+ * is needed too.
+ */
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KubeConfig, loadAllYaml } from '@kubernetes/client-node';
+import { createClient, isNotFound, mergePatch } from '@kubeloop/client';
+import type { Client } from '@kubeloop/client';
+import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
+import type { ApiProxy, Environment } from '@kubeloop/envtest';
+import { createLogger, createManager } from '@kubeloop/manager';
+import type { Manager } from '@kubeloop/manager';
+import { auditRequests } from '@kubeloop/manager/rbac';
+import type { RoleManifest } from '@kubeloop/manager/rbac';
+import { ConfigMap, builtinScheme } from '@kubeloop/scheme';
+import { HardDisk, setupHardDiskController } from '../src/index.js';
+import { uniqueName } from '../../../test/support/env.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const scheme = builtinScheme.extend(HardDisk);
+const generated = loadAllYaml(readFileSync(join(root, 'rbac', 'role.yaml'), 'utf8')) as RoleManifest[];
+const WAIT_MS = 8_000;
+
+let env: Environment;
+let admin: Client;
+const systemNamespace = uniqueName('hd-system');
+
+beforeAll(async () => {
+  env = createEnvironment({ crds: [join(root, 'crd')], apiServerFlags: { 'enable-admission-plugins': 'OwnerReferencesPermissionEnforcement' } });
+  await env.start();
+  admin = createClient({ kubeConfig: env.kubeConfig, scheme, fieldOwner: 'rbac-e2e' });
+  await admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: systemNamespace } });
+}, 120_000);
+afterAll(async () => {
+  await env?.stop();
+});
+
+const rbac = 'rbac.authorization.k8s.io/v1';
+
+/** A running operator: a manager whose requests go through a proxy holding only a ServiceAccount's token. */
+interface Run {
+  readonly manager: Manager;
+  readonly proxy: ApiProxy;
+  readonly token: string;
+  stop(): Promise<void>;
+}
+
+/** The operator as ServiceAccount `sa`, bound to `roles` (renamed uniquely; the Lease Role is in the roles' own namespace). */
+async function runAs(roles: readonly RoleManifest[]): Promise<Run> {
+  const name = uniqueName('hd-op');
+  await admin.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: systemNamespace } });
+  const subjects = [{ kind: 'ServiceAccount', name, namespace: systemNamespace }];
+  for (const role of roles) {
+    const namespace = role.metadata.namespace;
+    await admin.create({ ...role, metadata: { name, ...(namespace ? { namespace } : {}) }, rules: role.rules.map((r) => ({ ...r })) } as never);
+    await admin.create({
+      apiVersion: rbac,
+      kind: namespace ? 'RoleBinding' : 'ClusterRoleBinding',
+      metadata: { name, ...(namespace ? { namespace } : {}) },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: role.kind, name },
+      subjects,
+    } as never);
+  }
+  const answer = await admin
+    .subResource('token')
+    .create<{ status: { token: string } }>({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: systemNamespace } }, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } });
+  const token = answer.status.token;
+  const cluster = env.kubeConfig.getCurrentCluster()!;
+  const asServiceAccount = new KubeConfig();
+  asServiceAccount.loadFromOptions({
+    clusters: [{ name: 'envtest', server: cluster.server, ...(cluster.caData ? { caData: cluster.caData } : {}), ...(cluster.caFile ? { caFile: cluster.caFile } : {}), skipTLSVerify: false }],
+    users: [{ name, token }],
+    contexts: [{ name, cluster: 'envtest', user: name }],
+    currentContext: name,
+  });
+  const proxy = await startApiProxy(asServiceAccount);
+  const leaseNamespace = roles.find((r) => r.kind === 'Role')?.metadata.namespace ?? 'default';
+  const manager = createManager({
+    kubeConfig: proxy.kubeConfig,
+    scheme,
+    fieldOwner: 'harddisk-operator',
+    logger: createLogger({ level: 'silent' }),
+    metricsBindAddress: '127.0.0.1:0',
+    healthProbeBindAddress: '127.0.0.1:0',
+    secureMetrics: {},
+    leaderElection: { name, namespace: leaseNamespace, leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 },
+  });
+  setupHardDiskController(manager);
+  const stop = new AbortController();
+  const running = manager.start(stop.signal).catch(() => undefined);
+  return {
+    manager,
+    proxy,
+    token,
+    async stop() {
+      stop.abort();
+      await running;
+      await proxy.close();
+    },
+  };
+}
+
+async function until(check: () => Promise<boolean> | boolean): Promise<boolean> {
+  const deadline = Date.now() + WAIT_MS;
+  while (Date.now() < deadline) {
+    if (await Promise.resolve(check()).catch(() => false)) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+function get(url: string, token?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { rejectUnauthorized: false, headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function readyz(run: Run): Promise<{ status: number; body: string }> {
+  const res = await fetch(`${run.manager.healthUrl}/readyz?verbose`);
+  return { status: res.status, body: await res.text() };
+}
+
+/**
+ * What a user would check, in order, stopping at the first that fails: the
+ * manager leads, is ready, binds a disk (owned ConfigMap, Ready status,
+ * event), reviews a metrics caller (403 for a token without `get /metrics`,
+ * not 500), resizes, and releases the disk on delete. Returns what failed.
+ */
+async function userChecks(run: Run): Promise<string | undefined> {
+  if (!(await until(() => run.manager.isLeader()))) return 'never became leader';
+  if (!(await until(async () => (await readyz(run)).status === 200))) return `not ready: ${(await readyz(run)).body.replace(/\s+/g, ' ')}`;
+  const ns = uniqueName('hd-rbac');
+  await admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  await admin.create({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', metadata: { name: 'd1', namespace: ns }, spec: { size: '10Gi', storageClass: 'fast' } });
+  const key = { namespace: ns, name: 'd1' };
+  if (!(await until(async () => (await admin.get(HardDisk, key)).status?.phase === 'Bound'))) {
+    const d = await admin.get(HardDisk, key);
+    return `disk not Bound: ${JSON.stringify(d.status ?? {})}`;
+  }
+  const cm = await admin.get(ConfigMap, { namespace: ns, name: 'd1-disk' }).catch(() => undefined);
+  if (cm?.metadata?.ownerReferences?.[0]?.blockOwnerDeletion !== true) return 'no owned ConfigMap';
+  const eventsSeen = await until(async () => {
+    const events = await admin.list({ apiVersion: 'events.k8s.io/v1', kind: 'Event' }, { namespace: ns });
+    return events.items.some((e) => (e as { reason?: string }).reason === 'Provisioned');
+  });
+  if (!eventsSeen) return 'no Provisioned event';
+  const scrape = await get(`${run.manager.metricsUrl}/metrics`, run.token);
+  if (scrape.status !== 403) return `metrics caller not reviewed: ${scrape.status} ${scrape.body.trim()}`;
+  await admin.patch(HardDisk, key, mergePatch({ spec: { size: '20Gi' } }));
+  if (!(await until(async () => (await admin.get(ConfigMap, { namespace: ns, name: 'd1-disk' })).data?.['size'] === '20Gi'))) return 'not resized';
+  await admin.delete(HardDisk, key);
+  const released = await until(async () => {
+    const gone = await admin.get(HardDisk, key).then(() => false, (e: unknown) => isNotFound(e));
+    const cmGone = await admin.get(ConfigMap, { namespace: ns, name: 'd1-disk' }).then(() => false, (e: unknown) => isNotFound(e));
+    return gone && cmGone;
+  });
+  if (!released) return 'disk not released on delete';
+  return undefined;
+}
+
+describe('the example operator under the generated role', () => {
+  it('does everything a user checks, and the recording shows no request the role denies', async () => {
+    const run = await runAs(generated);
+    try {
+      expect(await userChecks(run)).toBeUndefined();
+      const forbidden = run.proxy.requests.filter((r) => r.status === 403);
+      expect(forbidden.map((r) => `${r.method} ${r.url}`)).toEqual([]);
+      const { denied, unused } = auditRequests(generated, run.proxy.requests);
+      expect(denied.map((d) => `${d.method} ${d.url}`)).toEqual([]);
+      // Grants no request used: `finalizers` is checked by admission, never requested; the rest are
+      // verbs held for paths these checks do not take (a status read, an update after a conflict).
+      const unusedWholeRules = generated.flatMap((role) =>
+        role.rules.filter((rule) => (rule.resources ?? rule.nonResourceURLs ?? []).every((res) => rule.verbs.every((v) => unused.some((u) => u.resource.endsWith(`/${res}`) && u.verb === v)))).map((rule) => (rule.resources ?? []).join(',')),
+      );
+      expect(unusedWholeRules).toEqual(['harddisks/finalizers']);
+    } finally {
+      await run.stop();
+    }
+  }, 90_000);
+
+  const removals = generated.flatMap((role, r) =>
+    role.rules.map((rule, i) => ({ r, i, resource: (rule.resources ?? rule.nonResourceURLs ?? []).join(','), label: `${role.kind} ${(rule.resources ?? rule.nonResourceURLs ?? []).join(',')} ${rule.verbs.join(',')}` })),
+  );
+  // What a user sees with each rule gone: a missing read in readiness, named; a missing write in what the operator fails to do.
+  const symptom: Record<string, RegExp> = {
+    configmaps: /^not ready: .*informers failed: not synced: ConfigMap.v1 \(GET \/api\/v1\/configmaps: 403 Forbidden: .*cannot list resource "configmaps"/,
+    harddisks: /^not ready: .*informers failed: not synced: HardDisk.crd-demo.io\/v1 \(GET .*403 Forbidden: .*cannot list resource "harddisks"/,
+    'harddisks/finalizers': /^disk not Bound/,
+    'harddisks/status': /^disk not Bound/,
+    events: /^no Provisioned event$/,
+    leases: /^never became leader$/,
+    tokenreviews: /^metrics caller not reviewed: 500 the token could not be reviewed: .*403 Forbidden/,
+    subjectaccessreviews: /^metrics caller not reviewed: 500 access could not be reviewed: .*403 Forbidden/,
+  };
+
+  it('knows a symptom for every rule', () => {
+    expect(removals.map((x) => x.resource).sort()).toEqual(Object.keys(symptom).sort());
+  });
+
+  it.each(removals)('without the rule $label, a user would notice', async ({ r, i, resource }) => {
+    const roles = generated.map((role, ri) => (ri === r ? { ...role, rules: role.rules.filter((_, ii) => ii !== i) } : role));
+    const run = await runAs(roles);
+    try {
+      const failure = await userChecks(run);
+      expect(failure).toMatch(symptom[resource]!);
+    } finally {
+      await run.stop();
+    }
+  }, 90_000);
+});

@@ -1,0 +1,215 @@
+/**
+ * What a manager needs the API server to allow: the counterpart of
+ * kubebuilder's `+kubebuilder:rbac` markers, computed from what the manager
+ * was given rather than written beside it.
+ *
+ * Reads follow from what controllers watch (`for`, `owns`, `watches`: get,
+ * list and watch, as the cache lists and watches them and uncached reads get
+ * them); writes are declared on the controller (`permissions`); the
+ * manager's own needs follow from its options (the event recorder, leader
+ * election's Lease, secure metrics' reviews).
+ */
+import type { KindRef } from '@kubeloop/client';
+import { isMetadataRef } from '@kubeloop/client';
+import type { ResourceDescriptor, Scheme } from '@kubeloop/scheme';
+import { parseApiVersion } from '@kubeloop/scheme';
+import type { ControllerDefinition } from '../controller/builder.js';
+import { nameOf } from '../controller/builder.js';
+import { ManagerError } from '../errors.js';
+
+/** An API verb as RBAC names it. `'*'` is every verb. */
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection' | '*' | (string & {});
+
+/** A resource named by group and plural, for kinds the scheme does not describe. */
+export interface ResourceName {
+  /** API group; `''` for the core group. */
+  readonly group: string;
+  /** The plural resource name (`configmaps`). */
+  readonly resource: string;
+  /** `false` for cluster-scoped resources. Default: true. */
+  readonly namespaced?: boolean;
+}
+
+/** Permission on a resource: the kind's descriptor (group and plural come from it) or a {@link ResourceName}. */
+export interface ResourcePermission {
+  readonly resource: ResourceDescriptor | ResourceName;
+  /** A subresource (`status`, `scale`, `finalizers`). Default: the resource itself. */
+  readonly subresource?: string;
+  readonly verbs: readonly Verb[];
+  /** Only these objects. Default: any. */
+  readonly resourceNames?: readonly string[];
+}
+
+/** Permission on URLs outside the resource API (`/metrics`, `/healthz`). */
+export interface NonResourcePermission {
+  readonly nonResourceURLs: readonly string[];
+  readonly verbs: readonly Verb[];
+}
+
+/**
+ * What a controller declares it does beyond reading what it watches: the
+ * writes (create, update, patch, delete), reads of kinds it does not watch,
+ * subresources. Set on the controller definition as `permissions`, or with
+ * the builder's `withPermissions`.
+ *
+ * @example
+ * ```ts
+ * manager.register(HardDiskReconciler, {
+ *   for: HardDisk,
+ *   owns: [ConfigMap],
+ *   permissions: [
+ *     { resource: HardDisk, verbs: ['update', 'patch'] }, // finalizer
+ *     { resource: ConfigMap, verbs: ['create', 'update', 'patch', 'delete'] },
+ *   ],
+ * });
+ * ```
+ */
+export type Permission = ResourcePermission | NonResourcePermission;
+
+/**
+ * One permission the manager needs, with the reason it needs it. Resources
+ * with a subresource read `harddisks/status`, as in an RBAC rule.
+ */
+export interface PermissionRequirement {
+  /** API group (`''` for core); absent for non-resource URLs. */
+  readonly group?: string;
+  /** `configmaps`, `harddisks/status`; absent for non-resource URLs. */
+  readonly resource?: string;
+  readonly nonResourceURLs?: readonly string[];
+  readonly verbs: readonly string[];
+  readonly resourceNames?: readonly string[];
+  /** Namespaces it is needed in; absent: cluster-wide (a ClusterRole). */
+  readonly namespaces?: readonly string[];
+  /** Why: `controller harddisk watches ConfigMap`, `leader election`. */
+  readonly reason: string;
+}
+
+/** What {@link requiredPermissions} reads from a manager. */
+export interface PermissionSources {
+  readonly scheme: Scheme;
+  readonly controllers: readonly ControllerDefinition[];
+  /** The manager's `namespaces` option: namespaced permissions are needed there alone. */
+  readonly namespaces?: readonly string[];
+  /** The Lease's namespace when leader election is on. */
+  readonly leaderElectionNamespace?: string;
+  /** Secure metrics with authorization: TokenReview and SubjectAccessReview. */
+  readonly metricsAuthorization?: boolean;
+  /** The event recorder is in use (it is whenever a controller is registered). */
+  readonly events?: boolean;
+}
+
+const READ = ['get', 'list', 'watch'] as const;
+
+function isResourceName(r: ResourceDescriptor | ResourceName): r is ResourceName {
+  return typeof (r as ResourceName).resource === 'string' && typeof (r as { apiVersion?: unknown }).apiVersion !== 'string';
+}
+
+interface Resolved {
+  readonly group: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+  readonly label: string;
+  readonly statusSubresource: boolean;
+}
+
+function resolveKind(scheme: Scheme, ref: KindRef | ResourceDescriptor, where: string): Resolved {
+  const target = isMetadataRef(ref) ? (ref as { of: ResourceDescriptor }).of : (ref as ResourceDescriptor);
+  const { group, version } = parseApiVersion(target.apiVersion);
+  const known = scheme.lookup({ group, version, kind: target.kind });
+  const plural = target.plural ?? known?.plural;
+  const namespaced = target.namespaced ?? known?.namespaced;
+  if (plural === undefined || namespaced === undefined) {
+    throw new ManagerError(
+      'InvalidRegistration',
+      `${where}: cannot tell the resource name and scope of ${target.kind}.${target.apiVersion}: register its descriptor (with plural and namespaced) in the manager's scheme, or declare it as { group, resource, namespaced }`,
+    );
+  }
+  const schema = (target.schema ?? known?.schema)?.crd;
+  return { group, plural, namespaced, label: target.kind, statusSubresource: Boolean(schema?.subresources?.status) };
+}
+
+function kindOf(entry: unknown): KindRef | undefined {
+  if (entry === null || typeof entry !== 'object') return undefined;
+  if ('start' in entry && typeof (entry).start === 'function') return undefined; // a ready source: declare what it reads
+  const wrapped = (entry as { kind?: unknown }).kind;
+  return (typeof wrapped === 'object' ? wrapped : entry) as KindRef;
+}
+
+/**
+ * The permissions a manager with these controllers and options needs, in a
+ * stable order. `manager.permissions()` calls this with the manager's own
+ * parts; `kubeloop generate rbac` turns the result into Roles.
+ *
+ * For each controller: get, list and watch on every kind it watches (the
+ * cache lists and watches it; reads of uncached kinds get it); on its `for`
+ * kind's `status` subresource get, update and patch when the kind declares
+ * the subresource; `update` on the `for` kind's `finalizers` when it owns
+ * kinds (an owner reference with blockOwnerDeletion needs it where the
+ * OwnerReferencesPermissionEnforcement admission plugin runs); whatever it
+ * declares in `permissions`. For the manager: create and patch on
+ * events.k8s.io events (the recorder writes and folds series), get, create
+ * and update on its Lease's namespace's leases, create on tokenreviews and
+ * subjectaccessreviews for secure metrics.
+ *
+ * @throws {@link ManagerError} `InvalidRegistration` when a kind's resource name or scope is unknown.
+ * @example
+ * ```ts
+ * const needs = requiredPermissions({ scheme, controllers: [{ for: HardDisk, owns: [ConfigMap] }], events: true });
+ * needs[0]; // { group: 'crd-demo.io', resource: 'harddisks', verbs: ['get', 'list', 'watch'], reason: 'controller harddisk reconciles HardDisk' }
+ * ```
+ */
+export function requiredPermissions(sources: PermissionSources): PermissionRequirement[] {
+  const out: PermissionRequirement[] = [];
+  const scoped = (namespaced: boolean): { namespaces?: readonly string[] } =>
+    namespaced && sources.namespaces && sources.namespaces.length > 0 ? { namespaces: [...sources.namespaces] } : {};
+  for (const def of sources.controllers) {
+    const name = nameOf(def);
+    const forKind = resolveKind(sources.scheme, def.for, `controller ${name}`);
+    out.push({ group: forKind.group, resource: forKind.plural, verbs: [...READ], ...scoped(forKind.namespaced), reason: `controller ${name} reconciles ${forKind.label}` });
+    if (forKind.statusSubresource) {
+      out.push({ group: forKind.group, resource: `${forKind.plural}/status`, verbs: ['get', 'update', 'patch'], ...scoped(forKind.namespaced), reason: `controller ${name} reports ${forKind.label} status` });
+    }
+    const owned = (def.owns ?? []).map(kindOf).filter((k): k is KindRef => k !== undefined);
+    if (owned.length > 0) {
+      out.push({ group: forKind.group, resource: `${forKind.plural}/finalizers`, verbs: ['update'], ...scoped(forKind.namespaced), reason: `controller ${name} sets owner references to ${forKind.label} (blockOwnerDeletion)` });
+    }
+    for (const kind of owned) {
+      const k = resolveKind(sources.scheme, kind, `controller ${name}`);
+      out.push({ group: k.group, resource: k.plural, verbs: [...READ], ...scoped(k.namespaced), reason: `controller ${name} owns ${k.label}` });
+    }
+    for (const w of def.watches ?? []) {
+      const kind = kindOf(w);
+      if (!kind) continue;
+      const k = resolveKind(sources.scheme, kind, `controller ${name}`);
+      out.push({ group: k.group, resource: k.plural, verbs: [...READ], ...scoped(k.namespaced), reason: `controller ${name} watches ${k.label}` });
+    }
+    for (const p of def.permissions ?? []) {
+      if ('nonResourceURLs' in p) {
+        out.push({ nonResourceURLs: [...p.nonResourceURLs], verbs: [...p.verbs], reason: `controller ${name} declares it` });
+        continue;
+      }
+      const r = isResourceName(p.resource)
+        ? { group: p.resource.group, plural: p.resource.resource, namespaced: p.resource.namespaced ?? true }
+        : resolveKind(sources.scheme, p.resource, `controller ${name}`);
+      out.push({
+        group: r.group,
+        resource: p.subresource ? `${r.plural}/${p.subresource}` : r.plural,
+        verbs: [...p.verbs],
+        ...(p.resourceNames ? { resourceNames: [...p.resourceNames] } : {}),
+        ...scoped(r.namespaced),
+        reason: `controller ${name} declares it`,
+      });
+    }
+  }
+  if (sources.events ?? sources.controllers.length > 0) {
+    out.push({ group: 'events.k8s.io', resource: 'events', verbs: ['create', 'patch'], ...scoped(true), reason: 'the event recorder' });
+  }
+  if (sources.leaderElectionNamespace !== undefined) {
+    out.push({ group: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'create', 'update'], namespaces: [sources.leaderElectionNamespace], reason: 'leader election' });
+  }
+  if (sources.metricsAuthorization) {
+    out.push({ group: 'authentication.k8s.io', resource: 'tokenreviews', verbs: ['create'], reason: 'secure metrics: who is calling' });
+    out.push({ group: 'authorization.k8s.io', resource: 'subjectaccessreviews', verbs: ['create'], reason: 'secure metrics: may they' });
+  }
+  return out;
+}
