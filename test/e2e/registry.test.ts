@@ -256,11 +256,22 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     expect(lock).toContain("'@kubeloop/manager@");
   }, 20 * MINUTE);
 
-  it('kubeloop create api adds a kind, and pnpm generate writes its CRD', async () => {
+  it('the new project\'s generated files are current: pnpm build, pnpm generate:check (CRDs and RBAC)', async () => {
+    await timed('pnpm build + generate:check (new demo)', async () => {
+      await ok('pnpm', ['build'], { cwd: project, env, timeoutMs: 5 * MINUTE });
+      await ok('pnpm', ['generate:check'], { cwd: project, env, timeoutMs: 5 * MINUTE });
+    });
+  }, 10 * MINUTE);
+
+  it('kubeloop create api adds a kind, and pnpm generate writes its CRD and the role', async () => {
     const out = await timed('kubeloop create api (demo: Blog)', () => ok('pnpm', ['exec', 'kubeloop', 'create', 'api', '--group', 'demo.example.com', '--version', 'v1', '--kind', 'Blog'], { cwd: project, env, timeoutMs: MINUTE }));
     expect(out).toContain('created src/apis/blog.ts');
     await timed('pnpm generate (demo)', () => ok('pnpm', ['generate'], { cwd: project, env, timeoutMs: 5 * MINUTE }));
     expect(readFileSync(join(project, 'config', 'crd', 'blogs.demo.example.com.yaml'), 'utf8')).toContain('kind: Blog');
+    // kubeloop generate rbac (in pnpm generate) read the new controller: the role now reads Blogs and writes their status.
+    const role = readFileSync(join(project, 'config', 'rbac', 'role.yaml'), 'utf8');
+    expect(role).toContain('#   demo.example.com blogs get,list,watch: controller blog reconciles Blog');
+    expect(role).toContain('- blogs/status');
   }, 10 * MINUTE);
 
   it('pnpm build, and the committed CRD is what kubeloop generate crds writes', async () => {
@@ -375,7 +386,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     }
   }, 10 * MINUTE);
 
-  it('the operator runs as its ServiceAccount under the scaffold\'s RBAC alone (a TokenRequest token)', async () => {
+  it('the operator runs as its ServiceAccount under the generated RBAC alone (a TokenRequest token)', async () => {
     const kubeconfigPath = inject('kubeconfigPath');
     const client = createClient({ kubeConfig: loadKubeConfig(kubeconfigPath), fieldOwner: 'e2e-registry' });
     const apply = async (file: string) => {

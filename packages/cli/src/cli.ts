@@ -176,7 +176,7 @@ const generateRbacCommand: Command = {
 
 const createApiCommand: Command = {
   path: ['create', 'api'],
-  summary: 'add a kind to a project made by pnpm create kubeloop: its schema, a controller, a sample, a unit test, RBAC rules, its registration in src/main.ts',
+  summary: 'add a kind to a project made by pnpm create kubeloop: its schema, a controller, a sample, a unit test, its registration (src/main.ts, src/controllers/index.ts)',
   help: [
     '  --group <group>       the API group, e.g. demo.example.com (required)',
     '  --version <version>   the version, e.g. v1 (required)',
@@ -209,7 +209,7 @@ const createApiCommand: Command = {
     });
     for (const f of result.created) ctx.out(`${dryRun ? 'would create' : 'created'} ${f}`);
     for (const f of result.changed) ctx.out(`${dryRun ? 'would change' : 'changed'} ${f}`);
-    if (!dryRun) ctx.err('kubeloop: next, run `pnpm generate` (build and write the CRD), then `pnpm test`');
+    if (!dryRun) ctx.err('kubeloop: next, run `pnpm generate` (build, write the CRD and the RBAC role), then `pnpm test`');
     return 0;
   },
 };

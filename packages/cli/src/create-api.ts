@@ -2,10 +2,11 @@
  * `kubeloop create api`: add a kind to a project made by `pnpm create
  * kubeloop`, as kubebuilder's `create api` does: the schema-first kind, a
  * controller that reports Ready, a sample, a unit test on the fake API
- * server, its RBAC rules, and its registration in src/main.ts (at the
- * `kubeloop:scaffold:*` markers). Every edit is checked before anything is
- * written, so a project without the markers, or with the kind already
- * there, is left untouched.
+ * server, and its registration at the `kubeloop:scaffold:*` markers (the
+ * kind in src/main.ts's scheme, the controller in src/controllers/index.ts's
+ * `setupControllers`, from which `pnpm generate` writes the RBAC role).
+ * Every edit is checked before anything is written, so a project without
+ * the markers, or with the kind already there, is left untouched.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -66,6 +67,12 @@ const MARKERS = {
   controllers: '// kubeloop:scaffold:controllers',
 } as const;
 
+/** The markers each file must carry. */
+const NEEDED = {
+  main: [MARKERS.imports, ` ${MARKERS.kinds}`],
+  controllersIndex: [MARKERS.imports, MARKERS.controllers],
+} as const;
+
 function kindFile(o: Required<Pick<CreateApiOptions, 'group' | 'version' | 'kind' | 'plural'>> & { namespaced: boolean }): string {
   return `/**
  * The ${o.kind} kind (${o.group}/${o.version}), defined by its schema: the
@@ -106,8 +113,9 @@ function controllerFile(o: { kind: string; name: string; namespaced: boolean }):
   return `/**
  * The ${o.kind} controller: reconciles each ${o.kind} and reports it Ready
  * for the generation it saw. Put what the ${o.kind} should make happen in
- * the cluster where the comment says, and keep config/rbac/role.yaml in
- * step with what it reads and writes.
+ * the cluster where the comment says; declare each write it makes with
+ * \`.withPermissions(...)\` and run \`pnpm generate\` (kubeloop generate rbac
+ * derives the reads from what it watches and writes config/rbac/role.yaml).
  */
 ${use('{ isNotFound, mergeFrom, mutableCopy }', '@kubeloop/client')}
 ${use('{ Result, generationChanged, setStatusCondition }', '@kubeloop/manager')}
@@ -214,17 +222,6 @@ spec:
 `;
 }
 
-function rbacRules(o: { group: string; plural: string; kind: string }): string {
-  return `  # ${o.kind} (kubeloop create api): watched through the cache, its status written.
-  - apiGroups: ["${o.group}"]
-    resources: ["${o.plural}"]
-    verbs: ["get", "list", "watch", "update", "patch"]
-  - apiGroups: ["${o.group}"]
-    resources: ["${o.plural}/status"]
-    verbs: ["get", "update", "patch"]
-`;
-}
-
 /** Insert `text` before the line holding `marker`. */
 function before(source: string, marker: string, text: string): string {
   const i = source.indexOf(marker);
@@ -259,7 +256,6 @@ export async function createApi(options: CreateApiOptions): Promise<CreateApiRes
     main: 'src/main.ts',
     apisIndex: 'src/apis/index.ts',
     controllersIndex: 'src/controllers/index.ts',
-    role: 'config/rbac/role.yaml',
     kind: `src/apis/${file}.ts`,
     controller: `src/controllers/${file}-controller.ts`,
     test: `test/${file}-controller.unit.test.ts`,
@@ -272,10 +268,12 @@ export async function createApi(options: CreateApiOptions): Promise<CreateApiRes
       throw new CliError('InvalidInput', `${rel} not found in ${cwd}: create api works in a project made by \`pnpm create kubeloop\` (run it in the project's directory, or pass --cwd)`);
     }
   };
-  const [main, apisIndex, controllersIndex, role] = await Promise.all([read(paths.main), read(paths.apisIndex), read(paths.controllersIndex), read(paths.role)]);
-  const missing = Object.values(MARKERS).filter((m) => !main.includes(m === MARKERS.kinds ? ` ${m}` : m));
-  if (missing.length > 0) {
-    throw new CliError('InvalidInput', `${paths.main} has no ${missing.join(', ')} marker: add them where kubeloop should register new kinds and controllers (see a new project's src/main.ts), or register ${kind} by hand`);
+  const [main, apisIndex, controllersIndex] = await Promise.all([read(paths.main), read(paths.apisIndex), read(paths.controllersIndex)]);
+  for (const [file, text] of [['main', main], ['controllersIndex', controllersIndex]] as const) {
+    const missing = NEEDED[file].filter((m) => !text.includes(m)).map((m) => m.trim());
+    if (missing.length > 0) {
+      throw new CliError('InvalidInput', `${paths[file]} has no ${missing.join(', ')} marker: add them where kubeloop should register new kinds and controllers (see a new project's ${paths[file]}), or register ${kind} by hand`);
+    }
   }
   for (const rel of [paths.kind, paths.controller, paths.test, paths.sample]) {
     if (existsSync(join(cwd, rel))) throw new CliError('InvalidInput', `${rel} exists already: ${kind} seems to be there; nothing was written`);
@@ -289,14 +287,15 @@ export async function createApi(options: CreateApiOptions): Promise<CreateApiRes
     [paths.test, testFile(o)],
     [paths.sample, sampleFile(o)],
   ];
-  let nextMain = before(main, MARKERS.imports, `import { ${kind} } from './apis/index.js';\nimport { setup${kind}Controller } from './controllers/index.js';\n`);
+  let nextMain = before(main, MARKERS.imports, `import { ${kind} } from './apis/index.js';\n`);
   nextMain = nextMain.replace(` ${MARKERS.kinds}`, `, ${kind} ${MARKERS.kinds}`);
-  nextMain = before(nextMain, MARKERS.controllers, `setup${kind}Controller(manager);\n`);
+  let nextControllers = before(controllersIndex, MARKERS.imports, `import { setup${kind}Controller } from './${file}-controller.js';\n`);
+  nextControllers = before(nextControllers, MARKERS.controllers, `  setup${kind}Controller(manager);\n`);
+  nextControllers = `${nextControllers.trimEnd()}\n\nexport { setup${kind}Controller } from './${file}-controller.js';\n`;
   const changed: [string, string][] = [
     [paths.main, nextMain],
     [paths.apisIndex, `${apisIndex.trimEnd()}\nexport { ${kind} } from './${file}.js';\n`],
-    [paths.controllersIndex, `${controllersIndex.trimEnd()}\nexport { setup${kind}Controller } from './${file}-controller.js';\n`],
-    [paths.role, `${role.trimEnd()}\n${rbacRules(o)}`],
+    [paths.controllersIndex, nextControllers],
   ];
   if (options.dryRun !== true) {
     for (const [rel, text] of [...created, ...changed]) {

@@ -78,14 +78,14 @@ function splitSetup(setup: string): { module: string; exportName: string } {
   return { module: setup.slice(0, hash), exportName: setup.slice(hash + 1) };
 }
 
-/** The YAML text of the role file: a header with each permission and its reason, then the roles. */
+/** The YAML text of the role file: a header naming the setup function, each permission with its reason, then the roles. */
 export function renderRoles(roles: readonly RoleManifest[], permissions: readonly PermissionRequirement[], source: string): string {
   const why = permissions.map((p) => {
     const what = p.nonResourceURLs ? p.nonResourceURLs.join(',') : `${p.group === '' ? 'core' : p.group} ${p.resource}`;
     return `#   ${what} ${p.verbs.join(',')}${p.resourceNames ? ` (${p.resourceNames.join(',')})` : ''}${p.namespaces ? ` in ${p.namespaces.join(',')}` : ''}: ${p.reason}`;
   });
   const docs = roles.map((r) => stringify(r, { lineWidth: 0 })).join('---\n');
-  return `${RBAC_MARKER} from ${source}; do not edit.\n# What the manager needs, and why:\n${why.join('\n')}\n${docs}`;
+  return `${RBAC_MARKER} from the controllers ${source} registers; do not edit.\n# What the manager needs, and why:\n${why.join('\n')}\n${docs}`;
 }
 
 /**
@@ -145,6 +145,6 @@ export async function generateRbac(options: GenerateRbacOptions): Promise<Genera
   }
   const roles = rolesFor(permissions, { name: options.name });
   const file = resolve(cwd, options.outFile ?? join('config', 'rbac', 'role.yaml'));
-  const report = await syncFiles([{ path: file, text: renderRoles(roles, permissions, options.setup) }], { check: options.check ?? false, dir: dirname(file), marker: RBAC_MARKER, cwd });
+  const report = await syncFiles([{ path: file, text: renderRoles(roles, permissions, exportName) }], { check: options.check ?? false, dir: dirname(file), marker: RBAC_MARKER, cwd });
   return { ...report, permissions, roles };
 }

@@ -49,7 +49,6 @@ describe('createProject', () => {
       'config/rbac/metrics-reader-role.yaml',
       'config/rbac/service-account.yaml',
       'config/rbac/role-binding.yaml',
-      'config/rbac/leader-election-role.yaml',
       'config/manager/deployment.yaml',
       'config/manager/metrics-service.yaml',
       'config/samples/website.yaml',
@@ -72,8 +71,10 @@ describe('createProject', () => {
     const crd = parse(readFileSync(join(project.directory, 'config/crd/websites.demo.example.com.yaml'), 'utf8')) as { metadata: { name: string }; spec: { group: string } };
     expect(crd.metadata.name).toBe('websites.demo.example.com');
     expect(crd.spec.group).toBe('demo.example.com');
-    const role = parse(readFileSync(join(project.directory, 'config/rbac/role.yaml'), 'utf8')) as { rules: { apiGroups: string[]; resources: string[] }[] };
-    expect(role.rules.flatMap((r) => r.resources)).toEqual(expect.arrayContaining(['websites', 'websites/status', 'websites/finalizers', 'configmaps', 'events']));
+    // Written by kubeloop generate rbac (packages/cli/test/scaffold-rbac.test.ts checks it is current): the ClusterRole, and the Lease's Role.
+    const [role, leaseRole] = parseAllDocuments(readFileSync(join(project.directory, 'config/rbac/role.yaml'), 'utf8')).map((d) => d.toJSON() as { kind: string; metadata: { name: string; namespace?: string }; rules: { apiGroups: string[]; resources: string[] }[] });
+    expect(role!.rules.flatMap((r) => r.resources)).toEqual(expect.arrayContaining(['websites', 'websites/status', 'websites/finalizers', 'configmaps', 'events']));
+    expect(leaseRole).toMatchObject({ kind: 'Role', metadata: { name: 'demo-manager', namespace: 'demo-system' }, rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'] }] });
     const docs = parseAllDocuments(readFileSync(join(project.directory, 'config/rbac/role-binding.yaml'), 'utf8')).map((d) => d.toJSON() as { subjects: { name: string; namespace: string }[] });
     for (const doc of docs) expect(doc.subjects).toEqual([{ kind: 'ServiceAccount', name: 'demo-manager', namespace: 'demo-system' }]);
     const ci = readFileSync(join(project.directory, '.github/workflows/ci.yml'), 'utf8');

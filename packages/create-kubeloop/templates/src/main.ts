@@ -29,7 +29,7 @@ import { builtinScheme } from '@kubeloop/scheme';
 import { watchCertificateFiles } from '@kubeloop/webhook';
 import { PinoPretty } from 'pino-pretty';
 import { Website } from './apis/index.js';
-import { setupWebsiteController } from './controllers/index.js';
+import { setupControllers } from './controllers/index.js';
 // kubeloop:scaffold:imports (`kubeloop create api` adds imports above this line)
 
 const { values } = parseArgs({
@@ -61,8 +61,7 @@ const manager = createManager({
   healthProbeBindAddress: values['health-probe-bind-address'],
   ...(values['leader-elect'] ? { leaderElection: { name: '{{name}}-leader', namespace: leaderElectionNamespace, releaseOnCancel: true } } : {}),
 });
-setupWebsiteController(manager);
-// kubeloop:scaffold:controllers (`kubeloop create api` adds controllers above this line)
+setupControllers(manager);
 
 log.info({ server: kubeConfig.server, leaderElect: values['leader-elect'] }, 'starting {{name}}');
 try {

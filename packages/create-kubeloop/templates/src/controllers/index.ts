@@ -1,2 +1,26 @@
-/** The project's controllers; main.ts registers each with the manager. */
+/**
+ * The project's controllers: `setupControllers` registers every one with a
+ * manager. main.ts calls it; so does `kubeloop generate rbac` (on a manager
+ * that never connects), to write config/rbac/role.yaml from what the
+ * controllers watch and declare in `permissions`.
+ */
+import type { Manager } from '@kubeloop/manager';
+import { setupWebsiteController } from './website-controller.js';
+// kubeloop:scaffold:imports (`kubeloop create api` adds imports above this line)
+
 export { WebsiteReconciler, configMapNameOf, setupWebsiteController } from './website-controller.js';
+
+/**
+ * Registers the project's controllers with a manager.
+ *
+ * @example
+ * ```ts
+ * const manager = createManager({ scheme: builtinScheme.extend(Website), fieldOwner: '{{name}}' });
+ * setupControllers(manager);
+ * await manager.start(signalHandler());
+ * ```
+ */
+export function setupControllers(manager: Manager): void {
+  setupWebsiteController(manager);
+  // kubeloop:scaffold:controllers (`kubeloop create api` adds controllers above this line)
+}

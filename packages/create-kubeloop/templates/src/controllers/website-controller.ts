@@ -3,8 +3,10 @@
  * index.html, kept in sync with the spec; a Ready condition in status; events;
  * and a finalizer (an example of cleanup that owner references cannot do).
  *
- * The RBAC rules this needs are in config/rbac/role.yaml: keep them in step
- * with what this file reads and writes.
+ * `permissions` in {@link setupWebsiteController} declares what it writes;
+ * `pnpm generate` (kubeloop generate rbac) adds the reads of what it
+ * watches and writes config/rbac/role.yaml. Declare a write here when you
+ * add one, then run `pnpm generate`.
  */
 import { ConfigMap } from '@kubeloop/scheme';
 import type { CachedClient, DeepReadonly, Fetched } from '@kubeloop/client';
@@ -91,8 +93,9 @@ function page(title: string, content: string): string {
 
 /**
  * Registers the Website controller with a manager: what it watches (Websites
- * whose generation changed, and the ConfigMaps it owns) and the DI tokens of
- * its constructor's parameters, in order.
+ * whose generation changed, and the ConfigMaps it owns), what it writes
+ * (for `kubeloop generate rbac`), and the DI tokens of its constructor's
+ * parameters, in order.
  *
  * @example
  * ```ts
@@ -107,6 +110,10 @@ export function setupWebsiteController(manager: Manager): void {
     for: Website,
     forPredicates: [generationChanged()],
     owns: [ConfigMap],
+    permissions: [
+      { resource: Website, verbs: ['update', 'patch'] }, // its finalizer
+      { resource: ConfigMap, verbs: ['create', 'update', 'patch'] }, // createOrUpdate
+    ],
     inject: [TOKENS.Client, TOKENS.EventRecorderProvider],
   });
 }
