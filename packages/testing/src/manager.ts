@@ -15,3 +15,4 @@
  */
 export { startTestManager, waitForReconcile } from './test-manager.js';
 export type { ReconcileTarget, TestManager, TestManagerOptions, WaitForReconcileOptions } from './test-manager.js';
+export type { ManagerRequest } from './recording.js';

@@ -6,10 +6,14 @@
  * finish; `stop()` (or `await using`) stops it and reports how it ended.
  */
 import type { KubeConfigLike } from '@kubeloop/client';
+import { createTransport } from '@kubeloop/client';
 import { createLogger, createManager } from '@kubeloop/manager';
+import type { RequestAudit, RoleManifest } from '@kubeloop/manager/rbac';
 import type { Manager, ManagerOptions, ReconcileReport } from '@kubeloop/manager';
 import { TestingError } from './errors.js';
 import type { FakeApiServer } from './fake-api-server.js';
+import { auditManagerRequests, recordingTransport } from './recording.js';
+import type { ManagerRequest } from './recording.js';
 
 /** Options for {@link startTestManager}: those of `createManager` plus where it runs and what it runs. */
 export interface TestManagerOptions extends Omit<ManagerOptions, 'kubeConfig' | 'transport' | 'cluster'> {
@@ -51,6 +55,28 @@ export interface TestManager extends AsyncDisposable {
   waitForReconcile(target: ReconcileTarget | { readonly metadata?: { readonly namespace?: string | undefined; readonly name?: string | undefined } | undefined }, options?: WaitForReconcileOptions): Promise<ReconcileReport>;
   /** Stop the manager and wait for it; rejects with what `start()` rejected with (a failed runnable, say). */
   stop(): Promise<void>;
+  /**
+   * Every request the manager has made so far, oldest first: its client and
+   * cache (watches included), leader election, the event recorder.
+   */
+  readonly requests: readonly ManagerRequest[];
+  /**
+   * The recording mode of RBAC: which of the manager's requests so far the
+   * roles would deny, and which granted verbs none used. `roles` is a role
+   * file (`'config/rbac/role.yaml'`, as `kubeloop generate rbac` writes it),
+   * roles, or by default the roles of the manager's own `permissions()` (a
+   * write your controller makes but does not declare shows as denied).
+   * Discovery is not counted (every authenticated user may do it).
+   *
+   * @throws {@link TestingError} `InvalidArgument` when the file cannot be read or holds no role.
+   * @example
+   * ```ts
+   * afterAll(() => {
+   *   expect(tm.auditPermissions('config/rbac/role.yaml').denied).toEqual([]);
+   * });
+   * ```
+   */
+  auditPermissions(roles?: string | readonly RoleManifest[]): RequestAudit;
 }
 
 function isFake(backend: TestManagerOptions['backend']): backend is FakeApiServer {
@@ -140,11 +166,13 @@ export function waitForReconcile(manager: Manager, target: ReconcileTarget, opti
 export async function startTestManager(options: TestManagerOptions): Promise<TestManager> {
   const { backend, setup, startTimeoutMs = 30_000, ...managerOptions } = options;
   if (!backend) throw new TestingError('InvalidArgument', 'startTestManager needs a backend: a fake API server or a kubeconfig');
+  const requests: ManagerRequest[] = [];
+  const transport = isFake(backend) ? backend.createTransport() : createTransport(backend, managerOptions.transportOptions ?? {});
   const manager = createManager({
     fieldOwner: 'test-manager',
     logger: createLogger({ level: process.env['KUBELOOP_LOG_LEVEL'] ?? 'silent' }),
     ...managerOptions,
-    ...(isFake(backend) ? { transport: backend.createTransport() } : { kubeConfig: backend }),
+    transport: recordingTransport(transport, requests),
   });
   if (setup) await setup(manager);
   const ac = new AbortController();
@@ -179,6 +207,8 @@ export async function startTestManager(options: TestManagerOptions): Promise<Tes
     manager,
     waitForReconcile: (target, waitOptions) => waitForReconcile(manager, targetOf(target), waitOptions),
     stop,
+    requests,
+    auditPermissions: (roles) => auditManagerRequests(requests, roles, () => manager.permissions()),
     [Symbol.asyncDispose]: stop,
   };
 }

@@ -4,7 +4,12 @@
  * controller, waits for the reconcile of the object it creates, sees a
  * failing reconcile named in the timeout message, and stops the manager.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { rolesFor } from '@kubeloop/manager/rbac';
 import { createClient, isNotFound } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { createOrUpdate, Result } from '@kubeloop/manager';
@@ -98,6 +103,28 @@ describe.each([{ backend: 'fake' as const }, { backend: 'envtest' as const }])('
       return list;
     });
     expect(found.items.every((c) => c.data?.['mode'] === 'loud')).toBe(true);
+  });
+
+  it('records the manager’s requests and audits them against roles: undeclared writes are denied', async () => {
+    // Watches are recorded with their answer.
+    expect(tm.requests.some((r) => r.method === 'GET' && /\/configmaps\?.*watch=(true|1)/.test(r.url) && r.status === 200)).toBe(true);
+    // The copier writes ConfigMaps but declares no permission: its own permissions() grant only reads and events.
+    const denied = [...new Set(tm.auditPermissions().denied.map((d) => `${d.attributes.verb} ${d.attributes.resource}`))].sort();
+    expect(denied).toContain('create configmaps');
+    expect(denied.every((d) => /^(create|update|patch) configmaps$/.test(d))).toBe(true);
+    // Granted, nothing is denied; the same roles from a file, as generate rbac writes one.
+    const roles = rolesFor([...tm.manager.permissions(), { group: '', resource: 'configmaps', verbs: ['create', 'update', 'patch'], namespaces: [ns], reason: 'copier writes' }], { name: 'copier' });
+    expect(tm.auditPermissions(roles).denied).toEqual([]);
+    const dir = mkdtempSync(join(tmpdir(), 'kubeloop-audit-'));
+    try {
+      const file = join(dir, 'role.yaml');
+      writeFileSync(file, roles.map((r) => stringify(r)).join('---\n'));
+      expect(tm.auditPermissions(file).denied).toEqual([]);
+      writeFileSync(file, 'kind: ConfigMap\n');
+      expect(() => tm.auditPermissions(file)).toThrow(/holds no ClusterRole or Role/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a listener that throws harms nothing', async () => {

@@ -1,36 +1,38 @@
 /**
  * The Website controller against a real API server (started once per run by
- * test/support/global-setup.ts): the manager runs the controller exactly as
- * src/main.ts does, and the test checks what lands in the cluster.
+ * test/support/global-setup.ts): the manager runs the controllers exactly as
+ * src/main.ts does, and the test checks what lands in the cluster. The test
+ * manager records every request the manager makes; the last test checks
+ * them against config/rbac/role.yaml (written by `pnpm generate`), so a
+ * write a controller makes but does not declare fails here, not in the
+ * cluster.
  */
 import 'reflect-metadata';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createClient, isNotFound, loadKubeConfig } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
-import { createLogger, createManager } from '@kubeloop/manager';
 import { ConfigMap, builtinScheme } from '@kubeloop/scheme';
-import { WEBSITE_FINALIZER, Website } from '../src/apis/index.js';
-import { configMapNameOf, setupWebsiteController } from '../src/controllers/index.js';
 import { eventually } from '@kubeloop/testing';
+import { startTestManager } from '@kubeloop/testing/manager';
+import type { TestManager } from '@kubeloop/testing/manager';
+import { WEBSITE_FINALIZER, Website } from '../src/apis/index.js';
+import { configMapNameOf, setupControllers } from '../src/controllers/index.js';
 
 const scheme = builtinScheme.extend(Website);
 const namespace = `test-${Date.now().toString(36)}`;
 const kubeConfig = loadKubeConfig(inject('kubeconfigPath'));
 let client: Client;
-const stop = new AbortController();
-let running: Promise<void>;
+let tm: TestManager;
 
 beforeAll(async () => {
   client = createClient({ kubeConfig, scheme, fieldOwner: 'website-test' });
   await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  const manager = createManager({ kubeConfig, scheme, fieldOwner: '{{name}}', namespaces: [namespace], logger: createLogger({ level: 'warn' }) });
-  setupWebsiteController(manager);
-  running = manager.start(stop.signal);
+  tm = await startTestManager({ backend: kubeConfig, scheme, fieldOwner: '{{name}}', namespaces: [namespace], setup: setupControllers });
 });
 
 afterAll(async () => {
-  stop.abort();
-  await running;
+  await tm?.stop();
 });
 
 function website(name: string, title: string) {
@@ -78,5 +80,10 @@ describe('the Website controller', () => {
     const err = await client.create({ ...website('bad', 'x'), spec: { title: '' } }).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
     expect(String(err)).toMatch(/title/);
+  });
+
+  it('made no request config/rbac/role.yaml would deny (run after the others: it audits what they made happen)', () => {
+    const audit = tm.auditPermissions(fileURLToPath(new URL('../config/rbac/role.yaml', import.meta.url)));
+    expect(audit.denied.map((d) => `${d.method} ${d.url}`)).toEqual([]);
   });
 });
