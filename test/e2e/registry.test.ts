@@ -14,7 +14,7 @@
  * KUBELOOP_E2E_REGISTRY=1 (scripts/test.sh sets it) and otherwise reports
  * itself as skipped with that reason.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
@@ -130,6 +130,13 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
   let npmrc: string;
   let env: NodeJS.ProcessEnv;
   let project: string;
+  /**
+   * Whether this machine lets us give the operator a pod's view: a mount
+   * namespace (root, or unprivileged user namespaces) where the service
+   * account's files are mounted where a pod has them. Else the run uses a
+   * kubeconfig holding the same token, and says so in the test's name.
+   */
+  const inClusterStyle = spawnSync('unshare', ['--mount', 'sh', '-c', 'mount -t tmpfs tmpfs /run'], { stdio: 'ignore' }).status === 0;
 
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), 'kubeloop-e2e-'));
@@ -387,7 +394,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     }
   }, 10 * MINUTE);
 
-  it('the operator runs as its ServiceAccount under the generated RBAC alone (a TokenRequest token)', async () => {
+  it(`the operator runs as its ServiceAccount under the generated RBAC alone (a TokenRequest token, ${inClusterStyle ? 'in-cluster: KUBERNETES_SERVICE_HOST and the mounted service account' : 'in a kubeconfig: no mount namespace on this machine'})`, async () => {
     const kubeconfigPath = inject('kubeconfigPath');
     const client = createClient({ kubeConfig: loadKubeConfig(kubeconfigPath), fieldOwner: 'e2e-registry' });
     const apply = async (file: string) => {
@@ -397,19 +404,36 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     for (const f of readdirSync(join(project, 'config', 'rbac')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')) await apply(join(project, 'config', 'rbac', f));
     const tokenOf = async (namespace: string, name: string): Promise<string> =>
       (await client.subResource('token').create<{ status: { token: string } }>({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace, name } }, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } })).status.token;
-    // The admin kubeconfig with its user swapped for the ServiceAccount's token: what a pod's in-cluster config amounts to.
-    const admin = parseAllDocuments(readFileSync(kubeconfigPath, 'utf8'))[0]!.toJSON() as { users: { name: string; user: Record<string, unknown> }[] };
+    const admin = parseAllDocuments(readFileSync(kubeconfigPath, 'utf8'))[0]!.toJSON() as { clusters: { cluster: { server: string; 'certificate-authority-data'?: string; 'certificate-authority'?: string } }[]; users: { name: string; user: Record<string, unknown> }[] };
     const token = await tokenOf('demo-system', 'demo-manager');
-    const saConfig = { ...admin, users: admin.users.map((u) => ({ name: u.name, user: { token } })) };
-    const saKubeconfig = join(work, 'sa-kubeconfig.yaml');
-    writeFileSync(saKubeconfig, JSON.stringify(saConfig));
     const metricsPort = await freePort();
     const probePort = await freePort();
-    const operator = spawn('node', ['dist/main.js', '--kubeconfig', saKubeconfig, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`, '--leader-elect'], {
-      cwd: project,
-      env: { ...env, POD_NAMESPACE: 'demo-system' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const flags = ['--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`, '--leader-elect'];
+    let operator;
+    if (inClusterStyle) {
+      // As in a pod: the service account's token, CA and namespace mounted at
+      // /var/run/secrets/kubernetes.io/serviceaccount (in a mount namespace of its own,
+      // over a private tmpfs on /run), KUBERNETES_SERVICE_HOST/PORT set, no kubeconfig anywhere:
+      // the scaffold's main finds the cluster as it would in the cluster.
+      const cluster = admin.clusters[0]!.cluster;
+      const serviceAccount = join(work, 'serviceaccount');
+      mkdirSync(serviceAccount);
+      writeFileSync(join(serviceAccount, 'token'), token);
+      writeFileSync(join(serviceAccount, 'namespace'), 'demo-system');
+      writeFileSync(join(serviceAccount, 'ca.crt'), cluster['certificate-authority-data'] ? Buffer.from(cluster['certificate-authority-data'], 'base64') : readFileSync(cluster['certificate-authority']!));
+      const server = new URL(cluster.server);
+      const mountAndRun = 'mount -t tmpfs tmpfs /run && mkdir -p /run/secrets/kubernetes.io/serviceaccount && mount --bind "$SA_DIR" /run/secrets/kubernetes.io/serviceaccount && exec node dist/main.js "$@"';
+      operator = spawn('unshare', ['--mount', 'sh', '-c', mountAndRun, 'operator', ...flags], {
+        cwd: project,
+        env: { ...env, HOME: join(work, 'nohome'), KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port, POD_NAMESPACE: 'demo-system', SA_DIR: serviceAccount },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } else {
+      // No mount namespace here: the admin kubeconfig with its user swapped for the ServiceAccount's token.
+      const saKubeconfig = join(work, 'sa-kubeconfig.yaml');
+      writeFileSync(saKubeconfig, JSON.stringify({ ...admin, users: admin.users.map((u) => ({ name: u.name, user: { token } })) }));
+      operator = spawn('node', ['dist/main.js', '--kubeconfig', saKubeconfig, ...flags], { cwd: project, env: { ...env, POD_NAMESPACE: 'demo-system' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    }
     let logs = '';
     operator.stdout.on('data', (c: Buffer) => (logs += c.toString()));
     operator.stderr.on('data', (c: Buffer) => (logs += c.toString()));
@@ -426,6 +450,8 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
         }
       });
       expect((await fetch(`http://127.0.0.1:${probePort}/readyz`)).status).toBe(200);
+      // It found the cluster the way it was meant to.
+      if (inClusterStyle) expect(logs).toContain('"source":"in-cluster service account (/var/run/secrets/kubernetes.io/serviceaccount)"');
       // Secure metrics need the operator's own TokenReview and SubjectAccessReview rights (config/rbac/role.yaml).
       const scraped = await scrape(metricsPort, await tokenOf('default', 'prometheus-e2e'));
       expect(scraped.status).toBe(200);

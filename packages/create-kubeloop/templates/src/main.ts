@@ -63,7 +63,7 @@ const manager = createManager({
 });
 setupControllers(manager);
 
-log.info({ server: kubeConfig.server, leaderElect: values['leader-elect'] }, 'starting {{name}}');
+log.info({ server: kubeConfig.server, source: kubeConfig.source, leaderElect: values['leader-elect'] }, 'starting {{name}}');
 try {
   await manager.start(stop);
   log.info('stopped');
