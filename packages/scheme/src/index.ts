@@ -65,6 +65,7 @@ export { defineKind, describeDescriptor, sameDescriptor } from './descriptor.js'
 export type { KindDefinition, ObjectOf, ResourceDescriptor } from './descriptor.js';
 export type {
   ApiVersionOf,
+  ConversionWebhookTarget,
   CustomResourceOptions,
   JsonSchema,
   KindSchema,

@@ -85,7 +85,23 @@ export interface CustomResourceOptions {
   readonly deprecated?: boolean | string;
   /** CEL rules on the whole object (`self.metadata.name`, `self.spec`). Default: none. */
   readonly validations?: readonly ValidationRule[];
+  /**
+   * Convert between the kind's versions with a webhook (ConversionReview v1,
+   * `@kubeloop/webhook`'s `conversionWebhook`): the CRD gets
+   * `conversion.strategy: Webhook` calling this service (in the cluster) or
+   * URL. Kind-wide: versions that set it must agree. The caBundle is filled
+   * in at install time (managed certificates, envtest's `installWebhooks`,
+   * or cert-manager's CA injector). Default: none (strategy `None`: the API
+   * server only rewrites `apiVersion`, right only when every version has the
+   * same schema).
+   */
+  readonly conversion?: ConversionWebhookTarget;
 }
+
+/** Where the API server sends ConversionReviews: a Service in the cluster, or a URL. */
+export type ConversionWebhookTarget =
+  | { readonly service: { readonly namespace: string; readonly name: string; /** Default: `/convert`. */ readonly path?: string; /** Default: 443. */ readonly port?: number } }
+  | { readonly url: string };
 
 /**
  * What a descriptor of a schema-first kind carries: the root OpenAPI v3

@@ -108,6 +108,11 @@ function crdFor(versions: ResourceDescriptor[]): GeneratedCRD {
     }
     return given[0]?.value;
   };
+  const conversions = options.map((o, i) => ({ value: o.conversion, version: versions[i]!.version })).filter((o) => o.value !== undefined);
+  for (const c of conversions) {
+    if (JSON.stringify(c.value) !== JSON.stringify(conversions[0]!.value)) throw invalid(`versions disagree on conversion: ${conversions[0]!.version} and ${c.version}`);
+  }
+  const conversion = conversions[0]?.value;
   const singular = pick('singular') ?? first.kind.toLowerCase();
   const shortNames = pick('shortNames');
   const categories = pick('categories');
@@ -155,7 +160,26 @@ function crdFor(versions: ResourceDescriptor[]): GeneratedCRD {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: { name: `${String(first.plural)}.${first.group}` },
-    spec: { group: first.group, names, scope: first.namespaced ? 'Namespaced' : 'Cluster', versions: rendered },
+    spec: {
+      group: first.group,
+      names,
+      scope: first.namespaced ? 'Namespaced' : 'Cluster',
+      versions: rendered,
+      ...(conversion
+        ? {
+            conversion: {
+              strategy: 'Webhook',
+              webhook: {
+                conversionReviewVersions: ['v1'],
+                clientConfig:
+                  'url' in conversion
+                    ? { url: conversion.url }
+                    : { service: { namespace: conversion.service.namespace, name: conversion.service.name, path: conversion.service.path ?? '/convert', port: conversion.service.port ?? 443 } },
+              },
+            },
+          }
+        : {}),
+    },
   } as unknown as GeneratedCRD;
 }
 

@@ -81,6 +81,30 @@ describe('generateCRDs', () => {
     expect(crd!.spec.versions[0]!.schema!.openAPIV3Schema!['x-kubernetes-validations']).toEqual([{ rule: 'self.metadata.name.size() < 20' }]);
   });
 
+  it('writes a conversion webhook stanza (service or URL) that every version agrees on', () => {
+    const spec = { spec: Type.Object({ size: Type.String() }) };
+    const service = { service: { namespace: 'ops', name: 'thing-webhook' } } as const;
+    const [crd] = generateCRDs([
+      defineKind({ ...base, version: 'v1', schema: spec, crd: { storage: true, conversion: service } }),
+      defineKind({ ...base, version: 'v2', schema: spec, crd: { conversion: service } }),
+    ]);
+    expect((crd!.spec as { conversion?: unknown }).conversion).toEqual({
+      strategy: 'Webhook',
+      webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { namespace: 'ops', name: 'thing-webhook', path: '/convert', port: 443 } } },
+    });
+    const [byUrl] = generateCRDs([defineKind({ ...base, version: 'v1', schema: spec, crd: { conversion: { url: 'https://127.0.0.1:9443/convert' } } })]);
+    expect((byUrl!.spec as { conversion?: { webhook: { clientConfig: unknown } } }).conversion?.webhook.clientConfig).toEqual({ url: 'https://127.0.0.1:9443/convert' });
+    const [none] = generateCRDs([defineKind({ ...base, version: 'v1', schema: spec })]);
+    expect(none!.spec).not.toHaveProperty('conversion');
+    const err = failure(() =>
+      generateCRDs([
+        defineKind({ ...base, version: 'v1', schema: spec, crd: { storage: true, conversion: service } }),
+        defineKind({ ...base, version: 'v2', schema: spec, crd: { conversion: { url: 'https://elsewhere/convert' } } }),
+      ]),
+    );
+    expect(err.message).toMatch(/^cannot generate the CRD of Thing.*: versions disagree on conversion: v2 and v1/);
+  });
+
   it('refuses what no single CRD can be', () => {
     const v1 = defineKind({ ...base, version: 'v1', schema: { spec: Type.Object({}) } });
     const v2 = defineKind({ ...base, version: 'v2', schema: { spec: Type.Object({}) } });
