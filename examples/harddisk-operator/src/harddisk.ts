@@ -1,12 +1,29 @@
 /**
- * The seed's custom resource, crd-demo.io/v1 HardDisk, defined by its
- * schema: the TypeScript type is inferred from it and `kubeloop generate
- * crds` writes crd/harddisks.crd-demo.io.yaml from it (scripts/test.sh checks
- * the committed file with --check).
+ * The seed's custom resource, HardDisk of crd-demo.io, in two versions
+ * defined by their schemas: v1 (`size` as a quantity string, the storage
+ * version and the one the operator reconciles) and v2 (`capacity` as value
+ * and unit). The TypeScript types are inferred from the schemas and
+ * `kubeloop generate crds` writes crd/harddisks.crd-demo.io.yaml from both
+ * (scripts/test.sh checks the committed file with --check), with webhook
+ * conversion between them (src/conversion.ts, served at /convert).
  */
 import { defineKind } from '@kubeloop/scheme';
 import type { ObjectOf } from '@kubeloop/scheme';
 import { Type, k8s } from '@kubeloop/scheme/schema';
+
+/**
+ * Where the API server sends ConversionReviews in a cluster: the operator's
+ * webhook Service (webhook/manifests.yaml names the same one). envtest's
+ * installWebhooks points the CRD at a local server instead.
+ */
+const conversion = { service: { namespace: 'harddisk-operator-system', name: 'harddisk-operator-webhook', path: '/convert' } } as const;
+
+const status = Type.Object({
+  phase: Type.Optional(k8s.Enum(['Pending', 'Bound', 'Invalid'])),
+  configMapName: Type.Optional(Type.String()),
+  observedGeneration: Type.Optional(Type.Integer()),
+  conditions: Type.Optional(k8s.Conditions()),
+});
 
 export const HardDisk = defineKind({
   group: 'crd-demo.io',
@@ -23,14 +40,11 @@ export const HardDisk = defineKind({
         storageClass: Type.Optional(Type.String({ description: 'Storage class; default "standard".' })),
       }),
     ),
-    status: Type.Object({
-      phase: Type.Optional(k8s.Enum(['Pending', 'Bound', 'Invalid'])),
-      configMapName: Type.Optional(Type.String()),
-      observedGeneration: Type.Optional(Type.Integer()),
-      conditions: Type.Optional(k8s.Conditions()),
-    }),
+    status,
   },
   crd: {
+    storage: true,
+    conversion,
     shortNames: ['hd'],
     subresources: { status: true },
     printerColumns: [
@@ -42,6 +56,48 @@ export const HardDisk = defineKind({
 
 /** A HardDisk object: inferred from the schema above (`metadata` is an ObjectMeta). */
 export type HardDisk = ObjectOf<typeof HardDisk>;
+
+/**
+ * crd-demo.io/v2 HardDisk: the capacity as a whole number and a unit. A v1
+ * size v2 cannot express (`1.5Gi`, or a malformed one the operator reports
+ * Invalid) has no `capacity` here and travels in the annotation
+ * `crd-demo.io/v1-size`, so converting back gives it unchanged.
+ */
+export const HardDiskV2 = defineKind({
+  group: 'crd-demo.io',
+  version: 'v2',
+  kind: 'HardDisk',
+  plural: 'harddisks',
+  namespaced: true,
+  listKind: 'HardDiskList',
+  schema: {
+    spec: Type.Optional(
+      Type.Object({
+        capacity: Type.Optional(
+          Type.Object({
+            value: Type.Integer({ minimum: 1, description: 'How many units.' }),
+            unit: k8s.Enum(['Mi', 'Gi', 'Ti'], { description: 'Binary unit of value.' }),
+          }),
+        ),
+        storageClass: Type.Optional(Type.String({ description: 'Storage class; default "standard".' })),
+      }),
+    ),
+    status,
+  },
+  crd: {
+    conversion,
+    shortNames: ['hd'],
+    subresources: { status: true },
+    printerColumns: [
+      { name: 'Value', type: 'integer', jsonPath: '.spec.capacity.value' },
+      { name: 'Unit', type: 'string', jsonPath: '.spec.capacity.unit' },
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+    ],
+  },
+});
+
+/** A crd-demo.io/v2 HardDisk object. */
+export type HardDiskV2 = ObjectOf<typeof HardDiskV2>;
 
 /** The finalizer the operator puts on every HardDisk. */
 export const FINALIZER = 'crd-demo.io/release-disk';

@@ -17,7 +17,8 @@ import { TOKENS } from '@kubeloop/manager';
 import { harddiskController, HardDiskReconciler } from './reconciler.js';
 import { StorageClassCatalog } from './storage-classes.js';
 
-export { FINALIZER, HardDisk } from './harddisk.js';
+export { FINALIZER, HardDisk, HardDiskV2 } from './harddisk.js';
+export { V1_SIZE_ANNOTATION, hardDiskConversion } from './conversion.js';
 export { HardDiskReconciler, harddiskController } from './reconciler.js';
 export { StorageClassCatalog } from './storage-classes.js';
 export { defaultHardDisk, hardDiskSpecErrors, hardDiskValidator, QUANTITY, setupHardDiskWebhooks } from './webhooks.js';

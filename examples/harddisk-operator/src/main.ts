@@ -20,9 +20,15 @@
  *
  * With --webhook-cert-dir (holding tls.crt and tls.key, reloaded when they
  * change, as cert-manager or a mounted Secret rotates them) the operator also
- * serves its admission webhooks (src/webhooks.ts; configurations in
- * webhook/manifests.yaml). In a pod, pass `--webhook-host 0.0.0.0`: the API
- * server calls the pod's IP.
+ * serves its admission webhooks and the v1 ⇄ v2 conversion (src/webhooks.ts,
+ * src/conversion.ts; configurations in webhook/manifests.yaml, the CRD's
+ * conversion stanza). In a pod, pass `--webhook-host 0.0.0.0`: the API
+ * server calls the pod's IP. On the local control plane (envtest) it serves
+ * them without the flag: envtest's installWebhooks makes a certificate and
+ * points the configurations and the CRD at this process, so `kubectl get
+ * harddisks` (v2, kubectl's default) and `harddisks.v1.crd-demo.io` both
+ * work. On another cluster without the webhook Service deployed, ask for v1
+ * by name (`kubectl get harddisks.v1.crd-demo.io`).
  *
  * With --metrics-cert-dir (tls.crt and tls.key, reloaded as well) /metrics is
  * served over HTTPS to callers whose bearer token may `get` it (TokenReview +
@@ -40,7 +46,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createClient, loadKubeConfig } from '@kubeloop/client';
 import type { KubeConfigLike } from '@kubeloop/client';
-import type { Environment } from '@kubeloop/envtest';
+import type { Environment, InstalledWebhooks } from '@kubeloop/envtest';
 import { createLogger, createManager, signalHandler } from '@kubeloop/manager';
 import type { Manager } from '@kubeloop/manager';
 import { builtinScheme } from '@kubeloop/scheme';
@@ -79,6 +85,7 @@ function clusterConfigured(): boolean {
 // envtest (and with it @kubernetes/client-node) is loaded only when used: an operator in a
 // cluster never pays for it (see `pnpm bench:import-cost`).
 let env: Environment | undefined;
+let hooks: InstalledWebhooks | undefined;
 let kubeConfig: KubeConfigLike;
 if (values.envtest || !clusterConfigured()) {
   log.info('no cluster configured: starting a local control plane (etcd + kube-apiserver) with @kubeloop/envtest');
@@ -86,6 +93,15 @@ if (values.envtest || !clusterConfigured()) {
   env = createEnvironment({ crds: [join(root, 'crd')], log: (line) => log.info({ component: 'envtest' }, line) });
   await env.start();
   kubeConfig = env.kubeConfig;
+  if (!values['webhook-cert-dir']) {
+    // Admission and conversion served by this process: the API server calls it on loopback.
+    const { installWebhooks } = await import('@kubeloop/envtest');
+    const { loadAllYaml } = await import('@kubernetes/client-node');
+    hooks = await installWebhooks(env.kubeConfig, {
+      configurations: loadAllYaml(readFileSync(join(root, 'webhook', 'manifests.yaml'), 'utf8')) as never[],
+      conversionCRDs: ['harddisks.crd-demo.io'],
+    });
+  }
   log.info({ kubeconfig: env.kubeconfigPath }, `control plane ready; in another shell: export KUBECONFIG=${env.kubeconfigPath}; kubectl get harddisks -w`);
 } else {
   const rest = loadKubeConfig(values.kubeconfig);
@@ -101,6 +117,11 @@ const replicas = Number.parseInt(values.replicas, 10);
 if (!(replicas === 1 || replicas === 2)) throw new Error('--replicas must be 1 or 2');
 const scheme = builtinScheme.extend(HardDisk);
 const webhookCertDir = values['webhook-cert-dir'];
+const webhookServing = webhookCertDir
+  ? { host: values['webhook-host'], port: Number(values['webhook-port']), certFile: join(webhookCertDir, 'tls.crt'), keyFile: join(webhookCertDir, 'tls.key') }
+  : hooks
+    ? { host: hooks.host, port: hooks.port, certFile: hooks.certFile, keyFile: hooks.keyFile }
+    : undefined;
 const metricsCertDir = values['metrics-cert-dir'];
 if (webhookCertDir && !/^\d{1,5}$/.test(values['webhook-port'])) throw new Error(`--webhook-port must be a port number, not ${values['webhook-port']}`);
 const managers: Manager[] = [];
@@ -112,7 +133,7 @@ for (let i = 0; i < replicas; i++) {
     logger: log.child({ replica: i }),
     ...(i === 0 ? { metricsBindAddress: values['metrics-bind-address'], healthProbeBindAddress: values['health-probe-bind-address'] } : {}),
     ...(i === 0 && metricsCertDir ? { secureMetrics: { certificates: watchCertificateFiles({ certFile: join(metricsCertDir, 'tls.crt'), keyFile: join(metricsCertDir, 'tls.key') }) } } : {}),
-    ...(i === 0 && webhookCertDir ? { webhook: { host: values['webhook-host'], port: Number(values['webhook-port']), certificates: watchCertificateFiles({ certFile: join(webhookCertDir, 'tls.crt'), keyFile: join(webhookCertDir, 'tls.key') }) } } : {}),
+    ...(i === 0 && webhookServing ? { webhook: { host: webhookServing.host, port: webhookServing.port, certificates: watchCertificateFiles({ certFile: webhookServing.certFile, keyFile: webhookServing.keyFile }) } } : {}),
     // No fixed identity: the default (host name + random suffix) is unique per process and per manager.
     ...(replicas > 1 || values['leader-elect'] ? { leaderElection: { name: 'harddisk-operator', namespace: 'default', releaseOnCancel: true } } : {}),
   });
@@ -146,6 +167,7 @@ if (!values['no-sample']) {
 }
 
 const results = await Promise.allSettled(running);
+await hooks?.uninstall();
 await env?.stop();
 const failed = results.find((r) => r.status === 'rejected');
 if (failed) {

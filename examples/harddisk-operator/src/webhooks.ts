@@ -10,6 +10,7 @@ import { fieldError } from '@kubeloop/webhook';
 import type { FieldError, Validator } from '@kubeloop/webhook';
 import type { HardDisk } from './harddisk.js';
 import { HardDisk as HardDiskKind } from './harddisk.js';
+import { hardDiskConversion } from './conversion.js';
 import { StorageClassCatalog } from './storage-classes.js';
 
 /** A Kubernetes quantity as the operator accepts it: `10Gi`, `500M`, `1.5Ti`. */
@@ -43,8 +44,9 @@ export function hardDiskValidator(catalog: StorageClassCatalog): Validator<HardD
  * Register the HardDisk webhooks on the manager's webhook server
  * (`createManager({ webhook: {...} })`), at controller-runtime's paths:
  * `/validate-crd-demo-io-v1-harddisk` and `/mutate-crd-demo-io-v1-harddisk`
- * (see webhook/manifests.yaml).
+ * (see webhook/manifests.yaml), and the v1 ⇄ v2 conversion at `/convert`
+ * (the CRD's conversion stanza, src/conversion.ts).
  */
 export function setupHardDiskWebhooks(manager: Manager, catalog = new StorageClassCatalog()): void {
-  manager.webhook(HardDiskKind).withDefaulter(defaultHardDisk).withValidator(hardDiskValidator(catalog)).complete();
+  manager.webhook(HardDiskKind).withDefaulter(defaultHardDisk).withValidator(hardDiskValidator(catalog)).withConversion(hardDiskConversion).complete();
 }

@@ -6,8 +6,10 @@
  * path, and a missing storage class defaulted before the disk is stored and
  * reconciled. The configurations are scoped to this test's namespace, so
  * other tests' invalid disks (the reconciler's phase Invalid) are untouched.
- * kubectl names the resource fully (`harddisks.crd-demo.io`): other tests
- * install HardDisk kinds in groups of their own on the shared control plane.
+ * kubectl names the resource fully (`harddisks.v1.crd-demo.io`): other tests
+ * install HardDisk kinds in groups of their own on the shared control plane,
+ * and v2 (kubectl's default) needs the conversion webhook, which
+ * conversion.test.ts runs on a control plane of its own.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -158,7 +160,7 @@ describe('the HardDisk admission webhooks, through kubectl', () => {
     expect(r.code).not.toBe(0);
     // kubectl writes an Invalid status from its field causes, as for the API server's own validation.
     expect(r.stderr).toContain('The HardDisk "bad-size" is invalid: spec.size: Invalid value: "ten gigs": must be a quantity such as 10Gi');
-    expect((await kubectl(['get', 'harddisks.crd-demo.io', 'bad-size', '-n', ns])).stderr).toContain('NotFound');
+    expect((await kubectl(['get', 'harddisks.v1.crd-demo.io', 'bad-size', '-n', ns])).stderr).toContain('NotFound');
   });
 
   it('an unknown storage class is refused with the supported values', async () => {
@@ -171,10 +173,10 @@ describe('the HardDisk admission webhooks, through kubectl', () => {
     const r = await kubectl(['apply', '-f', '-'], diskYaml('defaulted', { size: '20Gi' }));
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    const got = await kubectl(['get', 'harddisks.crd-demo.io', 'defaulted', '-n', ns, '-o', 'jsonpath={.spec.storageClass}']);
+    const got = await kubectl(['get', 'harddisks.v1.crd-demo.io', 'defaulted', '-n', ns, '-o', 'jsonpath={.spec.storageClass}']);
     expect(got.stdout).toBe('standard');
     await eventually(
-      async () => (await kubectl(['get', 'harddisks.crd-demo.io', 'defaulted', '-n', ns, '-o', 'jsonpath={.status.phase}'])).stdout,
+      async () => (await kubectl(['get', 'harddisks.v1.crd-demo.io', 'defaulted', '-n', ns, '-o', 'jsonpath={.status.phase}'])).stdout,
       (phase) => phase === 'Bound',
       'the defaulted disk to be Bound',
     );
@@ -183,7 +185,7 @@ describe('the HardDisk admission webhooks, through kubectl', () => {
   it('an update that breaks the size is refused as well', async () => {
     const created = await kubectl(['apply', '-f', '-'], diskYaml('updated', { size: '1Gi' }));
     expect(created.stderr).toBe('');
-    const r = await kubectl(['patch', 'harddisks.crd-demo.io', 'updated', '-n', ns, '--type', 'merge', '-p', '{"spec":{"size":"-1"}}']);
+    const r = await kubectl(['patch', 'harddisks.v1.crd-demo.io', 'updated', '-n', ns, '--type', 'merge', '-p', '{"spec":{"size":"-1"}}']);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('spec.size: Invalid value: "-1": must be a quantity such as 10Gi');
   });

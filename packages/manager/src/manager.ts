@@ -41,7 +41,7 @@ import { registerDefaultMetrics } from './metrics/process-metrics.js';
 import { parseBindAddress, startHealthServer, startMetricsServer } from './server/http-servers.js';
 import { createTokenAuthorizer, createWebhookServer, prometheusWebhookMetrics, selfSignedCertificate } from '@kubeloop/webhook';
 import type { CertificateSource, TokenAuthorizer, TokenAuthorizerOptions, WebhookServer, WebhookServerOptions } from '@kubeloop/webhook';
-import { webhookBuilder } from './webhook/builder.js';
+import { ConversionEndpoint, webhookBuilder } from './webhook/builder.js';
 import type { WebhookBuilder } from './webhook/builder.js';
 import type { HealthCheck } from './server/http-servers.js';
 import { requiredPermissions } from './rbac/permissions.js';
@@ -224,7 +224,7 @@ export interface Manager {
    * @example
    * ```ts
    * const manager = createManager({ scheme, webhook: { certificates: watchCertificateFiles({ certFile, keyFile }) } });
-   * manager.webhook(HardDisk).withValidator(hardDiskValidator).withDefaulter(hardDiskDefaulter).complete();
+   * manager.webhook(HardDisk).withValidator(hardDiskValidator).withDefaulter(hardDiskDefaulter).withConversion(hardDiskConversion).complete();
    * ```
    */
   webhook<T extends KubeObject>(kind: ResourceDescriptor<T>): WebhookBuilder<T>;
@@ -341,6 +341,7 @@ class KubeManager implements Manager {
   private readonly runnables: RunnableEntry[] = [];
   private readonly controllerList: Controller[] = [];
   private readonly definitions: ControllerDefinition[] = [];
+  private conversionEndpoint: ConversionEndpoint | undefined;
   private readonly healthz = new Map<string, HealthCheck>();
   private readonly readyz = new Map<string, HealthCheck>();
   private readonly metrics: ControllerMetrics;
@@ -527,7 +528,8 @@ class KubeManager implements Manager {
     if (!this.webhookServer) {
       throw new ManagerError('InvalidOptions', `webhook(${kind.kind}) needs a webhook server: set createManager({ webhook: { certificates, port } })`);
     }
-    return webhookBuilder(kind, this.webhookServer);
+    this.conversionEndpoint ??= new ConversionEndpoint(this.webhookServer);
+    return webhookBuilder(kind, this.webhookServer, this.conversionEndpoint);
   }
 
   add(runnable: Runnable | RunnableFn, options: { needLeaderElection?: boolean } = {}): void {

@@ -3,8 +3,8 @@
  * (controller-runtime's `ctrl.NewWebhookManagedBy(mgr).For(&T{})`).
  */
 import type { KubeObject, ResourceDescriptor } from '@kubeloop/scheme';
-import { mutatingWebhook, validatingWebhook } from '@kubeloop/webhook';
-import type { AdmissionWebhookOptions, Defaulter, DefaulterFn, Validator, WebhookServer } from '@kubeloop/webhook';
+import { conversionWebhook, mutatingWebhook, validatingWebhook } from '@kubeloop/webhook';
+import type { AdmissionWebhookOptions, Defaulter, DefaulterFn, KindConversion, Validator, Webhook, WebhookServer } from '@kubeloop/webhook';
 import { ManagerError } from '../errors.js';
 
 /**
@@ -25,20 +25,56 @@ export interface WebhookBuilder<T extends KubeObject> {
   withValidator(validator: Validator<T>): WebhookBuilder<T>;
   /** Default objects of the kind on create and update (the answer is the JSON patch of what changed). */
   withDefaulter(defaulter: Defaulter<T> | DefaulterFn<T>): WebhookBuilder<T>;
-  /** Options of both webhooks (a custom path, say). Default: none. */
+  /**
+   * Convert the kind between its versions at `/convert` (the CRD's
+   * conversion stanza, `crd.conversion` of a schema-first kind): `conversion`
+   * is `defineConversion(hub, spokes)` of this kind. One `/convert` serves
+   * every kind given a conversion on this manager.
+   */
+  withConversion(conversion: KindConversion<T>): WebhookBuilder<T>;
+  /** Options of both admission webhooks (a custom path, say). Default: none. */
   withOptions(options: { readonly validate?: AdmissionWebhookOptions; readonly mutate?: AdmissionWebhookOptions }): WebhookBuilder<T>;
   /**
    * Register what was given on the manager's webhook server.
    *
-   * @throws {@link ManagerError} `InvalidRegistration` with neither a validator nor a defaulter, or a path already taken.
+   * @throws {@link ManagerError} `InvalidRegistration` with no validator, defaulter or conversion, a conversion of another kind or one already given, or a path already taken.
    */
   complete(): void;
 }
 
 /** @internal */
-export function webhookBuilder<T extends KubeObject>(kind: ResourceDescriptor<T>, server: WebhookServer): WebhookBuilder<T> {
+/**
+ * The manager's one `/convert` endpoint: the kinds' conversions are added as
+ * their webhooks are built; the endpoint, registered on the first, always
+ * answers with all of them.
+ */
+export class ConversionEndpoint {
+  private readonly conversions: KindConversion[] = [];
+  private current: Webhook | undefined;
+
+  constructor(private readonly server: WebhookServer) {}
+
+  add(conversion: KindConversion): void {
+    const key = `${conversion.hub.kind}.${conversion.hub.group}`;
+    if (this.conversions.some((c) => `${c.hub.kind}.${c.hub.group}` === key)) throw new Error(`${key} has a conversion already`);
+    const next = conversionWebhook([...this.conversions, conversion]);
+    if (!this.current) {
+      const endpoint: Webhook = {
+        path: next.path,
+        handle: (body, context) => this.current!.handle(body, context),
+        failure: (problem) => this.current!.failure(problem),
+      };
+      this.server.register(endpoint);
+    }
+    this.conversions.push(conversion);
+    this.current = next;
+  }
+}
+
+export function webhookBuilder<T extends KubeObject>(kind: ResourceDescriptor<T>, server: WebhookServer, conversions: ConversionEndpoint): WebhookBuilder<T> {
   let validator: Validator<T> | undefined;
   let defaulter: Defaulter<T> | DefaulterFn<T> | undefined;
+  let conversion: KindConversion<T> | undefined;
   let options: { readonly validate?: AdmissionWebhookOptions; readonly mutate?: AdmissionWebhookOptions } = {};
   let done = false;
   const builder: WebhookBuilder<T> = {
@@ -50,6 +86,10 @@ export function webhookBuilder<T extends KubeObject>(kind: ResourceDescriptor<T>
       defaulter = d;
       return builder;
     },
+    withConversion(c) {
+      conversion = c;
+      return builder;
+    },
     withOptions(o) {
       options = o;
       return builder;
@@ -57,8 +97,12 @@ export function webhookBuilder<T extends KubeObject>(kind: ResourceDescriptor<T>
     complete() {
       const name = `${kind.kind}.${kind.version}.${kind.group || 'core'}`;
       if (done) throw new ManagerError('InvalidRegistration', `the webhooks of ${name} are already registered`);
-      if (!validator && !defaulter) throw new ManagerError('InvalidRegistration', `webhook(${name}) needs withValidator(...) or withDefaulter(...) before complete()`);
+      if (!validator && !defaulter && !conversion) throw new ManagerError('InvalidRegistration', `webhook(${name}) needs withValidator(...), withDefaulter(...) or withConversion(...) before complete()`);
+      if (conversion && (conversion.hub.group !== kind.group || conversion.hub.kind !== kind.kind)) {
+        throw new ManagerError('InvalidRegistration', `webhook(${name}).withConversion: the conversion is of ${conversion.hub.kind}.${conversion.hub.group}, not of this kind`);
+      }
       try {
+        if (conversion) conversions.add(conversion as unknown as KindConversion);
         if (defaulter) server.register(mutatingWebhook(kind, defaulter, options.mutate));
         if (validator) server.register(validatingWebhook(kind, validator, options.validate));
       } catch (cause) {

@@ -3,7 +3,9 @@
  * installs webhook configurations pointing at this process; a manager that
  * does not lead (another identity holds the Lease) still answers
  * admissions; `/readyz` includes the server; `/metrics` has
- * controller-runtime's webhook metrics; mistakes in registration are typed.
+ * controller-runtime's webhook metrics; mistakes in registration are typed;
+ * conversions of several kinds share one `/convert` (served through the API
+ * server in examples/harddisk-operator/test/conversion.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isClientError, isInvalid } from '@kubeloop/client';
@@ -12,7 +14,7 @@ import { installCRDs, installWebhooks } from '@kubeloop/envtest';
 import type { InstalledWebhooks, WebhookConfigurationLike } from '@kubeloop/envtest';
 import { defineKind } from '@kubeloop/scheme';
 import type { KubeObject } from '@kubeloop/scheme';
-import { fieldError, mutatePath, validatePath, watchCertificateFiles } from '@kubeloop/webhook';
+import { defineConversion, fieldError, mutatePath, spoke, validatePath, watchCertificateFiles } from '@kubeloop/webhook';
 import { formatMicroTime } from '@kubeloop/leaderelection';
 import { isManagerError } from '../../src/index.js';
 import type { Manager } from '../../src/index.js';
@@ -132,5 +134,25 @@ describe('a manager with a webhook server', () => {
     expect(isManagerError(nothing) && nothing.reason).toBe('InvalidRegistration');
     m.webhook(Volume).withValidator({}).complete();
     expect(() => m.webhook(Volume).withValidator({}).complete()).toThrow(/webhook\(Volume\.v1\..*\): .*already/);
+  });
+
+  it('conversions: one /convert for every kind; one per kind, of that kind', () => {
+    const m = testManager(ns, { webhook: { port: 0, certificates: watchCertificateFiles({ certFile: hooks.certFile, keyFile: hooks.keyFile }) } });
+    const VolumeV2 = defineKind<Volume>({ group, version: 'v2', kind: 'Volume', plural: 'volumes', namespaced: true });
+    const Disk = defineKind<Volume>({ group, version: 'v1', kind: 'Disk', plural: 'disks', namespaced: true });
+    const DiskV2 = defineKind<Volume>({ group, version: 'v2', kind: 'Disk', plural: 'disks', namespaced: true });
+    const same = { toHub: (v: Volume) => v, fromHub: (v: Volume) => v };
+    m.webhook(Volume).withConversion(defineConversion(Volume, [spoke(VolumeV2, same)])).complete();
+    // A second kind joins the same endpoint (a second registration at /convert would be refused by the server).
+    m.webhook(Disk).withConversion(defineConversion(Disk, [spoke(DiskV2, same)])).complete();
+    const again: unknown = (() => {
+      try {
+        m.webhook(VolumeV2).withConversion(defineConversion(Volume, [spoke(VolumeV2, same)])).complete();
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(isManagerError(again) && again.message).toMatch(/has a conversion already/);
+    expect(() => m.webhook(Disk).withConversion(defineConversion(Volume, [spoke(VolumeV2, same)]) as never).complete()).toThrow(/the conversion is of Volume\..*, not of this kind/);
   });
 });
