@@ -102,7 +102,7 @@ export function webhookBuilder<T extends KubeObject>(kind: ResourceDescriptor<T>
         throw new ManagerError('InvalidRegistration', `webhook(${name}).withConversion: the conversion is of ${conversion.hub.kind}.${conversion.hub.group}, not of this kind`);
       }
       try {
-        if (conversion) conversions.add(conversion as unknown as KindConversion);
+        if (conversion) conversions.add(conversion);
         if (defaulter) server.register(mutatingWebhook(kind, defaulter, options.mutate));
         if (validator) server.register(validatingWebhook(kind, validator, options.validate));
       } catch (cause) {

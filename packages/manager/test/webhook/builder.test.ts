@@ -138,13 +138,18 @@ describe('a manager with a webhook server', () => {
 
   it('conversions: one /convert for every kind; one per kind, of that kind', () => {
     const m = testManager(ns, { webhook: { port: 0, certificates: watchCertificateFiles({ certFile: hooks.certFile, keyFile: hooks.keyFile }) } });
-    const VolumeV2 = defineKind<Volume>({ group, version: 'v2', kind: 'Volume', plural: 'volumes', namespaced: true });
-    const Disk = defineKind<Volume>({ group, version: 'v1', kind: 'Disk', plural: 'disks', namespaced: true });
-    const DiskV2 = defineKind<Volume>({ group, version: 'v2', kind: 'Disk', plural: 'disks', namespaced: true });
+    interface Disk extends KubeObject {
+      apiVersion?: string;
+      kind?: 'Disk';
+    }
+    const VolumeV2 = defineKind<Volume>({ group, version: 'v2', kind: 'Volume', plural: 'volumes', namespaced: true, listKind: 'VolumeList' });
+    const Disk = defineKind<Disk>({ group, version: 'v1', kind: 'Disk', plural: 'disks', namespaced: true, listKind: 'DiskList' });
+    const DiskV2 = defineKind<Disk>({ group, version: 'v2', kind: 'Disk', plural: 'disks', namespaced: true, listKind: 'DiskList' });
     const same = { toHub: (v: Volume) => v, fromHub: (v: Volume) => v };
+    const sameDisk = { toHub: (v: Disk) => v, fromHub: (v: Disk) => v };
     m.webhook(Volume).withConversion(defineConversion(Volume, [spoke(VolumeV2, same)])).complete();
     // A second kind joins the same endpoint (a second registration at /convert would be refused by the server).
-    m.webhook(Disk).withConversion(defineConversion(Disk, [spoke(DiskV2, same)])).complete();
+    m.webhook(Disk).withConversion(defineConversion(Disk, [spoke(DiskV2, sameDisk)])).complete();
     const again: unknown = (() => {
       try {
         m.webhook(VolumeV2).withConversion(defineConversion(Volume, [spoke(VolumeV2, same)])).complete();
