@@ -21,7 +21,7 @@ export { FINALIZER, HardDisk, HardDiskV2 } from './harddisk.js';
 export { V1_SIZE_ANNOTATION, hardDiskConversion } from './conversion.js';
 export { HardDiskReconciler, harddiskController } from './reconciler.js';
 export { StorageClassCatalog } from './storage-classes.js';
-export { defaultHardDisk, hardDiskSpecErrors, hardDiskValidator, QUANTITY, setupHardDiskWebhooks } from './webhooks.js';
+export { HardDiskAdmission, defaultHardDisk, hardDiskSpecErrors, hardDiskValidator, QUANTITY, setupHardDiskWebhooks } from './webhooks.js';
 
 /**
  * Register the HardDisk controller. `style: 'decorator'` resolves the class

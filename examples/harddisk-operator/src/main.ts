@@ -138,7 +138,7 @@ for (let i = 0; i < replicas; i++) {
     ...(replicas > 1 || values['leader-elect'] ? { leaderElection: { name: 'harddisk-operator', namespace: 'default', releaseOnCancel: true } } : {}),
   });
   setupHardDiskController(manager, 'decorator');
-  if (manager.webhookServer) setupHardDiskWebhooks(manager);
+  if (manager.webhookServer) setupHardDiskWebhooks(manager, 'decorator');
   managers.push(manager);
 }
 

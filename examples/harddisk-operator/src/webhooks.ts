@@ -5,9 +5,11 @@
  * keeps its own check (phase Invalid) for clusters where the webhooks are
  * not installed.
  */
+import { injectable } from 'tsyringe';
 import type { Manager } from '@kubeloop/manager';
+import { webhook } from '@kubeloop/manager';
 import { fieldError } from '@kubeloop/webhook';
-import type { FieldError, Validator } from '@kubeloop/webhook';
+import type { Defaulter, FieldError, ValidationResult, Validator } from '@kubeloop/webhook';
 import type { HardDisk } from './harddisk.js';
 import { HardDisk as HardDiskKind } from './harddisk.js';
 import { hardDiskConversion } from './conversion.js';
@@ -41,12 +43,43 @@ export function hardDiskValidator(catalog: StorageClassCatalog): Validator<HardD
 }
 
 /**
+ * The same admission as a class the manager's container builds (its
+ * StorageClassCatalog injected): registered with
+ * `manager.registerWebhook(HardDiskAdmission)`, as reconciler classes are.
+ */
+@webhook({ for: HardDiskKind })
+@injectable()
+export class HardDiskAdmission implements Validator<HardDisk>, Defaulter<HardDisk> {
+  constructor(private readonly catalog: StorageClassCatalog) {}
+
+  validateCreate(disk: HardDisk): ValidationResult {
+    return hardDiskSpecErrors(disk, this.catalog);
+  }
+
+  validateUpdate(disk: HardDisk): ValidationResult {
+    return hardDiskSpecErrors(disk, this.catalog);
+  }
+
+  default(disk: HardDisk): void {
+    defaultHardDisk(disk);
+  }
+}
+
+/**
  * Register the HardDisk webhooks on the manager's webhook server
  * (`createManager({ webhook: {...} })`), at controller-runtime's paths:
  * `/validate-crd-demo-io-v1-harddisk` and `/mutate-crd-demo-io-v1-harddisk`
  * (see webhook/manifests.yaml), and the v1 ⇄ v2 conversion at `/convert`
- * (the CRD's conversion stanza, src/conversion.ts).
+ * (the CRD's conversion stanza, src/conversion.ts). `style: 'decorator'`
+ * registers the admission class {@link HardDiskAdmission} through DI (needs
+ * emitted decorator metadata, as tsc gives); `'builder'` gives functions to
+ * the builder (works everywhere).
  */
-export function setupHardDiskWebhooks(manager: Manager, catalog = new StorageClassCatalog()): void {
+export function setupHardDiskWebhooks(manager: Manager, style: 'builder' | 'decorator' = 'builder', catalog = new StorageClassCatalog()): void {
+  if (style === 'decorator') {
+    manager.registerWebhook(HardDiskAdmission);
+    manager.webhook(HardDiskKind).withConversion(hardDiskConversion).complete();
+    return;
+  }
   manager.webhook(HardDiskKind).withDefaulter(defaultHardDisk).withValidator(hardDiskValidator(catalog)).withConversion(hardDiskConversion).complete();
 }

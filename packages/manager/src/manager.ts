@@ -28,8 +28,8 @@ import { ControllerBuilder, forGroupKind, nameOf, sourcesOf } from './controller
 import type { ControllerDefinition } from './controller/builder.js';
 import { Controller } from './controller/controller.js';
 import type { ControllerStatus, ReconcileReport } from './controller/controller.js';
-import { controllerRegistrationOf, TOKENS } from './controller/di.js';
-import type { ControllerRegistration, ReconcilerClass } from './controller/di.js';
+import { controllerRegistrationOf, TOKENS, webhookRegistrationOf } from './controller/di.js';
+import type { AdmissionClass, ControllerRegistration, ReconcilerClass, WebhookRegistration } from './controller/di.js';
 import { toReconciler } from './controller/reconcile.js';
 import type { Reconciler, ReconcilerLike } from './controller/reconcile.js';
 import { describeError, isManagerError, ManagerError } from './errors.js';
@@ -40,7 +40,7 @@ import { leaderElectionMetrics } from './metrics/leader-election-metrics.js';
 import { registerDefaultMetrics } from './metrics/process-metrics.js';
 import { parseBindAddress, startHealthServer, startMetricsServer } from './server/http-servers.js';
 import { createTokenAuthorizer, createWebhookServer, prometheusWebhookMetrics, selfSignedCertificate } from '@kubeloop/webhook';
-import type { CertificateSource, TokenAuthorizer, TokenAuthorizerOptions, WebhookServer, WebhookServerOptions } from '@kubeloop/webhook';
+import type { CertificateSource, Defaulter, TokenAuthorizer, TokenAuthorizerOptions, WebhookServer, WebhookServerOptions } from '@kubeloop/webhook';
 import { ConversionEndpoint, webhookBuilder } from './webhook/builder.js';
 import type { WebhookBuilder } from './webhook/builder.js';
 import type { HealthCheck } from './server/http-servers.js';
@@ -228,6 +228,18 @@ export interface Manager {
    * ```
    */
   webhook<T extends KubeObject>(kind: ResourceDescriptor<T>): WebhookBuilder<T>;
+  /**
+   * Register an admission webhook class (a validator, a defaulter, or both)
+   * for its kind: its `@webhook({ for })` decoration, or `registration`.
+   * Constructed from the manager's container, as reconciler classes are.
+   *
+   * @throws {@link ManagerError} `InvalidRegistration` (no decoration or registration, neither validate nor default methods, no webhook server), `Resolution` (a constructor parameter cannot be resolved).
+   * @example
+   * ```ts
+   * manager.registerWebhook(HardDiskAdmission, { for: HardDisk, inject: [StorageClassCatalog] });
+   * ```
+   */
+  registerWebhook(webhookClass: AdmissionClass, registration?: WebhookRegistration): void;
   addHealthzCheck(name: string, check: HealthCheck): void;
   addReadyzCheck(name: string, check: HealthCheck): void;
   /** An event recorder reporting as `name`. */
@@ -530,6 +542,26 @@ class KubeManager implements Manager {
     }
     this.conversionEndpoint ??= new ConversionEndpoint(this.webhookServer);
     return webhookBuilder(kind, this.webhookServer, this.conversionEndpoint);
+  }
+
+  registerWebhook(webhookClass: AdmissionClass, registration?: WebhookRegistration): void {
+    const reg = registration ?? webhookRegistrationOf(webhookClass);
+    if (!reg) throw new ManagerError('InvalidRegistration', `${webhookClass.name} has no @webhook({ for }) decoration and no registration was given`);
+    let instance: Record<string, unknown>;
+    try {
+      instance = (reg.inject
+        ? new webhookClass(...(reg.inject.map((t) => this.container.resolve(t) as unknown) as never[]))
+        : this.container.resolve(webhookClass as unknown as InjectionToken<object>)) as Record<string, unknown>;
+    } catch (cause) {
+      throw new ManagerError('Resolution', `cannot construct ${webhookClass.name}: ${describeError(cause)}`, { cause });
+    }
+    const validates = ['validateCreate', 'validateUpdate', 'validateDelete'].some((m) => typeof instance[m] === 'function');
+    const defaults = typeof instance['default'] === 'function';
+    if (!validates && !defaults) throw new ManagerError('InvalidRegistration', `${webhookClass.name} has no validateCreate, validateUpdate, validateDelete or default method`);
+    const builder = this.webhook(reg.for).withOptions(reg.options ?? {});
+    if (validates) builder.withValidator(instance);
+    if (defaults) builder.withDefaulter(instance as unknown as Defaulter<KubeObject>);
+    builder.complete();
   }
 
   add(runnable: Runnable | RunnableFn, options: { needLeaderElection?: boolean } = {}): void {

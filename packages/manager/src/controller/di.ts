@@ -7,6 +7,8 @@
  */
 import 'reflect-metadata';
 import type { InjectionToken } from 'tsyringe';
+import type { ResourceDescriptor } from '@kubeloop/scheme';
+import type { AdmissionWebhookOptions } from '@kubeloop/webhook';
 import type { ControllerDefinition } from './builder.js';
 import type { Reconciler } from './reconcile.js';
 
@@ -68,4 +70,49 @@ export function controller(registration: ControllerRegistration) {
 /** The registration a class was decorated with, if any. */
 export function controllerRegistrationOf(target: object): ControllerRegistration | undefined {
   return DEFINITIONS.get(target);
+}
+
+/** An admission webhook class: a validator (`validateCreate` / `validateUpdate` / `validateDelete`), a defaulter (`default`), or both. */
+export type AdmissionClass = new (...args: never[]) => object;
+
+/** What an admission webhook class is for, and its constructor's tokens. */
+export interface WebhookRegistration {
+  /** The kind it admits. */
+  readonly for: ResourceDescriptor;
+  /** Tokens resolved for each constructor parameter, in order. Default: tsyringe resolves the class (needs metadata or @inject). */
+  readonly inject?: readonly InjectionToken[];
+  /** Paths of the validating and mutating webhooks. Default: controller-runtime's. */
+  readonly options?: { readonly validate?: AdmissionWebhookOptions; readonly mutate?: AdmissionWebhookOptions };
+}
+
+const WEBHOOKS = new WeakMap<object, WebhookRegistration>();
+
+/**
+ * Declares a class the admission webhooks of a kind: its `validateCreate`,
+ * `validateUpdate` and `validateDelete` (a validator) and its `default` (a
+ * defaulter), with dependencies from the manager's container. Register it
+ * with `manager.registerWebhook(Class)`.
+ *
+ * @example
+ * ```ts
+ * @webhook({ for: HardDisk })
+ * @injectable()
+ * class HardDiskAdmission implements Validator<HardDisk>, Defaulter<HardDisk> {
+ *   constructor(private readonly catalog: StorageClassCatalog) {}
+ *   validateCreate(disk: HardDisk) { return hardDiskSpecErrors(disk, this.catalog); }
+ *   default(disk: HardDisk) { disk.spec.storageClass ??= 'standard'; }
+ * }
+ * manager.registerWebhook(HardDiskAdmission);
+ * ```
+ */
+export function webhook(registration: WebhookRegistration) {
+  return <C extends AdmissionClass>(target: C, _context?: unknown): C => {
+    WEBHOOKS.set(target, registration);
+    return target;
+  };
+}
+
+/** The webhook registration a class was decorated with, if any. */
+export function webhookRegistrationOf(target: object): WebhookRegistration | undefined {
+  return WEBHOOKS.get(target);
 }

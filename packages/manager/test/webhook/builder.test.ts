@@ -16,7 +16,7 @@ import { defineKind } from '@kubeloop/scheme';
 import type { KubeObject } from '@kubeloop/scheme';
 import { defineConversion, fieldError, mutatePath, spoke, validatePath, watchCertificateFiles } from '@kubeloop/webhook';
 import { formatMicroTime } from '@kubeloop/leaderelection';
-import { isManagerError } from '../../src/index.js';
+import { isManagerError, webhook } from '../../src/index.js';
 import type { Manager } from '../../src/index.js';
 import { testCRD } from '../../../../test/support/crds.js';
 import { uniqueName } from '../../../../test/support/env.js';
@@ -134,6 +134,50 @@ describe('a manager with a webhook server', () => {
     expect(isManagerError(nothing) && nothing.reason).toBe('InvalidRegistration');
     m.webhook(Volume).withValidator({}).complete();
     expect(() => m.webhook(Volume).withValidator({}).complete()).toThrow(/webhook\(Volume\.v1\..*\): .*already/);
+  });
+
+  it('admission classes through DI: built from the container, validator and defaulter found by their methods; mistakes typed', () => {
+    const m = testManager(ns, { webhook: { port: 0, certificates: watchCertificateFiles({ certFile: hooks.certFile, keyFile: hooks.keyFile }) } });
+    const LIMIT = Symbol('limit');
+    m.container.registerInstance(LIMIT, 10);
+    const built: number[] = [];
+    class VolumeAdmission {
+      constructor(readonly limit: number) {
+        built.push(limit);
+      }
+      validateCreate(v: Volume) {
+        return v.spec.size > this.limit ? [fieldError.invalid('spec.size', v.spec.size, `at most ${this.limit}`)] : undefined;
+      }
+      default(v: Volume) {
+        v.spec.tier ??= 'standard';
+      }
+    }
+    webhook({ for: Volume, inject: [LIMIT] })(VolumeAdmission);
+    m.registerWebhook(VolumeAdmission);
+    expect(built).toEqual([10]);
+    // Both paths are taken now: the builder refuses them again.
+    expect(() => m.webhook(Volume).withValidator({}).complete()).toThrow(/already/);
+    expect(() => m.webhook(Volume).withDefaulter(() => undefined).complete()).toThrow(/already/);
+    const fail = (fn: () => void): unknown => {
+      try {
+        fn();
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    };
+    class Undecorated {
+      validateCreate() {
+        return undefined;
+      }
+    }
+    const undecorated = fail(() => m.registerWebhook(Undecorated));
+    expect(isManagerError(undecorated) && undecorated.message).toBe('Undecorated has no @webhook({ for }) decoration and no registration was given');
+    class Nothing {}
+    const nothing = fail(() => m.registerWebhook(Nothing, { for: Volume, inject: [] }));
+    expect(isManagerError(nothing) && nothing.message).toBe('Nothing has no validateCreate, validateUpdate, validateDelete or default method');
+    const unresolved = fail(() => m.registerWebhook(VolumeAdmission, { for: Volume, inject: [Symbol('missing')] }));
+    expect(isManagerError(unresolved) && unresolved.reason).toBe('Resolution');
   });
 
   it('conversions: one /convert for every kind; one per kind, of that kind', () => {
