@@ -41,6 +41,7 @@ export { createWebhookServer } from './server.js';
 export type { WebhookServer, WebhookServerAddress, WebhookServerOptions } from './server.js';
 export type { Webhook, WebhookAnswer, WebhookCallContext, WebhookProblem, WebhookProblemReason } from './webhook.js';
 export { Admission, invalidStatus, mutatePath, mutatingWebhook, validatePath, validatingWebhook } from './admission.js';
+export { schemaValidator } from './schema-validator.js';
 export type {
   AdmissionContext,
   AdmissionOperation,

@@ -239,6 +239,24 @@ function withBestAnyOfBranch(errors: readonly ErrorObject[]): ErrorObject[] {
   return [...errors, ...out];
 }
 
+const STRING_ORDER = ['maxLength', 'minLength', 'pattern'];
+
+/**
+ * The API server checks a string's maxLength, minLength and pattern in that
+ * order and reports the first that fails (kube-openapi's string validator
+ * returns at the first); ajv reports them all. Keep the first per value.
+ */
+function firstStringError(errors: readonly ErrorObject[]): ErrorObject[] {
+  const first = new Map<string, ErrorObject>();
+  for (const e of errors) {
+    if (!STRING_ORDER.includes(e.keyword)) continue;
+    const key = `${e.instancePath}\u0000${e.schemaPath.slice(0, e.schemaPath.lastIndexOf('/'))}`;
+    const seen = first.get(key);
+    if (!seen || STRING_ORDER.indexOf(e.keyword) < STRING_ORDER.indexOf(seen.keyword)) first.set(key, e);
+  }
+  return errors.filter((e) => !STRING_ORDER.includes(e.keyword) || first.get(`${e.instancePath}\u0000${e.schemaPath.slice(0, e.schemaPath.lastIndexOf('/'))}`) === e);
+}
+
 /** One ajv error in the API server's words; undefined for errors under a junctor branch (the junctor reports them). */
 function toFieldError(e: ErrorObject, data: unknown, formatNames: ReadonlyMap<string, string>): FieldError | undefined {
   if (/\/(anyOf|oneOf)\/\d+\/|\/not\//.test(e.schemaPath)) return undefined;
@@ -396,7 +414,7 @@ export function createValidator<T extends KubeObject>(kind: ResourceDescriptor<T
     }
     defaults(object, schema);
     if (!compiled(object)) {
-      for (const e of withBestAnyOfBranch(compiled.errors ?? [])) {
+      for (const e of firstStringError(withBestAnyOfBranch(compiled.errors ?? []))) {
         const fe = toFieldError(e, object, formatNames);
         if (fe && !errors.some((x) => x.message === fe.message)) errors.push(fe);
       }
