@@ -10,6 +10,7 @@ import { createClient, isInvalid } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { installCRDs } from '@kubeloop/envtest';
 import { builtinScheme, defineKind } from '@kubeloop/scheme';
+import type { ObjectOf } from '@kubeloop/scheme';
 import { Type, generateCRDs, k8s } from '@kubeloop/scheme/schema';
 import { fieldError, isWebhookError, schemaValidator } from '../src/index.js';
 import type { AdmissionContext, FieldError } from '../src/index.js';
@@ -30,9 +31,10 @@ const Tank = defineKind({
     }),
   },
 });
-type Tank = ReturnType<typeof tankOf>;
-function tankOf(name: string, spec: Record<string, unknown>) {
-  return { apiVersion: `${group}/v1`, kind: 'Tank' as const, metadata: { name, namespace: 'default' }, spec } as never as { apiVersion: string; kind: 'Tank'; metadata: { name: string; namespace: string }; spec: { litres: number; fluid: 'water' | 'oil'; label?: string } };
+type Tank = ObjectOf<typeof Tank>;
+/** A Tank with any spec, valid or not (the point is to send invalid ones). */
+function tankOf(name: string, spec: Record<string, unknown>): Tank {
+  return { apiVersion: `${group}/v1`, kind: 'Tank', metadata: { name, namespace: 'default' }, spec } as unknown as Tank;
 }
 
 let client: Client;
@@ -47,13 +49,13 @@ const invalid = [
 
 beforeAll(async () => {
   const kc = testKubeConfig();
-  await installCRDs(kc, generateCRDs([Tank]) as never[]);
+  await installCRDs(kc, generateCRDs([Tank]));
   client = createClient({ kubeConfig: kc, scheme: builtinScheme.extend(Tank), fieldOwner: 'schema-validator-test' });
 });
 
 /** The API server's causes for creating the object: `type field`, sorted. */
 async function serverCauses(spec: Record<string, unknown>): Promise<string[]> {
-  const err = await client.create(tankOf(uniqueName('t'), spec), { dryRun: true }).then(() => undefined, (e: unknown) => e);
+  const err = await client.create(tankOf(uniqueName('t'), spec) as Tank & { apiVersion: string; kind: 'Tank' }, { dryRun: true }).then(() => undefined, (e: unknown) => e);
   expect(isInvalid(err)).toBe(true);
   const causes = (err as { status?: { details?: { causes?: { reason: string; field: string }[] } } }).status?.details?.causes ?? [];
   return causes.map((c) => `${c.reason} ${c.field}`).sort();
