@@ -10,7 +10,6 @@
  * Its own control plane: the storage switch changes the CRD every other
  * example test uses.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +23,7 @@ import { createLogger, createManager } from '@kubeloop/manager';
 import { CustomResourceDefinition, builtinScheme } from '@kubeloop/scheme';
 import { watchCertificateFiles } from '@kubeloop/webhook';
 import { HardDisk, V1_SIZE_ANNOTATION, setupHardDiskController, setupHardDiskWebhooks } from '../src/index.js';
+import { kubectlOk } from '../../../test/support/kubectl.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const scheme = builtinScheme.extend(HardDisk);
@@ -36,23 +36,8 @@ let hooks: InstalledWebhooks;
 const stop = new AbortController();
 let running: Promise<void> | undefined;
 
-function kubectl(args: string[], stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', ['--kubeconfig', env.kubeconfigPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin ?? '');
-  });
-}
-
-async function ok(args: string[], stdin?: string): Promise<string> {
-  const r = await kubectl(args, stdin);
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return r.stdout;
+function ok(args: string[], stdin?: string): Promise<string> {
+  return kubectlOk(args, { kubeconfig: env.kubeconfigPath, ...(stdin === undefined ? {} : { stdin }) });
 }
 
 async function eventually<T>(read: () => Promise<T>, good: (v: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> {

@@ -29,6 +29,8 @@ import { builtinScheme } from '@kubeloop/scheme';
 import { HardDisk } from '../src/index.js';
 import type { HardDisk as HardDiskObject } from '../src/index.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
+import { kubectl as runKubectl } from '../../../test/support/kubectl.js';
+import type { KubectlResult } from '../../../test/support/kubectl.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const scheme = builtinScheme.extend(HardDisk);
@@ -77,18 +79,9 @@ function configurations(): WebhookConfigurationLike[] {
   }));
 }
 
-/** kubectl against the shared control plane; resolves with its exit code and output. */
-function kubectl(args: string[], stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', ['--kubeconfig', testKubeconfigPath(), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin ?? '');
-  });
+/** kubectl against the shared control plane, `stdin` piped in. */
+function kubectl(args: string[], stdin?: string): Promise<KubectlResult> {
+  return runKubectl(args, stdin === undefined ? {} : { stdin });
 }
 
 function diskYaml(name: string, spec: Record<string, string>): string {

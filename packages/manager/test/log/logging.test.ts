@@ -12,7 +12,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@kubeloop/client';
 import { Lease, Secret } from '@kubeloop/scheme';
 import { createLogger, createManager, ManagerError, Result } from '../../src/index.js';
-import { testKubeConfig, testKubeconfigPath } from '../../../../test/support/env.js';
+import { testKubeConfig } from '../../../../test/support/env.js';
+import { kubectlOk } from '../../../../test/support/kubectl.js';
 import { eventually, LogCapture, newNamespace, run, synced, testClient } from '../support.js';
 
 const PASSWORD = 'hunter2';
@@ -130,16 +131,7 @@ describe('createLogger', () => {
 
 /** Run kubectl against the shared control plane, `stdin` piped in. */
 function kubectl(args: string[], stdin: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', ['--kubeconfig', testKubeconfigPath(), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`kubectl ${args.join(' ')} exited ${code}: ${err}`))));
-    child.stdin.end(stdin);
-  });
+  return kubectlOk(args, { stdin });
 }
 
 /** Freeze every object reachable from `value`, as the informer cache does (iteratively). */
