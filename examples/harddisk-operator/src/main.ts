@@ -145,6 +145,21 @@ for (let i = 0; i < replicas; i++) {
 const running = managers.map((m) => m.start(stop));
 if (managers[0]?.metricsUrl) log.info({ metrics: `${managers[0].metricsUrl}/metrics` }, 'metrics');
 
+// The webhooks admit every HardDisk write (failurePolicy Fail): apply the sample once they answer.
+const webhookServer = managers[0]?.webhookServer;
+if (webhookServer) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      await webhookServer.readyCheck();
+      break;
+    } catch (err) {
+      if (Date.now() > deadline || stop.aborted) throw new Error(`the webhook server did not start serving within 30 s: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
 if (!values['no-sample']) {
   const client = createClient({ kubeConfig, scheme, fieldOwner: 'harddisk-sample' });
   const { loadYaml } = await import('@kubernetes/client-node');

@@ -2,7 +2,9 @@
  * The README's main job, as built by tsc (decorators with emitted metadata:
  * the StorageClassCatalog dependency is resolved by its type): it installs
  * the CRD on the configured cluster, runs the operator, applies the sample,
- * logs the status turning Bound, and stops cleanly on SIGTERM.
+ * logs the status turning Bound, and stops cleanly on SIGTERM; with
+ * --envtest on a control plane of its own, serving its webhooks so kubectl
+ * works at either HardDisk version.
  */
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -10,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { testKubeconfigPath } from '../../../test/support/env.js';
+import { kubectl, kubectlOk } from '../../../test/support/kubectl.js';
 
 const main = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
 
@@ -49,6 +52,50 @@ describe('harddisk-operator main', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(lines.at(-1)?.['msg']).toBe('operator stopped');
+  });
+
+  it('--envtest (the README main job without a cluster): its own control plane, serving admission and conversion, so kubectl works at either version', async () => {
+    const child = spawn(process.execPath, [main, '--envtest', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info' },
+    });
+    const lines: Record<string, unknown>[] = [];
+    let buffer = '';
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const bound = new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        buffer += d.toString();
+        const parts = buffer.split('\n');
+        buffer = parts.pop() ?? '';
+        for (const p of parts) {
+          try {
+            const line = JSON.parse(p) as Record<string, unknown>;
+            lines.push(line);
+            if (line['msg'] === 'sample-disk status' && line['phase'] === 'Bound') resolve();
+          } catch {
+            /* not JSON */
+          }
+        }
+      });
+      child.once('exit', (code) => reject(new Error(`exited ${code} early:\n${lines.map((l) => JSON.stringify(l)).join('\n')}\n${stderr}`)));
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+    try {
+      await bound;
+      const kubeconfig = lines.find((l) => typeof l['kubeconfig'] === 'string')?.['kubeconfig'] as string;
+      // kubectl's default version is v2: answered through the operator's conversion webhook.
+      const table = await kubectlOk(['get', 'harddisks', '-n', 'default'], { kubeconfig });
+      expect(table).toMatch(/\nsample-disk\s+10\s+Gi\s+Bound/);
+      expect(await kubectlOk(['get', 'harddisks.v1.crd-demo.io', 'sample-disk', '-n', 'default', '-o', 'jsonpath={.spec.size}'], { kubeconfig })).toBe('10Gi');
+      // And the validating webhook refuses a bad disk at apply.
+      const refused = await kubectl(['apply', '-f', '-'], { kubeconfig, stdin: JSON.stringify({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', metadata: { name: 'bad', namespace: 'default' }, spec: { size: 'ten' } }) });
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('spec.size: Invalid value: "ten": must be a quantity such as 10Gi');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
   });
 
   it('--leader-elect in two processes: one identity each, exactly one leads', async () => {
