@@ -11,13 +11,11 @@
  * Each step's wall time is printed at the end and written to
  * .tmp/e2e-registry-times.json. It is slow (minutes: packing every package,
  * an install through the proxy, a second control plane), so it runs only when
- * KUBELOOP_E2E_REGISTRY=1 (scripts/test.sh sets it) and otherwise reports
- * itself as skipped with that reason.
+ * KUBELOOP_E2E_REGISTRY=1 (scripts/test.sh sets it); otherwise its tests
+ * are reported skipped, under a suite name that says what turns them on.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { createClient, loadKubeConfig } from '@kubeloop/client';
 import { ConfigMap } from '@kubeloop/scheme';
+import { freePort, httpsGet } from '../support/net.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const enabled = process.env['KUBELOOP_E2E_REGISTRY'] === '1';
@@ -82,16 +81,6 @@ async function ok(cmd: string, args: readonly string[], options: { cwd: string; 
   return result.output;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** The environment of a user's shell: none of this vitest run's or pnpm's own variables. */
 function userEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -108,20 +97,6 @@ const publicPackages = readdirSync(join(root, 'packages'))
   .map((d) => ({ dir: join(root, 'packages', d), manifest: JSON.parse(readFileSync(join(root, 'packages', d, 'package.json'), 'utf8')) as { name: string; version: string; private?: boolean } }))
   .filter((p) => !p.manifest.private);
 
-/** GET https://127.0.0.1:<port>/metrics, not verifying the (self-signed) certificate. */
-function scrape(port: number, token?: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(`https://127.0.0.1:${port}/metrics`, { rejectUnauthorized: false, agent: false, headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 describe.skipIf(!enabled)('a new user, from a registry to a running operator (KUBELOOP_E2E_REGISTRY=1)', () => {
   let work: string;
@@ -372,7 +347,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
       expect(ready.status).toBe(200);
       // Secure metrics by default: HTTPS (self-signed, so not verified here), 401 without a token,
       // 200 for a ServiceAccount bound to the scaffold's metrics-reader ClusterRole.
-      expect((await scrape(metricsPort)).status).toBe(401);
+      expect((await httpsGet(`https://127.0.0.1:${metricsPort}/metrics`)).status).toBe(401);
       await apply(join(project, 'config', 'rbac', 'metrics-reader-role.yaml'));
       const sa = await client.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'prometheus-e2e', namespace: 'default' } });
       await client.create({
@@ -383,7 +358,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
         subjects: [{ kind: 'ServiceAccount', name: 'prometheus-e2e', namespace: 'default' }],
       });
       const token = (await client.subResource('token').create<{ status: { token: string } }>({ ...sa, apiVersion: 'v1', kind: 'ServiceAccount' }, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } })).status.token;
-      const scraped = await scrape(metricsPort, token);
+      const scraped = await httpsGet(`https://127.0.0.1:${metricsPort}/metrics`, { token });
       expect(scraped.status).toBe(200);
       expect(scraped.body).toContain('controller_runtime_reconcile_total');
       // Not a terminal: JSON lines.
@@ -453,7 +428,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
       // It found the cluster the way it was meant to.
       if (inClusterStyle) expect(logs).toContain('"source":"in-cluster service account (/var/run/secrets/kubernetes.io/serviceaccount)"');
       // Secure metrics need the operator's own TokenReview and SubjectAccessReview rights (config/rbac/role.yaml).
-      const scraped = await scrape(metricsPort, await tokenOf('default', 'prometheus-e2e'));
+      const scraped = await httpsGet(`https://127.0.0.1:${metricsPort}/metrics`, { token: await tokenOf('default', 'prometheus-e2e') });
       expect(scraped.status).toBe(200);
       expect(logs).not.toMatch(/forbidden/i);
     } finally {
@@ -489,9 +464,3 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
   }, 5 * MINUTE);
 });
 
-// Off: one visible skip that says why (when on, nothing is skipped).
-if (!enabled) {
-  describe('a new user, from a registry to a running operator', () => {
-    it.skip('needs KUBELOOP_E2E_REGISTRY=1 (scripts/test.sh sets it): it publishes every package to a local Verdaccio and installs from it, which takes minutes', () => {});
-  });
-}

@@ -16,74 +16,79 @@ import { kubectl, kubectlOk } from '../../../test/support/kubectl.js';
 
 const main = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
 
+/** dist/main.js running: its JSON log lines as they come, its stderr, and how it ends. */
+interface Running {
+  readonly lines: Record<string, unknown>[];
+  /** Resolves when a log line matches; rejects, with the log and stderr, if the process exits first. */
+  until(match: (line: Record<string, unknown>) => boolean): Promise<void>;
+  /** Resolves with the exit code once every line of stdout has been read ('close', not 'exit'). */
+  readonly exited: Promise<number | null>;
+  kill(): void;
+}
+
+function startMain(args: readonly string[]): Running {
+  const child = spawn(process.execPath, [main, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info' } });
+  const lines: Record<string, unknown>[] = [];
+  const waiters = new Set<() => void>();
+  let buffer = '';
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on('data', (d: Buffer) => {
+    buffer += d.toString();
+    const parts = buffer.split('\n');
+    buffer = parts.pop() ?? '';
+    for (const p of parts) {
+      try {
+        lines.push(JSON.parse(p) as Record<string, unknown>);
+      } catch {
+        /* not JSON */
+      }
+    }
+    for (const w of waiters) w();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+  return {
+    lines,
+    exited,
+    until: (match) =>
+      new Promise<void>((resolve, reject) => {
+        const check = (): void => {
+          if (!lines.some(match)) return;
+          waiters.delete(check);
+          resolve();
+        };
+        waiters.add(check);
+        check();
+        void exited.then((code) => {
+          if (!waiters.has(check)) return;
+          waiters.delete(check);
+          reject(new Error(`exited ${code} early:\n${lines.map((l) => JSON.stringify(l)).join('\n')}\n${stderr}`));
+        });
+      }),
+    kill: () => child.kill('SIGTERM'),
+  };
+}
+
+const sampleBound = (l: Record<string, unknown>): boolean => l['msg'] === 'sample-disk status' && l['phase'] === 'Bound';
+
 describe('harddisk-operator main', () => {
   it('reconciles the sample to Bound and exits 0 on SIGTERM', async () => {
-    const child = spawn(
-      process.execPath,
-      [main, '--kubeconfig', testKubeconfigPath(), '--replicas', '2', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info' } },
-    );
-    const lines: Record<string, unknown>[] = [];
-    let buffer = '';
-    const bound = new Promise<void>((resolve, reject) => {
-      child.stdout.on('data', (d: Buffer) => {
-        buffer += d.toString();
-        const parts = buffer.split('\n');
-        buffer = parts.pop() ?? '';
-        for (const p of parts) {
-          try {
-            const line = JSON.parse(p) as Record<string, unknown>;
-            lines.push(line);
-            if (line['msg'] === 'sample-disk status' && line['phase'] === 'Bound') resolve();
-          } catch {
-            /* not JSON */
-          }
-        }
-      });
-      child.once('exit', (code) => reject(new Error(`exited ${code} early:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`)));
-    });
-    await bound;
+    const op = startMain(['--kubeconfig', testKubeconfigPath(), '--replicas', '2', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0']);
+    await op.until(sampleBound);
     // Two replicas, one leader: exactly one of them reconciled.
-    const reconcilers = new Set(lines.filter((l) => l['controller'] === 'harddisk' && l['reconcileID']).map((l) => l['replica']));
+    const reconcilers = new Set(op.lines.filter((l) => l['controller'] === 'harddisk' && l['reconcileID']).map((l) => l['replica']));
     expect(reconcilers.size).toBe(1);
-    expect(lines.some((l) => l['msg'] === 'became leader; starting leader-only runnables')).toBe(true);
-    // 'close', not 'exit': every line of stdout has been read by then.
-    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(lines.at(-1)?.['msg']).toBe('operator stopped');
+    expect(op.lines.some((l) => l['msg'] === 'became leader; starting leader-only runnables')).toBe(true);
+    op.kill();
+    expect(await op.exited).toBe(0);
+    expect(op.lines.at(-1)?.['msg']).toBe('operator stopped');
   });
 
   it('--envtest (the README main job without a cluster): its own control plane, serving admission and conversion, so kubectl works at either version', async () => {
-    const child = spawn(process.execPath, [main, '--envtest', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info' },
-    });
-    const lines: Record<string, unknown>[] = [];
-    let buffer = '';
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const bound = new Promise<void>((resolve, reject) => {
-      child.stdout.on('data', (d: Buffer) => {
-        buffer += d.toString();
-        const parts = buffer.split('\n');
-        buffer = parts.pop() ?? '';
-        for (const p of parts) {
-          try {
-            const line = JSON.parse(p) as Record<string, unknown>;
-            lines.push(line);
-            if (line['msg'] === 'sample-disk status' && line['phase'] === 'Bound') resolve();
-          } catch {
-            /* not JSON */
-          }
-        }
-      });
-      child.once('exit', (code) => reject(new Error(`exited ${code} early:\n${lines.map((l) => JSON.stringify(l)).join('\n')}\n${stderr}`)));
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+    const op = startMain(['--envtest', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0']);
     try {
-      await bound;
-      const kubeconfig = lines.find((l) => typeof l['kubeconfig'] === 'string')?.['kubeconfig'] as string;
+      await op.until(sampleBound);
+      const kubeconfig = op.lines.find((l) => typeof l['kubeconfig'] === 'string')?.['kubeconfig'] as string;
       // kubectl's default version is v2: answered through the operator's conversion webhook.
       const table = await kubectlOk(['get', 'harddisks', '-n', 'default'], { kubeconfig });
       expect(table).toMatch(/\nsample-disk\s+10\s+Gi\s+Bound/);
@@ -93,40 +98,19 @@ describe('harddisk-operator main', () => {
       expect(refused.code).not.toBe(0);
       expect(refused.stderr).toContain('spec.size: Invalid value: "ten": must be a quantity such as 10Gi');
     } finally {
-      child.kill('SIGTERM');
+      op.kill();
     }
-    expect(await exited).toBe(0);
+    expect(await op.exited).toBe(0);
   });
 
   it('--leader-elect in two processes: one identity each, exactly one leads', async () => {
-    const start = (): { lines: Record<string, unknown>[]; exited: Promise<number | null>; kill: () => void } => {
-      const child = spawn(
-        process.execPath,
-        [main, '--kubeconfig', testKubeconfigPath(), '--leader-elect', '--no-sample', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
-        { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info' } },
-      );
-      const lines: Record<string, unknown>[] = [];
-      let buffer = '';
-      child.stdout.on('data', (d: Buffer) => {
-        buffer += d.toString();
-        const parts = buffer.split('\n');
-        buffer = parts.pop() ?? '';
-        for (const p of parts) {
-          try {
-            lines.push(JSON.parse(p) as Record<string, unknown>);
-          } catch {
-            /* not JSON */
-          }
-        }
-      });
-      return { lines, exited: new Promise((resolve) => child.once('close', resolve)), kill: () => child.kill('SIGTERM') };
-    };
-    const a = start();
-    const b = start();
+    const args = ['--kubeconfig', testKubeconfigPath(), '--leader-elect', '--no-sample', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
+    const a = startMain(args);
+    const b = startMain(args);
     try {
       const deadline = Date.now() + 30_000;
-      const started = (p: { lines: Record<string, unknown>[] }): boolean => p.lines.some((l) => l['msg'] === 'manager started');
-      const leads = (p: { lines: Record<string, unknown>[] }): boolean => p.lines.some((l) => l['msg'] === 'became leader; starting leader-only runnables');
+      const started = (p: Running): boolean => p.lines.some((l) => l['msg'] === 'manager started');
+      const leads = (p: Running): boolean => p.lines.some((l) => l['msg'] === 'became leader; starting leader-only runnables');
       while (Date.now() < deadline && !(started(a) && started(b) && (leads(a) || leads(b)))) await sleep(100);
       await sleep(3_000); // well inside the 15 s lease: the other one must still be standing by
       expect([leads(a), leads(b)].filter(Boolean)).toHaveLength(1);

@@ -13,7 +13,6 @@
  * is needed too.
  */
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +28,7 @@ import type { RoleManifest } from '@kubeloop/manager/rbac';
 import { ConfigMap, builtinScheme } from '@kubeloop/scheme';
 import { HardDisk, setupHardDiskController } from '../src/index.js';
 import { uniqueName } from '../../../test/support/env.js';
+import { httpsGet } from '../../../test/support/net.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const scheme = builtinScheme.extend(HardDisk);
@@ -123,18 +123,6 @@ async function until(check: () => Promise<boolean> | boolean): Promise<boolean> 
   return false;
 }
 
-function get(url: string, token?: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { rejectUnauthorized: false, headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 async function readyz(run: Run): Promise<{ status: number; body: string }> {
   const res = await fetch(`${run.manager.healthUrl}/readyz?verbose`);
@@ -165,7 +153,7 @@ async function userChecks(run: Run): Promise<string | undefined> {
     return events.items.some((e) => (e as { reason?: string }).reason === 'Provisioned');
   });
   if (!eventsSeen) return 'no Provisioned event';
-  const scrape = await get(`${run.manager.metricsUrl}/metrics`, run.token);
+  const scrape = await httpsGet(`${run.manager.metricsUrl}/metrics`, { token: run.token });
   if (scrape.status !== 403) return `metrics caller not reviewed: ${scrape.status} ${scrape.body.trim()}`;
   await admin.patch(HardDisk, key, mergePatch({ spec: { size: '20Gi' } }));
   if (!(await until(async () => (await admin.get(ConfigMap, { namespace: ns, name: 'd1-disk' })).data?.['size'] === '20Gi'))) return 'not resized';

@@ -14,9 +14,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +27,7 @@ import { HardDisk } from '../src/index.js';
 import type { HardDisk as HardDiskObject } from '../src/index.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
 import { kubectl as runKubectl } from '../../../test/support/kubectl.js';
+import { freePort, httpsGet } from '../../../test/support/net.js';
 import type { KubectlResult } from '../../../test/support/kubectl.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -42,32 +40,7 @@ let operator: ChildProcess;
 let metricsPort: number;
 const ns = uniqueName('hooks');
 
-/** A port free on 127.0.0.1 right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
-/** GET over HTTPS trusting only `ca`; resolves with the status and body. */
-function httpsGet(url: string, ca: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { ca, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 /** webhook/manifests.yaml, each webhook limited to this test's namespace. */
 function configurations(): WebhookConfigurationLike[] {
@@ -184,7 +157,7 @@ describe('the HardDisk admission webhooks, through kubectl', () => {
   });
 
   it('--metrics-cert-dir serves /metrics over HTTPS, to no one without a bearer token', async () => {
-    const anonymous = await httpsGet(`https://127.0.0.1:${metricsPort}/metrics`, hooks.caPem);
+    const anonymous = await httpsGet(`https://127.0.0.1:${metricsPort}/metrics`, { ca: hooks.caPem });
     expect(anonymous.status).toBe(401);
     expect(anonymous.body).toContain('Unauthorized: no bearer token');
   });
