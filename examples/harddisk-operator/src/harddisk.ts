@@ -18,6 +18,11 @@ import { Type, k8s } from '@kubeloop/scheme/schema';
  */
 const conversion = { service: { namespace: 'harddisk-operator-system', name: 'harddisk-operator-webhook', path: '/convert' } } as const;
 
+/** What both versions share: the kind's names and scope, its status, the storage class, how kubectl shows it. */
+const identity = { group: 'crd-demo.io', kind: 'HardDisk', plural: 'harddisks', namespaced: true, listKind: 'HardDiskList' } as const;
+const storageClass = Type.Optional(Type.String({ description: 'Storage class; default "standard".' }));
+const shared = { conversion, shortNames: ['hd'], subresources: { status: true } } as const;
+
 const status = Type.Object({
   phase: Type.Optional(k8s.Enum(['Pending', 'Bound', 'Invalid'])),
   configMapName: Type.Optional(Type.String()),
@@ -26,27 +31,21 @@ const status = Type.Object({
 });
 
 export const HardDisk = defineKind({
-  group: 'crd-demo.io',
+  ...identity,
   version: 'v1',
-  kind: 'HardDisk',
-  plural: 'harddisks',
-  namespaced: true,
-  listKind: 'HardDiskList',
   schema: {
     spec: Type.Optional(
       Type.Object({
         // Not a quantity pattern on purpose: the operator reports a malformed size in status (phase Invalid).
         size: Type.String({ description: 'Capacity, as a Kubernetes quantity (10Gi).' }),
-        storageClass: Type.Optional(Type.String({ description: 'Storage class; default "standard".' })),
+        storageClass,
       }),
     ),
     status,
   },
   crd: {
+    ...shared,
     storage: true,
-    conversion,
-    shortNames: ['hd'],
-    subresources: { status: true },
     printerColumns: [
       { name: 'Size', type: 'string', jsonPath: '.spec.size' },
       { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
@@ -64,12 +63,8 @@ export type HardDisk = ObjectOf<typeof HardDisk>;
  * `crd-demo.io/v1-size`, so converting back gives it unchanged.
  */
 export const HardDiskV2 = defineKind({
-  group: 'crd-demo.io',
+  ...identity,
   version: 'v2',
-  kind: 'HardDisk',
-  plural: 'harddisks',
-  namespaced: true,
-  listKind: 'HardDiskList',
   schema: {
     spec: Type.Optional(
       Type.Object({
@@ -79,15 +74,13 @@ export const HardDiskV2 = defineKind({
             unit: k8s.Enum(['Mi', 'Gi', 'Ti'], { description: 'Binary unit of value.' }),
           }),
         ),
-        storageClass: Type.Optional(Type.String({ description: 'Storage class; default "standard".' })),
+        storageClass,
       }),
     ),
     status,
   },
   crd: {
-    conversion,
-    shortNames: ['hd'],
-    subresources: { status: true },
+    ...shared,
     printerColumns: [
       { name: 'Value', type: 'integer', jsonPath: '.spec.capacity.value' },
       { name: 'Unit', type: 'string', jsonPath: '.spec.capacity.unit' },

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installCRDs } from '@kubeloop/envtest';
 import { crdSchemaOf } from '@kubeloop/scheme/schema';
 import { CRD_MARKER, generateCrds, isCliError, runCli } from '../src/index.js';
+import { io } from './support.js';
 import { Broken } from './fixtures/non-structural.js';
 import { testKubeConfig, uniqueName } from '../../../test/support/env.js';
 import { kubeRequest } from '../../../test/support/kube-request.js';
@@ -27,12 +28,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(out, { recursive: true, force: true });
 });
-
-function io(): { out: string[]; err: string[]; io: { out: (t: string) => void; err: (t: string) => void } } {
-  const o: string[] = [];
-  const e: string[] = [];
-  return { out: o, err: e, io: { out: (t) => o.push(t), err: (t) => e.push(t) } };
-}
 
 describe('generate crds: files', () => {
   it('writes one file per CRD, then finds them up to date', async () => {

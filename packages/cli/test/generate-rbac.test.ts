@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { RBAC_MARKER, generateRbac, isCliError, runCli } from '../src/index.js';
+import { io } from './support.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 let out: string;
@@ -23,12 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(out, { recursive: true, force: true });
 });
-
-function io(): { out: string[]; err: string[]; io: { out: (t: string) => void; err: (t: string) => void } } {
-  const o: string[] = [];
-  const e: string[] = [];
-  return { out: o, err: e, io: { out: (t) => o.push(t), err: (t) => e.push(t) } };
-}
 
 const rule = (group: string, resources: string[], verbs: string[]): unknown => ({ apiGroups: [group], resources, verbs });
 
