@@ -28,8 +28,11 @@
 // tsyringe needs the Reflect metadata polyfill before it loads.
 import 'reflect-metadata';
 // The manager and its cluster
-export { createManager, signalHandler } from './manager.js';
-export type { LeaderElectionConfig, Manager, ManagerOptions, Runnable, SecureMetricsOptions, RunnableFn } from './manager.js';
+export { createManager } from './manager.js';
+export type { Manager } from './manager.js';
+export type { LeaderElectionConfig, ManagerOptions, SecureMetricsOptions } from './options.js';
+export type { Runnable, RunnableFn } from './runnable-groups.js';
+export { signalHandler } from './signals.js';
 export type { WebhookBuilder } from './webhook/builder.js';
 export { createCluster } from './cluster.js';
 export type { Cluster, ClusterOptions } from './cluster.js';

@@ -1,0 +1,153 @@
+/**
+ * The manager's options: one object for `createManager`, every field
+ * documented with its default; leader-election settings; how the metrics
+ * server is secured.
+ */
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { DependencyContainer } from 'tsyringe';
+import type { InformerCacheOptions } from '@kubeloop/cache';
+import type { KubeConfigLike, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
+import type { ResourceDescriptor, Scheme } from '@kubeloop/scheme';
+import type { CertificateSource, TokenAuthorizerOptions, WebhookServerOptions } from '@kubeloop/webhook';
+import type { Cluster } from './cluster.js';
+import type { EventRecorderTuning } from './events/recorder.js';
+
+/** Leader-election settings; see `createLeaderElector` for each timing's meaning. */
+export interface LeaderElectionConfig {
+  /** Lease name (the election id). */
+  readonly name: string;
+  /** Lease namespace. Default: the in-cluster namespace, else `default`. */
+  readonly namespace?: string;
+  /** Default: hostname plus a random suffix. */
+  readonly identity?: string;
+  /** Default: 15 000. */
+  readonly leaseDurationMs?: number;
+  /** Default: 10 000. */
+  readonly renewDeadlineMs?: number;
+  /** Default: 2 000. */
+  readonly retryPeriodMs?: number;
+  /** Give the lease up on a clean shutdown so a standby takes over at once. Default: false. */
+  readonly releaseOnCancel?: boolean;
+}
+
+/** How the metrics server is secured ({@link ManagerOptions.secureMetrics}). */
+export interface SecureMetricsOptions {
+  /**
+   * Where the serving certificate comes from (`watchCertificateFiles`,
+   * `managedCertificates`, `staticCertificate` of `@kubeloop/webhook`).
+   * Default: `selfSignedCertificate()`, made at start, as controller-runtime
+   * does without a certificate directory (scrapers must skip verification).
+   */
+  readonly certificates?: CertificateSource;
+  /** Authenticate and authorize callers by bearer token. Default: true (TokenReview + SubjectAccessReview through the manager's client, decisions cached 10 s). */
+  readonly authorization?: boolean | Omit<TokenAuthorizerOptions, 'client'>;
+  /** Lowest TLS version served. Default: `TLSv1.2`. */
+  readonly minTlsVersion?: 'TLSv1.2' | 'TLSv1.3';
+}
+
+/** Options for {@link createManager}. Every field is optional. */
+export interface ManagerOptions {
+  /** Where to connect. Default: KUBECONFIG, ~/.kube/config, or in-cluster (ignored when `transport` or `cluster` is given). */
+  readonly kubeConfig?: KubeConfigLike;
+  /** A ready transport instead of one made from `kubeConfig` (for example `@kubeloop/testing`'s fake API). Default: made from `kubeConfig`. */
+  readonly transport?: Transport;
+  /** A ready cluster to run on; then kubeConfig, transport, scheme, fieldOwner, namespaces, cache, uncached, transportOptions and eventRecorder are not used. Default: one made from those options. */
+  readonly cluster?: Cluster;
+  /** The kinds the client types. Default: `builtinScheme`. */
+  readonly scheme?: Scheme;
+  /** Field manager for writes and server-side apply. Default: none (apply then needs a per-call fieldManager). */
+  readonly fieldOwner?: string;
+  /** Namespaces the cache covers. Default: all. */
+  readonly namespaces?: readonly string[];
+  /** More cache options (per-kind selectors, transforms, reflector tuning). */
+  readonly cache?: Omit<InformerCacheOptions, 'client' | 'namespaces'>;
+  /** Kinds the client never reads from the cache (Secrets, say). Default: none. */
+  readonly uncached?: readonly (ResourceDescriptor | TypeRef)[];
+  /**
+   * Where /metrics listens: `host:port` (`127.0.0.1:8080`), `:port` for every
+   * interface, IPv4 and IPv6 (an explicit choice: anyone who can reach the
+   * pod can scrape), or `[ipv6]:port`; port 0 picks a free one. `"0"` or
+   * `""` turns the server off, as controller-runtime's `"0"` does. Checked by
+   * `createManager` (ManagerError `InvalidOptions`). Default: no metrics server.
+   */
+  readonly metricsBindAddress?: string;
+  /**
+   * Serve /metrics over HTTPS, and only to callers whose bearer token may
+   * `get` the path: a TokenReview says who the token is, a
+   * SubjectAccessReview whether a ClusterRole with
+   * `nonResourceURLs: ['/metrics'], verbs: ['get']` is bound to them (to
+   * Prometheus's ServiceAccount, say); 401 without a valid token, 403 without
+   * the permission. As controller-runtime's `SecureServing` with
+   * `filters.WithAuthenticationAndAuthorization`, kubebuilder's default. The
+   * operator then needs `create` on `tokenreviews.authentication.k8s.io` and
+   * `subjectaccessreviews.authorization.k8s.io`. `authorization: false` keeps
+   * TLS alone; an object tunes the decision cache (TTL 10 s by default).
+   * Certificates rotate as the webhook server's do. Default: plain HTTP,
+   * every caller served.
+   *
+   * @example
+   * ```ts
+   * createManager({ metricsBindAddress: ':8443', secureMetrics: { certificates: watchCertificateFiles({ certFile: '/certs/tls.crt', keyFile: '/certs/tls.key' }) } });
+   * ```
+   */
+  readonly secureMetrics?: SecureMetricsOptions;
+  /** Where /healthz and /readyz listen, in the forms of `metricsBindAddress`. Default: no probe server. */
+  readonly healthProbeBindAddress?: string;
+  /** Leader election. Default: off (every replica runs every controller). */
+  readonly leaderElection?: LeaderElectionConfig;
+  /**
+   * The webhook server (admission and conversion, `@kubeloop/webhook`): every
+   * replica runs it, leader or not; `/readyz` includes its check `webhook`;
+   * its metrics (`controller_runtime_webhook_*`) go to the manager's registry
+   * and its logs to the manager's logger unless these options say otherwise.
+   * Register webhooks with `manager.webhook(Kind)` or on `manager.webhookServer`.
+   * Default: no webhook server.
+   */
+  readonly webhook?: WebhookServerOptions;
+  /** How long stopping may take before the manager gives up waiting (reconciles that ignore their signal included). Default: 30 000 ms. */
+  readonly gracefulShutdownTimeoutMs?: number;
+  /**
+   * After losing the lease, how long `start()` waits for leader-only work to
+   * notice its aborted signal before it rejects with `LeaderElectionLost`
+   * anyway (graceful shutdown is skipped, as controller-runtime does). Exit
+   * the process then: a new leader may already be working. Default: 2 000 ms.
+   */
+  readonly leaseLossExitTimeoutMs?: number;
+  /** The root logger. Default: pino at `KUBELOOP_LOG_LEVEL` / `LOG_LEVEL` / info. */
+  readonly logger?: Logger;
+  /** Parent DI container. Default: tsyringe's root container (a child is made per manager). */
+  readonly container?: DependencyContainer;
+  /** Prometheus registry. Default: a new one. */
+  readonly registry?: Registry;
+  /**
+   * Register prom-client's default process and Node.js metrics
+   * (`process_cpu_seconds_total`, `process_resident_memory_bytes`,
+   * `nodejs_eventloop_lag_seconds`, `nodejs_heap_size_used_bytes`, ...) in
+   * the registry, as controller-runtime registers the process and Go
+   * collectors. Once per registry. Default: true.
+   */
+  readonly defaultMetrics?: boolean;
+  /** Transport tuning (QPS, burst, timeouts). */
+  readonly transportOptions?: TransportOptions;
+  /** Tuning of the event recorders (queue size, spam filter, series interval, retries); not used with `cluster`. Default: client-go's; see `EventRecorderTuning`. */
+  readonly eventRecorder?: EventRecorderTuning;
+  /**
+   * `/readyz` fails when an informer has been out of contact with the API
+   * server (failed lists or watches, no watch open) for longer than this.
+   * Default: 60 000 ms.
+   */
+  readonly informerStaleAfterMs?: number;
+  /**
+   * Every controller re-enqueues every cached object of its `for` kind this
+   * often (jittered ±10 %, at low priority) unless its own options say
+   * otherwise; 0 turns it off. Default: 36 000 000 (10 hours, as
+   * controller-runtime's `SyncPeriod`).
+   */
+  readonly syncPeriodMs?: number;
+}
+
+/** Whether a bind address asks for a server: `"0"` and `""` turn it off, as controller-runtime's `"0"`. */
+export function serves(address: string | undefined): address is string {
+  return address !== undefined && address !== '' && address !== '0';
+}

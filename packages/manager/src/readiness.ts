@@ -1,0 +1,61 @@
+/**
+ * Health and readiness: the named checks behind `/healthz` and `/readyz`.
+ * The manager's own readiness checks are here: informers synced, complete
+ * and in contact with the API server, controllers not waiting for a kind.
+ */
+import type { InformerCache } from '@kubeloop/cache';
+import type { ControllerStatus } from './controller/controller.js';
+import { describeError } from './errors.js';
+import type { HealthCheck } from './server/http-servers.js';
+
+/** The named checks of `/healthz` and `/readyz`. */
+export class Probes {
+  readonly healthz = new Map<string, HealthCheck>();
+  readonly readyz = new Map<string, HealthCheck>();
+}
+
+/**
+ * Fails while an informer is out of contact with the API server longer than
+ * `staleAfterMs`, lacks objects it could not prepare, or has not synced; the
+ * message names each informer and its last error.
+ */
+export function informersCheck(cache: InformerCache, staleAfterMs: number): HealthCheck {
+  return () => {
+    const informers = cache.informers();
+    const unsynced = informers.filter((i) => !i.synced);
+    const now = Date.now();
+    const stale = informers.filter((i) => i.synced && i.stats.some((st) => st.disconnectedSince > 0 && now - st.disconnectedSince > staleAfterMs));
+    if (stale.length > 0) {
+      throw new Error(
+        `stale: ${stale
+          .map((i) => {
+            const since = Math.max(...i.stats.map((st) => st.disconnectedSince));
+            const err = i.stats.map((st) => st.lastError).find((e) => e !== undefined);
+            return `${i.kind} out of contact for ${Math.round((now - since) / 1000)} s${err ? ` (${describeError(err)})` : ''}`;
+          })
+          .join('; ')}`,
+      );
+    }
+    // Objects the API server has that the cache could not take (a transform threw, say): the cache is incomplete.
+    const incomplete = informers.filter((i) => (i.unprepared ?? 0) > 0);
+    if (incomplete.length > 0) throw new Error(`incomplete: ${incomplete.map((i) => `${i.kind} lacks ${i.unprepared ?? 0} object(s) that could not be prepared`).join('; ')}`);
+    if (unsynced.length > 0) {
+      throw new Error(
+        `not synced: ${unsynced
+          .map((i) => {
+            const err = i.stats.map((s) => s.lastError).find((e) => e !== undefined);
+            return err ? `${i.kind} (${describeError(err)})` : i.kind;
+          })
+          .join('; ')}`,
+      );
+    }
+  };
+}
+
+/** Fails while a started controller waits for its sources, naming what each waits for. */
+export function controllersCheck(statuses: () => readonly ControllerStatus[]): HealthCheck {
+  return () => {
+    const waiting = statuses().filter((s) => s.started && !s.synced);
+    if (waiting.length > 0) throw new Error(waiting.map((s) => `${s.name} waiting for ${s.waitingFor.join(', ')}`).join('; '));
+  };
+}
