@@ -57,7 +57,7 @@ export type { ClientErrorReason, Status } from './errors.js';
 export { isNoKindMatch } from '@kubeloop/mapper';
 export { watchEvents, watchEventError, parseWatchLine } from './watch.js';
 export type { WatchEvent, WatchEventType, WatchEventsOptions } from './watch.js';
-export { fieldValue, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
+export { fieldValue, labelKeyProblem, labelValueProblem, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
 export type { FieldRequirement, LabelRequirement } from './selectors.js';
 export { applyPatch, jsonPatch, jsonPointer, mergeFrom, mergePatch, patchContentType, strategicMergePatch } from './patch.js';
 export type { JsonPatchOperation, MergeFromOptions, Patch, PatchType } from './patch.js';

@@ -1,80 +1,311 @@
 /**
  * Label and field selectors evaluated in memory, with the API server's
- * syntax: `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`;
- * field selectors take `=`, `==` and `!=` on dotted paths. The one parser of
- * kubeloop: the informer cache filters with it, predicates match with it.
+ * grammar and answers: the one parser of kubeloop. The informer cache
+ * filters with it, predicates match with it, the fake API server of
+ * `@kubeloop/testing` serves lists and watches with it, and each is checked
+ * against the real API server on the same selectors, malformed ones
+ * included (packages/client/test/selectors.test.ts).
+ *
+ * Labels: `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`,
+ * `a>1`, `a<1` (integers), terms joined by commas, keys and values checked
+ * as the server checks them. Fields: `=`, `==` and `!=`, with `\,`, `\=`
+ * and `\\` escapes in values; nothing is trimmed.
  */
 import { ClientError } from './errors.js';
 import type { Selector } from './options.js';
+import { renderSelector } from './options.js';
 
 /** One parsed term of a label selector. */
 export type LabelRequirement =
   | { readonly key: string; readonly op: 'in'; readonly values: ReadonlySet<string> }
   | { readonly key: string; readonly op: 'notin'; readonly values: ReadonlySet<string> }
   | { readonly key: string; readonly op: 'exists' }
-  | { readonly key: string; readonly op: '!exists' };
+  | { readonly key: string; readonly op: '!exists' }
+  /** `key>value` / `key<value`: the label holds an integer greater / less than `value`. */
+  | { readonly key: string; readonly op: 'gt' | 'lt'; readonly value: bigint };
 
-/** Split on commas that are not inside parentheses. */
-function splitTerms(text: string): string[] {
-  const terms: string[] = [];
-  let depth = 0;
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '(') depth++;
-    else if (c === ')') depth--;
-    else if (c === ',' && depth === 0) {
-      terms.push(text.slice(start, i));
-      start = i + 1;
-    }
-  }
-  terms.push(text.slice(start));
-  return terms.map((t) => t.trim()).filter((t) => t.length > 0);
-}
+const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const NAME_RULE = `must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`;
+const INT64_MAX = 9223372036854775807n;
 
 /**
- * Parse a label selector; an empty one matches everything.
- *
- * @throws ClientError `InvalidRequest` naming the term it cannot parse.
+ * Why a label key is invalid (`[prefix/]name`: an optional DNS subdomain
+ * prefix, a name of at most 63 characters), or undefined if it is valid.
+ * The API server's rule and wording.
  *
  * @example
  * ```ts
- * const wanted = parseLabelSelector('app=web,env in (prod,staging),!canary');
+ * labelKeyProblem('example.com/tier'); // undefined
+ * labelKeyProblem('-tier'); // 'name part must consist of alphanumeric characters, ...'
+ * ```
+ */
+export function labelKeyProblem(key: string): string | undefined {
+  const parts = key.split('/');
+  if (parts.length > 2) return `a qualified name ${NAME_RULE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`;
+  const name = parts.length === 2 ? parts[1]! : parts[0]!;
+  const problems: string[] = [];
+  if (parts.length === 2) {
+    const prefix = parts[0]!;
+    if (prefix.length === 0) problems.push('prefix part must be non-empty');
+    else if (prefix.length > 253) problems.push('prefix part must be no more than 253 characters');
+    else if (!SUBDOMAIN.test(prefix)) problems.push(`prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`);
+  }
+  if (name.length === 0) problems.push('name part must be non-empty');
+  else if (name.length > 63) problems.push('name part must be no more than 63 characters');
+  if (!NAME.test(name)) problems.push(`name part ${NAME_RULE}`);
+  return problems.length > 0 ? problems.join('; ') : undefined;
+}
+
+/**
+ * Why a label value is invalid (at most 63 characters, alphanumerics with
+ * `-`, `_`, `.` inside; empty is valid), or undefined if it is valid.
+ *
+ * @example
+ * ```ts
+ * labelValueProblem('v1.2'); // undefined
+ * labelValueProblem('not valid!'); // 'a valid label must be an empty string or ...'
+ * ```
+ */
+export function labelValueProblem(value: string): string | undefined {
+  const problems: string[] = [];
+  if (value.length > 63) problems.push('must be no more than 63 characters');
+  if (!VALUE.test(value)) {
+    problems.push(
+      `a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
+    );
+  }
+  return problems.length > 0 ? problems.join('; ') : undefined;
+}
+
+// ---- label selector lexer: the server's tokens, byte for byte ----------------
+
+type Token = 'id' | 'in' | 'notin' | '(' | ')' | ',' | '!' | '=' | '==' | '!=' | '>' | '<' | 'end';
+interface Scanned {
+  readonly tok: Token;
+  readonly lit: string;
+}
+const SYMBOLS = new Set(['=', '!', '(', ')', ',', '>', '<']);
+const SYMBOL_TOKENS = new Set<string>(['(', ')', ',', '!', '=', '==', '!=', '>', '<']);
+const WHITESPACE = new Set([' ', '\t', '\r', '\n']);
+
+/** Tokens up to the end (a NUL ends the input, as on the server). */
+function lex(text: string): Scanned[] {
+  const out: Scanned[] = [];
+  let pos = 0;
+  // As the server's lexer: a NUL reads like the end of the input.
+  const read = (): string => (pos < text.length ? text[pos++]! : (pos++, '\0'));
+  for (;;) {
+    let ch = read();
+    while (WHITESPACE.has(ch)) ch = read();
+    if (ch === '\0') {
+      out.push({ tok: 'end', lit: '' });
+      return out;
+    }
+    if (SYMBOLS.has(ch)) {
+      let buffer = ch;
+      let last = buffer;
+      for (;;) {
+        const next = read();
+        if (next === '\0') break; // consumed, as the server does
+        if (SYMBOLS.has(next) && SYMBOL_TOKENS.has(buffer + next)) {
+          buffer += next;
+          last = buffer;
+        } else {
+          pos--;
+          break;
+        }
+      }
+      out.push({ tok: last as Token, lit: last });
+      continue;
+    }
+    let word = ch;
+    for (;;) {
+      const next = read();
+      if (next === '\0') break; // consumed, as the server does
+      if (SYMBOLS.has(next) || WHITESPACE.has(next)) {
+        pos--;
+        break;
+      }
+      word += next;
+    }
+    out.push({ tok: word === 'in' || word === 'notin' ? word : 'id', lit: word });
+  }
+}
+
+class SelectorSyntaxError extends Error {}
+
+/** A recursive-descent parser over the tokens, as the server's (`in`/`notin` are identifiers where a value may stand). */
+class LabelParser {
+  private position = 0;
+  constructor(private readonly items: readonly Scanned[]) {}
+
+  private peek(values = true): Scanned {
+    const s = this.items[this.position]!;
+    return values && (s.tok === 'in' || s.tok === 'notin') ? { tok: 'id', lit: s.lit } : s;
+  }
+  private next(values = true): Scanned {
+    const s = this.peek(values);
+    this.position++;
+    return s;
+  }
+
+  parse(): LabelRequirement[] {
+    const out: LabelRequirement[] = [];
+    for (;;) {
+      const { tok, lit } = this.peek();
+      if (tok === 'end') return out;
+      if (tok !== 'id' && tok !== '!') throw new SelectorSyntaxError(`found '${lit}', expected: !, identifier, or 'end of string'`);
+      try {
+        out.push(this.requirement());
+      } catch (e) {
+        if (e instanceof SelectorSyntaxError) throw new SelectorSyntaxError(`unable to parse requirement: ${e.message}`);
+        throw e;
+      }
+      const after = this.next();
+      if (after.tok === 'end') return out;
+      if (after.tok !== ',') throw new SelectorSyntaxError(`found '${after.lit}', expected: ',' or 'end of string'`);
+      const t2 = this.peek();
+      if (t2.tok !== 'id' && t2.tok !== '!') throw new SelectorSyntaxError(`found '${t2.lit}', expected: identifier after ','`);
+    }
+  }
+
+  private requirement(): LabelRequirement {
+    let first = this.next();
+    const negated = first.tok === '!';
+    if (negated) first = this.next();
+    if (first.tok !== 'id') throw new SelectorSyntaxError(`found '${first.lit}', expected: identifier`);
+    const key = checkKey(first.lit);
+    const after = this.peek().tok;
+    if (negated) return { key, op: '!exists' };
+    if (after === 'end' || after === ',') return { key, op: 'exists' };
+    const op = this.next(false);
+    switch (op.tok) {
+      case 'in':
+      case 'notin':
+        return { key, op: op.tok, values: new Set(this.values().map((v) => checkValue(key, v))) };
+      case '=':
+      case '==':
+      case '!=':
+        return { key, op: op.tok === '!=' ? 'notin' : 'in', values: new Set([checkValue(key, this.exactValue())]) };
+      case '>':
+      case '<': {
+        const raw = this.exactValue();
+        const problems: string[] = [];
+        const n = /^[+-]?[0-9]+$/.test(raw) ? BigInt(raw) : undefined;
+        if (n === undefined || n > INT64_MAX || n < -INT64_MAX - 1n) problems.push(`values[0]: Invalid value: ${JSON.stringify(raw)}: for 'Gt', 'Lt' operators, the value must be an integer`);
+        const vp = labelValueProblem(raw);
+        if (vp) problems.push(`values[0][${key}]: Invalid value: ${JSON.stringify(raw)}: ${vp}`);
+        if (problems.length > 0) throw new SelectorSyntaxError(problems.join(', '));
+        return { key, op: op.tok === '>' ? 'gt' : 'lt', value: n! };
+      }
+      default:
+        throw new SelectorSyntaxError(`found '${op.lit}', expected: in, notin, =, ==, !=, gt, lt`);
+    }
+  }
+
+  private values(): string[] {
+    const open = this.next();
+    if (open.tok !== '(') throw new SelectorSyntaxError(`found '${open.lit}' expected: '('`);
+    const first = this.peek();
+    if (first.tok === ')') {
+      this.next();
+      return [''];
+    }
+    if (first.tok !== 'id' && first.tok !== ',') throw new SelectorSyntaxError(`found '${first.lit}', expected: ',', ')' or identifier`);
+    const out = new Set<string>();
+    for (;;) {
+      const t = this.next();
+      if (t.tok === 'id') {
+        out.add(t.lit);
+        const t2 = this.peek();
+        if (t2.tok === ',') continue;
+        if (t2.tok === ')') break;
+        throw new SelectorSyntaxError(`found '${t2.lit}', expected: ',' or ')'`);
+      } else if (t.tok === ',') {
+        if (out.size === 0) out.add('');
+        const t2 = this.peek();
+        if (t2.tok === ')') {
+          out.add('');
+          break;
+        }
+        if (t2.tok === ',') {
+          this.next();
+          out.add('');
+        }
+      } else {
+        throw new SelectorSyntaxError(`found '${t.lit}', expected: ',', or identifier`);
+      }
+    }
+    const close = this.next();
+    if (close.tok !== ')') throw new SelectorSyntaxError(`found '${first.lit}', expected: ')'`);
+    return [...out];
+  }
+
+  private exactValue(): string {
+    const t = this.peek();
+    if (t.tok === 'end' || t.tok === ',') return '';
+    this.next();
+    if (t.tok === 'id') return t.lit;
+    throw new SelectorSyntaxError(`found '${t.lit}', expected: identifier`);
+  }
+}
+
+function checkKey(key: string): string {
+  const problem = labelKeyProblem(key);
+  if (problem) throw new SelectorSyntaxError(`Invalid value: ${JSON.stringify(key)}: ${problem}`);
+  return key;
+}
+
+function checkValue(key: string, value: string): string {
+  const problem = labelValueProblem(value);
+  if (problem) throw new SelectorSyntaxError(`values[0][${key}]: Invalid value: ${JSON.stringify(value)}: ${problem}`);
+  return value;
+}
+
+/**
+ * Parse a label selector (a string in the API server's syntax, or a map of
+ * exact matches, read as the server reads `k1=v1,k2=v2`); an empty one
+ * matches everything. What the API server refuses, this refuses.
+ *
+ * @throws ClientError `InvalidRequest` with the server's explanation.
+ *
+ * @example
+ * ```ts
+ * const wanted = parseLabelSelector('app=web,env in (prod,staging),!canary,replicas>2');
  * matchesLabels(wanted, pod.metadata?.labels); // true or false
  * ```
  */
 export function parseLabelSelector(selector: Selector | undefined): LabelRequirement[] {
-  if (selector === undefined) return [];
-  if (typeof selector !== 'string') {
-    return Object.entries(selector).map(([key, value]) => ({ key, op: 'in', values: new Set([value]) }));
+  const text = renderSelector(selector) ?? '';
+  try {
+    return new LabelParser(lex(text)).parse();
+  } catch (e) {
+    if (!(e instanceof SelectorSyntaxError)) throw e;
+    throw new ClientError('InvalidRequest', `invalid label selector ${JSON.stringify(text)}: ${e.message}`);
   }
-  return splitTerms(selector).map((term): LabelRequirement => {
-    let m = /^([^\s!=(),]+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(term);
-    if (m) {
-      const values = new Set(m[3]!.split(',').map((v) => v.trim()).filter((v) => v.length > 0));
-      return { key: m[1]!, op: m[2] as 'in' | 'notin', values };
-    }
-    m = /^([^\s!=(),]+)\s*(==|=|!=)\s*([^\s!=(),]*)$/.exec(term);
-    if (m) return { key: m[1]!, op: m[2] === '!=' ? 'notin' : 'in', values: new Set([m[3]!]) };
-    m = /^!\s*([^\s!=(),]+)$/.exec(term);
-    if (m) return { key: m[1]!, op: '!exists' };
-    m = /^([^\s!=(),]+)$/.exec(term);
-    if (m) return { key: m[1]!, op: 'exists' };
-    throw new ClientError('InvalidRequest', `cannot parse label selector term ${JSON.stringify(term)}`);
-  });
+}
+
+/** A label's value as a signed 64-bit integer, as the server reads it for `>` and `<`; undefined if it is not one. */
+function int64(value: string): bigint | undefined {
+  if (!/^[+-]?[0-9]+$/.test(value)) return undefined;
+  const n = BigInt(value);
+  return n > INT64_MAX || n < -INT64_MAX - 1n ? undefined : n;
 }
 
 /**
- * Whether `labels` meet every requirement.
+ * Whether `labels` meet every requirement, as the API server decides.
  *
  * @example
  * ```ts
  * matchesLabels(parseLabelSelector({ app: 'web' }), { app: 'web', tier: 'fe' }); // true
+ * matchesLabels(parseLabelSelector('replicas>2'), { replicas: '3' }); // true
  * ```
  */
 export function matchesLabels(requirements: readonly LabelRequirement[], labels: Readonly<Record<string, string>> | undefined): boolean {
   for (const r of requirements) {
-    const value = labels?.[r.key];
+    const value = labels !== undefined && Object.hasOwn(labels, r.key) ? labels[r.key] : undefined;
     switch (r.op) {
       case 'in':
         if (value === undefined || !r.values.has(value)) return false;
@@ -88,6 +319,12 @@ export function matchesLabels(requirements: readonly LabelRequirement[], labels:
       case '!exists':
         if (value !== undefined) return false;
         break;
+      case 'gt':
+      case 'lt': {
+        const n = value === undefined ? undefined : int64(value);
+        if (n === undefined || (r.op === 'gt' ? n <= r.value : n >= r.value)) return false;
+        break;
+      }
     }
   }
   return true;
@@ -95,13 +332,60 @@ export function matchesLabels(requirements: readonly LabelRequirement[], labels:
 
 /** One parsed term of a field selector. */
 export interface FieldRequirement {
+  /** The field label, e.g. `metadata.name` or `status.phase`: a dotted path. */
   readonly path: string;
+  /** `=` / `==` (true) or `!=` (false). */
   readonly equal: boolean;
+  /** The value, escapes resolved. */
   readonly value: string;
 }
 
+/** Split on commas not escaped with a backslash. */
+function splitFieldTerms(text: string): string[] {
+  const terms: string[] = [];
+  let start = 0;
+  let escaped = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (escaped) escaped = false;
+    else if (c === '\\') escaped = true;
+    else if (c === ',') {
+      terms.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  terms.push(text.slice(start));
+  return terms;
+}
+
+const FIELD_OPERATORS = ['!=', '==', '='] as const;
+const FIELD_PATH = /^[A-Za-z0-9_\-/]+(\.[A-Za-z0-9_\-/]+)*$/;
+
+function fieldValueOf(raw: string, term: string): string {
+  let out = '';
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i]!;
+    if (c === '\\') {
+      const next = raw[i + 1];
+      if (next !== '\\' && next !== ',' && next !== '=') {
+        throw new SelectorSyntaxError(next === undefined ? `invalid escape sequence: \\ at the end of ${JSON.stringify(term)}` : `invalid escape sequence: \\${next} in ${JSON.stringify(term)}`);
+      }
+      out += next;
+      i++;
+    } else if (c === ',' || c === '=') {
+      throw new SelectorSyntaxError(`invalid field selector: unescaped ${c} in the value of ${JSON.stringify(term)} (write \\${c})`);
+    } else out += c;
+  }
+  return out;
+}
+
 /**
- * Parse a field selector: exact matches only (`=`, `==`, `!=`).
+ * Parse a field selector: exact matches only (`=`, `==`, `!=`), values with
+ * `\,`, `\=` and `\\` escapes, no spaces trimmed (the server reads
+ * `a = b` as the field `a ` and the value ` b`, and refuses it). The API
+ * server supports only some fields per kind (`metadata.name`,
+ * `metadata.namespace`, a kind's own like `status.phase`, a CRD's
+ * `selectableFields`); in memory any dotted path can be compared.
  *
  * @throws ClientError `InvalidRequest` naming the term it cannot parse.
  *
@@ -112,13 +396,29 @@ export interface FieldRequirement {
  * ```
  */
 export function parseFieldSelector(selector: Selector | undefined): FieldRequirement[] {
-  if (selector === undefined) return [];
-  if (typeof selector !== 'string') return Object.entries(selector).map(([path, value]) => ({ path, equal: true, value }));
-  return splitTerms(selector).map((term) => {
-    const m = /^([A-Za-z0-9_.\-/]+)\s*(==|=|!=)\s*(.*)$/.exec(term);
-    if (!m) throw new ClientError('InvalidRequest', `cannot parse field selector term ${JSON.stringify(term)} (exact matches only)`);
-    return { path: m[1]!, equal: m[2] !== '!=', value: m[3]!.trim() };
-  });
+  const text = renderSelector(selector) ?? '';
+  const out: FieldRequirement[] = [];
+  try {
+    for (const term of splitFieldTerms(text)) {
+      if (term === '') continue;
+      let found: { at: number; op: (typeof FIELD_OPERATORS)[number] } | undefined;
+      for (let i = 0; i < term.length && !found; i++) {
+        const op = FIELD_OPERATORS.find((o) => term.startsWith(o, i));
+        if (op) found = { at: i, op };
+      }
+      if (!found) throw new SelectorSyntaxError(`can't understand ${JSON.stringify(term)} (exact matches only: field=value, field==value, field!=value)`);
+      const path = term.slice(0, found.at);
+      const rest = term.slice(found.at + found.op.length);
+      // The server reads an empty field with an empty value (`=`, `!=`) as no requirement at all.
+      if (path === '' && rest === '') continue;
+      if (!FIELD_PATH.test(path)) throw new SelectorSyntaxError(`${JSON.stringify(path)} in ${JSON.stringify(term)} is not a field path (e.g. metadata.name; spaces are not trimmed)`);
+      out.push({ path, equal: found.op !== '!=', value: fieldValueOf(rest, term) });
+    }
+  } catch (e) {
+    if (!(e instanceof SelectorSyntaxError)) throw e;
+    throw new ClientError('InvalidRequest', `invalid field selector ${JSON.stringify(text)}: ${e.message}`);
+  }
+  return out;
 }
 
 /**
@@ -146,4 +446,17 @@ export function fieldValue(obj: unknown, path: string): string {
   }
   if (cur === undefined || cur === null) return '';
   return typeof cur === 'string' ? cur : typeof cur === 'number' || typeof cur === 'boolean' ? String(cur) : NOT_A_SCALAR;
+}
+
+/**
+ * Whether an object meets every field requirement, comparing the values of
+ * their paths as strings ({@link fieldValue}).
+ *
+ * @example
+ * ```ts
+ * matchesFields(parseFieldSelector('status.phase=Running'), pod); // true or false
+ * ```
+ */
+export function matchesFields(requirements: readonly FieldRequirement[], obj: unknown): boolean {
+  return requirements.every((f) => (fieldValue(obj, f.path) === f.value) === f.equal);
 }
