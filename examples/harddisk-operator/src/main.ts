@@ -40,18 +40,21 @@
  */
 import './index.js';
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import type * as JsYaml from 'js-yaml';
 import { createClient, loadKubeConfig } from '@kubeloop/client';
-import type { KubeConfigLike } from '@kubeloop/client';
+import type { Client, KubeConfigLike } from '@kubeloop/client';
 import type { Environment, InstalledWebhooks } from '@kubeloop/envtest';
 import { createLogger, createManager, signalHandler } from '@kubeloop/manager';
 import type { Manager } from '@kubeloop/manager';
-import { builtinScheme } from '@kubeloop/scheme';
+import { builtinScheme, CustomResourceDefinition } from '@kubeloop/scheme';
+import { generateCRDs } from '@kubeloop/scheme/schema';
 import { watchCertificateFiles } from '@kubeloop/webhook';
-import { HardDisk, setupHardDiskController, setupHardDiskWebhooks } from './index.js';
+import { HardDisk, HardDiskV2, setupHardDiskController, setupHardDiskWebhooks } from './index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -82,6 +85,31 @@ function clusterConfigured(): boolean {
   return existsSync(join(homedir(), '.kube', 'config')) || Boolean(process.env['KUBERNETES_SERVICE_HOST']);
 }
 
+/** js-yaml, through require: the instance @kubeloop/client loads to read a kubeconfig file. */
+const yaml = (): typeof JsYaml => createRequire(import.meta.url)('js-yaml') as typeof JsYaml;
+
+/**
+ * Apply the HardDisk CRD (generated from the kinds, the same CRD `kubeloop generate crds` writes
+ * to crd/) with server-side apply, then wait until HardDisks can be listed: established, its names
+ * accepted and served by discovery.
+ */
+async function installCRD(client: Client): Promise<void> {
+  const [crd] = generateCRDs([HardDisk, HardDiskV2]);
+  if (!crd) throw new Error('generateCRDs returned no CRD for HardDisk');
+  await client.apply(crd, { force: true });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const current = await client.get(CustomResourceDefinition, { name: crd.metadata.name });
+    const accepted = current.status?.conditions?.find((c) => c.type === 'NamesAccepted');
+    if (accepted?.status === 'False') throw new Error(`CRD ${crd.metadata.name}: names not accepted: ${accepted.message ?? ''}`);
+    const established = current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+    const lastError = established ? await client.list(HardDisk, { limit: 1 }).then(() => undefined, (err: unknown) => err) : undefined;
+    if (established && lastError === undefined) return;
+    if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} was not established and served within 30 s`, { cause: lastError });
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 // envtest (and with it @kubernetes/client-node) is loaded only when used: an operator in a
 // cluster never pays for it (see `pnpm bench:import-cost`).
 let env: Environment | undefined;
@@ -96,20 +124,18 @@ if (values.envtest || !clusterConfigured()) {
   if (!values['webhook-cert-dir']) {
     // Admission and conversion served by this process: the API server calls it on loopback.
     const { installWebhooks } = await import('@kubeloop/envtest');
-    const { loadAllYaml } = await import('@kubernetes/client-node');
     hooks = await installWebhooks(env.kubeConfig, {
-      configurations: loadAllYaml(readFileSync(join(root, 'webhook', 'manifests.yaml'), 'utf8')) as never[],
+      configurations: yaml().loadAll(readFileSync(join(root, 'webhook', 'manifests.yaml'), 'utf8')) as never[],
       conversionCRDs: ['harddisks.crd-demo.io'],
     });
   }
   log.info({ kubeconfig: env.kubeconfigPath }, `control plane ready; in another shell: export KUBECONFIG=${env.kubeconfigPath}; kubectl get harddisks -w`);
 } else {
+  // An existing cluster: kubeloop's own client only. Neither envtest nor @kubernetes/client-node is
+  // loaded on this path (test/main.test.ts checks), so the operator's RSS is the framework's own.
   const rest = loadKubeConfig(values.kubeconfig);
   kubeConfig = rest;
-  const { createEnvironment } = await import('@kubeloop/envtest');
-  const existing = createEnvironment({ useExistingCluster: true, ...(values.kubeconfig ? { kubeconfigPath: values.kubeconfig } : {}) });
-  await existing.start();
-  await existing.installCRDs([join(root, 'crd')]);
+  await installCRD(createClient({ kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'harddisk-operator' }));
   log.info({ server: rest.server }, 'using the cluster from the kubeconfig; CRD installed');
 }
 
@@ -162,9 +188,8 @@ if (webhookServer) {
 
 if (!values['no-sample']) {
   const client = createClient({ kubeConfig, scheme, fieldOwner: 'harddisk-sample' });
-  const { loadYaml } = await import('@kubernetes/client-node');
-  const sample = loadYaml<Record<string, unknown>>(readFileSync(join(root, 'samples', 'harddisk.yaml'), 'utf8'));
-  await client.apply(sample as { apiVersion: string; kind: string }, { force: true });
+  const sample = yaml().load(readFileSync(join(root, 'samples', 'harddisk.yaml'), 'utf8')) as { apiVersion: string; kind: string };
+  await client.apply(sample, { force: true });
   log.info('applied samples/harddisk.yaml; watching its status (Ctrl-C to stop)');
   void (async () => {
     let last = '';

@@ -2,19 +2,24 @@
  * The README's main job, as built by tsc (decorators with emitted metadata:
  * the StorageClassCatalog dependency is resolved by its type): it installs
  * the CRD on the configured cluster, runs the operator, applies the sample,
- * logs the status turning Bound, and stops cleanly on SIGTERM; with
+ * logs the status turning Bound, and stops cleanly on SIGTERM (on an
+ * existing cluster without loading envtest or client-node); with
  * --envtest on a control plane of its own, serving its webhooks so kubectl
  * works at either HardDisk version.
  */
 import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { testKubeconfigPath } from '../../../test/support/env.js';
+import { startApiProxy } from '@kubeloop/envtest';
+import { testKubeConfig, testKubeconfigPath } from '../../../test/support/env.js';
 import { kubectl, kubectlOk } from '../../../test/support/kubectl.js';
 
-const main = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
+const here = dirname(fileURLToPath(import.meta.url));
+const main = join(here, '..', 'dist', 'main.js');
 
 /** dist/main.js running: its JSON log lines as they come, its stderr, and how it ends. */
 interface Running {
@@ -26,8 +31,8 @@ interface Running {
   kill(): void;
 }
 
-function startMain(args: readonly string[]): Running {
-  const child = spawn(process.execPath, [main, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info' } });
+function startMain(args: readonly string[], options: { nodeArgs?: readonly string[]; env?: Record<string, string> } = {}): Running {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), main, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info', ...options.env } });
   const lines: Record<string, unknown>[] = [];
   const waiters = new Set<() => void>();
   let buffer = '';
@@ -82,6 +87,37 @@ describe('harddisk-operator main', () => {
     op.kill();
     expect(await op.exited).toBe(0);
     expect(op.lines.at(-1)?.['msg']).toBe('operator stopped');
+  });
+
+  it('on an existing cluster behind an http:// kubeconfig: reconciles the sample without ever loading envtest or @kubernetes/client-node', async () => {
+    // Plain HTTP on loopback, no insecure-skip-tls-verify: kubeloop's client accepts it (client-node refused it).
+    await using proxy = await startApiProxy(testKubeConfig());
+    const dir = await mkdtemp(join(tmpdir(), 'harddisk-main-'));
+    const kubeconfig = join(dir, 'kubeconfig');
+    const moduleLog = join(dir, 'modules.log');
+    await writeFile(kubeconfig, JSON.stringify({
+      apiVersion: 'v1', kind: 'Config', 'current-context': 'proxy',
+      clusters: [{ name: 'proxy', cluster: { server: proxy.url } }],
+      users: [{ name: 'proxy', user: {} }],
+      contexts: [{ name: 'proxy', context: { cluster: 'proxy', user: 'proxy', namespace: 'default' } }],
+    }));
+    const op = startMain(['--kubeconfig', kubeconfig, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'], {
+      nodeArgs: ['--import', join(here, 'fixtures', 'record-modules.mjs')],
+      env: { KUBELOOP_MODULE_LOG: moduleLog },
+    });
+    try {
+      await op.until(sampleBound);
+    } finally {
+      op.kill();
+    }
+    expect(await op.exited).toBe(0);
+    const loaded = (await readFile(moduleLog, 'utf8')).split('\n').filter(Boolean);
+    // The recorder saw the operator's own modules, so an empty list cannot pass for a clean one.
+    expect(loaded.some((url) => url.includes('/packages/manager/dist/'))).toBe(true);
+    expect(loaded.some((url) => url.includes('/js-yaml/'))).toBe(true);
+    expect(loaded.filter((url) => url.includes('@kubernetes/client-node') || url.includes('/packages/envtest/'))).toEqual([]);
+    // The CRD went in through kubeloop's client: server-side apply, through this proxy.
+    expect(proxy.count((r) => r.method === 'PATCH' && r.path === '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/harddisks.crd-demo.io')).toBe(1);
   });
 
   it('--envtest (the README main job without a cluster): its own control plane, serving admission and conversion, so kubectl works at either version', async () => {
