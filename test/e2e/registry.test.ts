@@ -292,6 +292,12 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     expect(stripVTControlCharacters(output)).toMatch(/Tests\s+8 passed \(8\)/);
   }, 15 * MINUTE);
 
+  it('--leader-elect outside a cluster without a Lease namespace stops at once, saying which flag to pass', async () => {
+    const result = await run('node', ['dist/main.js', '--kubeconfig', inject('kubeconfigPath'), '--leader-elect'], { cwd: project, env, timeoutMs: MINUTE });
+    expect(result.code).toBe(2);
+    expect(result.output).toContain('--leader-elect outside a cluster needs --leader-election-namespace');
+  }, 2 * MINUTE);
+
   it('the built operator reconciles its sample', async () => {
     const kubeconfigPath = inject('kubeconfigPath');
     const kubeConfig = loadKubeConfig(kubeconfigPath);
@@ -306,7 +312,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     await apply(join(project, 'config', 'crd', 'blogs.demo.example.com.yaml')); // the kind create api added
     const metricsPort = await freePort();
     const probePort = await freePort();
-    const operator = spawn('node', ['dist/main.js', '--kubeconfig', kubeconfigPath, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`, '--leader-elect'], {
+    const operator = spawn('node', ['dist/main.js', '--kubeconfig', kubeconfigPath, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`, '--leader-elect', '--leader-election-namespace', 'default'], {
       cwd: project,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -241,7 +241,9 @@ const defaultIO: CliIO = {
  * process.exitCode = await runCli(['generate', 'crds', '--check', '--cwd', 'examples/harddisk-operator']);
  * ```
  */
-export async function runCli(argv: readonly string[], io: CliIO = defaultIO): Promise<number> {
+export async function runCli(args: readonly string[], io: CliIO = defaultIO): Promise<number> {
+  // `pnpm run deploy -- --image X` hands the `--` on: it ends nothing here.
+  const argv = args.filter((a) => a !== '--');
   const words = argv.filter((a) => !a.startsWith('-'));
   const command = COMMANDS.find((c) => c.path.every((p, i) => words[i] === p));
   if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) {

@@ -69,7 +69,7 @@ const MARKERS = {
 
 /** The markers each file must carry. */
 const NEEDED = {
-  main: [MARKERS.imports, ` ${MARKERS.kinds}`],
+  main: [MARKERS.imports, MARKERS.kinds],
   controllersIndex: [MARKERS.imports, MARKERS.controllers],
 } as const;
 
@@ -230,6 +230,17 @@ function before(source: string, marker: string, text: string): string {
 }
 
 /**
+ * Add `item` to the argument list that ends at `marker` (`extend(A /* marker *\/)`):
+ * after a comma when the list has items, alone when it is empty (the example kind deleted).
+ */
+function addToList(source: string, marker: string, item: string): string {
+  const at = source.indexOf(marker);
+  const head = source.slice(0, at).trimEnd();
+  const separator = head.endsWith('(') ? '' : head.endsWith(',') ? ' ' : ', ';
+  return `${head}${separator}${item} ${source.slice(at)}`;
+}
+
+/**
  * Add a kind to a project made by `pnpm create kubeloop`.
  *
  * @throws {@link CliError} `Usage` for a malformed group, version, kind or
@@ -288,7 +299,7 @@ export async function createApi(options: CreateApiOptions): Promise<CreateApiRes
     [paths.sample, sampleFile(o)],
   ];
   let nextMain = before(main, MARKERS.imports, `import { ${kind} } from './apis/index.js';\n`);
-  nextMain = nextMain.replace(` ${MARKERS.kinds}`, `, ${kind} ${MARKERS.kinds}`);
+  nextMain = addToList(nextMain, MARKERS.kinds, kind);
   let nextControllers = before(controllersIndex, MARKERS.imports, `import { setup${kind}Controller } from './${file}-controller.js';\n`);
   nextControllers = before(nextControllers, MARKERS.controllers, `  setup${kind}Controller(manager);\n`);
   nextControllers = `${nextControllers.trimEnd()}\n\nexport { setup${kind}Controller } from './${file}-controller.js';\n`;

@@ -162,6 +162,7 @@ export function crdToTypeScript(crd: Json, source: string): { text: string; kind
     if (Array.isArray(names['shortNames']) && names['shortNames'].length > 0) crdOptions['shortNames'] = names['shortNames'];
     if (Array.isArray(names['categories']) && names['categories'].length > 0) crdOptions['categories'] = names['categories'];
     if (Array.isArray(v['additionalPrinterColumns']) && v['additionalPrinterColumns'].length > 0) crdOptions['printerColumns'] = v['additionalPrinterColumns'];
+    if (Array.isArray(v['selectableFields']) && v['selectableFields'].length > 0) crdOptions['selectableFields'] = v['selectableFields'];
     const sub = isObject(v['subresources']) ? v['subresources'] : {};
     const subresources: Json = {};
     if (sub['status'] !== undefined) subresources['status'] = true;

@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import ts from 'typescript';
 import { parseAllDocuments } from 'yaml';
 import { createProject } from 'create-kubeloop';
 import { createApi, isCliError, pluralOf, runCli } from '../src/index.js';
@@ -63,6 +64,21 @@ describe('kubeloop create api', () => {
     expect(isCliError(again) && again.reason).toBe('InvalidInput');
     expect((again as Error).message).toContain('src/apis/blog-post.ts exists already');
     expect(read(dir, 'src/main.ts')).toBe(before);
+  });
+
+  it('after the example kind is deleted, the scheme list gets the new kind alone, and main.ts still parses', async () => {
+    const dir = await project();
+    // What a user does to drop Website: its import and its place in the scheme.
+    const main = read(dir, 'src/main.ts').replace("import { Website } from './apis/index.js';\n", '').replace('extend(Website /*', 'extend(/*');
+    writeFileSync(join(dir, 'src/main.ts'), main);
+    await createApi({ group: 'demo.example.com', version: 'v1', kind: 'Backup', cwd: dir });
+    const after = read(dir, 'src/main.ts');
+    expect(after).toContain('builtinScheme.extend(Backup /* kubeloop:scaffold:kinds */)');
+    const parsed = ts.createSourceFile('main.ts', after, ts.ScriptTarget.Latest) as ts.SourceFile & { parseDiagnostics: readonly ts.Diagnostic[] };
+    expect(parsed.parseDiagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))).toEqual([]);
+    // A second kind goes after it with a comma.
+    await createApi({ group: 'demo.example.com', version: 'v1', kind: 'Restore', cwd: dir });
+    expect(read(dir, 'src/main.ts')).toContain('builtinScheme.extend(Backup, Restore /* kubeloop:scaffold:kinds */)');
   });
 
   it('--dry-run writes nothing; a cluster-scoped kind is read by name only', async () => {

@@ -32,6 +32,7 @@ export interface InstallCRDsOptions {
   readonly timeoutMs?: number;
 }
 
+const KUSTOMIZATION = new Set(['kustomization.yaml', 'kustomization.yml', 'Kustomization']);
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
 async function loadSource(source: CRDSource): Promise<CustomResourceDefinitionLike[]> {
@@ -43,7 +44,8 @@ async function loadSource(source: CRDSource): Promise<CustomResourceDefinitionLi
     throw new EnvtestError('CRDInstallFailed', `CRD path ${source} cannot be read`, { cause });
   }
   if (info.isDirectory()) {
-    const names = (await readdir(source)).filter((n) => ['.yaml', '.yml', '.json'].includes(extname(n))).sort();
+    // A kustomize directory (config/crd) holds its kustomization.yaml beside the CRDs: not one of them.
+    const names = (await readdir(source)).filter((n) => ['.yaml', '.yml', '.json'].includes(extname(n)) && !KUSTOMIZATION.has(n)).sort();
     return (await Promise.all(names.map((n) => loadSource(join(source, n))))).flat();
   }
   const text = await readFile(source, 'utf8');

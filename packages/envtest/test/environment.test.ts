@@ -97,7 +97,7 @@ describe('the shared control plane', () => {
     await env.stop();
   });
 
-  it('installs a CRD from a YAML file with its x-kubernetes-* keywords intact', async () => {
+  it('installs the CRDs of a kustomize directory (kustomization.yaml skipped) with their x-kubernetes-* keywords intact', async () => {
     const kc = testKubeConfig();
     const group = `${uniqueName('g')}.envtest.kubeloop.dev`;
     const dir = await mkdtemp(join(tmpdir(), 'envtest-crd-'));
@@ -125,6 +125,8 @@ describe('the shared control plane', () => {
         '                tags: { type: array, items: { type: string }, x-kubernetes-list-type: set }',
       ].join('\n');
       await writeFile(join(dir, 'ports.yaml'), `${yaml}\n`);
+      // A scaffold's config/crd is a kustomize directory: its kustomization.yaml is skipped, not refused.
+      await writeFile(join(dir, 'kustomization.yaml'), 'resources:\n  - ports.yaml\n');
       const env = createEnvironment({ useExistingCluster: true, kubeconfigPath: testKubeconfigPath() });
       await env.start();
       await env.installCRDs([dir]);

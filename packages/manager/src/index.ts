@@ -57,7 +57,7 @@ export type { Source, SourceContext } from './controller/source.js';
 export { getControllerOf, setControllerReference, setOwnerReference } from './controllerutil/owner-references.js';
 export { containsFinalizer, finalize } from './controllerutil/finalizers.js';
 export { createOrPatch, createOrUpdate } from './controllerutil/create-or-update.js';
-export type { OperationResult } from './controllerutil/create-or-update.js';
+export type { OperationResult, StartingObject } from './controllerutil/create-or-update.js';
 export { findStatusCondition, isStatusConditionTrue, setStatusCondition } from './controllerutil/conditions.js';
 export type { Condition } from './controllerutil/conditions.js';
 // Observability

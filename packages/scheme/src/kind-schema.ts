@@ -67,6 +67,13 @@ export interface CustomResourceOptions {
   readonly categories?: readonly string[];
   /** Extra `kubectl get` columns of this version. Default: none. */
   readonly printerColumns?: readonly PrinterColumn[];
+  /**
+   * Fields of this version that field selectors may use
+   * (`kubectl get --field-selector spec.color=blue`, a cache's field
+   * selector): simple JSON paths to a string, integer or boolean, at most 8.
+   * Default: none (only `metadata.name` and `metadata.namespace`).
+   */
+  readonly selectableFields?: readonly { readonly jsonPath: string }[];
   /** Subresources of this version. Default: none. */
   readonly subresources?: {
     /** Serve `/status`: writes to the object ignore `status`, writes to `/status` change only it. Default: false. */

@@ -2,7 +2,7 @@
 /**
  * The operator's entry point: one manager running the project's controllers.
  *
- *   node dist/main.js [--kubeconfig PATH] [--leader-elect]
+ *   node dist/main.js [--kubeconfig PATH] [--leader-elect] [--leader-election-namespace NS]
  *                     [--metrics-bind-address 127.0.0.1:8443] [--health-probe-bind-address 127.0.0.1:8081]
  *                     [--no-metrics-secure] [--metrics-cert-dir DIR]
  *
@@ -32,7 +32,10 @@ import { Website } from './apis/index.js';
 import { setupControllers } from './controllers/index.js';
 // kubeloop:scaffold:imports (`kubeloop create api` adds imports above this line)
 
+// `pnpm start -- --kubeconfig PATH` hands the `--` on to the program: skip it.
+const args = process.argv.slice(2);
 const { values } = parseArgs({
+  args: args[0] === '--' ? args.slice(1) : args,
   options: {
     kubeconfig: { type: 'string' },
     'leader-elect': { type: 'boolean', default: false },
@@ -50,7 +53,13 @@ const stop = signalHandler();
 
 const kubeConfig = loadKubeConfig(values.kubeconfig);
 const metricsCertDir = values['metrics-cert-dir'];
-const leaderElectionNamespace = values['leader-election-namespace'] ?? process.env['POD_NAMESPACE'] ?? 'default';
+// The Lease lives where config/rbac/role.yaml lets the manager write it: the pod's namespace in a
+// cluster ({{name}}-system); outside one, say where (a Lease in any other namespace is refused).
+const leaderElectionNamespace = values['leader-election-namespace'] ?? process.env['POD_NAMESPACE'] ?? (kubeConfig.context === undefined ? kubeConfig.namespace : undefined);
+if (values['leader-elect'] && !leaderElectionNamespace) {
+  log.error('--leader-elect outside a cluster needs --leader-election-namespace: the namespace of the Lease (the generated role allows {{name}}-system)');
+  process.exit(2); // the logger writes synchronously: the line is out
+}
 const manager = createManager({
   kubeConfig,
   scheme: builtinScheme.extend(Website /* kubeloop:scaffold:kinds */),
@@ -59,7 +68,7 @@ const manager = createManager({
   metricsBindAddress: values['metrics-bind-address'],
   ...(values['metrics-secure'] ? { secureMetrics: metricsCertDir ? { certificates: watchCertificateFiles({ certFile: join(metricsCertDir, 'tls.crt'), keyFile: join(metricsCertDir, 'tls.key') }) } : {} } : {}),
   healthProbeBindAddress: values['health-probe-bind-address'],
-  ...(values['leader-elect'] ? { leaderElection: { name: '{{name}}-leader', namespace: leaderElectionNamespace, releaseOnCancel: true } } : {}),
+  ...(values['leader-elect'] && leaderElectionNamespace ? { leaderElection: { name: '{{name}}-leader', namespace: leaderElectionNamespace, releaseOnCancel: true } } : {}),
 });
 setupControllers(manager);
 

@@ -34,16 +34,41 @@ export type OperationResult = 'created' | 'updated' | 'unchanged';
  * await createOrUpdate(client, cm, (c) => { c.data = { size: disk.spec.size }; setControllerReference(disk, c); });
  * ```
  */
-export function createOrUpdate<T extends KubeObject>(client: AnyClient, obj: WithKind<T>, mutate: (obj: WithKind<T>) => void): Promise<OperationResult> {
+export function createOrUpdate<T extends KubeObject>(client: AnyClient, obj: WithKind<T>, mutate: (obj: WithKind<T>) => void): Promise<OperationResult>;
+/**
+ * Start from the kind and key alone, for kinds whose `spec` (or another
+ * field) is required: name the type, and let `mutate` set what is missing.
+ *
+ * @example
+ * ```ts
+ * await createOrUpdate<Certificate>(client, { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name, namespace } }, (c) => {
+ *   c.spec = { secretName: `${name}-tls`, dnsNames: [host], issuerRef: { name: 'letsencrypt' } };
+ * });
+ * ```
+ */
+export function createOrUpdate<T extends KubeObject>(client: AnyClient, obj: StartingObject<T>, mutate: (obj: WithKind<T>) => void): Promise<OperationResult>;
+export function createOrUpdate<T extends KubeObject>(client: AnyClient, obj: StartingObject<T>, mutate: (obj: WithKind<T>) => void): Promise<OperationResult> {
   return createOr('update', client, obj, mutate);
 }
 
 /** As {@link createOrUpdate}, but sends a merge patch of what `mutate` changed (status included via the status subresource). */
-export function createOrPatch<T extends KubeObject>(client: AnyClient, obj: WithKind<T>, mutate: (obj: WithKind<T>) => void): Promise<OperationResult> {
+export function createOrPatch<T extends KubeObject>(client: AnyClient, obj: WithKind<T>, mutate: (obj: WithKind<T>) => void): Promise<OperationResult>;
+/** As {@link createOrUpdate}'s starting-object form, with a merge patch. */
+export function createOrPatch<T extends KubeObject>(client: AnyClient, obj: StartingObject<T>, mutate: (obj: WithKind<T>) => void): Promise<OperationResult>;
+export function createOrPatch<T extends KubeObject>(client: AnyClient, obj: StartingObject<T>, mutate: (obj: WithKind<T>) => void): Promise<OperationResult> {
   return createOr('patch', client, obj, mutate);
 }
 
-async function createOr<T extends KubeObject>(how: 'update' | 'patch', client: AnyClient, obj: WithKind<T>, mutate: (obj: WithKind<T>) => void): Promise<OperationResult> {
+/**
+ * What createOrUpdate may start from: the kind and the key, with any other
+ * field of `T` known up front; `mutate` sets the rest (on a create it gets
+ * this object, so it must set every field `T` requires).
+ */
+export type StartingObject<T extends KubeObject> = Partial<T> & { apiVersion: string; kind: string; metadata?: T['metadata'] };
+
+async function createOr<T extends KubeObject>(how: 'update' | 'patch', client: AnyClient, start: StartingObject<T>, mutate: (obj: WithKind<T>) => void): Promise<OperationResult> {
+  // A create runs `mutate` on this; it sets what the starting object left out.
+  const obj = start as WithKind<T>;
   const name = obj.metadata?.name;
   if (!name) throw new ManagerError('InvalidOptions', 'createOrUpdate needs metadata.name');
   const key = { name, ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}) };

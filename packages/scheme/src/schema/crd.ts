@@ -145,6 +145,7 @@ function crdFor(versions: ResourceDescriptor[]): GeneratedCRD {
     if (o.subresources?.scale) sub['scale'] = { ...o.subresources.scale };
     if (Object.keys(sub).length > 0) version['subresources'] = sub;
     if (o.printerColumns && o.printerColumns.length > 0) version['additionalPrinterColumns'] = o.printerColumns.map((c) => ({ ...c }));
+    if (o.selectableFields && o.selectableFields.length > 0) version['selectableFields'] = o.selectableFields.map((f) => ({ jsonPath: f.jsonPath }));
     return version;
   });
   if (problems.length > 0) {
@@ -193,6 +194,11 @@ function optionProblems(o: CustomResourceOptions, base: string): SchemaProblem[]
     if (!COLUMN_TYPES.has(c.type)) problems.push({ path: `${path}.type`, type: 'Unsupported', detail: `${JSON.stringify(c.type)}: supported values: "boolean", "date", "integer", "number", "string"` });
     if (typeof c.jsonPath !== 'string' || !c.jsonPath.startsWith('.')) problems.push({ path: `${path}.jsonPath`, type: 'Invalid', detail: 'must be a simple JSON path starting with "." (.spec.size)' });
     if (c.priority !== undefined && !(Number.isInteger(c.priority) && c.priority >= 0)) problems.push({ path: `${path}.priority`, type: 'Invalid', detail: 'must be a non-negative integer' });
+  });
+  const selectable = o.selectableFields ?? [];
+  if (selectable.length > 8) problems.push({ path: `${base}.selectableFields`, type: 'Invalid', detail: `must have at most 8 items, not ${selectable.length}` });
+  selectable.forEach((f, i) => {
+    if (typeof f.jsonPath !== 'string' || !/^\.[A-Za-z0-9_]/.test(f.jsonPath)) problems.push({ path: `${base}.selectableFields[${i}].jsonPath`, type: 'Invalid', detail: 'must be a simple JSON path starting with "." (.spec.color)' });
   });
   const scale = o.subresources?.scale;
   if (scale) {

@@ -120,6 +120,9 @@ describe('generateCRDs', () => {
     const column = defineKind({ ...base, version: 'v1', schema: {}, crd: { printerColumns: [{ name: 'X', type: 'string', jsonPath: 'spec.x' }], subresources: { scale: { specReplicasPath: '.status.r', statusReplicasPath: '.status.r' } } } });
     const err = failure(() => generateCRDs([column]));
     expect(err.problems.map((p) => p.path)).toEqual(['spec.versions[0].additionalPrinterColumns[0].jsonPath', 'spec.versions[0].subresources.scale.specReplicasPath']);
+    const fields = Array.from({ length: 9 }, (_, i) => ({ jsonPath: i === 0 ? 'spec.x' : `.spec.f${i}` }));
+    const selectable = failure(() => generateCRDs([defineKind({ ...base, version: 'v1', schema: {}, crd: { selectableFields: fields } })]));
+    expect(selectable.problems.map((p) => p.path)).toEqual(['spec.versions[0].selectableFields', 'spec.versions[0].selectableFields[0].jsonPath']);
   });
 
   it('refuses a non-structural schema with every offending path', () => {
