@@ -11,7 +11,7 @@ import { transportDiscovery } from './discovery.js';
 import { ClientError, isClientError } from './errors.js';
 import { isMetadataRef } from './kinds.js';
 import type { AnyKubeObject, DeepReadonly, KindRef, ListFor, ObjectFor, ObjectKey, Stored, TypeRef, WithKind } from './kinds.js';
-import { renderSelector, writeQuery } from './options.js';
+import { renderSelector, renderShard, writeQuery } from './options.js';
 import type { ApplyOptions, CallOptions, DeleteAllOfOptions, DeleteOptions, GetOptions, ListOptions, WatchOptions, WriteOptions } from './options.js';
 import { patchContentType } from './patch.js';
 import type { Patch } from './patch.js';
@@ -328,6 +328,7 @@ class KubeClient implements Client {
     return {
       labelSelector: renderSelector(options?.labelSelector),
       fieldSelector: renderSelector(options?.fieldSelector),
+      shardSelector: renderShard(options?.shardSelector),
       limit,
       continue: cont,
       resourceVersion: options?.resourceVersion,
@@ -381,6 +382,7 @@ class KubeClient implements Client {
         watch: 'true',
         labelSelector: renderSelector(options?.labelSelector),
         fieldSelector: renderSelector(options?.fieldSelector),
+        shardSelector: renderShard(options?.shardSelector),
         resourceVersion: options?.resourceVersion,
         resourceVersionMatch: options?.resourceVersionMatch,
         allowWatchBookmarks: options?.allowWatchBookmarks ?? true,

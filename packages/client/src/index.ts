@@ -59,6 +59,8 @@ export { watchEvents, watchEventError, parseWatchLine } from './watch.js';
 export type { WatchEvent, WatchEventType, WatchEventsOptions } from './watch.js';
 export { fieldValue, labelKeyProblem, labelValueProblem, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
 export type { FieldRequirement, LabelRequirement } from './selectors.js';
+export { fnv1a64, HASH_SPACE_END, inShardRanges, matchesShard, parseShardSelector, renderShardSelector, shardKey } from './shard.js';
+export type { ShardField, ShardRange, ShardSelector } from './shard.js';
 export { applyPatch, jsonPatch, jsonPointer, mergeFrom, mergePatch, patchContentType, strategicMergePatch } from './patch.js';
 export type { JsonPatchOperation, MergeFromOptions, Patch, PatchType } from './patch.js';
 export { DEFAULT_RETRY, retryOn, retryOnConflict } from './retry.js';

@@ -1,4 +1,6 @@
 /** Options of client calls. Every field is optional unless it says otherwise. */
+import { renderShardSelector } from './shard.js';
+import type { ShardSelector } from './shard.js';
 import type { Query } from './transport.js';
 
 /** Label or field selector: a string (`app=web,tier!=db`) or exact matches (`{ app: 'web' }`). */
@@ -26,6 +28,13 @@ export interface ListOptions extends CallOptions {
   readonly namespace?: string;
   readonly labelSelector?: Selector;
   readonly fieldSelector?: Selector;
+  /**
+   * Only objects whose uid or namespace hashes into these ranges (KEP-5866;
+   * the API server needs the `ShardedListAndWatch` feature gate, and one
+   * without it ignores the parameter: check what comes back, e.g. with
+   * `matchesShard`). A string is sent as written. Default: none.
+   */
+  readonly shardSelector?: ShardSelector | string;
   /** Page size; with it the answer is one page, and `metadata.continue` names the next. Default: everything. */
   readonly limit?: number;
   /** The continue token of the previous page. */
@@ -41,6 +50,13 @@ export interface WatchOptions extends CallOptions {
   readonly namespace?: string;
   readonly labelSelector?: Selector;
   readonly fieldSelector?: Selector;
+  /**
+   * Only objects whose uid or namespace hashes into these ranges (KEP-5866;
+   * the API server needs the `ShardedListAndWatch` feature gate, and one
+   * without it ignores the parameter: check what comes back, e.g. with
+   * `matchesShard`). A string is sent as written. Default: none.
+   */
+  readonly shardSelector?: ShardSelector | string;
   /** Watch from this resourceVersion (events after it). */
   readonly resourceVersion?: string;
   readonly resourceVersionMatch?: 'NotOlderThan' | 'Exact';
@@ -92,6 +108,12 @@ export function renderSelector(selector: Selector | undefined): string | undefin
   if (typeof selector === 'string') return selector || undefined;
   const parts = Object.entries(selector).map(([k, v]) => `${k}=${v}`);
   return parts.length > 0 ? parts.join(',') : undefined;
+}
+
+/** The `shardSelector` query parameter: a string as written, a parsed selector rendered. */
+export function renderShard(selector: ShardSelector | string | undefined): string | undefined {
+  if (selector === undefined) return undefined;
+  return typeof selector === 'string' ? selector || undefined : renderShardSelector(selector);
 }
 
 export function writeQuery(options: WriteOptions | undefined, fieldOwner: string | undefined): Query {

@@ -3,7 +3,7 @@
  * kubeloop-envtest: run a local control plane in the foreground, or build its
  * binaries ahead of time.
  *
- *   kubeloop-envtest start [--crds PATH]... [--kubeconfig-out PATH]
+ *   kubeloop-envtest start [--crds PATH]... [--kubeconfig-out PATH] [--feature-gates A=true,B=false]
  *   kubeloop-envtest build
  *   kubeloop-envtest which
  */
@@ -12,10 +12,13 @@ import { parseArgs } from 'node:util';
 import { buildBinaries, resolveBinaries } from './binaries.js';
 import { createEnvironment } from './environment.js';
 import { isEnvtestError } from './errors.js';
+import { parseFeatureGates } from './feature-gates.js';
+import type { FeatureGates } from './feature-gates.js';
 
 const USAGE = `usage:
-  kubeloop-envtest start [--crds PATH]... [--kubeconfig-out PATH]
+  kubeloop-envtest start [--crds PATH]... [--kubeconfig-out PATH] [--feature-gates A=true,B=false]
       start etcd + kube-apiserver on loopback, print the kubeconfig, stop on Ctrl-C
+      (--feature-gates: kube-apiserver's gates, e.g. ShardedListAndWatch=true)
   kubeloop-envtest build
       find or build kube-apiserver, etcd and etcdctl (KUBEBUILDER_ASSETS, cache, or Go)
   kubeloop-envtest which
@@ -28,6 +31,7 @@ async function main(argv: string[]): Promise<number> {
     options: {
       crds: { type: 'string', multiple: true },
       'kubeconfig-out': { type: 'string' },
+      'feature-gates': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -51,15 +55,15 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'start':
-      return start(values.crds ?? [], values['kubeconfig-out']);
+      return start(values.crds ?? [], values['kubeconfig-out'], parseFeatureGates((values['feature-gates'] ?? []).join(',')));
     default:
       console.error(`unknown command ${command}\n${USAGE}`);
       return 2;
   }
 }
 
-async function start(crds: string[], kubeconfigOut: string | undefined): Promise<number> {
-  const env = createEnvironment({ crds, log: (line) => console.error(`[envtest] ${line}`) });
+async function start(crds: string[], kubeconfigOut: string | undefined, featureGates: FeatureGates): Promise<number> {
+  const env = createEnvironment({ crds, featureGates, log: (line) => console.error(`[envtest] ${line}`) });
   let stopping = false;
   const stopped = new Promise<void>((resolve) => {
     const onSignal = (signal: NodeJS.Signals): void => {
@@ -85,7 +89,10 @@ async function start(crds: string[], kubeconfigOut: string | undefined): Promise
     await copyFile(path, kubeconfigOut);
     path = kubeconfigOut;
   }
-  const where = env.existingCluster ? 'existing cluster' : `kube-apiserver ${env.binaries?.kubernetesVersion ?? ''} + etcd ${env.binaries?.etcdVersion ?? ''}`;
+  const gates = Object.entries(env.featureGates).map(([name, on]) => `${name}=${on}`).join(',');
+  const where = env.existingCluster
+    ? 'existing cluster'
+    : `kube-apiserver ${env.binaries?.kubernetesVersion ?? ''}${gates ? ` (feature gates ${gates})` : ''} + etcd ${env.binaries?.etcdVersion ?? ''}`;
   console.log(`control plane ready in ${((Date.now() - startedAt) / 1000).toFixed(1)}s: ${where} at ${env.server}`);
   console.log(`kubeconfig: ${path}`);
   console.log('');

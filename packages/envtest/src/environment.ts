@@ -12,6 +12,8 @@ import type { BinaryOptions, BinaryPaths } from './binaries.js';
 import { installCRDs } from './crds.js';
 import type { CRDSource, InstallCRDsOptions } from './crds.js';
 import { EnvtestError } from './errors.js';
+import { mergeFeatureGates, renderFeatureGates } from './feature-gates.js';
+import type { FeatureGates } from './feature-gates.js';
 import { kubeRequest, rawRequest } from './internal/http.js';
 import { renderKubeconfig } from './internal/kubeconfig.js';
 import { freePorts, isAddressInUse } from './internal/ports.js';
@@ -44,6 +46,14 @@ export interface EnvironmentOptions {
   readonly stopTimeoutMs?: number;
   /** Flags added to (or, with `null`, removed from) kube-apiserver's defaults. */
   readonly apiServerFlags?: ComponentFlags;
+  /**
+   * kube-apiserver feature gates, e.g. `{ ShardedListAndWatch: true }` for
+   * sharded list and watch (alpha in 1.36+). Merged over
+   * `KUBELOOP_ENVTEST_FEATURE_GATES` (`A=true,B=false`); a `feature-gates`
+   * entry in `apiServerFlags` wins gate by gate. Ignored for an existing
+   * cluster. Default: none.
+   */
+  readonly featureGates?: FeatureGates;
   /** Flags added to (or removed from) etcd's defaults. */
   readonly etcdFlags?: ComponentFlags;
   /** CRDs installed once the control plane is ready (objects, or YAML/JSON files or directories). */
@@ -80,6 +90,8 @@ export interface Environment extends AsyncDisposable {
   readonly etcdUrl: string | undefined;
   /** The binaries in use (undefined for an existing cluster). */
   readonly binaries: BinaryPaths | undefined;
+  /** The feature gates kube-apiserver was started with (empty for an existing cluster: unknown). */
+  readonly featureGates: FeatureGates;
   /** The temp directory holding data, certificates, logs and the kubeconfig. */
   readonly dir: string | undefined;
   /** Install or update CRDs and wait until each is established and served. */
@@ -129,6 +141,7 @@ class ExistingCluster implements Environment {
   readonly etcdUrl = undefined;
   readonly binaries = undefined;
   readonly dir = undefined;
+  readonly featureGates: FeatureGates = {};
   private kc: KubeConfig | undefined;
   private path = '';
   private installed: InstalledWebhooks | undefined;
@@ -225,8 +238,10 @@ class LocalControlPlane implements Environment {
   private watchdogPid: number | undefined;
   private starting: Promise<void> | undefined;
   private installed: InstalledWebhooks | undefined;
+  readonly featureGates: FeatureGates;
 
   constructor(private readonly options: EnvironmentOptions) {
+    this.featureGates = mergeFeatureGates(process.env['KUBELOOP_ENVTEST_FEATURE_GATES'], options.featureGates, options.apiServerFlags?.['feature-gates']);
     const fromEnv = Number.parseInt(process.env['KUBELOOP_ENVTEST_START_TIMEOUT'] ?? '', 10);
     this.startTimeoutMs = options.startTimeoutMs ?? (Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : 60_000);
     this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
@@ -401,7 +416,8 @@ class LocalControlPlane implements Environment {
       // 1.37 refuses a loopback advertise address in the endpoint reconciler; envtest has no endpoints to keep.
       'endpoint-reconciler-type': 'none',
     };
-    this.apiserverArgs = renderFlags(defaults, this.options.apiServerFlags);
+    const gates = renderFeatureGates(this.featureGates);
+    this.apiserverArgs = renderFlags(defaults, { ...this.options.apiServerFlags, 'feature-gates': gates === '' ? null : gates });
     await this.launchApiServer();
   }
 

@@ -24,6 +24,8 @@
  */
 export { createEnvironment } from './environment.js';
 export type { ComponentFlags, Environment, EnvironmentOptions } from './environment.js';
+export { parseFeatureGates } from './feature-gates.js';
+export type { FeatureGates } from './feature-gates.js';
 export { buildBinaries, defaultCacheDir, resolveBinaries } from './binaries.js';
 export type { BinaryOptions, BinaryPaths } from './binaries.js';
 export { installCRDs } from './crds.js';
