@@ -24,5 +24,6 @@
  */
 export { createLeaderElector, formatMicroTime, LEADER_ELECTION_DEFAULTS, LEADER_ELECTION_JITTER_FACTOR } from './leader-elector.js';
 export type { LeaderElectionEnd, LeaderElectionMetrics, LeaderElector, LeaderElectorOptions } from './leader-elector.js';
+export { assignBuckets, bucketOf, bucketRange, bucketsToRanges, DEFAULT_RING_BUCKETS } from './ring-assignment.js';
 export { isLeaderElectionError, LeaderElectionError } from './errors.js';
 export type { LeaderElectionErrorReason } from './errors.js';
