@@ -6,7 +6,7 @@
  * would change a field another manager owns (unless forced), and a field an
  * applier stops applying is removed when no one else owns it.
  */
-import { isObject } from './patch.js';
+import { isObject } from './json.js';
 import type { Shape } from './schema.js';
 
 type Json = Record<string, unknown>;

@@ -1,131 +1,129 @@
 /**
- * The three patch formats the API server takes besides apply: JSON merge
- * patch (RFC 7386), JSON patch (RFC 6902, applied by fast-json-patch) and
- * strategic merge patch (merge keys from the kind's shape, with the
- * `$patch`, `$deleteFromPrimitiveList`, `$setElementOrder` and `$retainKeys`
- * directives).
+ * Patches, as kube-apiserver's patch handler takes them: JSON patch, JSON
+ * merge patch and strategic merge patch (built-in kinds only; 415 for a
+ * custom resource) applied to the stored object, then written through
+ * `commit`; server-side apply (YAML or JSON) with field ownership, which
+ * creates when the object is missing and answers conflicts as the server
+ * does.
  */
-import fastJsonPatch from 'fast-json-patch';
-import type { Operation } from 'fast-json-patch';
-import type { Shape } from './schema.js';
-import { ApiError, badRequest, statusOf } from './status.js';
+import { parse as parseYaml } from 'yaml';
+import { apply, conflictMessage, parseManaged } from './fields.js';
+import type { Scope } from './fields.js';
+import { isObject, meta, objKey, sameJson, show } from './json.js';
+import type { Json } from './json.js';
+import { existing } from './list.js';
+import { jsonPatch, mergePatch, strategicMerge } from './patch-formats.js';
+import { dryRun, fieldManager } from './request-info.js';
+import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
+import { ApiError, badRequest, conflict, invalid, MODIFIED, notFound, statusOf, unsupportedMediaType } from './status.js';
+import { gr, render } from './storage.js';
+import type { Storage } from './storage.js';
+import { patchScale } from './subresources.js';
+import { checkKind, checkNamespace, checkPreconditions, commit, finishCreate, SERVER_METADATA, writeContext } from './write.js';
 
-type Json = Record<string, unknown>;
+const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
+const CR_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
 
-export function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** RFC 7386. */
-export function mergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return patch;
-  const out: Json = isObject(target) ? { ...target } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k], v);
-  }
-  return out;
-}
-
-/** RFC 6902; a failed operation is the API server's 422. */
-export function jsonPatch(target: Json, ops: unknown): Json {
-  if (!Array.isArray(ops)) throw badRequest(`error decoding patch: json: cannot unmarshal ${ops === null ? 'null' : typeof ops === 'object' ? 'object' : typeof ops} into Go value of type []handlers.jsonPatchOp`);
+export function patch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
+  const contentType = (req.contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  const accepted = t.st.type.builtin ? PATCH_TYPES : CR_PATCH_TYPES;
+  if (!accepted.includes(contentType) || contentType === 'application/apply-patch+cbor') throw unsupportedMediaType(accepted);
+  if (t.subresource === 'scale') return patchScale(s, t, req, contentType);
+  if (contentType === 'application/apply-patch+yaml') return applyPatch(s, t, req);
+  const dry = dryRun(req);
+  const manager = fieldManager(req, false);
+  let patchBody: unknown;
   try {
-    const result = fastJsonPatch.applyPatch(structuredClone(target), ops as Operation[], true, true, false);
-    return result.newDocument;
-  } catch (err) {
-    const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
-    // malformed or not applicable, the API server answers 422
+    patchBody = JSON.parse(req.body ?? '');
+  } catch (cause) {
+    throw badRequest(`error decoding patch: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+  const old = existing(t);
+  const current = render(t.st, old, t.version);
+  let patched: Json;
+  if (contentType === 'application/json-patch+json') patched = jsonPatch(current, patchBody);
+  else {
+    if (!isObject(patchBody)) throw badRequest('error decoding patch: a merge patch must be a JSON object');
+    patched = (contentType === 'application/merge-patch+json' ? mergePatch(current, patchBody) : strategicMerge(current, patchBody, t.st.shape)) as Json;
+  }
+  if (!isObject(patched)) throw badRequest('the patch does not leave an object');
+  if (patched['kind'] !== t.st.type.kind || patched['apiVersion'] !== current['apiVersion']) {
+    throw badRequest(`the patch changes the kind or apiVersion of the object`);
+  }
+  delete patched['apiVersion'];
+  delete patched['kind'];
+  const m = meta(patched);
+  if (m['name'] !== t.name) throw badRequest(`the name of the object (${show(m['name'])}) does not match the name on the URL (${t.name!})`);
+  if (t.st.type.namespaced && m['namespace'] !== t.namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  const oldUid = (old['metadata'] as Json)['uid'];
+  if (m['uid'] !== oldUid) {
+    throw invalid(t.st.type.group, t.st.type.kind, t.name!, [{ type: 'FieldValueInvalid', field: 'metadata.uid', value: m['uid'] ?? '', detail: 'field is immutable' }]);
+  }
+  if (m['resourceVersion'] !== undefined && m['resourceVersion'] !== (old['metadata'] as Json)['resourceVersion']) throw conflict(gr(t.st), t.name!, MODIFIED);
+  const scope: Scope = t.subresource === 'status' ? 'status' : 'main';
+  const managedGiven = sameJson(m['managedFields'], (old['metadata'] as Json)['managedFields']) ? undefined : m['managedFields'];
+  return commit(s, t, old, patched, scope, undefined, manager, dry, managedGiven);
+}
+
+function parseApplyBody(body: string | undefined): Json {
+  if (body === undefined || body.trim() === '') throw badRequest('the body of the request is empty');
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    try {
+      value = parseYaml(body);
+    } catch (cause) {
+      throw badRequest(`error decoding YAML: ${cause instanceof Error ? cause.message : String(cause)}`);
+    }
+  }
+  if (!isObject(value)) throw badRequest('the apply configuration must be an object');
+  return value;
+}
+
+function applyPatch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
+  const manager = fieldManager(req, true);
+  const force = req.query.get('force') === 'true';
+  const dry = dryRun(req);
+  const config = parseApplyBody(req.body);
+  checkKind(t, config, true);
+  const cm = meta(config);
+  if (cm['name'] !== undefined && cm['name'] !== t.name) throw badRequest(`the name of the object (${show(cm['name'])}) does not match the name on the URL (${t.name!})`);
+  cm['name'] = t.name;
+  checkNamespace(t, cm);
+  const scope: Scope = t.subresource === 'status' ? 'status' : 'main';
+  const live = t.st.objects.get(objKey(t.namespace, t.name!));
+  if (live && cm['resourceVersion'] !== undefined && cm['resourceVersion'] !== (live['metadata'] as Json)['resourceVersion']) {
+    throw conflict(gr(t.st), t.name!, MODIFIED);
+  }
+  if (live) checkPreconditions(t, live, cm);
+  for (const f of SERVER_METADATA) delete cm[f];
+  const ctx = writeContext(s, t, manager, scope);
+  if (!live) {
+    if (scope === 'status') throw notFound(gr(t.st), t.name!);
+    // apply creates
+    const result = apply([], undefined, config, ctx, force);
+    if (!result.ok) throw new Error('apply to a new object cannot conflict');
+    const obj = result.object;
+    delete obj['apiVersion'];
+    delete obj['kind'];
+    meta(obj);
+    return finishCreate(s, t, obj, t.name!, () => result.entries, dry);
+  }
+  const result = apply(parseManaged((live['metadata'] as Json)['managedFields']), render(t.st, live, t.version), config, ctx, force);
+  if (!result.ok) {
     throw new ApiError(
-      statusOf(422, 'Invalid', 'the server rejected our request due to an error in our request', { causes: [{ reason: 'UnexpectedServerResponse', message }] }),
+      statusOf(409, 'Conflict', conflictMessage(result.conflicts), {
+        causes: result.conflicts.map((c) => ({
+          reason: 'FieldManagerConflict',
+          message: `conflict with "${c.manager}"${c.subresource ? ` with subresource "${c.subresource}"` : ''}`,
+          field: c.path,
+        })),
+      }),
     );
   }
-}
-
-function keyOf(item: unknown, key: string): unknown {
-  return isObject(item) ? item[key] : undefined;
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
-/** Strategic merge patch of `patch` onto `target`, at `path` (field names from the root). */
-export function strategicMerge(target: unknown, patch: unknown, shape: Shape, path: readonly string[] = []): unknown {
-  if (!isObject(patch)) return patch;
-  const directive = patch['$patch'];
-  if (directive === 'delete') return undefined;
-  if (directive === 'replace') {
-    const { $patch: _p, ...rest } = patch;
-    return rest;
-  }
-  if (directive !== undefined && directive !== 'merge') throw badRequest(`Unknown patch type: ${JSON.stringify(directive)}`);
-  if (shape.atomicMap(path) && path.length > 0) {
-    const { $patch: _p, ...rest } = patch;
-    return rest;
-  }
-  const out: Json = isObject(target) ? { ...target } : {};
-  const retain = patch['$retainKeys'];
-  for (const [k, v] of Object.entries(patch)) {
-    if (k === '$patch' || k === '$retainKeys' || k.startsWith('$setElementOrder/')) continue;
-    if (k.startsWith('$deleteFromPrimitiveList/')) {
-      const field = k.slice('$deleteFromPrimitiveList/'.length);
-      const remove = Array.isArray(v) ? v : [];
-      if (Array.isArray(out[field])) out[field] = (out[field] as unknown[]).filter((x) => !remove.some((r) => sameJson(r, x)));
-      continue;
-    }
-    if (v === null) {
-      delete out[k];
-      continue;
-    }
-    const childPath = [...path, k];
-    if (Array.isArray(v)) {
-      out[k] = mergeList(out[k], v, shape, childPath);
-      const order = patch[`$setElementOrder/${k}`];
-      if (Array.isArray(order) && Array.isArray(out[k])) out[k] = reorder(out[k] as unknown[], order, shape, childPath);
-      continue;
-    }
-    const merged = strategicMerge(out[k], v, shape, childPath);
-    if (merged === undefined) delete out[k];
-    else out[k] = merged;
-  }
-  if (Array.isArray(retain)) {
-    for (const k of Object.keys(out)) if (!retain.includes(k) && !Object.hasOwn(patch, k)) delete out[k];
-  }
-  return out;
-}
-
-function mergeList(target: unknown, patch: unknown[], shape: Shape, path: readonly string[]): unknown[] {
-  const rule = shape.list(path);
-  const current = Array.isArray(target) ? [...(target as unknown[])] : [];
-  if (patch.some((item) => isObject(item) && item['$patch'] === 'replace' && Object.keys(item).length === 1)) {
-    return patch.filter((item) => !(isObject(item) && item['$patch'] === 'replace'));
-  }
-  if (rule.type === 'atomic') return patch;
-  if (rule.type === 'set') {
-    for (const item of patch) if (!current.some((c) => sameJson(c, item))) current.push(item);
-    return current;
-  }
-  const key = rule.patchKey;
-  for (const item of patch) {
-    const k = keyOf(item, key);
-    if (k === undefined) throw badRequest(`map: ${JSON.stringify(item)} does not contain declared merge key: ${key}`);
-    const index = current.findIndex((c) => sameJson(keyOf(c, key), k));
-    if (isObject(item) && item['$patch'] === 'delete') {
-      if (index !== -1) current.splice(index, 1);
-      continue;
-    }
-    if (index === -1) current.push(strategicMerge(undefined, item, shape, path));
-    else current[index] = strategicMerge(current[index], item, shape, path);
-  }
-  return current;
-}
-
-function reorder(items: unknown[], order: unknown[], shape: Shape, path: readonly string[]): unknown[] {
-  const rule = shape.list(path);
-  const id = (x: unknown): string => JSON.stringify(rule.type === 'map' ? keyOf(x, rule.patchKey) : isObject(x) ? undefined : x);
-  const rank = new Map(order.map((o, i) => [JSON.stringify(rule.type === 'map' ? keyOf(o, rule.patchKey) : o), i]));
-  const ranked = items.filter((x) => rank.has(id(x))).sort((a, b) => rank.get(id(a))! - rank.get(id(b))!);
-  const rest = items.filter((x) => !rank.has(id(x)));
-  return [...ranked, ...rest];
+  const next = result.object;
+  delete next['apiVersion'];
+  delete next['kind'];
+  return commit(s, t, live, next, scope, result.entries, manager, dry, undefined);
 }

@@ -1,0 +1,89 @@
+/**
+ * Deletes, as kube-apiserver's delete handlers and the registry's store do
+ * them: delete options (preconditions, propagation policy, orphaning, dry
+ * run), graceful deletion while finalizers remain (`deletionTimestamp`,
+ * the `orphan` / `foregroundDeletion` finalizers), a namespace going
+ * Terminating, and delete-collection over a selection.
+ */
+import { isObject, objKey, sameJson, show } from './json.js';
+import type { Json } from './json.js';
+import { existing } from './list.js';
+import { buffered, dryRun, parseJsonBody } from './request-info.js';
+import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
+import { selection } from './selection.js';
+import { conflict, invalid, success } from './status.js';
+import { apiVersionOf, gr, kindGr, render } from './storage.js';
+import type { Storage } from './storage.js';
+
+function deleteOptions(body: string | undefined): Json {
+  if (body === undefined || body.trim() === '') return {};
+  return parseJsonBody(body);
+}
+
+export function del(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
+  const opts = deleteOptions(req.body);
+  const dry = dryRun(req) || (Array.isArray(opts['dryRun']) && (opts['dryRun'] as unknown[]).includes('All'));
+  const obj = existing(t);
+  return deleteObject(s, t, obj, opts, dry);
+}
+
+/** Delete one stored object with these options (also the controllers' way to delete). */
+export function deleteObject(s: Storage, t: Target, obj: Json, opts: Json, dry: boolean): BufferedResponse {
+  const m = obj['metadata'] as Json;
+  const name = m['name'] as string;
+  const pre = isObject(opts['preconditions']) ? opts['preconditions'] : {};
+  if (pre['uid'] !== undefined && pre['uid'] !== m['uid']) {
+    throw conflict(kindGr(t.st), name, `the UID in the precondition (${show(pre['uid'])}) does not match the UID in record (${show(m['uid'])}). The object might have been deleted and then recreated`);
+  }
+  if (pre['resourceVersion'] !== undefined && pre['resourceVersion'] !== m['resourceVersion']) {
+    throw conflict(kindGr(t.st), name, `the ResourceVersion in the precondition (${show(pre['resourceVersion'])}) does not match the ResourceVersion in record (${show(m['resourceVersion'])}). The object might have been modified`);
+  }
+  const policy = opts['propagationPolicy'];
+  if (policy !== undefined && policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground') {
+    throw invalid('meta.k8s.io', 'DeleteOptions', '', [{ type: 'FieldValueNotSupported', field: 'propagationPolicy', value: policy, detail: 'supported values: "Foreground", "Background", "Orphan", "nil"' }]);
+  }
+  const orphanDependents = opts['orphanDependents'];
+  const finalizers = [...((m['finalizers'] as string[] | undefined) ?? [])];
+  const addFinalizer = policy === 'Orphan' || orphanDependents === true ? 'orphan' : policy === 'Foreground' ? 'foregroundDeletion' : undefined;
+  if (addFinalizer && !finalizers.includes(addFinalizer)) finalizers.push(addFinalizer);
+  const isNamespace = t.st.type.kind === 'Namespace' && t.st.type.group === '';
+  const nsFinalizers = isNamespace && isObject(obj['spec']) && Array.isArray(obj['spec']['finalizers']) ? (obj['spec']['finalizers'] as string[]) : [];
+  const key = objKey(m['namespace'] as string | undefined, name);
+  if (finalizers.length > 0 || nsFinalizers.length > 0) {
+    // graceful: mark, keep
+    const next = structuredClone(obj);
+    const nm = next['metadata'] as Json;
+    const already = m['deletionTimestamp'] !== undefined;
+    if (finalizers.length > 0) nm['finalizers'] = finalizers;
+    if (!already) {
+      nm['deletionTimestamp'] = s.now();
+      nm['deletionGracePeriodSeconds'] = 0;
+      if (typeof nm['generation'] === 'number' && nm['generation'] > 0) nm['generation'] = nm['generation'] + 1;
+      if (isNamespace) next['status'] = { ...(isObject(next['status']) ? next['status'] : {}), phase: 'Terminating' };
+    }
+    if (sameJson(next, obj)) return buffered(200, render(t.st, obj, t.version));
+    if (dry) return buffered(200, render(t.st, next, t.version));
+    s.store(t.st, key, next, obj, 'MODIFIED');
+    return buffered(200, render(t.st, next, t.version));
+  }
+  if (dry) return buffered(200, render(t.st, obj, t.version));
+  const last = structuredClone(obj);
+  s.store(t.st, key, last, obj, 'DELETED');
+  if (t.st.type.builtin) return buffered(200, success(gr(t.st), name, m['uid'] as string));
+  return buffered(200, render(t.st, last, t.version));
+}
+
+export function deleteCollection(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
+  const opts = deleteOptions(req.body);
+  const dry = dryRun(req);
+  const { match } = selection(t.st, t.namespace, req.query);
+  const deleted: Json[] = [];
+  for (const k of [...t.st.objects.keys()].sort()) {
+    const obj = t.st.objects.get(k);
+    if (!obj || !match(obj)) continue;
+    const target: Target = { ...t, namespace: (obj['metadata'] as Json)['namespace'] as string | undefined, name: (obj['metadata'] as Json)['name'] as string };
+    deleteObject(s, target, obj, opts, dry);
+    deleted.push(render(t.st, obj, t.version));
+  }
+  return buffered(200, { kind: t.st.type.listKind, apiVersion: apiVersionOf(t.st.type, t.version), metadata: { resourceVersion: String(s.resourceVersion) }, items: deleted });
+}

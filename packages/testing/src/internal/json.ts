@@ -1,0 +1,30 @@
+/**
+ * JSON objects as the fake stores them, and the small helpers every handler
+ * uses on them (the metadata block, the storage key, values in messages).
+ */
+
+export type Json = Record<string, unknown>;
+
+export function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The object's metadata block, made when missing. */
+export function meta(obj: Json): Json {
+  if (!isObject(obj['metadata'])) obj['metadata'] = {};
+  return obj['metadata'] as Json;
+}
+
+/** The storage key of an object: `namespace/name` (`/name` when cluster-scoped). */
+export function objKey(namespace: string | undefined, name: string): string {
+  return `${namespace ?? ''}/${name}`;
+}
+
+/** A value as shown in a message. */
+export function show(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+}
+
+export function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

@@ -1,0 +1,143 @@
+/**
+ * Reads, as kube-apiserver's get and list handlers serve them: one object,
+ * or a list filtered by the selection, at a resourceVersion (the newest, not
+ * older than one, or exactly one from the history), in pages with continue
+ * tokens over one consistent snapshot; as objects, metadata only, or a
+ * Table.
+ */
+import type { Json } from './json.js';
+import { objKey } from './json.js';
+import { acceptAs, buffered, parseRv } from './request-info.js';
+import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
+import { selection } from './selection.js';
+import { ApiError, badRequest, expired, invalid, notFound, statusOf } from './status.js';
+import type { FieldError } from './status.js';
+import { apiVersionOf, gr, partial, render } from './storage.js';
+import type { Storage } from './storage.js';
+
+interface ContinueToken {
+  readonly rv: number;
+  readonly start: string;
+}
+
+/** The stored object a request names; 404 when there is none. */
+export function existing(t: Target): Json {
+  const obj = t.st.objects.get(objKey(t.namespace, t.name!));
+  if (!obj) throw notFound(gr(t.st), t.name!);
+  return obj;
+}
+
+export function get(t: Target, req: CoreRequest): BufferedResponse {
+  const obj = existing(t);
+  const rendered = render(t.st, obj, t.version);
+  if (t.subresource === undefined && acceptAs(req.accept) === 'PartialObjectMetadata') return buffered(200, partial(rendered));
+  return buffered(200, rendered);
+}
+
+export function listOptionsInvalid(errors: FieldError[]): ApiError {
+  return invalid('meta.k8s.io', 'ListOptions', '', errors);
+}
+
+/** A resourceVersion newer than the newest: the watch cache's answer after it gave up waiting. */
+export function tooLarge(): ApiError {
+  return new ApiError(
+    statusOf(504, 'Timeout', 'Timeout: Too large resource version', { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 }),
+  );
+}
+
+function encodeContinue(token: ContinueToken): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: token.rv, start: token.start })).toString('base64url');
+}
+
+function decodeContinue(text: string): ContinueToken {
+  try {
+    const value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as { v?: unknown; rv?: unknown; start?: unknown };
+    if (value.v === 'meta.k8s.io/v1' && typeof value.rv === 'number' && typeof value.start === 'string') return { rv: value.rv, start: value.start };
+  } catch {
+    /* fall through */
+  }
+  throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+}
+
+export function list(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
+  const q = req.query;
+  const cont = q.get('continue') ?? '';
+  const rvParam = q.get('resourceVersion') ?? '';
+  const rvMatch = q.get('resourceVersionMatch') ?? '';
+  const limitParam = q.get('limit');
+  const limit = limitParam === null || limitParam === '' ? 0 : Number(limitParam);
+  if (!Number.isInteger(limit) || limit < 0) throw badRequest(`invalid limit: ${JSON.stringify(limitParam)}`);
+  const selected = selection(t.st, t.namespace, q);
+
+  let atRv = s.resourceVersion;
+  let start = '';
+  if (cont) {
+    if (rvParam !== '' && rvParam !== '0') throw badRequest('specifying resource version is not allowed when using continue');
+    const token = decodeContinue(cont);
+    if (token.rv < s.compacted) {
+      throw expired(
+        'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+      );
+    }
+    atRv = token.rv;
+    start = token.start;
+  } else if (rvMatch !== '' && rvParam === '') {
+    throw listOptionsInvalid([{ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden unless resourceVersion is provided' }]);
+  } else if (rvMatch === 'Exact') {
+    const rv = parseRv(rvParam, 'resourceVersion');
+    if (rv === 0) throw listOptionsInvalid([{ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"' }]);
+    if (rv > s.resourceVersion) throw tooLarge();
+    if (rv < s.compacted) throw expired(`The resourceVersion for the provided list is too old.`);
+    atRv = rv;
+  } else if (rvMatch !== '' && rvMatch !== 'NotOlderThan') {
+    throw listOptionsInvalid([{ type: 'FieldValueNotSupported', field: 'resourceVersionMatch', value: rvMatch, detail: 'supported values: "Exact", "NotOlderThan", ""' }]);
+  } else if (rvParam !== '' && rvParam !== '0') {
+    const rv = parseRv(rvParam, 'resourceVersion');
+    if (rv > s.resourceVersion) throw tooLarge();
+  }
+
+  const state = atRv === s.resourceVersion ? t.st.objects : s.stateAt(t.st, atRv);
+  const matching: [string, Json][] = [];
+  for (const k of [...state.keys()].sort()) {
+    if (start !== '' && k <= start) continue;
+    const obj = state.get(k)!;
+    if (selected.match(obj)) matching.push([k, obj]);
+  }
+  const page = limit > 0 ? matching.slice(0, limit) : matching;
+  const items = page.map(([, obj]) => render(t.st, obj, t.version));
+  const listMeta: Json = { resourceVersion: String(atRv) };
+  if (page.length < matching.length) {
+    listMeta['continue'] = encodeContinue({ rv: atRv, start: page[page.length - 1]![0] });
+    if (!selected.filtered) listMeta['remainingItemCount'] = matching.length - page.length;
+  }
+  const as = acceptAs(req.accept);
+  if (as === 'PartialObjectMetadata') {
+    return buffered(200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: listMeta, items: items.map((i) => partial(i)) });
+  }
+  if (as === 'Table') return buffered(200, table(items, listMeta));
+  const apiVersion = apiVersionOf(t.st.type, t.version);
+  if (t.st.type.builtin) {
+    for (const item of items) {
+      delete item['apiVersion'];
+      delete item['kind'];
+    }
+  }
+  return buffered(200, { kind: t.st.type.listKind, apiVersion, metadata: listMeta, items });
+}
+
+/** The minimal Table kubectl prints: name and age. */
+function table(items: Json[], listMeta: Json): Json {
+  return {
+    kind: 'Table',
+    apiVersion: 'meta.k8s.io/v1',
+    metadata: listMeta,
+    columnDefinitions: [
+      { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.', priority: 0 },
+      { name: 'Created At', type: 'date', format: '', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.', priority: 0 },
+    ],
+    rows: items.map((i) => {
+      const m = i['metadata'] as Json;
+      return { cells: [m['name'], m['creationTimestamp']], object: partial(i) };
+    }),
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * The three patch formats the API server takes besides apply: JSON merge
+ * patch (RFC 7386), JSON patch (RFC 6902, applied by fast-json-patch) and
+ * strategic merge patch (merge keys from the kind's shape, with the
+ * `$patch`, `$deleteFromPrimitiveList`, `$setElementOrder` and `$retainKeys`
+ * directives).
+ */
+import fastJsonPatch from 'fast-json-patch';
+import type { Operation } from 'fast-json-patch';
+import type { Shape } from './schema.js';
+import { isObject, sameJson } from './json.js';
+import type { Json } from './json.js';
+import { ApiError, badRequest, statusOf } from './status.js';
+
+/** RFC 7386. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isObject(patch)) return patch;
+  const out: Json = isObject(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+}
+
+/** RFC 6902; a failed operation is the API server's 422. */
+export function jsonPatch(target: Json, ops: unknown): Json {
+  if (!Array.isArray(ops)) throw badRequest(`error decoding patch: json: cannot unmarshal ${ops === null ? 'null' : typeof ops === 'object' ? 'object' : typeof ops} into Go value of type []handlers.jsonPatchOp`);
+  try {
+    const result = fastJsonPatch.applyPatch(structuredClone(target), ops as Operation[], true, true, false);
+    return result.newDocument;
+  } catch (err) {
+    const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
+    // malformed or not applicable, the API server answers 422
+    throw new ApiError(
+      statusOf(422, 'Invalid', 'the server rejected our request due to an error in our request', { causes: [{ reason: 'UnexpectedServerResponse', message }] }),
+    );
+  }
+}
+
+function keyOf(item: unknown, key: string): unknown {
+  return isObject(item) ? item[key] : undefined;
+}
+
+/** Strategic merge patch of `patch` onto `target`, at `path` (field names from the root). */
+export function strategicMerge(target: unknown, patch: unknown, shape: Shape, path: readonly string[] = []): unknown {
+  if (!isObject(patch)) return patch;
+  const directive = patch['$patch'];
+  if (directive === 'delete') return undefined;
+  if (directive === 'replace') {
+    const { $patch: _p, ...rest } = patch;
+    return rest;
+  }
+  if (directive !== undefined && directive !== 'merge') throw badRequest(`Unknown patch type: ${JSON.stringify(directive)}`);
+  if (shape.atomicMap(path) && path.length > 0) {
+    const { $patch: _p, ...rest } = patch;
+    return rest;
+  }
+  const out: Json = isObject(target) ? { ...target } : {};
+  const retain = patch['$retainKeys'];
+  for (const [k, v] of Object.entries(patch)) {
+    if (k === '$patch' || k === '$retainKeys' || k.startsWith('$setElementOrder/')) continue;
+    if (k.startsWith('$deleteFromPrimitiveList/')) {
+      const field = k.slice('$deleteFromPrimitiveList/'.length);
+      const remove = Array.isArray(v) ? v : [];
+      if (Array.isArray(out[field])) out[field] = (out[field] as unknown[]).filter((x) => !remove.some((r) => sameJson(r, x)));
+      continue;
+    }
+    if (v === null) {
+      delete out[k];
+      continue;
+    }
+    const childPath = [...path, k];
+    if (Array.isArray(v)) {
+      out[k] = mergeList(out[k], v, shape, childPath);
+      const order = patch[`$setElementOrder/${k}`];
+      if (Array.isArray(order) && Array.isArray(out[k])) out[k] = reorder(out[k] as unknown[], order, shape, childPath);
+      continue;
+    }
+    const merged = strategicMerge(out[k], v, shape, childPath);
+    if (merged === undefined) delete out[k];
+    else out[k] = merged;
+  }
+  if (Array.isArray(retain)) {
+    for (const k of Object.keys(out)) if (!retain.includes(k) && !Object.hasOwn(patch, k)) delete out[k];
+  }
+  return out;
+}
+
+function mergeList(target: unknown, patch: unknown[], shape: Shape, path: readonly string[]): unknown[] {
+  const rule = shape.list(path);
+  const current = Array.isArray(target) ? [...(target as unknown[])] : [];
+  if (patch.some((item) => isObject(item) && item['$patch'] === 'replace' && Object.keys(item).length === 1)) {
+    return patch.filter((item) => !(isObject(item) && item['$patch'] === 'replace'));
+  }
+  if (rule.type === 'atomic') return patch;
+  if (rule.type === 'set') {
+    for (const item of patch) if (!current.some((c) => sameJson(c, item))) current.push(item);
+    return current;
+  }
+  const key = rule.patchKey;
+  for (const item of patch) {
+    const k = keyOf(item, key);
+    if (k === undefined) throw badRequest(`map: ${JSON.stringify(item)} does not contain declared merge key: ${key}`);
+    const index = current.findIndex((c) => sameJson(keyOf(c, key), k));
+    if (isObject(item) && item['$patch'] === 'delete') {
+      if (index !== -1) current.splice(index, 1);
+      continue;
+    }
+    if (index === -1) current.push(strategicMerge(undefined, item, shape, path));
+    else current[index] = strategicMerge(current[index], item, shape, path);
+  }
+  return current;
+}
+
+function reorder(items: unknown[], order: unknown[], shape: Shape, path: readonly string[]): unknown[] {
+  const rule = shape.list(path);
+  const id = (x: unknown): string => JSON.stringify(rule.type === 'map' ? keyOf(x, rule.patchKey) : isObject(x) ? undefined : x);
+  const rank = new Map(order.map((o, i) => [JSON.stringify(rule.type === 'map' ? keyOf(o, rule.patchKey) : o), i]));
+  const ranked = items.filter((x) => rank.has(id(x))).sort((a, b) => rank.get(id(a))! - rank.get(id(b))!);
+  const rest = items.filter((x) => !rank.has(id(x)));
+  return [...ranked, ...rest];
+}

@@ -1,0 +1,52 @@
+/**
+ * Which objects a list, a watch or a delete-collection selects: the
+ * namespace of the path, the label selector and the field selector, as the
+ * API server's SelectionPredicate. Every filter a list or watch may carry
+ * goes here, so that list, watch and delete-collection agree (a new one,
+ * such as `shardSelector`, is one more clause of `selection`).
+ */
+import type { Json } from './json.js';
+import { parseFieldSelector, parseLabelSelector } from './selectors.js';
+import { badRequest } from './status.js';
+import type { StoredType } from './storage.js';
+
+/** A parsed selection; `match` tells whether an object is in it. */
+export interface Selection {
+  /** Whether the request filters by labels or fields at all (a paged list counts remaining items only when not). */
+  readonly filtered: boolean;
+  readonly match: (obj: Json) => boolean;
+}
+
+function fieldFilter(st: StoredType, selector: string | null): (obj: Json) => boolean {
+  const reqs = parseFieldSelector(selector ?? undefined);
+  for (const r of reqs) {
+    if (!st.type.fieldSelectors.has(r.field)) {
+      throw badRequest(
+        st.type.builtin
+          ? `field label not supported: ${r.field}`
+          : `"${r.field}" is not a known field selector: only ${[...st.type.fieldSelectors.keys()].map((f) => `"${f}"`).join(', ')}`,
+      );
+    }
+  }
+  if (reqs.length === 0) return () => true;
+  return (obj) =>
+    reqs.every((r) => {
+      const value = st.type.fieldSelectors.get(r.field)!(obj) ?? '';
+      return r.op === '=' ? value === r.value : value !== r.value;
+    });
+}
+
+/** The selection a request's path namespace and query ask for; a malformed selector is 400. */
+export function selection(st: StoredType, namespace: string | undefined, query: URLSearchParams): Selection {
+  const labels = parseLabelSelector(query.get('labelSelector') ?? undefined);
+  const fieldSelector = query.get('fieldSelector');
+  const fields = fieldFilter(st, fieldSelector);
+  return {
+    filtered: !labels.empty || (fieldSelector ?? '') !== '',
+    match: (obj) => {
+      const m = obj['metadata'] as Json;
+      if (namespace !== undefined && m['namespace'] !== namespace) return false;
+      return labels.matches(m['labels'] as Record<string, string> | undefined) && fields(obj);
+    },
+  };
+}

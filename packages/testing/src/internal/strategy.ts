@@ -1,0 +1,180 @@
+/**
+ * What each kind's REST strategy does on a write, as kube-apiserver's
+ * registry strategies (PrepareForCreate, PrepareForUpdate, Validate): status
+ * and defaults a built-in kind sets on create, the fields Go always
+ * serializes and those it drops when empty, Secret `stringData`, which
+ * changes bump `generation`, and validation (metadata, immutable fields, a
+ * custom resource's schema, validators of the test's own).
+ */
+import { isObject, sameJson } from './json.js';
+import type { Json } from './json.js';
+import type { Target } from './request-info.js';
+import { typeKey } from './resources.js';
+import { invalid } from './status.js';
+import { render } from './storage.js';
+import type { Storage } from './storage.js';
+import { validateMetadata } from './validation.js';
+
+/** Status a built-in kind's strategy sets on create (beyond the zero fields below). */
+const STATUS_ON_CREATE: Readonly<Record<string, (now: string) => Json>> = {
+  'apps/deployments': () => ({}),
+  'batch/jobs': () => ({}),
+  'batch/cronjobs': () => ({}),
+  '/resourcequotas': () => ({}),
+  '/persistentvolumeclaims': () => ({ phase: 'Pending' }),
+  '/persistentvolumes': (now) => ({ phase: 'Pending', lastPhaseTransitionTime: now }),
+};
+
+/** Status fields serialized even when zero (no omitempty in the Go types). */
+const STATUS_ZERO: Readonly<Record<string, Json>> = {
+  '/services': { loadBalancer: {} },
+  'networking.k8s.io/ingresses': { loadBalancer: {} },
+  'policy/poddisruptionbudgets': { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 },
+  'autoscaling/horizontalpodautoscalers': { desiredReplicas: 0, currentMetrics: null },
+  'apps/statefulsets': { replicas: 0, availableReplicas: 0 },
+  'apps/daemonsets': { currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 },
+  'apps/replicasets': { replicas: 0 },
+  '/replicationcontrollers': { replicas: 0 },
+  '/nodes': {
+    daemonEndpoints: { kubeletEndpoint: { Port: 0 } },
+    nodeInfo: { machineID: '', systemUUID: '', bootID: '', kernelVersion: '', osImage: '', containerRuntimeVersion: '', kubeletVersion: '', kubeProxyVersion: '', operatingSystem: '', architecture: '' },
+  },
+};
+
+/** A Pod's QoS class: Guaranteed when every container limits cpu and memory with requests equal to limits; BestEffort when none asks for anything. */
+function qosClass(pod: Json): 'Guaranteed' | 'Burstable' | 'BestEffort' {
+  const spec = isObject(pod['spec']) ? pod['spec'] : {};
+  const containers = [...(Array.isArray(spec['containers']) ? (spec['containers'] as Json[]) : []), ...(Array.isArray(spec['initContainers']) ? (spec['initContainers'] as Json[]) : [])];
+  let any = false;
+  let guaranteed = containers.length > 0;
+  for (const c of containers) {
+    const res = isObject(c['resources']) ? c['resources'] : {};
+    const limits = isObject(res['limits']) ? res['limits'] : {};
+    const requests = isObject(res['requests']) ? res['requests'] : {};
+    if (Object.keys(limits).length > 0 || Object.keys(requests).length > 0) any = true;
+    for (const r of ['cpu', 'memory']) {
+      if (limits[r] === undefined || (requests[r] !== undefined && !sameJson(requests[r], limits[r]))) guaranteed = false;
+    }
+  }
+  if (!any) return 'BestEffort';
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
+/** Secrets: `stringData` is written into `data` (base64), as the API server does on every write. */
+export function foldStringData(t: Target, obj: Json): void {
+  if (t.st.type.kind !== 'Secret' || t.st.type.group !== '' || !isObject(obj['stringData'])) return;
+  const data = isObject(obj['data']) ? { ...obj['data'] } : {};
+  for (const [k, v] of Object.entries(obj['stringData'])) if (typeof v === 'string') data[k] = Buffer.from(v, 'utf8').toString('base64');
+  obj['data'] = data;
+  delete obj['stringData'];
+}
+
+/**
+ * Empty maps and lists the real server drops on the way to storage (Go
+ * `omitempty`): metadata's labels, annotations, finalizers, owner
+ * references for every kind; a ConfigMap's or Secret's data.
+ */
+export function dropEmpty(t: Target, obj: Json): void {
+  const empty = (v: unknown): boolean => (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0) || v === null;
+  const m = obj['metadata'] as Json;
+  for (const f of ['labels', 'annotations', 'finalizers', 'ownerReferences', 'managedFields']) if (empty(m[f])) delete m[f];
+  if (t.st.type.builtin && t.st.type.group === '' && (t.st.type.kind === 'ConfigMap' || t.st.type.kind === 'Secret')) {
+    for (const f of ['data', 'binaryData', 'stringData']) if (empty(obj[f])) delete obj[f];
+  }
+}
+
+/** Kind-specific defaults and status on create (what the built-in strategies do). */
+export function prepareForCreate(s: Storage, t: Target, obj: Json): void {
+  const kind = t.st.type.kind;
+  if (t.st.type.status) delete obj['status'];
+  foldStringData(t, obj);
+  if (!t.st.type.builtin) return;
+  const m = obj['metadata'] as Json;
+  if (kind === 'Namespace' && t.st.type.group === '') {
+    const spec = isObject(obj['spec']) ? obj['spec'] : {};
+    spec['finalizers'] = ['kubernetes'];
+    obj['spec'] = spec;
+    obj['status'] = { phase: 'Active' };
+    m['labels'] = { ...(m['labels'] as Json | undefined), 'kubernetes.io/metadata.name': m['name'] };
+  } else if (kind === 'Pod' && t.st.type.group === '') {
+    obj['status'] = { phase: 'Pending', qosClass: qosClass(obj) };
+  } else if (kind === 'CustomResourceDefinition') {
+    obj['status'] = {};
+  } else {
+    const initial = STATUS_ON_CREATE[typeKey(t.st.type.group, t.st.type.plural)];
+    if (initial) obj['status'] = initial(s.now());
+  }
+}
+
+/** Status fields the API server always serializes (Go fields without omitempty) for some built-in kinds. */
+export function zeroStatus(t: Target, obj: Json): void {
+  if (!t.st.type.builtin) return;
+  const zero = STATUS_ZERO[typeKey(t.st.type.group, t.st.type.plural)];
+  if (!zero) return;
+  obj['status'] = { ...structuredClone(zero), ...(isObject(obj['status']) ? obj['status'] : {}) };
+}
+
+/** Whether a change from `old` to `next` bumps metadata.generation. */
+export function specChanged(t: Target, old: Json, next: Json): boolean {
+  if (t.st.type.group === 'discovery.k8s.io' && t.st.type.kind === 'EndpointSlice') {
+    // its strategy counts every change, labels included
+    const bare = (o: Json): Json => {
+      const { resourceVersion: _r, managedFields: _f, generation: _g, ...m } = o['metadata'] as Json;
+      return { ...o, metadata: m };
+    };
+    return !sameJson(bare(old), bare(next));
+  }
+  const strip = (o: Json): Json => {
+    const { metadata: _m, status, ...rest } = o;
+    return t.st.type.status ? rest : { ...rest, status };
+  };
+  return !sameJson(strip(old), strip(next));
+}
+
+/**
+ * Validate a create (`old` undefined) or an update: metadata, finalizers of
+ * an object being deleted, immutable ConfigMaps and Secrets, the custom
+ * resource's schema (which also prunes and defaults `obj` in place), the
+ * kind's validators. 422 Invalid with every problem found.
+ */
+export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined): void {
+  const m = obj['metadata'] as Json;
+  const name = typeof m['name'] === 'string' ? m['name'] : '';
+  const errors = validateMetadata(t.st.type.kind, m, t.st.type.namespaced);
+  if (old) {
+    const om = old['metadata'] as Json;
+    const oldFinalizers = (om['finalizers'] as string[] | undefined) ?? [];
+    const newFinalizers = (m['finalizers'] as string[] | undefined) ?? [];
+    if (om['deletionTimestamp'] !== undefined && newFinalizers.some((f) => !oldFinalizers.includes(f))) {
+      errors.push({ type: 'FieldValueForbidden', field: 'metadata.finalizers', detail: 'no new finalizers can be added if the object is being deleted' });
+    }
+    if ((t.st.type.kind === 'ConfigMap' || t.st.type.kind === 'Secret') && old['immutable'] === true) {
+      for (const field of ['data', 'binaryData', 'stringData']) {
+        if (!sameJson(old[field], obj[field])) errors.push({ type: 'FieldValueForbidden', field, detail: 'field is immutable when `immutable` is set' });
+      }
+      if (obj['immutable'] !== true) errors.push({ type: 'FieldValueForbidden', field: 'immutable', detail: 'field is immutable when `immutable` is set' });
+    }
+  }
+  // The schema first, as the API server validates a custom resource against it before anything else looks at it.
+  const check = t.st.type.builtin ? undefined : s.schemaChecks.get(typeKey(t.st.type.group, t.st.type.plural))?.get(t.version);
+  if (check) {
+    const result = check.check(render(t.st, obj, t.version));
+    if (result.errors) {
+      errors.push(...result.errors);
+    } else if (errors.length === 0) {
+      // stored as the server would: unknown fields pruned, defaults applied
+      // metadata is the fake's to keep (ObjectMeta is never pruned by a CRD's schema)
+      const stored: Json = { ...result.stored, metadata: obj['metadata'] };
+      delete stored['apiVersion'];
+      delete stored['kind'];
+      for (const k of Object.keys(obj)) delete obj[k];
+      Object.assign(obj, stored);
+    }
+  }
+  for (const validator of t.st.type.validators) {
+    for (const p of validator(render(t.st, obj, t.version), old ? render(t.st, old, t.version) : undefined)) {
+      errors.push({ type: p.type ?? 'FieldValueInvalid', field: p.field, ...(p.value === undefined ? {} : { value: p.value }), detail: p.message });
+    }
+  }
+  if (errors.length > 0) throw invalid(t.st.type.group, t.st.type.kind, name, errors);
+}

@@ -1,0 +1,173 @@
+/**
+ * Watches, as kube-apiserver's watch handler and watch cache serve them:
+ * from "now" (an ADDED per selected object), from a resourceVersion
+ * (replayed from the history; 410 when compacted), or with initial events
+ * ending in the `k8s.io/initial-events-end` bookmark; objects entering or
+ * leaving the selection arrive as ADDED or DELETED; bookmarks on request;
+ * `timeoutSeconds`.
+ */
+import type { Json } from './json.js';
+import { listOptionsInvalid, tooLarge } from './list.js';
+import { acceptAs, parseRv } from './request-info.js';
+import type { CoreRequest, Target, WatchSession } from './request-info.js';
+import { typeKey } from './resources.js';
+import { selection } from './selection.js';
+import { badRequest, statusOf } from './status.js';
+import type { FieldError } from './status.js';
+import { apiVersionOf, partial, render } from './storage.js';
+import type { Change, Storage } from './storage.js';
+
+interface Watcher {
+  readonly typeKey: string;
+  readonly match: (obj: Json) => boolean;
+  readonly bookmarks: boolean;
+  readonly render: (obj: Json) => Json;
+  readonly bookmarkObject: (rv: number, annotations?: Record<string, string>) => Json;
+  send(line: string): void;
+  end(): void;
+}
+
+/** The watch line a change gives a watcher with this filter (undefined: not for it). */
+function eventFor(c: Change, match: (obj: Json) => boolean, renderObject: (obj: Json) => Json): string | undefined {
+  const now = match(c.object);
+  const before = c.prev !== undefined && match(c.prev);
+  let type: string;
+  if (c.type === 'ADDED') {
+    if (!now) return undefined;
+    type = 'ADDED';
+  } else if (c.type === 'DELETED') {
+    if (!now && !before) return undefined;
+    type = 'DELETED';
+  } else if (now && before) type = 'MODIFIED';
+  else if (now) type = 'ADDED';
+  else if (before) type = 'DELETED';
+  else return undefined;
+  return JSON.stringify({ type, object: renderObject(c.object) });
+}
+
+/** The open watches of one server: fed by the storage's changes. */
+export class Watches {
+  private readonly watchers = new Set<Watcher>();
+
+  constructor(private readonly storage: Storage) {
+    storage.onChange((c) => this.emit(c));
+  }
+
+  private emit(c: Change): void {
+    for (const w of this.watchers) {
+      if (w.typeKey !== c.typeKey) continue;
+      const line = eventFor(c, w.match, w.render);
+      if (line) w.send(line);
+    }
+  }
+
+  /** Send a BOOKMARK with the current resourceVersion to every watch that asked for bookmarks. */
+  bookmark(): void {
+    for (const w of this.watchers) if (w.bookmarks) w.send(JSON.stringify({ type: 'BOOKMARK', object: w.bookmarkObject(this.storage.resourceVersion) }));
+  }
+
+  /** End every open watch (as an API server restart would). */
+  endAll(): void {
+    for (const w of [...this.watchers]) w.end();
+  }
+
+  /** Open a watch for a request. */
+  watch(t: Target, req: CoreRequest): WatchSession {
+    const s = this.storage;
+    const q = req.query;
+    const rvParam = q.get('resourceVersion') ?? '';
+    const rvMatch = q.get('resourceVersionMatch') ?? '';
+    const sie = q.get('sendInitialEvents');
+    const bookmarks = q.get('allowWatchBookmarks') === 'true' || q.get('allowWatchBookmarks') === '1';
+    const timeoutParam = q.get('timeoutSeconds');
+    const timeoutSeconds = timeoutParam === null || timeoutParam === '' ? 0 : Number(timeoutParam);
+    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeoutParam)}`);
+    const { match } = selection(t.st, t.namespace, q);
+    const sendInitial = sie === 'true' || sie === '1';
+    if (sie !== null) {
+      const errors: FieldError[] = [];
+      if (rvMatch !== 'NotOlderThan') errors.push({ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan' });
+      if (!bookmarks) errors.push({ type: 'FieldValueForbidden', field: 'allowWatchBookmarks', detail: 'sendInitialEvents requires setting allowWatchBookmarks to true' });
+      if (errors.length > 0) throw listOptionsInvalid(errors);
+    } else if (rvMatch !== '') {
+      throw listOptionsInvalid([{ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided' }]);
+    }
+    const metadataOnly = acceptAs(req.accept) === 'PartialObjectMetadata';
+    const apiVersion = apiVersionOf(t.st.type, t.version);
+    const renderObject = (obj: Json): Json => {
+      const r = render(t.st, obj, t.version);
+      return metadataOnly ? partial(r) : r;
+    };
+    const bookmarkObject = (rv: number, annotations?: Record<string, string>): Json =>
+      metadataOnly
+        ? { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: String(rv), ...(annotations ? { annotations } : {}) } }
+        : { kind: t.st.type.kind, apiVersion, metadata: { resourceVersion: String(rv), ...(annotations ? { annotations } : {}) } };
+
+    // What to send first.
+    const initial: string[] = [];
+    let ended = false;
+    const event = (type: string, object: Json): string => JSON.stringify({ type, object });
+    const key = typeKey(t.st.type.group, t.st.type.plural);
+    if (sendInitial || rvParam === '' || rvParam === '0') {
+      if (sendInitial && rvParam !== '' && rvParam !== '0') {
+        const rv = parseRv(rvParam, 'resourceVersion', true);
+        if (rv > s.resourceVersion) throw tooLarge();
+      }
+      for (const k of [...t.st.objects.keys()].sort()) {
+        const obj = t.st.objects.get(k)!;
+        if (match(obj)) initial.push(event('ADDED', renderObject(obj)));
+      }
+      if (sendInitial) initial.push(event('BOOKMARK', bookmarkObject(s.resourceVersion, { 'k8s.io/initial-events-end': 'true' })));
+    } else {
+      const from = parseRv(rvParam, 'resourceVersion', true);
+      if (from < s.compacted) {
+        initial.push(event('ERROR', statusOf(410, 'Expired', `too old resource version: ${from} (${s.compacted})`) as unknown as Json));
+        ended = true;
+      } else {
+        for (const c of s.changesSince(from, key)) {
+          const line = eventFor(c, match, renderObject);
+          if (line) initial.push(line);
+        }
+      }
+    }
+
+    let watcher: Watcher | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const close = (): void => {
+      if (watcher) this.watchers.delete(watcher);
+      watcher = undefined;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+    };
+    return {
+      kind: 'watch',
+      status: 200,
+      headers: { 'content-type': metadataOnly ? 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' : 'application/json', 'transfer-encoding': 'chunked' },
+      start: (onLine, onEnd) => {
+        for (const line of initial) onLine(line);
+        if (ended) {
+          onEnd();
+          return;
+        }
+        watcher = {
+          typeKey: key,
+          match,
+          bookmarks,
+          render: renderObject,
+          bookmarkObject,
+          send: onLine,
+          end: () => {
+            close();
+            onEnd();
+          },
+        };
+        this.watchers.add(watcher);
+        if (timeoutSeconds > 0) {
+          timer = setTimeout(() => watcher?.end(), timeoutSeconds * 1000);
+          timer.unref();
+        }
+      },
+      close,
+    };
+  }
+}

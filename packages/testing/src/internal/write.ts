@@ -1,0 +1,212 @@
+/**
+ * Writes, as kube-apiserver's create and update handlers and the registry's
+ * store do them: the body checked against the endpoint (kind, apiVersion,
+ * name, namespace), server-owned metadata (uid, creationTimestamp,
+ * generation, resourceVersion), optimistic concurrency, the strategy's
+ * rules, field ownership, no-op detection and the last finalizer's removal.
+ * `commit` is the one path every change of an existing object goes
+ * through: update, patch, apply, scale and the controllers.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { parseManaged, recordUpdate, renderManaged } from './fields.js';
+import type { ManagedEntry, Scope, WriteContext } from './fields.js';
+import { meta, objKey, show } from './json.js';
+import type { Json } from './json.js';
+import { existing } from './list.js';
+import { buffered, dryRun, fieldManager, parseJsonBody } from './request-info.js';
+import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
+import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, MODIFIED, notFound, statusOf } from './status.js';
+import { apiVersionOf, gr, render } from './storage.js';
+import type { Storage } from './storage.js';
+import { dropEmpty, foldStringData, prepareForCreate, specChanged, validate, zeroStatus } from './strategy.js';
+
+const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** Metadata only the server writes: dropped from a create's or an apply's body. */
+export const SERVER_METADATA = ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink', 'managedFields', 'generation'];
+
+/**
+ * Check the body's kind and apiVersion against the endpoint. A create or
+ * update body may leave them out (the endpoint names them); an apply may not.
+ */
+export function checkKind(t: Target, body: Json, apply = false): void {
+  const apiVersion = apiVersionOf(t.st.type, t.version);
+  const kind = body['kind'] === undefined || body['kind'] === '' ? undefined : body['kind'];
+  const version = body['apiVersion'] === undefined || body['apiVersion'] === '' ? undefined : body['apiVersion'];
+  if (apply) {
+    if (kind !== t.st.type.kind || version !== apiVersion) {
+      const gv = typeof version === 'string' ? (version.includes('/') ? version : `/${version}`) : '/';
+      throw badRequest(`invalid object type: ${gv}, Kind=${typeof kind === 'string' ? kind : ''}`);
+    }
+    return;
+  }
+  if (kind !== undefined && kind !== t.st.type.kind) {
+    throw badRequest(`the kind in the data (${show(kind)}) does not match the expected kind (${t.st.type.kind})`);
+  }
+  if (version !== undefined && version !== apiVersion) {
+    throw badRequest(`the API version in the data (${show(version)}) does not match the expected API version (${apiVersion})`);
+  }
+}
+
+/** The body's namespace must be the path's (or empty); cluster-scoped objects have none. */
+export function checkNamespace(t: Target, m: Json): void {
+  if (!t.st.type.namespaced) {
+    delete m['namespace'];
+    return;
+  }
+  const given = m['namespace'];
+  if (given !== undefined && given !== '' && given !== t.namespace) {
+    throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+  m['namespace'] = t.namespace;
+}
+
+/** A namespaced object needs its namespace to exist (404) and not be terminating (403). */
+export function requireNamespace(s: Storage, t: Target, name: string): void {
+  if (!t.st.type.namespaced) return;
+  const ns = s.namespaces.objects.get(objKey(undefined, t.namespace!));
+  if (!ns) throw notFound({ group: '', resource: 'namespaces' }, t.namespace!);
+  if ((ns['metadata'] as Json)['deletionTimestamp'] !== undefined) {
+    throw forbidden(gr(t.st), name, `unable to create new content in namespace ${t.namespace!} because it is being terminated`, [
+      { reason: 'NamespaceTerminating', message: `namespace ${t.namespace!} is being terminated`, field: 'metadata.namespace' },
+    ]);
+  }
+}
+
+export function writeContext(s: Storage, t: Target, manager: string, scope: Scope): WriteContext {
+  return { manager, apiVersion: apiVersionOf(t.st.type, t.version), time: s.now(), scope, hasStatus: t.st.type.status, shape: t.st.shape };
+}
+
+/** A uid given in the body of an update or apply is a precondition. */
+export function checkPreconditions(t: Target, old: Json, m: Json): void {
+  const om = old['metadata'] as Json;
+  if (m['uid'] !== undefined && m['uid'] !== '' && m['uid'] !== om['uid']) {
+    throw conflict(gr(t.st), t.name!, `Precondition failed: UID in precondition: ${show(m['uid'])}, UID in object meta: ${show(om['uid'])}`);
+  }
+}
+
+/**
+ * Store a new object prepared by create or apply: strategy, validation,
+ * namespace, server metadata; 201 with the object (not stored on dry run).
+ */
+export function finishCreate(s: Storage, t: Target, obj: Json, name: string, managed: (obj: Json) => ManagedEntry[], dry: boolean): BufferedResponse {
+  const m = obj['metadata'] as Json;
+  prepareForCreate(s, t, obj);
+  zeroStatus(t, obj);
+  dropEmpty(t, obj);
+  validate(s, t, obj, undefined);
+  requireNamespace(s, t, name);
+  const key = objKey(t.namespace, name);
+  if (t.st.objects.has(key)) throw alreadyExists(gr(t.st), name);
+  m['uid'] = randomUUID();
+  m['creationTimestamp'] = s.now();
+  if (t.st.type.generation) m['generation'] = 1;
+  const entries = managed(obj);
+  if (entries.length > 0) m['managedFields'] = renderManaged(entries);
+  if (dry) return buffered(201, render(t.st, obj, t.version));
+  s.store(t.st, key, obj, undefined, 'ADDED');
+  return buffered(201, render(t.st, obj, t.version));
+}
+
+export function create(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
+  const body = parseJsonBody(req.body, req.contentType);
+  checkKind(t, body);
+  const dry = dryRun(req);
+  const manager = fieldManager(req, false);
+  const obj = structuredClone(body);
+  delete obj['apiVersion'];
+  delete obj['kind'];
+  const m = meta(obj);
+  checkNamespace(t, m);
+  if ((m['name'] === undefined || m['name'] === '') && typeof m['generateName'] === 'string' && m['generateName'] !== '') {
+    m['name'] = `${m['generateName']}${[...randomBytes(5)].map((b) => GENERATE_ALPHABET[b % GENERATE_ALPHABET.length]).join('')}`;
+  }
+  const name = typeof m['name'] === 'string' ? m['name'] : '';
+  if (m['resourceVersion'] !== undefined && m['resourceVersion'] !== '' && m['resourceVersion'] !== '0') {
+    throw new ApiError(statusOf(500, undefined, 'resourceVersion should not be set on objects to be created'));
+  }
+  for (const f of SERVER_METADATA) delete m[f];
+  return finishCreate(s, t, obj, name, (o) => recordUpdate([], undefined, render(t.st, o, t.version), writeContext(s, t, manager, 'main')), dry);
+}
+
+/**
+ * Finish a write of `next` over `old` (update, patch, apply): server-owned
+ * metadata from `old`, generation, no-op detection, finalizers, storage.
+ */
+export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scope, entries: ManagedEntry[] | undefined, manager: string, dry: boolean, managedGiven: unknown): BufferedResponse {
+  const om = old['metadata'] as Json;
+  const nm = meta(next);
+  for (const f of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'name', 'namespace']) {
+    if (om[f] === undefined) delete nm[f];
+    else nm[f] = om[f];
+  }
+  delete nm['selfLink'];
+  if (t.st.type.status) {
+    if (scope === 'main') {
+      if (old['status'] === undefined) delete next['status'];
+      else next['status'] = structuredClone(old['status']);
+    } else {
+      // the status subresource writes status only
+      const status = next['status'];
+      for (const k of Object.keys(next)) delete next[k];
+      Object.assign(next, structuredClone(old));
+      if (status === undefined) delete next['status'];
+      else next['status'] = status;
+    }
+  }
+  const nextMeta = next['metadata'] as Json;
+  foldStringData(t, next);
+  zeroStatus(t, next);
+  dropEmpty(t, next);
+  validate(s, t, next, old);
+  if (t.st.type.generation && specChanged(t, old, next)) nextMeta['generation'] = ((om['generation'] as number | undefined) ?? 0) + 1;
+  // managed fields
+  let managed: ManagedEntry[];
+  if (entries) managed = entries;
+  else {
+    const base = managedGiven === undefined || managedGiven === null ? parseManaged(om['managedFields']) : parseManaged(managedGiven);
+    managed = recordUpdate(base, render(t.st, old, t.version), render(t.st, next, t.version), writeContext(s, t, manager, scope));
+  }
+  const rendered = renderManaged(managed);
+  if (rendered.length > 0) nextMeta['managedFields'] = rendered;
+  else delete nextMeta['managedFields'];
+  nextMeta['resourceVersion'] = om['resourceVersion'];
+  // A write that changes nothing (managed-field times aside) is a no-op: same resourceVersion, no event.
+  const withoutTimes = (o: Json): string => JSON.stringify(o, (k, v: unknown) => (k === 'time' ? undefined : v));
+  if (withoutTimes(old) === withoutTimes(next)) return buffered(200, render(t.st, old, t.version));
+  if (dry) return buffered(200, render(t.st, next, t.version));
+  const key = objKey(t.namespace, om['name'] as string);
+  const finalizers = (nextMeta['finalizers'] as string[] | undefined) ?? [];
+  if (om['deletionTimestamp'] !== undefined && finalizers.length === 0) {
+    // The last finalizer is gone: the object goes. As on a real server, the
+    // DELETED event carries the object as it was stored (finalizer included);
+    // the answer is the object as written.
+    s.store(t.st, key, structuredClone(old), old, 'DELETED');
+    return buffered(200, render(t.st, next, t.version));
+  }
+  s.store(t.st, key, next, old, 'MODIFIED');
+  return buffered(200, render(t.st, next, t.version));
+}
+
+export function update(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
+  const body = parseJsonBody(req.body, req.contentType);
+  checkKind(t, body);
+  const dry = dryRun(req);
+  const manager = fieldManager(req, false);
+  const next = structuredClone(body);
+  delete next['apiVersion'];
+  delete next['kind'];
+  const m = meta(next);
+  if (m['name'] !== undefined && m['name'] !== t.name) throw badRequest(`the name of the object (${show(m['name'])}) does not match the name on the URL (${t.name!})`);
+  checkNamespace(t, m);
+  const old = existing(t);
+  const om = old['metadata'] as Json;
+  checkPreconditions(t, old, m);
+  if (m['resourceVersion'] === undefined || m['resourceVersion'] === '') {
+    if (!t.st.type.unconditionalUpdate) {
+      throw invalid(t.st.type.group, t.st.type.kind, t.name!, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', value: 0, detail: 'must be specified for an update' }]);
+    }
+  } else if (m['resourceVersion'] !== om['resourceVersion']) throw conflict(gr(t.st), t.name!, MODIFIED);
+  const scope: Scope = t.subresource === 'status' ? 'status' : 'main';
+  return commit(s, t, old, next, scope, undefined, manager, dry, m['managedFields']);
+}
