@@ -6,7 +6,7 @@
  * would change a field another manager owns (unless forced), and a field an
  * applier stops applying is removed when no one else owns it.
  */
-import { isObject } from './json.js';
+import { canonical, isObject, sameJson } from './json.js';
 import type { Shape } from './schema.js';
 
 type Json = Record<string, unknown>;
@@ -47,7 +47,7 @@ function walk(value: unknown, names: string[], pes: string[], shape: Shape, mapN
     if (mapNodes) out.add(here);
     for (const item of value) {
       if (rule.type === 'set') {
-        out.add([...pes, `v:${JSON.stringify(item)}`].join(SEP));
+        out.add([...pes, `v:${canonical(item)}`].join(SEP));
         continue;
       }
       const pe = keyElement(item, rule.keys);
@@ -105,12 +105,12 @@ export function valueAt(obj: unknown, key: PathKey): { found: boolean; value: un
     } else if (pe.startsWith('k:')) {
       if (!Array.isArray(cur)) return { found: false, value: undefined };
       const want = JSON.parse(pe.slice(2)) as Json;
-      cur = cur.find((item) => isObject(item) && Object.entries(want).every(([k, v]) => JSON.stringify(item[k]) === JSON.stringify(v)));
+      cur = cur.find((item) => isObject(item) && Object.entries(want).every(([k, v]) => sameJson(item[k], v)));
       if (cur === undefined) return { found: false, value: undefined };
     } else if (pe.startsWith('v:')) {
       if (!Array.isArray(cur)) return { found: false, value: undefined };
       const want = pe.slice(2);
-      cur = cur.find((item) => JSON.stringify(item) === want);
+      cur = cur.find((item) => canonical(item) === want);
       if (cur === undefined) return { found: false, value: undefined };
     } else return { found: false, value: undefined };
   }
@@ -269,7 +269,7 @@ export function recordUpdate(entries: ManagedEntry[], old: Json | undefined, nex
   const changed = new Set<PathKey>();
   for (const p of after) {
     if (!before.has(p)) changed.add(p);
-    else if (!nodes.has(p) && JSON.stringify(valueAt(old, p).value) !== JSON.stringify(valueAt(next, p).value)) changed.add(p);
+    else if (!nodes.has(p) && !sameJson(valueAt(old, p).value, valueAt(next, p).value)) changed.add(p);
   }
   const removed = new Set<PathKey>();
   for (const p of before) if (!after.has(p)) removed.add(p);
@@ -302,7 +302,7 @@ function mergeApplied(live: unknown, config: unknown, names: string[], shape: Sh
     if (rule.type === 'atomic' || !Array.isArray(live)) return config;
     const out = [...(live as unknown[])];
     if (rule.type === 'set') {
-      for (const item of config) if (!out.some((x) => JSON.stringify(x) === JSON.stringify(item))) out.push(item);
+      for (const item of config) if (!out.some((x) => sameJson(x, item))) out.push(item);
       return out;
     }
     for (const item of config) {
@@ -355,7 +355,7 @@ export function apply(entries: readonly ManagedEntry[], live: Json | undefined, 
       if (last.startsWith('k:') || last.startsWith('v:')) continue;
       const want = valueAt(config, p);
       const have = valueAt(live, p);
-      if (have.found && JSON.stringify(want.value) === JSON.stringify(have.value)) continue;
+      if (have.found && sameJson(want.value, have.value)) continue;
       conflicts.push({ manager: e.manager, subresource: e.subresource, apiVersion: e.apiVersion, path: describePath(p) });
       taken.push([e, p]);
     }

@@ -1,7 +1,9 @@
 /**
  * JSON objects as the fake stores them, and the small helpers every handler
- * uses on them (the metadata block, the storage key, values in messages).
+ * uses on them (the metadata block, the storage key, values in messages,
+ * equality as the API server sees it).
  */
+import { stringify } from 'safe-stable-stringify';
 
 export type Json = Record<string, unknown>;
 
@@ -25,6 +27,17 @@ export function show(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
 }
 
+/**
+ * A value as JSON with object keys sorted (safe-stable-stringify): equal
+ * for values the API server sees as equal, whatever order their keys were
+ * written in (a JavaScript spread reorders them; the server decodes into Go
+ * structs and maps, where order means nothing).
+ */
+export function canonical(value: unknown): string {
+  return stringify(value) ?? 'undefined';
+}
+
+/** Equality as the API server sees it: key order ignored, undefined members absent. */
 export function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  return canonical(a) === canonical(b);
 }

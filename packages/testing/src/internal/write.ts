@@ -10,7 +10,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseManaged, recordUpdate, renderManaged } from './fields.js';
 import type { ManagedEntry, Scope, WriteContext } from './fields.js';
-import { meta, objKey, show } from './json.js';
+import { isObject, meta, objKey, sameJson, show } from './json.js';
 import type { Json } from './json.js';
 import { existing } from './list.js';
 import { buffered, dryRun, fieldManager, parseJsonBody } from './request-info.js';
@@ -129,6 +129,18 @@ export function create(s: Storage, t: Target, req: CoreRequest): BufferedRespons
   return finishCreate(s, t, obj, name, (o) => recordUpdate([], undefined, render(t.st, o, t.version), writeContext(s, t, manager, 'main')), dry);
 }
 
+/** The object with the `time` of its managed-fields entries left out (a no-op write does not count as a change by them). */
+function withoutManagedTimes(obj: Json): Json {
+  const m = obj['metadata'] as Json;
+  if (!Array.isArray(m['managedFields'])) return obj;
+  const managedFields = (m['managedFields'] as unknown[]).map((e) => {
+    if (!isObject(e)) return e;
+    const { time: _time, ...rest } = e;
+    return rest;
+  });
+  return { ...obj, metadata: { ...m, managedFields } };
+}
+
 /**
  * Finish a write of `next` over `old` (update, patch, apply): server-owned
  * metadata from `old`, generation, no-op detection, finalizers, storage.
@@ -171,9 +183,10 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
   if (rendered.length > 0) nextMeta['managedFields'] = rendered;
   else delete nextMeta['managedFields'];
   nextMeta['resourceVersion'] = om['resourceVersion'];
-  // A write that changes nothing (managed-field times aside) is a no-op: same resourceVersion, no event.
-  const withoutTimes = (o: Json): string => JSON.stringify(o, (k, v: unknown) => (k === 'time' ? undefined : v));
-  if (withoutTimes(old) === withoutTimes(next)) return buffered(200, render(t.st, old, t.version));
+  // A write that changes nothing as the server sees it (key order and
+  // managed-field times aside) is a no-op: same resourceVersion, no event,
+  // no generation bump, the stored object answered.
+  if (sameJson(withoutManagedTimes(old), withoutManagedTimes(next))) return buffered(200, render(t.st, old, t.version));
   if (dry) return buffered(200, render(t.st, next, t.version));
   const key = objKey(t.namespace, om['name'] as string);
   const finalizers = (nextMeta['finalizers'] as string[] | undefined) ?? [];

@@ -1,10 +1,11 @@
 /** Conformance: generation, managed fields, what built-in strategies set, list encoding, on envtest and on the fake. */
 import { describe, expect, it } from 'vitest';
 import { mergePatch } from '@kubeloop/client';
+import type { WatchEvent } from '@kubeloop/client';
 import { ConfigMap, Deployment, Namespace, Pod } from '@kubeloop/scheme';
 import type { Secret } from '@kubeloop/scheme';
 import { BACKENDS, Gadget, useBackend, Widget } from './backends.js';
-import { configMap, deployment, fieldsByManager, raw, widget } from './support.js';
+import { collect, configMap, deployment, fieldsByManager, raw, widget } from './support.js';
 
 const TEMPLATE = { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
 const JOB_TEMPLATE = { metadata: { labels: { app: 'x' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } };
@@ -38,6 +39,36 @@ describe.each(BACKENDS)('metadata the server keeps ($backend)', ({ backend }) =>
     expect(created.status).toEqual(status);
     const relabelled = (await client.patch(created as never, mergePatch({ metadata: { labels: { probe: 'yes' } } }))) as { metadata: { generation?: number } };
     expect(relabelled.metadata.generation).toBe(afterLabel);
+  });
+
+  describe('equality as the server sees it', () => {
+    /** The same object with every map's keys in reverse order (what a JavaScript spread may do). */
+    const reversed = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(reversed);
+      if (typeof value !== 'object' || value === null) return value;
+      return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversed(v)]));
+    };
+
+    it.each([
+      { kind: 'Widget', ref: Widget, make: (ns: string, name: string) => widget(ns, name, { size: 2, color: 'red', ports: [{ name: 'a', port: 1 }], nested: { x: 1, y: { p: 'q', r: 's' } } }) },
+      { kind: 'ConfigMap', ref: ConfigMap, make: (ns: string, name: string) => configMap(ns, name, { a: '1', b: '2', c: '3' }, { one: '1', two: '2' }) },
+      { kind: 'Deployment', ref: Deployment, make: (ns: string, name: string) => deployment(ns, name, [{ name: 'app', image: 'app:v1', env: [{ name: 'A', value: 'a' }] }]) },
+    ])('$kind: an update that only reorders keys is a no-op (resourceVersion, generation, no event)', async ({ ref, make }) => {
+      const client = h().client();
+      const created = (await client.create(make(h().namespace, h().name('eq')) as never)) as { metadata: { name: string; resourceVersion: string; generation?: number } };
+      const events = await client.watch(ref as typeof Widget, {
+        namespace: h().namespace,
+        fieldSelector: { 'metadata.name': created.metadata.name },
+        resourceVersion: created.metadata.resourceVersion,
+      });
+      const updated = (await client.update(reversed(created) as never)) as { metadata: { resourceVersion: string; generation?: number } };
+      expect(updated.metadata.resourceVersion).toBe(created.metadata.resourceVersion);
+      expect(updated.metadata.generation).toBe(created.metadata.generation);
+      // a real change afterwards is the first event the watch sees
+      const labelled = (await client.patch(created as never, mergePatch({ metadata: { labels: { marker: 'yes' } } }))) as { metadata: { resourceVersion: string } };
+      const seen: WatchEvent<Widget>[] = await collect(events, (s) => s.length >= 1);
+      expect(seen.map((e) => [e.type, e.object.metadata?.resourceVersion])).toEqual([['MODIFIED', labelled.metadata.resourceVersion]]);
+    });
   });
 
   describe('generation', () => {
