@@ -13,6 +13,10 @@ export type CacheErrorReason =
   | 'Timeout'
   /** The server answered a list page with a continue token it had already sent: the list would never end. */
   | 'ContinueLoop'
+  /** A list that did not end within `maxListPages` pages or `maxListObjects` objects (a new continue token on every page). */
+  | 'ListTooLarge'
+  /** An object without a usable key (no name, a name with a `/`, a namespace or resourceVersion that is not a string); left out of the cache. */
+  | 'InvalidObject'
   /** An answer that is not the shape the API promises (a list page without an items array). */
   | 'InvalidResponse'
   /** A watch closed at once with nothing in it (a server or proxy that ends every watch immediately). */

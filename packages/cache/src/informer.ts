@@ -20,7 +20,7 @@ import { CacheError, isCacheError } from './errors.js';
 import { sleep as delay } from '@kubeloop/workqueue';
 import { Backoff } from './internal/backoff.js';
 import type { ListWatcher } from './list-watch.js';
-import { Reflector, checkReflectorOptions } from './reflector.js';
+import { Reflector, checkReflectorOptions, initialReflectorStats } from './reflector.js';
 import type { ReflectorOptions, ReflectorStats } from './reflector.js';
 import { Store, objectKey } from './store.js';
 import type { IndexFunc } from './store.js';
@@ -262,26 +262,6 @@ class HandlerQueue<T> implements HandlerRegistration {
   }
 }
 
-function fresh(): ReflectorStats {
-  return {
-    lists: 0,
-    relists: 0,
-    gone: 0,
-    watchRestarts: 0,
-    errors: 0,
-    timeouts: 0,
-    lastListMs: 0,
-    lastListSize: 0,
-    lastEventAt: 0,
-    resourceVersion: '',
-    lastError: undefined,
-    lastErrorAt: 0,
-    usedWatchList: false,
-    disconnectedSince: 0,
-    state: 'idle',
-  };
-}
-
 /**
  * A shared informer over one kind.
  *
@@ -300,7 +280,7 @@ export class Informer<T extends KubeObject> {
   private sourceSynced: boolean[] = [];
   private readonly resolveSources: ((signal: AbortSignal) => Promise<readonly InformerSource<T>[]>) | undefined;
   /** Stats shown while the sources are being worked out. */
-  private readonly pendingStats = fresh();
+  private readonly pendingStats = initialReflectorStats();
   private resolved = false;
   private failure: CacheError | undefined;
   private readonly transform: Transform<T>;

@@ -17,8 +17,14 @@
  * - Refused, reset, 429, 5xx: exponential backoff 800 ms → 30 s with jitter,
  *   reset after two healthy minutes; Retry-After honoured (up to a minute).
  * - A list whose continue token comes back a second time is a
- *   `CacheError` `ContinueLoop`, backed off and retried from the start,
- *   never followed round forever.
+ *   `CacheError` `ContinueLoop`, and one that runs past `maxListPages` pages
+ *   or `maxListObjects` objects (a server handing out a new token on every
+ *   page) a `CacheError` `ListTooLarge`: backed off and retried from the
+ *   start, never followed round forever.
+ * - An object without a usable key (not an object, no name, a name with a
+ *   `/`, a namespace or resourceVersion that is not a string) never reaches
+ *   the sink: a `CacheError` `InvalidObject`, reported and counted
+ *   (`stats.invalidObjects`); the rest of the list or watch goes on.
  * - Optionally the initial state comes from a streaming list (WatchList:
  *   `sendInitialEvents=true`, up to the `k8s.io/initial-events-end`
  *   bookmark), falling back to LIST when the server refuses it.
@@ -76,12 +82,18 @@ export interface ReflectorStats {
   lastError: unknown;
   /** When `lastError` was seen, epoch ms; 0 before any. */
   lastErrorAt: number;
+  /** Objects left out because they had no usable key (see `CacheError` `InvalidObject`); each was reported. */
+  invalidObjects: number;
   /** Whether the initial state came from a streaming list. */
   usedWatchList: boolean;
   /**
-   * When the reflector lost contact (a failed list or watch), epoch ms; 0
-   * while it is watching or has not failed. Readiness reads it: a cache that
-   * has been cut off for long is stale even though it once synced.
+   * Since when, epoch ms, the reflector has not been receiving from the API
+   * server: set when a list or watch fails, and when a (re-)watch is asked
+   * for and has not opened yet (an answer whose headers or error body
+   * stall counts from the moment it was asked for); a watch abandoned at its
+   * idle deadline counts from the last thing it delivered. 0 while a watch
+   * is open. Readiness reads it: a cache that has been cut off for long is
+   * stale even though it once synced.
    */
   disconnectedSince: number;
   /** What it is doing now. */
@@ -119,6 +131,19 @@ export interface ReflectorOptions {
    * it passes. Default: 150 000.
    */
   readonly watchIdleTimeoutMs?: number;
+  /**
+   * Most pages one list may take. A list that has not ended by then (a
+   * server that hands out a new continue token on every page) is abandoned
+   * with a `ListTooLarge` error, backed off and started again.
+   * Default: 10 000 (pages of 500 objects hold `maxListObjects` in 2 000).
+   */
+  readonly maxListPages?: number;
+  /**
+   * Most objects one list may gather before it is abandoned the same way,
+   * so a list that never ends cannot fill the memory. Default: 1 000 000
+   * (more than six times the 150 000 pods Kubernetes supports per cluster).
+   */
+  readonly maxListObjects?: number;
   /** Use a streaming list (WatchList) for the initial state. Default: false. */
   readonly useWatchList?: boolean;
   /** First retry delay, ms. Default: 800. */
@@ -160,6 +185,8 @@ export function checkReflectorOptions(options: ReflectorOptions = {}): {
   watchTimeoutSeconds: readonly [number, number];
   backoffInitialMs: number;
   backoffMaxMs: number;
+  maxListPages: number;
+  maxListObjects: number;
 } {
   const [min, max] = options.watchTimeoutSeconds ?? [300, 600];
   const watchTimeoutSeconds = [positive('watchTimeoutSeconds[0]', min, 300), positive('watchTimeoutSeconds[1]', max, 600)] as const;
@@ -171,6 +198,30 @@ export function checkReflectorOptions(options: ReflectorOptions = {}): {
     watchTimeoutSeconds,
     backoffInitialMs: positive('backoffInitialMs', options.backoffInitialMs, 800),
     backoffMaxMs: positive('backoffMaxMs', options.backoffMaxMs, 30_000),
+    maxListPages: Math.floor(positive('maxListPages', options.maxListPages, 10_000)),
+    maxListObjects: Math.floor(positive('maxListObjects', options.maxListObjects, 1_000_000)),
+  };
+}
+
+/** The stats of a reflector that has done nothing yet. Not exported from the package: informers use it before their reflectors exist. */
+export function initialReflectorStats(): ReflectorStats {
+  return {
+    lists: 0,
+    relists: 0,
+    gone: 0,
+    watchRestarts: 0,
+    errors: 0,
+    timeouts: 0,
+    lastListMs: 0,
+    lastListSize: 0,
+    lastEventAt: 0,
+    resourceVersion: '',
+    lastError: undefined,
+    lastErrorAt: 0,
+    invalidObjects: 0,
+    usedWatchList: false,
+    disconnectedSince: 0,
+    state: 'idle',
   };
 }
 
@@ -202,29 +253,15 @@ interface Attempt {
  * ```
  */
 export class Reflector<T extends KubeObject> {
-  readonly stats: ReflectorStats = {
-    lists: 0,
-    relists: 0,
-    gone: 0,
-    watchRestarts: 0,
-    errors: 0,
-    timeouts: 0,
-    lastListMs: 0,
-    lastListSize: 0,
-    lastEventAt: 0,
-    resourceVersion: '',
-    lastError: undefined,
-    lastErrorAt: 0,
-    usedWatchList: false,
-    disconnectedSince: 0,
-    state: 'idle',
-  };
+  readonly stats: ReflectorStats = initialReflectorStats();
   private readonly controller = new AbortController();
   private readonly backoff: Backoff;
   private readonly pageSize: number;
   private readonly listTimeoutMs: number;
   private readonly watchIdleTimeoutMs: number;
   private readonly watchTimeoutSeconds: readonly [number, number];
+  private readonly maxListPages: number;
+  private readonly maxListObjects: number;
   private running: Promise<void> | undefined;
   private watches = 0;
   private watchListRefused = false;
@@ -241,6 +278,8 @@ export class Reflector<T extends KubeObject> {
     this.listTimeoutMs = o.listTimeoutMs;
     this.watchIdleTimeoutMs = o.watchIdleTimeoutMs;
     this.watchTimeoutSeconds = o.watchTimeoutSeconds;
+    this.maxListPages = o.maxListPages;
+    this.maxListObjects = o.maxListObjects;
     this.backoff = new Backoff(o.backoffInitialMs, o.backoffMaxMs);
   }
 
@@ -311,19 +350,36 @@ export class Reflector<T extends KubeObject> {
     await delay(Math.max(retryAfterMs, this.backoff.next()), this.controller.signal);
   }
 
-  private fail(err: unknown, phase: 'list' | 'watch'): void {
+  /** Count and report a failure; out of contact since `since` (default: now) unless already. */
+  private fail(err: unknown, phase: 'list' | 'watch', since?: number): void {
     if (this.stopped) return;
     const now = Date.now();
-    if (this.stats.disconnectedSince === 0) this.stats.disconnectedSince = now;
+    if (this.stats.disconnectedSince === 0) this.stats.disconnectedSince = since ?? now;
     this.stats.errors++;
     if (err instanceof CacheError && err.reason === 'Timeout') this.stats.timeouts++;
     this.stats.lastError = err;
     this.stats.lastErrorAt = now;
+    this.tell(err, phase);
+  }
+
+  private tell(err: unknown, phase: 'list' | 'watch'): void {
     try {
       this.options.onError?.(err, phase);
     } catch {
       /* an observer that throws must not stop the reflector */
     }
+  }
+
+  /** Whether `object` has a usable key and resourceVersion; if not, it is counted and reported, and the caller drops it. */
+  private usable(object: unknown, phase: 'list' | 'watch', where: string): object is T {
+    const why = malformed(object);
+    if (why === undefined) return true;
+    if (this.stopped) return false;
+    this.stats.invalidObjects++;
+    this.stats.lastError = new CacheError('InvalidObject', `${where}: an object the API server sent was left out of the cache: ${why}`);
+    this.stats.lastErrorAt = Date.now();
+    this.tell(this.stats.lastError, phase);
+    return false;
   }
 
   private attempt(ms: number, what: () => string): Attempt {
@@ -384,8 +440,15 @@ export class Reflector<T extends KubeObject> {
         return 'failed';
       }
       const prepare = this.sink.prepare?.bind(this.sink);
-      for (const item of got as T[]) items.push(prepare ? prepare(item) : item);
+      for (const item of got as unknown[]) {
+        if (this.usable(item, 'list', `list page ${page}`)) items.push(prepare ? prepare(item) : item);
+      }
       const next = result.metadata?.continue || undefined;
+      if (next !== undefined && (page >= this.maxListPages || items.length >= this.maxListObjects)) {
+        const what = page >= this.maxListPages ? `${page} pages (maxListPages)` : `${items.length} objects (maxListObjects ${this.maxListObjects})`;
+        this.fail(new CacheError('ListTooLarge', `list page ${page}: the list has not ended after ${what}; abandoned, starting again after a pause`), 'list');
+        return 'failed';
+      }
       if (next !== undefined) {
         if (tokens.has(next)) {
           this.fail(new CacheError('ContinueLoop', `list page ${page}: the server sent continue token ${JSON.stringify(next.slice(0, 80))} a second time; starting the list again after a pause`), 'list');
@@ -426,6 +489,8 @@ export class Reflector<T extends KubeObject> {
   private async watch(): Promise<'rewatch' | 'relist' | 'retry'> {
     if (this.watches++ > 0) this.stats.watchRestarts++;
     const opened = Date.now();
+    // Not receiving until the watch opens: an answer that stalls counts from now.
+    if (this.stats.disconnectedSince === 0) this.stats.disconnectedSince = opened;
     const attempt = this.watchAttempt();
     try {
       let events: AsyncIterableIterator<WatchEvent<T>>;
@@ -437,18 +502,21 @@ export class Reflector<T extends KubeObject> {
       }
       attempt.refresh();
       let received = 0;
+      let heard = Date.now();
       this.stats.disconnectedSince = 0; // the watch is open: in contact again
       try {
         for await (const event of events) {
           if (this.stopped) break;
           attempt.refresh();
+          heard = Date.now();
           received++;
           const verdict = this.handle(event);
           if (verdict) return verdict;
         }
       } catch (err) {
         if (this.stopped) return 'rewatch';
-        return this.watchFailed(this.blame(attempt, err));
+        // A stream that went silent stopped delivering when it last delivered, not when its deadline passed.
+        return this.watchFailed(this.blame(attempt, err), heard);
       }
       if (this.stopped) return 'rewatch';
       // A normal close. One that came at once with nothing in it is suspicious:
@@ -464,8 +532,8 @@ export class Reflector<T extends KubeObject> {
     }
   }
 
-  private watchFailed(err: unknown): 'relist' | 'retry' {
-    this.fail(err, 'watch');
+  private watchFailed(err: unknown, since?: number): 'relist' | 'retry' {
+    this.fail(err, 'watch', since);
     if (isGone(err)) {
       this.stats.gone++;
       return 'relist';
@@ -480,6 +548,7 @@ export class Reflector<T extends KubeObject> {
       case 'MODIFIED':
       case 'DELETED': {
         this.stats.lastEventAt = Date.now();
+        if (!this.usable(event.object, 'watch', `watch ${event.type} event`)) return undefined;
         const rv = event.object.metadata?.resourceVersion;
         if (rv) this.stats.resourceVersion = rv;
         this.sink.apply(event.type, event.object);
@@ -534,6 +603,7 @@ export class Reflector<T extends KubeObject> {
           attempt.refresh();
           if (!done) {
             const m = event.object.metadata;
+            if ((event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED') && !this.usable(event.object, 'list', `streaming list ${event.type} event`)) continue;
             if (event.type === 'ADDED' || event.type === 'MODIFIED') {
               initial.set(`${m?.namespace ?? ''}/${m?.name ?? ''}`, this.sink.prepare ? this.sink.prepare(event.object) : event.object);
               continue;
@@ -578,4 +648,22 @@ export class Reflector<T extends KubeObject> {
       attempt.done();
     }
   }
+}
+
+/**
+ * Why an object from the server cannot be stored, or undefined when it can:
+ * the store keys objects by `namespace/name` and compares resourceVersions
+ * as strings, so both must be what the API promises.
+ */
+function malformed(object: unknown): string | undefined {
+  if (typeof object !== 'object' || object === null || Array.isArray(object)) return `it is ${object === null ? 'null' : Array.isArray(object) ? 'an array' : typeof object}, not an object`;
+  const metadata = (object as { metadata?: unknown }).metadata;
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return 'it has no metadata object';
+  const { name, namespace, resourceVersion } = metadata as { name?: unknown; namespace?: unknown; resourceVersion?: unknown };
+  if (typeof name !== 'string' || name === '') return `metadata.name is ${JSON.stringify(name) ?? 'undefined'}, not a non-empty string`;
+  const shown = JSON.stringify(name.slice(0, 80));
+  if (name.includes('/')) return `metadata.name ${shown} contains "/"`;
+  if (namespace !== undefined && (typeof namespace !== 'string' || namespace.includes('/'))) return `${shown}: metadata.namespace is ${JSON.stringify(namespace)}, not a name`;
+  if (resourceVersion !== undefined && typeof resourceVersion !== 'string') return `${shown}: metadata.resourceVersion is ${JSON.stringify(resourceVersion)}, not a string`;
+  return undefined;
 }

@@ -238,9 +238,106 @@ describe.concurrent('reflector against a loopback server', () => {
     expect(seenOptions!.timeoutSeconds).toBeLessThanOrEqual(600);
   });
 
+  it('a re-watch whose 500 body never comes is out of contact from the moment it was asked for, not from the body deadline', async ({ onTestFinished }) => {
+    const api = await loopback(onTestFinished);
+    api.onList((res) => sendList(res, [cm('a', '5')], '5'));
+    api.onWatch((res, req) => {
+      if (req.n === 1) {
+        openWatch(res);
+        res.end(watchLine('ADDED', cm('b', '6')));
+      } else {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.flushHeaders(); // and no body, ever
+      }
+    });
+    const { reflector, seen } = reflect(api, { watchIdleTimeoutMs: 60_000 }, onTestFinished);
+    await eventually(() => api.count('watch') === 2, () => 'no re-watch');
+    const asked = api.requests.filter((r) => r.kind === 'watch')[1]!.at;
+    await new Promise((r) => setTimeout(r, 200));
+    // Still waiting for the body (the client gives it at most 30 s): not delivering, and readiness can tell.
+    expect(seen.errors).toEqual([]);
+    expect(reflector.stats.disconnectedSince).toBeGreaterThan(0);
+    expect(reflector.stats.disconnectedSince).toBeLessThanOrEqual(asked + 50);
+  });
+
+  it('a watch abandoned at its idle deadline is out of contact since it last delivered', async ({ onTestFinished }) => {
+    const api = await loopback(onTestFinished);
+    api.onList((res) => sendList(res, [], '5'));
+    api.onWatch((res, req) => {
+      if (req.n === 1) {
+        openWatch(res);
+        res.write(watchLine('ADDED', cm('b', '6'))); // then silence
+      } // later watches: no answer at all
+    });
+    const { reflector, seen } = reflect(api, { watchIdleTimeoutMs: 400 }, onTestFinished);
+    await eventually(() => seen.errors.length === 1, () => 'the silent watch was never abandoned');
+    const lastDelivered = reflector.stats.lastEventAt;
+    expect(reflector.stats.disconnectedSince).toBe(lastDelivered);
+  });
+
+  it('a server that hands out a new continue token on every page: ListTooLarge at maxListPages or maxListObjects, backed off, reported', async ({ onTestFinished }) => {
+    const api = await loopback(onTestFinished);
+    let endless = true;
+    api.onList((res, req) => {
+      if (!endless) return sendList(res, [cm('a', '5')], '5');
+      sendList(res, [cm(`p${req.n}`, '5'), cm(`q${req.n}`, '5')], '5', `token-${req.n}`);
+    });
+    const { seen } = reflect(api, { maxListPages: 20, maxListObjects: 1_000_000 }, onTestFinished);
+    await eventually(() => seen.errors.length >= 2, () => `errors ${seen.errors.length} after ${api.count('list')} LISTs`);
+    expect(seen.errors.slice(0, 2).map((e) => `${e.phase}:${reasonOf(e.err)}`)).toEqual(['list:CacheError/ListTooLarge', 'list:CacheError/ListTooLarge']);
+    expect(String(seen.errors[0]!.err)).toMatch(/has not ended after 20 pages/);
+    endless = false;
+    await eventually(() => seen.replaced.length === 1, () => 'never synced once the server was sane');
+    expect(seen.replaced[0]!.names).toEqual(['a']);
+    // Each abandoned attempt took 20 pages, no more.
+    expect(api.count('list') % 20).toBe(1);
+
+    const api2 = await loopback(onTestFinished);
+    api2.onList((res, req) => sendList(res, Array.from({ length: 10 }, (_, i) => cm(`o${req.n}-${i}`, '5')), '5', `token-${req.n}`));
+    const second = reflect(api2, { maxListObjects: 25 }, onTestFinished);
+    await eventually(() => second.seen.errors.length >= 1, () => 'no error');
+    expect(String(second.seen.errors[0]!.err)).toMatch(/ListTooLarge|has not ended after 30 objects/);
+    expect(api2.requests.filter((r) => r.kind === 'list').length).toBeGreaterThanOrEqual(3);
+    expect(second.reflector.stats.lists).toBe(0);
+  });
+
+  it('malformed objects (no name, a "/" in it, a number for a resourceVersion...) never reach the sink: counted InvalidObject errors, the rest goes on', async ({ onTestFinished }) => {
+    const api = await loopback(onTestFinished);
+    const bad: unknown[] = [
+      null,
+      'a string',
+      { kind: 'ConfigMap' },
+      { metadata: { namespace: 'default' } },
+      { metadata: { name: '', namespace: 'default' } },
+      { metadata: { name: 'x/y', namespace: 'default' } },
+      { metadata: { name: 'n', namespace: 7 } },
+      cm('numeric-rv', '5', { metadata: { name: 'numeric-rv', namespace: 'default', resourceVersion: 5 } }),
+    ];
+    api.onList((res) => sendList(res, [...bad, cm('good', '5')], '5'));
+    api.onWatch((res, req) => {
+      openWatch(res);
+      if (req.n === 1) {
+        res.write(watchLine('MODIFIED', { ...cm('good', '6'), metadata: { name: 'good', namespace: 'default', resourceVersion: 6 } }));
+        res.write(watchLine('ADDED', { metadata: { name: '' } }));
+        res.write(watchLine('ADDED', cm('later', '7')));
+      }
+    });
+    const { reflector, seen } = reflect(api, {}, onTestFinished);
+    await eventually(() => seen.applied.length === 1, () => `applied ${seen.applied.length}; errors ${seen.errors.slice(0, 12).map((e) => String(e.err)).join("\n")}`, 3000);
+    expect(seen.replaced).toEqual([{ names: ['good'], rv: '5' }]);
+    expect(seen.applied).toEqual([{ type: 'ADDED', name: 'later', rv: '7' }]);
+    expect(seen.errors.map((e) => `${e.phase}:${reasonOf(e.err)}`)).toEqual([...bad.map(() => 'list:CacheError/InvalidObject'), 'watch:CacheError/InvalidObject', 'watch:CacheError/InvalidObject']);
+    expect(String(seen.errors[7]!.err)).toMatch(/resourceVersion is 5, not a string/);
+    expect(reflector.stats.invalidObjects).toBe(10);
+    expect(reflector.stats.resourceVersion).toBe('7');
+    // Malformed objects are not a loss of contact.
+    expect(reflector.stats.disconnectedSince).toBe(0);
+    expect(reflector.stats.errors).toBe(0);
+  });
+
   it('rejects options that cannot work with CacheError InvalidOptions', () => {
     const lw = clientListWatcher(createClient({ kubeConfig: testKubeConfig() }), ConfigMap);
-    for (const bad of [{ listTimeoutMs: 0 }, { watchIdleTimeoutMs: -1 }, { pageSize: Number.NaN }, { watchTimeoutSeconds: [10, 5] as const }]) {
+    for (const bad of [{ listTimeoutMs: 0 }, { watchIdleTimeoutMs: -1 }, { pageSize: Number.NaN }, { watchTimeoutSeconds: [10, 5] as const }, { maxListPages: 0 }, { maxListObjects: -5 }]) {
       let thrown: unknown;
       try {
         new Reflector(lw, recorder().sink, bad);

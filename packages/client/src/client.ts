@@ -18,7 +18,7 @@ import type { Patch } from './patch.js';
 import type { KubeConfigLike } from './kubeconfig.js';
 import { createTransport, retryAfterSeconds } from './transport.js';
 import type { Query, Transport, TransportOptions } from './transport.js';
-import { readErrorBody, watchEvents } from './watch.js';
+import { DEFAULT_ERROR_BODY_TIMEOUT, readErrorBody, watchEvents } from './watch.js';
 import type { WatchEvent } from './watch.js';
 
 /** The per-call request options a call passes on to the transport. */
@@ -396,8 +396,9 @@ class KubeClient implements Client {
     });
     if (res.statusCode !== 200) {
       // An error answer is read whole, within a deadline and a size limit, and keeps its Retry-After (429 from APF).
-      // The watch's own deadline bounds it too (a 500 whose body never comes must not outlast the idle timeout).
-      const timeoutMs = options?.timeoutMs ?? options?.idleTimeoutMs ?? (this.transport.options.timeoutMs || 30_000);
+      // The status code is known already: its body (a small Status) gets at most 30 s, and never more than
+      // the watch's own deadline (a 500 whose body never comes must not hold a reflector for its idle timeout).
+      const timeoutMs = Math.min(options?.timeoutMs ?? options?.idleTimeoutMs ?? (this.transport.options.timeoutMs || DEFAULT_ERROR_BODY_TIMEOUT), DEFAULT_ERROR_BODY_TIMEOUT);
       const body = await readErrorBody(res, { timeoutMs, ...(options?.signal ? { signal: options.signal } : {}) });
       throw ClientError.fromResponse('GET', path, res.statusCode ?? 0, body, retryAfterSeconds(res.headers));
     }
@@ -547,6 +548,8 @@ function kindFiller(mapping: RESTMapping): (items: KubeObject[]) => void {
   const apiVersion = group ? `${group}/${version}` : version;
   return (items) => {
     for (const item of items) {
+      // An item that is not an object is left as sent, for the caller to refuse (the cache's reflector counts it).
+      if (typeof item !== 'object' || item === null || Array.isArray(item)) continue;
       if (item.apiVersion === undefined) item.apiVersion = apiVersion;
       if (item.kind === undefined) item.kind = kind;
     }

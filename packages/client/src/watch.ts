@@ -76,8 +76,8 @@ export interface WatchEventsOptions {
 
 /** Default of {@link WatchEventsOptions.maxLineBytes}. */
 const DEFAULT_MAX_LINE = 16 * 1024 * 1024;
-/** Default of {@link WatchEventsOptions.errorBodyTimeoutMs}. */
-const DEFAULT_ERROR_BODY_TIMEOUT = 30_000;
+/** Default of {@link WatchEventsOptions.errorBodyTimeoutMs}, and the longest wait for the body of a watch's error answer. */
+export const DEFAULT_ERROR_BODY_TIMEOUT = 30_000;
 
 /** Lines shown in a Decode error are cut to this many characters. */
 const LINE_PREVIEW = 200;

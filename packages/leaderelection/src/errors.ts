@@ -11,7 +11,9 @@ export type LeaderElectionErrorReason =
   /** `run` was called while a run of the same elector was in progress. */
   | 'AlreadyRunning'
   /** Leadership was lost: the renew deadline passed, another holder was observed, or renewal is stuck. */
-  | 'Lost';
+  | 'Lost'
+  /** While not leading, the Lease could not be read or written for longer than the lease duration (refused, forbidden, timed out): see `check()`. */
+  | 'Unavailable';
 
 const BRAND = Symbol.for('@kubeloop/leaderelection/LeaderElectionError');
 

@@ -82,10 +82,12 @@ export interface LeaderElectorOptions {
    */
   readonly retryPeriodMs?: number;
   /**
-   * Give the lease up when `run`'s signal aborts (or leadership ends) while
-   * leading: holder cleared, `leaseDurationSeconds` 1, so another candidate
-   * takes over at once instead of waiting out the lease. Only safe if all
-   * leader-only work has stopped before the signal aborts. Default: false.
+   * Give the lease up when `run`'s signal aborts while leading, once
+   * `onStoppedLeading` has resolved: holder cleared, `leaseDurationSeconds`
+   * 1, so another candidate takes over at once instead of waiting out the
+   * lease. Only a lease still held is released: never after a loss (it is
+   * someone else's, or the server cannot be reached), and the attempt is
+   * bounded like a renewal (max(renewDeadline / 2, 1 s)). Default: false.
    */
   readonly releaseOnCancel?: boolean;
   /**
@@ -99,8 +101,10 @@ export interface LeaderElectorOptions {
    * aborted). Never called if this candidate never led. A returned promise is
    * awaited (a rejection goes to `onError`) before the lease is released
    * (`releaseOnCancel`) and before `run` resolves: resolve it once leader-only
-   * work has drained, so that a release never lets another leader start
-   * while this one still works.
+   * work has drained. After a cancel the lease is still renewed while it
+   * runs (until the renew deadline fails), so no other candidate starts
+   * while this one still works; after a loss nothing is renewed: resolve at
+   * once, the new leader may start `leaseDuration - renewDeadline` later.
    */
   readonly onStoppedLeading?: () => void | Promise<void>;
   /** Called when the observed holder changes to a new non-empty identity, this candidate's included. */
@@ -144,11 +148,20 @@ export interface LeaderElector {
   /** The holder of the lease as last observed (possibly this candidate), or undefined if none was observed. */
   getLeader(): string | undefined;
   /**
-   * A health check like client-go's `Check`: while leading, an error if the
-   * lease was last renewed longer ago than `leaseDurationMs + maxTolerableExpiredMs`
-   * (the renew loop should have given up by then: it is stuck). Undefined when healthy or not leading.
+   * A health check like client-go's `Check`, and more: while leading, a
+   * `Lost` error if the lease was last renewed longer ago than
+   * `leaseDurationMs + maxTolerableExpiredMs` (the renew loop should have
+   * given up by then: it is stuck); while running and not leading, an
+   * `Unavailable` error when no attempt has reached the Lease for that long
+   * (refused, forbidden, timed out: this candidate could never lead), saying
+   * why. Undefined when healthy or not running.
    */
   check(maxTolerableExpiredMs?: number): LeaderElectionError | undefined;
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
 }
 
 /** The leader-election fields of a Lease spec. */
@@ -275,6 +288,10 @@ class Elector implements LeaderElector {
   private lastSuccessStart = 0;
   private running = false;
   private leading = false;
+  /** performance.now() when the API server last answered an attempt as expected (a run's start before any). */
+  private lastAnswer = 0;
+  /** Why the attempts since `lastAnswer` failed (the last one's error). */
+  private lastFailure: unknown;
 
   constructor(
     private readonly options: LeaderElectorOptions,
@@ -304,16 +321,28 @@ class Elector implements LeaderElector {
   }
 
   check(maxTolerableExpiredMs = 0): LeaderElectionError | undefined {
-    if (!this.leading) return undefined;
-    if (this.now() - this.observedTime > this.leaseDurationMs + maxTolerableExpiredMs) {
-      return new LeaderElectionError('Lost', `leader election: failed to renew lease ${this.namespace}/${this.name} (stuck renewing)`);
+    if (this.leading) {
+      if (this.now() - this.observedTime > this.leaseDurationMs + maxTolerableExpiredMs) {
+        return new LeaderElectionError('Lost', `leader election: failed to renew lease ${this.namespace}/${this.name} (stuck renewing)`);
+      }
+      return undefined;
     }
-    return undefined;
+    if (!this.running) return undefined;
+    const silentMs = performance.now() - this.lastAnswer;
+    if (silentMs <= this.leaseDurationMs + maxTolerableExpiredMs) return undefined;
+    const why = this.lastFailure === undefined ? 'no answer' : describe(this.lastFailure);
+    return new LeaderElectionError(
+      'Unavailable',
+      `leader election: lease ${this.namespace}/${this.name} could not be read or written for ${Math.round(silentMs / 1000)} s (${why}); this candidate cannot lead until it can (check the network and that its role grants get, create and update on leases in ${this.namespace})`,
+      { cause: this.lastFailure },
+    );
   }
 
   async run(signal?: AbortSignal): Promise<LeaderElectionEnd> {
     if (this.running) throw new LeaderElectionError('AlreadyRunning', `leader election: ${this.namespace}/${this.name} is already running for ${this.identity}`);
     this.running = true;
+    this.lastAnswer = performance.now();
+    this.lastFailure = undefined;
     const runSignal = signal ?? new AbortController().signal;
     try {
       if (!(await this.acquire(runSignal))) return 'cancelled';
@@ -342,24 +371,45 @@ class Elector implements LeaderElector {
     return false;
   }
 
-  /** Lead: renew every retry period until the renew deadline passes without a success, another holder is seen, or `runSignal` aborts. */
+  /**
+   * Lead: renew every retry period until the renew deadline passes without a
+   * success, another holder is seen, or `runSignal` aborts.
+   *
+   * A lost lease ends the run at once: leader-only work is told to stop, and
+   * nothing is released (the lease is either someone else's or unreachable;
+   * it expires on its own, `leaseDuration - renewDeadline` after the loss at
+   * the earliest, by the other candidates' clocks). A cancelled run keeps
+   * renewing while `onStoppedLeading` drains leader-only work, so no other
+   * candidate can start while that work still runs, then releases the lease
+   * if it is still held (`releaseOnCancel`).
+   */
   private async lead(runSignal: AbortSignal): Promise<LeaderElectionEnd> {
     const leadingController = new AbortController();
-    const loop = new AbortController();
+    /** Stops the renew loop: on a loss, or once a cancelled run has drained. */
+    const renewing = new AbortController();
     let end: LeaderElectionEnd | undefined;
+    /** False once the lease is not ours any more (renew deadline passed, or another holder seen). */
+    let held = true;
+    let ended!: () => void;
+    const leadershipOver = new Promise<void>((resolve) => (ended = resolve));
     const stepDown = (why: LeaderElectionEnd, reason: unknown): void => {
       if (end !== undefined) return;
       end = why;
       this.leading = false;
       this.metrics?.leading(this.name, false);
       leadingController.abort(reason);
-      loop.abort(reason);
+      ended();
+    };
+    const lose = (reason: LeaderElectionError): void => {
+      held = false;
+      renewing.abort(reason);
+      stepDown('lost', reason);
     };
     let deadline: NodeJS.Timeout | undefined;
     const armDeadline = (from: number): void => {
       clearTimeout(deadline);
       deadline = setTimeout(
-        () => stepDown('lost', new LeaderElectionError('Lost', `leader election: lease ${this.namespace}/${this.name} not renewed within ${this.renewDeadlineMs} ms`)),
+        () => lose(new LeaderElectionError('Lost', `leader election: lease ${this.namespace}/${this.name} not renewed within ${this.renewDeadlineMs} ms`)),
         Math.max(0, this.renewDeadlineMs - (performance.now() - from)),
       );
     };
@@ -372,27 +422,34 @@ class Elector implements LeaderElector {
     if (runSignal.aborted) onCancel();
     this.invoke(() => this.options.onStartedLeading?.(leadingController.signal));
 
-    try {
-      while (!loop.signal.aborted) {
-        await sleep(this.retryPeriodMs, loop.signal);
-        if (loop.signal.aborted) break;
+    const renewLoop = (async (): Promise<void> => {
+      while (!renewing.signal.aborted) {
+        await sleep(this.retryPeriodMs, renewing.signal);
+        if (renewing.signal.aborted) break;
         const started = performance.now();
-        const ok = await this.tryAcquireOrRenew(AbortSignal.any([loop.signal, AbortSignal.timeout(this.attemptTimeoutMs)]));
+        const ok = await this.tryAcquireOrRenew(AbortSignal.any([renewing.signal, AbortSignal.timeout(this.attemptTimeoutMs)]));
         this.maybeReportTransition();
-        if (loop.signal.aborted) break;
+        if (renewing.signal.aborted) break;
         if (ok) {
           armDeadline(started);
         } else if (this.observed !== undefined && this.observed.holderIdentity !== this.identity) {
           // Someone else holds the lease now (they judged it expired): we lost it, whatever the deadline says.
-          stepDown('lost', new LeaderElectionError('Lost', `leader election: lease ${this.namespace}/${this.name} is held by ${this.observed.holderIdentity || '(nobody)'}`));
+          lose(new LeaderElectionError('Lost', `leader election: lease ${this.namespace}/${this.name} is held by ${this.observed.holderIdentity || '(nobody)'}`));
         }
       }
+    })();
+
+    try {
+      await leadershipOver;
+      // Leader-only work drains (a cancelled run goes on renewing meanwhile; a lost one has stopped).
+      await this.invokeAwait(() => this.options.onStoppedLeading?.());
     } finally {
+      renewing.abort(new LeaderElectionError('Lost', 'leader election: stopped renewing'));
       clearTimeout(deadline);
       runSignal.removeEventListener('abort', onCancel);
+      await renewLoop;
     }
-    await this.invokeAwait(() => this.options.onStoppedLeading?.());
-    if (this.releaseOnCancel) await this.release();
+    if (end === 'cancelled' && held && this.releaseOnCancel) await this.release();
     return end ?? 'cancelled';
   }
 
@@ -423,11 +480,13 @@ class Elector implements LeaderElector {
     let lease: StoredLease;
     try {
       lease = await this.client.apiReader.get(Lease, { namespace: this.namespace, name: this.name }, { signal });
+      this.answered();
     } catch (err) {
       if (!isNotFound(err)) {
-        this.reportUnlessAborted(err, signal);
+        this.attemptFailed(err, signal);
         return false;
       }
+      this.answered();
       const record = desired({});
       try {
         this.lease = (await this.client.create(
@@ -436,7 +495,8 @@ class Elector implements LeaderElector {
         )) as StoredLease;
       } catch (createErr) {
         // AlreadyExists: another candidate created it first; the next attempt reads it.
-        if (!isAlreadyExists(createErr)) this.reportUnlessAborted(createErr, signal);
+        if (isAlreadyExists(createErr)) this.answered();
+        else this.attemptFailed(createErr, signal);
         return false;
       }
       this.setObserved(record);
@@ -464,15 +524,22 @@ class Elector implements LeaderElector {
     try {
       this.lease = (await this.client.update({ ...base, apiVersion: Lease.apiVersion, kind: Lease.kind, spec: specOf(record) }, { signal })) as StoredLease;
     } catch (err) {
-      if (!isConflict(err)) this.reportUnlessAborted(err, signal);
+      if (isConflict(err)) this.answered();
+      else this.attemptFailed(err, signal);
       return false;
     }
+    this.answered();
     this.setObserved(record);
     this.lastSuccessStart = started;
     return true;
   }
 
-  /** Give the lease up if we hold it (holder cleared, duration 1 s): others may take it at once. Bounded by the renew deadline. */
+  /**
+   * Give the lease up if we still hold it (holder cleared, duration 1 s):
+   * others may take it at once. Bounded like one renewal attempt
+   * (max(renewDeadline / 2, 1 s)); when the server cannot be reached in that
+   * time the lease simply expires.
+   */
   private async release(): Promise<void> {
     if (!this.observedIsMe() || this.lease === undefined) return;
     const stamp = formatMicroTime(this.now());
@@ -483,7 +550,7 @@ class Elector implements LeaderElector {
       renewTime: stamp,
       leaseTransitions: this.observed?.leaseTransitions ?? 0,
     };
-    const signal = AbortSignal.timeout(this.renewDeadlineMs);
+    const signal = AbortSignal.timeout(this.attemptTimeoutMs);
     if (await this.write(released, signal, performance.now())) return;
     if (signal.aborted) return;
     // Our last renewal may have landed unseen (aborted client-side): re-read, and release only if it is still ours.
@@ -522,6 +589,18 @@ class Elector implements LeaderElector {
     if (holder === this.reportedLeader) return;
     this.reportedLeader = holder;
     if (holder !== '') this.invoke(() => this.options.onNewLeader?.(holder));
+  }
+
+  /** The API server answered an attempt as the algorithm expects (the Lease, NotFound, Conflict, AlreadyExists). */
+  private answered(): void {
+    this.lastAnswer = performance.now();
+    this.lastFailure = undefined;
+  }
+
+  /** An attempt failed (refused, forbidden, timed out): remembered for {@link check}, reported unless the attempt was aborted. */
+  private attemptFailed(err: unknown, signal: AbortSignal): void {
+    this.lastFailure = signal.aborted ? new LeaderElectionError('Unavailable', `an attempt got no answer within ${this.attemptTimeoutMs} ms`, { cause: err }) : err;
+    this.reportUnlessAborted(err, signal);
   }
 
   private reportUnlessAborted(err: unknown, signal: AbortSignal): void {

@@ -8,7 +8,7 @@
  */
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createClient } from '@kubeloop/client';
+import { createClient, loadKubeConfig } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { startApiProxy } from '@kubeloop/envtest';
 import type { ApiProxy } from '@kubeloop/envtest';
@@ -17,7 +17,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isLeaderElectionError } from '../src/errors.js';
 import { createLeaderElector, formatMicroTime, LEADER_ELECTION_DEFAULTS } from '../src/leader-elector.js';
 import type { LeaderElectionEnd, LeaderElectionMetrics, LeaderElector, LeaderElectorOptions } from '../src/leader-elector.js';
-import { testKubeConfig, uniqueName } from '../../../test/support/env.js';
+import { testKubeConfig, testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
 
 type KubeConfig = ApiProxy['kubeConfig'];
 
@@ -47,7 +47,7 @@ afterAll(() => {
   expect(stray).toEqual([]);
 });
 
-function client(kubeConfig: KubeConfig = testKubeConfig()): Client {
+function client(kubeConfig: KubeConfig | ReturnType<typeof loadKubeConfig> = testKubeConfig()): Client {
   return createClient({ kubeConfig, fieldOwner: FIELD_OWNER });
 }
 
@@ -397,6 +397,79 @@ describe('leader election on a real API server', () => {
         await proxy.close();
       }
     });
+  });
+
+  it('a lost lease ends the run at once, releaseOnCancel or not: nothing is released, no write is tried after the loss', async () => {
+    const name = uniqueName('le-lost-release');
+    const proxy = await startApiProxy(testKubeConfig());
+    try {
+      const a = candidate(name, 'alpha', { client: client(proxy.kubeConfig), releaseOnCancel: true });
+      const ended = a.run().then((end) => ({ end, at: performance.now() }));
+      await waitFor('alpha to lead', () => a.elector.isLeader(), 10_000);
+      const leading = a.started[0]!;
+      let lostAt = 0;
+      leading.addEventListener('abort', () => (lostAt = performance.now()));
+      proxy.blackhole(true);
+      const { end, at } = await ended;
+      expect(end).toBe('lost');
+      // Before: a release was tried first, on the dead link, for up to the renew deadline.
+      const writesAfterLoss = proxy.count((r) => r.method === 'PUT' && r.path.endsWith(`/leases/${name}`) && r.at >= Date.now() - (performance.now() - lostAt));
+      expect(writesAfterLoss).toBe(0);
+      expect(at - lostAt).toBeLessThan(RENEW_MS / 2);
+      measured.push(`lost with releaseOnCancel: run() ended ${(at - lostAt).toFixed(0)} ms after leadership ended, ${writesAfterLoss} writes after the loss`);
+    } finally {
+      proxy.blackhole(false);
+      await proxy.close();
+    }
+  });
+
+  it('a cancelled leader keeps renewing while its work drains: nobody else leads before onStoppedLeading resolves', async () => {
+    const name = uniqueName('le-drain');
+    const drainMs = 2 * LEASE_ON_WIRE_MS;
+    let drained = 0;
+    const a = candidate(name, 'alpha', {
+      onStoppedLeading: async () => {
+        await sleep(drainMs);
+        drained = performance.now();
+      },
+    });
+    void a.run();
+    await waitFor('alpha to lead', () => a.elector.isLeader(), 10_000);
+    const b = candidate(name, 'beta');
+    void b.run();
+    await waitFor('beta to see alpha', () => b.elector.getLeader() === 'alpha', 5000);
+    const stopping = a.stop();
+    await waitFor('alpha to step down', () => !a.elector.isLeader(), 1000);
+    // Draining for two lease durations: without renewals beta would have taken over after one.
+    await waitFor('alpha to drain', () => drained > 0, drainMs + 2000);
+    expect(b.startedAt).toEqual([]);
+    expect(await stopping).toBe('cancelled');
+    await waitFor('beta to take over', () => b.elector.isLeader(), 3 * LEASE_ON_WIRE_MS + 2000);
+    expect(b.startedAt[0]!).toBeGreaterThan(drained);
+  });
+
+  it('check() tells a candidate that cannot reach its Lease (forbidden, refused) why it will never lead', async () => {
+    const forbidden = candidate(uniqueName('le-403'), 'nobody', {
+      client: client({ ...loadKubeConfig(testKubeconfigPath()), impersonate: { user: 'kubeloop-test-nobody' } }),
+    });
+    const proxy = await startApiProxy(testKubeConfig());
+    try {
+      await proxy.refuse();
+      const refused = candidate(uniqueName('le-refused'), 'cut-off', { client: client(proxy.kubeConfig) });
+      void forbidden.run();
+      void refused.run();
+      expect(forbidden.elector.check()).toBeUndefined();
+      await sleep(LEASE_MS + 2 * RETRY_MS * 2.2);
+      const f = forbidden.elector.check();
+      expect(f).toMatchObject({ name: 'LeaderElectionError', reason: 'Unavailable' });
+      expect(f?.message).toMatch(/could not be read or written .*forbidden/i);
+      expect(refused.elector.check()?.message).toMatch(/could not be read or written .*(ECONNREFUSED|refused)/i);
+      expect(forbidden.errors.length).toBeGreaterThan(0);
+      measured.push(`unavailable lease: ${f?.message ?? ''}`);
+    } finally {
+      await proxy.accept();
+      await proxy.close();
+    }
   });
 
   it('the status metric is 0 until leading, 1 while leading, 0 after', async () => {

@@ -3,6 +3,7 @@
  * with a LeaderElectionLost error (as controller-runtime's manager does), so
  * the process can restart and campaign again.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { startApiProxy } from '@kubeloop/envtest';
 import { createLogger, createManager, isManagerError } from '../src/index.js';
@@ -97,6 +98,58 @@ describe('a manager that loses its lease', () => {
     stopNext.abort();
     await nextDone;
     proxy.delay(0);
+    await proxy.close();
+    client.transport.close();
+  });
+  it.each([true, false])('a partitioned leader (releaseOnCancel: %s) has settled start() before the new leader starts: no overlap', async (releaseOnCancel) => {
+    const client = testClient();
+    const ns = await newNamespace(client, 'part');
+    const proxy = await startApiProxy(testKubeConfig());
+    const lease = uniqueName('lease');
+    // A new leader waits at least leaseDuration - renewDeadline (1 s) after the old one's loss.
+    const timings = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300, releaseOnCancel };
+    const make = (kubeConfig: typeof proxy.kubeConfig, identity: string) =>
+      createManager({
+        kubeConfig,
+        namespaces: [ns],
+        logger: createLogger({ level: 'silent' }),
+        leaderElection: { name: lease, namespace: ns, identity, ...timings },
+        leaseLossExitTimeoutMs: 500,
+      });
+    const old = make(proxy.kubeConfig, 'old');
+    let oldStoppedLeading = 0;
+    // Leader-only work that ignores its signal: only start() settling bounds it.
+    old.add((signal) => {
+      signal.addEventListener('abort', () => (oldStoppedLeading = Date.now()), { once: true });
+      return new Promise<void>(() => undefined);
+    });
+    const oldOutcome = old.start().then(
+      () => ({ at: Date.now(), err: undefined as unknown }),
+      (err: unknown) => ({ at: Date.now(), err }),
+    );
+    await eventually(() => old.isLeader(), (v) => v, 'the old leader');
+    const next = make(testKubeConfig(), 'new');
+    let newLedAt = 0;
+    next.add(async (signal) => {
+      newLedAt = Date.now();
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    });
+    const stopNext = new AbortController();
+    const nextDone = next.start(stopNext.signal).catch(() => undefined);
+    await sleep(500);
+    const cutAt = Date.now();
+    proxy.blackhole(true);
+    const ended = await oldOutcome;
+    expect(isManagerError(ended.err) && ended.err.reason).toBe('LeaderElectionLost');
+    await eventually(() => newLedAt, (t) => t > 0, 'the new leader', 20_000);
+    const overlapMs = Math.max(0, ended.at - newLedAt);
+    process.stderr.write(
+      `[partition, releaseOnCancel ${releaseOnCancel}] old stopped leading ${oldStoppedLeading - cutAt} ms after the cut, start() settled ${ended.at - oldStoppedLeading} ms later; new leader ${newLedAt - cutAt} ms after the cut; overlap ${overlapMs} ms\n`,
+    );
+    expect(ended.at).toBeLessThan(newLedAt);
+    stopNext.abort();
+    await nextDone;
+    proxy.blackhole(false);
     await proxy.close();
     client.transport.close();
   });

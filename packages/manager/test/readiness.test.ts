@@ -9,6 +9,7 @@ import { ConfigMap } from '@kubeloop/scheme';
 import { createLogger, createManager, Result } from '../src/index.js';
 import { testKubeConfig } from '../../../test/support/env.js';
 import { eventually, newNamespace, testClient } from './support.js';
+import { cm, openWatch, sendList, startLoopbackApi, watchLine } from '../../cache/test/loopback-api.js';
 
 describe('readiness and informer freshness', () => {
   it('goes not-ready when an informer is out of contact too long, and ready again after', async () => {
@@ -46,4 +47,49 @@ describe('readiness and informer freshness', () => {
     await proxy.close();
     client.transport.close();
   });
+  it.each(['a 500 whose body never comes', 'a 200 stream that goes silent'] as const)(
+    'a re-watch answered with %s is not "ok": /readyz fails once it has not delivered for informerStaleAfterMs, and says why',
+    async (stall) => {
+      const api = await startLoopbackApi();
+      api.onList((res) => sendList(res, [cm('a', '5')], '5'));
+      api.onWatch((res, req) => {
+        if (req.n === 1) {
+          openWatch(res);
+          res.end(watchLine('ADDED', cm('b', '6'))); // a normal close: re-watch from 6
+        } else if (stall === 'a 500 whose body never comes') {
+          res.writeHead(500, { 'content-type': 'application/json' });
+          res.flushHeaders();
+        } else {
+          openWatch(res); // and silence
+        }
+      });
+      const staleAfterMs = 1000;
+      // A 500's body gets min(idle deadline, 30 s): before, readiness waited for that deadline plus informerStaleAfterMs.
+      const watchIdleTimeoutMs = stall === 'a 500 whose body never comes' ? 60_000 : 3000;
+      const manager = createManager({
+        kubeConfig: api.kubeConfig,
+        namespaces: ['default'],
+        logger: createLogger({ level: 'silent' }),
+        healthProbeBindAddress: '127.0.0.1:0',
+        informerStaleAfterMs: staleAfterMs,
+        cache: { reflector: { watchIdleTimeoutMs } },
+      });
+      manager.controller().for(ConfigMap).complete(() => Result.done());
+      const ac = new AbortController();
+      const running = manager.start(ac.signal);
+      const readyz = async (): Promise<{ status: number; body: string }> => {
+        const res = await fetch(`${manager.healthUrl}/readyz?verbose`);
+        return { status: res.status, body: await res.text() };
+      };
+      await eventually(() => api.count('watch'), (n) => n >= 2, 'the re-watch');
+      const asked = api.requests.filter((r) => r.kind === 'watch')[1]!.at;
+      const failing = await eventually(readyz, (r) => r.status === 500, 'not ready while the re-watch delivers nothing', 10_000);
+      const after = Date.now() - asked;
+      expect(failing.body).toMatch(/\[-\]informers failed: stale: ConfigMap\.v1 out of contact for \d+ s/);
+      process.stderr.write(`[readiness] ${stall}: /readyz failing ${after} ms after the re-watch was asked for (informerStaleAfterMs ${staleAfterMs}, watchIdleTimeoutMs ${watchIdleTimeoutMs})\n`);
+      ac.abort();
+      await running;
+      await api.close();
+    },
+  );
 });
