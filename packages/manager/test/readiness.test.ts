@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { startApiProxy } from '@kubeloop/envtest';
 import { ConfigMap } from '@kubeloop/scheme';
 import { createLogger, createManager, Result } from '../src/index.js';
-import { testKubeConfig } from '../../../test/support/env.js';
+import { loadKubeConfig } from '@kubeloop/client';
+import { testKubeConfig, testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
 import { eventually, newNamespace, testClient } from './support.js';
 import { cm, openWatch, sendList, startLoopbackApi, watchLine } from '../../cache/test/loopback-api.js';
 
@@ -92,4 +93,25 @@ describe('readiness and informer freshness', () => {
       await api.close();
     },
   );
+  it('a standby whose Lease is refused (403) is not ready, and /readyz says why', async () => {
+    const ns = uniqueName('lease-403');
+    const manager = createManager({
+      kubeConfig: { ...loadKubeConfig(testKubeconfigPath()), impersonate: { user: 'kubeloop-test-no-lease' } },
+      namespaces: [ns],
+      logger: createLogger({ level: 'silent' }),
+      healthProbeBindAddress: '127.0.0.1:0',
+      leaderElection: { name: 'refused', namespace: ns, leaseDurationMs: 1000, renewDeadlineMs: 800, retryPeriodMs: 200 },
+    });
+    const ac = new AbortController();
+    const running = manager.start(ac.signal).catch((err: unknown) => err);
+    const readyz = async (): Promise<{ status: number; body: string }> => {
+      const res = await fetch(`${manager.healthUrl}/readyz?verbose`);
+      return { status: res.status, body: await res.text() };
+    };
+    const failing = await eventually(readyz, (r) => r.status === 500, 'not ready while the Lease is refused', 10_000);
+    expect(failing.body).toMatch(/\[-\]leader-election failed: .*could not be read or written .*forbidden/);
+    expect(manager.isLeader()).toBe(false);
+    ac.abort();
+    expect(await running).toBeUndefined();
+  });
 });
