@@ -33,6 +33,8 @@ export type { Manager } from './manager.js';
 export type { LeaderElectionConfig, ManagerOptions, SecureMetricsOptions } from './options.js';
 export type { Runnable, RunnableFn } from './runnable-groups.js';
 export { signalHandler } from './signals.js';
+export { alwaysLeader, leaseElection } from './leadership.js';
+export type { LeadershipContext, LeadershipEnd, LeadershipGate, LeadershipState } from './leadership.js';
 export type { WebhookBuilder } from './webhook/builder.js';
 export { createCluster } from './cluster.js';
 export type { Cluster, ClusterOptions } from './cluster.js';

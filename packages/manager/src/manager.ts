@@ -19,7 +19,8 @@ import { Registry } from 'prom-client';
 import { container as rootContainer } from 'tsyringe';
 import type { DependencyContainer } from 'tsyringe';
 import type { InformerCache } from '@kubeloop/cache';
-import type { CachedClient, Client } from '@kubeloop/client';
+import { isMetadataRef } from '@kubeloop/client';
+import type { CachedClient, Client, KindRef } from '@kubeloop/client';
 import type { RESTMapper } from '@kubeloop/mapper';
 import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { createTokenAuthorizer, createWebhookServer, prometheusWebhookMetrics } from '@kubeloop/webhook';
@@ -37,8 +38,8 @@ import { toReconciler } from './controller/reconcile.js';
 import type { Reconciler, ReconcilerLike } from './controller/reconcile.js';
 import { describeError, isManagerError, ManagerError } from './errors.js';
 import type { EventRecorder } from './events/recorder.js';
-import { inClusterNamespace, startLeaseElection } from './leadership.js';
-import type { LeaseElection } from './leadership.js';
+import { alwaysLeader, leaseElection, registerLeadershipMetric } from './leadership.js';
+import type { LeadershipGate, LeadershipState } from './leadership.js';
 import { createLogger } from './log/logging.js';
 import { ControllerMetrics } from './metrics/controller-metrics.js';
 import { registerDefaultMetrics } from './metrics/process-metrics.js';
@@ -46,12 +47,13 @@ import { serves } from './options.js';
 import type { ManagerOptions } from './options.js';
 import { requiredPermissions } from './rbac/permissions.js';
 import type { PermissionRequirement } from './rbac/permissions.js';
-import { controllersCheck, informersCheck, Probes } from './readiness.js';
+import { controllersCheck, informersCheck, leadershipCheck, Probes } from './readiness.js';
 import { RunnableGroup, runnableFn, waitAtMost } from './runnable-groups.js';
 import type { Runnable, RunnableEntry, RunnableFn } from './runnable-groups.js';
 import type { HealthCheck } from './server/http-servers.js';
 import { parseBindAddress } from './server/http-servers.js';
 import { startManagerServers } from './server/manager-servers.js';
+import type { ManagerServers } from './server/manager-servers.js';
 import { ConversionEndpoint, webhookBuilder } from './webhook/builder.js';
 import type { WebhookBuilder } from './webhook/builder.js';
 
@@ -75,11 +77,54 @@ export interface Manager {
   readonly healthUrl: string | undefined;
   /** A fluent builder whose `complete` registers the controller. */
   controller(): ControllerBuilder;
-  /** Register a reconciler class: its `@controller` decoration, or `registration`. Resolved from the container. */
+  /**
+   * Register a reconciler class: its `@controller` decoration, or
+   * `registration`. Resolved from the container. On a running manager the
+   * controller starts at once (see `addController`).
+   */
   register(reconcilerClass: ReconcilerClass, registration?: ControllerRegistration): void;
-  /** Register a reconciler object or function under a definition. */
+  /**
+   * Register a reconciler object or function under a definition. Before
+   * `start` it waits for it; on a running manager it starts at once: its
+   * sources (and their informers) now, its workers while this replica leads
+   * (or now, for a controller that does not need leadership). A kind whose
+   * CRD was installed after start is found by the mapper on first use.
+   *
+   * @throws {@link ManagerError} `InvalidRegistration` for a name already registered, or once the manager is stopping.
+   * @example
+   * ```ts
+   * // A CRD installed while the manager runs gets its controller.
+   * manager.controller().for(Widget).complete(reconcileWidget);
+   * ```
+   */
   addController(definition: ControllerDefinition, reconciler: ReconcilerLike): void;
-  /** Add a runnable; by default it runs only while leading when leader election is on. */
+  /**
+   * Stop a controller and forget it: its workers stop taking keys (a
+   * reconcile in flight finishes, bounded by `gracefulShutdownTimeoutMs`),
+   * its sources stop, and the informers no other controller reads are
+   * stopped and dropped from the cache (and its informer metrics); a later
+   * cached read of such a kind starts its informer again. The name may be
+   * registered again.
+   *
+   * @throws {@link ManagerError} `InvalidRegistration` when no controller has that name; `ShutdownTimeout` when a reconcile outlived the bound (the controller is forgotten all the same).
+   * @example
+   * ```ts
+   * await manager.removeController('widget');
+   * ```
+   */
+  removeController(name: string): Promise<void>;
+  /**
+   * Add a runnable; by default it runs only while this replica leads. On a
+   * running manager it starts at once in its group (a leader-only one when,
+   * and only while, this replica leads).
+   *
+   * @throws {@link ManagerError} `InvalidRegistration` once the manager is stopping.
+   * @example
+   * ```ts
+   * manager.add(async (signal) => { while (await sleep(60_000, signal)) await pruneOldBackups(); });
+   * manager.add({ start: (signal) => server.serve(signal) }, { needLeaderElection: false });
+   * ```
+   */
   add(runnable: Runnable | RunnableFn, options?: { needLeaderElection?: boolean }): void;
   /** The webhook server `ManagerOptions.webhook` configured, or undefined. */
   readonly webhookServer: WebhookServer | undefined;
@@ -131,6 +176,18 @@ export interface Manager {
   /** True while this manager leads (always true without leader election, once started). */
   isLeader(): boolean;
   /**
+   * `leading`, `warm standby` (not leading; leader-only controllers keep
+   * their caches and queues filled) or `standby`; undefined before start
+   * and after stop. `/readyz` says the same (`[+]leader-election ok:
+   * warm standby`), as does the `kubeloop_leadership_state` gauge.
+   *
+   * @example
+   * ```ts
+   * if (manager.leadershipState() === 'warm standby') console.log('ready to take over without a sync');
+   * ```
+   */
+  leadershipState(): LeadershipState | undefined;
+  /**
    * Be told of every finished reconcile of every controller (tests wait on
    * it, see `waitForReconcile` of `@kubeloop/testing`). A listener runs on
    * the worker, after the reconcile: keep it quick; what it throws is logged
@@ -165,6 +222,14 @@ export function createManager(options: ManagerOptions = {}): Manager {
 }
 
 
+/** A registered controller and the entries it holds in the runnable groups. */
+interface ControllerRecord {
+  readonly controller: Controller;
+  readonly definition: ControllerDefinition;
+  readonly entries: readonly { readonly group: RunnableGroup; readonly entry: RunnableEntry }[];
+  readonly warm: boolean;
+}
+
 class KubeManager implements Manager {
   readonly cluster: Cluster;
   readonly logger: Logger;
@@ -173,20 +238,26 @@ class KubeManager implements Manager {
   metricsUrl: string | undefined;
   healthUrl: string | undefined;
   readonly webhookServer: WebhookServer | undefined;
-  /** Runnables that run on every replica, and those that run only while this replica leads. */
+  /**
+   * The runnable groups, in start order: servers (the webhook server), caches
+   * (leader-only controllers' sources on a warm standby), others (no
+   * leadership needed), leader-only (one term per leadership term). They stop
+   * in reverse.
+   */
+  private readonly servers: RunnableGroup;
+  private readonly caches: RunnableGroup;
   private readonly others: RunnableGroup;
   private readonly leaderOnly: RunnableGroup;
-  private readonly controllerList: Controller[] = [];
-  private readonly definitions: ControllerDefinition[] = [];
+  private readonly gate: LeadershipGate;
+  private readonly controllerRecords = new Map<string, ControllerRecord>();
   private conversionEndpoint: ConversionEndpoint | undefined;
   private readonly probes = new Probes();
   private readonly metrics: ControllerMetrics;
   private readonly metricsAuthorizer: TokenAuthorizer | undefined;
   private readonly reconcileListeners = new Set<(report: ReconcileReport) => void>();
-  private started = false;
+  private phase: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   private leading = false;
-  /** Set when a graceful stop begins (not on lease loss). */
-  private stopping = false;
+  private runnableCount = 0;
   /** Told of a runnable that failed; set by start(). */
   private fail: (err: ManagerError) => void = () => undefined;
 
@@ -194,12 +265,21 @@ class KubeManager implements Manager {
     // A bad bind address fails here, where it was written, not at start().
     if (serves(options.metricsBindAddress)) parseBindAddress(options.metricsBindAddress);
     if (serves(options.healthProbeBindAddress)) parseBindAddress(options.healthProbeBindAddress);
+    if (options.leaderElection && options.leadership) {
+      throw new ManagerError('InvalidOptions', 'give leaderElection (a Lease election) or leadership (any gate), not both: leaderElection: config is shorthand for leadership: leaseElection(config)');
+    }
+    if (options.leadership !== undefined && typeof options.leadership?.run !== 'function') {
+      throw new ManagerError('InvalidOptions', 'leadership must be a LeadershipGate (an object with run(context)): leaseElection(config), alwaysLeader() or your own');
+    }
+    this.gate = options.leadership ?? (options.leaderElection ? leaseElection(options.leaderElection) : alwaysLeader());
     this.registry = options.registry ?? new Registry();
     this.logger = options.logger ?? createLogger();
     const onFailure = (entry: RunnableEntry, err: unknown): void => {
       this.logger.error({ err, runnable: entry.name }, 'runnable failed; stopping the manager');
       this.fail(isManagerError(err) ? err : new ManagerError('RunnableFailed', `${entry.name} failed: ${describeError(err)}`, { cause: err }));
     };
+    this.servers = new RunnableGroup('servers', onFailure);
+    this.caches = new RunnableGroup('caches', onFailure);
     this.others = new RunnableGroup('others', onFailure);
     this.leaderOnly = new RunnableGroup('leader-only', onFailure);
     this.cluster =
@@ -220,6 +300,7 @@ class KubeManager implements Manager {
       });
     this.metrics = new ControllerMetrics(this.registry);
     if (options.defaultMetrics !== false) registerDefaultMetrics(this.registry);
+    registerLeadershipMetric(this.registry, () => this.leadershipState());
     const secure = options.secureMetrics;
     if (secure) {
       if (secure.certificates !== undefined && typeof secure.certificates?.start !== 'function') {
@@ -237,8 +318,8 @@ class KubeManager implements Manager {
         log: options.webhook.log ?? this.logger.child({ component: 'webhook' }),
       });
       this.webhookServer = server;
-      // Every replica serves admissions and conversions, leader or not.
-      this.add(server, { needLeaderElection: false });
+      // Every replica serves admissions and conversions, leader or not, until the others have stopped.
+      this.servers.add({ run: runnableFn(server), name: `runnable ${this.runnableCount++} (webhook server)` });
       this.probes.readyz.set('webhook', () => server.readyCheck());
     }
 
@@ -247,6 +328,7 @@ class KubeManager implements Manager {
     this.probes.healthz.set('ping', () => undefined);
     this.probes.readyz.set('informers', informersCheck(this.cache, options.informerStaleAfterMs ?? 60_000));
     this.probes.readyz.set('controllers', controllersCheck(() => this.controllers()));
+    if (options.leaderElection || options.leadership) this.probes.readyz.set('leader-election', leadershipCheck(this.gate, () => this.leadershipState()));
   }
 
   get client(): CachedClient {
@@ -280,13 +362,14 @@ class KubeManager implements Manager {
   }
 
   addController(definition: ControllerDefinition, reconciler: ReconcilerLike): void {
-    if (this.started) throw new ManagerError('InvalidRegistration', 'controllers must be added before start');
+    this.refuseWhenStopping('controllers');
     const name = nameOf(definition);
-    if (this.controllerList.some((c) => c.name === name)) {
+    if (this.controllerRecords.has(name)) {
       throw new ManagerError('InvalidRegistration', `a controller named ${JSON.stringify(name)} is already registered; give one a unique name`);
     }
     const { group, kind } = forGroupKind(definition);
-    const controller = new Controller(name, toReconciler(reconciler), sourcesOf(definition), definition.options ?? {}, {
+    const controllerOptions = definition.options ?? {};
+    const controller = new Controller(name, toReconciler(reconciler), sourcesOf(definition), controllerOptions, {
       cache: this.cache,
       logger: this.logger,
       registry: this.registry,
@@ -305,9 +388,45 @@ class KubeManager implements Manager {
         }
       },
     });
-    this.controllerList.push(controller);
-    this.definitions.push(definition);
-    this.groupFor(controller.needLeaderElection).add({ run: (s) => controller.start(s), name: `controller ${name}` });
+    const entries: { group: RunnableGroup; entry: RunnableEntry }[] = [];
+    const warm = controller.needLeaderElection && (controllerOptions.warmStandby ?? this.options.warmStandby ?? WARM_STANDBY_DEFAULT);
+    if (warm) {
+      // The sources run for the manager's life; the workers only while leading.
+      entries.push({ group: this.caches, entry: { run: (s) => controller.warmup(s).then(() => untilAborted(s)), name: `controller ${name} (sources)` } });
+    }
+    entries.push({ group: this.groupFor(controller.needLeaderElection), entry: { run: (s) => controller.start(s), name: `controller ${name}` } });
+    this.controllerRecords.set(name, { controller, definition, entries, warm });
+    for (const { group: g, entry } of entries) g.add(entry);
+  }
+
+  async removeController(name: string): Promise<void> {
+    const record = this.controllerRecords.get(name);
+    if (!record) throw new ManagerError('InvalidRegistration', `no controller named ${JSON.stringify(name)} is registered`);
+    this.controllerRecords.delete(name);
+    const reason = new ManagerError('RunnableFailed', `controller ${name} removed`);
+    const gracefulMs = this.options.gracefulShutdownTimeoutMs ?? 30_000;
+    // Workers first (a reconcile in flight finishes), then the sources.
+    const stopped = await waitAtMost(
+      (async () => {
+        for (const { group, entry } of [...record.entries].reverse()) await group.remove(entry, reason);
+      })(),
+      gracefulMs,
+    );
+    // Informers no remaining controller reads are stopped and forgotten.
+    const stillRead = new Set<string>();
+    for (const r of this.controllerRecords.values()) for (const k of r.controller.kinds()) stillRead.add(this.informerId(k));
+    for (const kind of record.controller.kinds()) {
+      const id = this.informerId(kind);
+      if (stillRead.has(id)) continue;
+      stillRead.add(id);
+      await this.cache.removeInformer(kind);
+    }
+    this.logger.info({ controller: name }, 'controller removed');
+    if (!stopped) throw new ManagerError('ShutdownTimeout', `controller ${name} did not stop within ${gracefulMs} ms; it is forgotten, its reconcile in flight still runs`);
+  }
+
+  private informerId(kind: KindRef): string {
+    return isMetadataRef(kind) ? `metadata ${kind.of.apiVersion} ${kind.of.kind}` : `object ${kind.apiVersion} ${kind.kind}`;
   }
 
   onReconcile(listener: (report: ReconcileReport) => void): () => void {
@@ -341,9 +460,12 @@ class KubeManager implements Manager {
   }
 
   add(runnable: Runnable | RunnableFn, options: { needLeaderElection?: boolean } = {}): void {
-    if (this.started) throw new ManagerError('InvalidRegistration', 'runnables must be added before start');
-    const needLeaderElection = options.needLeaderElection ?? true;
-    this.groupFor(needLeaderElection).add({ run: runnableFn(runnable), name: `runnable ${this.others.size + this.leaderOnly.size}` });
+    this.refuseWhenStopping('runnables');
+    this.groupFor(options.needLeaderElection ?? true).add({ run: runnableFn(runnable), name: `runnable ${this.runnableCount++}` });
+  }
+
+  private refuseWhenStopping(what: string): void {
+    if (this.phase === 'stopping' || this.phase === 'stopped') throw new ManagerError('InvalidRegistration', `${what} cannot be added to a manager that is ${this.phase}`);
   }
 
   private groupFor(needLeaderElection: boolean): RunnableGroup {
@@ -363,17 +485,17 @@ class KubeManager implements Manager {
   }
 
   controllers(): readonly ControllerStatus[] {
-    return this.controllerList.map((c) => c.status());
+    return [...this.controllerRecords.values()].map((r) => r.controller.status());
   }
 
   permissions(): PermissionRequirement[] {
-    const le = this.options.leaderElection;
     const secure = this.options.secureMetrics;
+    const leadership = this.gate.permissions?.();
     return requiredPermissions({
       scheme: this.scheme,
-      controllers: this.definitions,
+      controllers: [...this.controllerRecords.values()].map((r) => r.definition),
       ...(this.options.namespaces ? { namespaces: this.options.namespaces } : {}),
-      ...(le ? { leaderElectionNamespace: le.namespace ?? inClusterNamespace() } : {}),
+      ...(leadership ? { leadership } : {}),
       metricsAuthorization: Boolean(secure && secure.authorization !== false && serves(this.options.metricsBindAddress)),
     });
   }
@@ -382,9 +504,15 @@ class KubeManager implements Manager {
     return this.leading;
   }
 
+  leadershipState(): LeadershipState | undefined {
+    if (this.phase !== 'running') return undefined;
+    if (this.leading) return 'leading';
+    return [...this.controllerRecords.values()].some((r) => r.warm) ? 'warm standby' : 'standby';
+  }
+
   async start(signal?: AbortSignal): Promise<void> {
-    if (this.started) throw new ManagerError('InvalidRegistration', 'a manager starts once');
-    this.started = true;
+    if (this.phase !== 'new') throw new ManagerError('InvalidRegistration', 'a manager starts once');
+    this.phase = 'running';
     const log = this.logger;
     const gracefulMs = this.options.gracefulShutdownTimeoutMs ?? 30_000;
     const stop = new AbortController();
@@ -398,80 +526,94 @@ class KubeManager implements Manager {
       stop.abort(err);
     };
 
-    // 1. HTTP servers
-    const servers = await startManagerServers(this.options, { probes: this.probes, registry: this.registry, authorizer: this.metricsAuthorizer, log, signal: stop.signal });
-    this.healthUrl = servers.healthUrl;
-    this.metricsUrl = servers.metricsUrl;
-
-    // 2. caches start lazily with the first read or controller; 3. runnables without leadership
+    // 1. HTTP servers (probes, metrics; then the webhook server)
+    let http: ManagerServers;
+    try {
+      http = await startManagerServers(this.options, { probes: this.probes, registry: this.registry, authorizer: this.metricsAuthorizer, log, signal: stop.signal });
+    } catch (err) {
+      this.phase = 'stopped';
+      throw err;
+    }
+    this.healthUrl = http.healthUrl;
+    this.metricsUrl = http.metricsUrl;
+    this.servers.start(stop.signal);
+    // 2. caches: informers start lazily with the first read or source; a warm standby's leader-only controllers start their sources now
+    this.caches.start(stop.signal);
+    // 3. runnables without leadership
     this.others.start(stop.signal);
-
-    // 4. leader election; 5. leader-only runnables
-    let electing: Promise<unknown> = Promise.resolve();
-    let election: LeaseElection | undefined;
-    const le = this.options.leaderElection;
-    if (le) {
-      election = startLeaseElection(
-        le,
-        { cluster: this.cluster, registry: this.registry, log, signal: stop.signal },
-        {
-          onStartedLeading: (leaderSignal) => {
-            this.leading = true;
-            this.leaderOnly.start(leaderSignal);
-          },
-          // On a graceful stop the lease is released (releaseOnCancel) only after leader-only work has drained
-          // (bounded by the graceful timeout), so two leaders never overlap. On a lost lease nothing is released
-          // and nothing is awaited: the signal has aborted leader-only work and the manager exits at once.
-          onStoppedLeading: async () => {
-            this.leading = false;
-            if (!this.stopping) return;
-            await waitAtMost(this.leaderOnly.settled(), gracefulMs);
-          },
+    // 4. leadership; 5. leader-only runnables, one term per leadership term
+    const gate = this.gate;
+    const electing = gate
+      .run({
+        signal: stop.signal,
+        cluster: this.cluster,
+        registry: this.registry,
+        logger: log,
+        lead: (term) => {
+          if (term.aborted || stop.signal.aborted) return;
+          this.leading = true;
+          term.addEventListener('abort', () => (this.leading = false), { once: true });
+          log.info({ leadership: gate.description }, 'leading; starting leader-only runnables');
+          this.leaderOnly.start(term);
+        },
+        stepDown: async () => {
+          await waitAtMost(this.leaderOnly.settled(), gracefulMs);
+        },
+      })
+      .then(
+        (end) => {
+          if (end === 'lost' && !stop.signal.aborted) {
+            log.error({ leadership: gate.description }, 'leadership lost; stopping leader-only work and exiting');
+            this.fail(new ManagerError('LeaderElectionLost', `lost leadership (${gate.description})`));
+          }
+        },
+        (err: unknown) => {
+          log.error({ err, leadership: gate.description }, 'the leadership gate failed; stopping the manager');
+          this.fail(isManagerError(err) ? err : new ManagerError('RunnableFailed', `leadership (${gate.description}) failed: ${describeError(err)}`, { cause: err }));
         },
       );
-      const { elector } = election;
-      this.probes.readyz.set('leader-election', () => {
-        const err = elector.check();
-        if (err) throw err;
-      });
-      electing = election.ended.then((end) => {
-        if (end === 'lost' && !stop.signal.aborted) {
-          log.error('leader election lost; stopping leader-only work and exiting');
-          this.fail(new ManagerError('LeaderElectionLost', `lost the lease ${elector.namespace}/${elector.name}`));
-        }
-      });
-    } else {
-      this.leading = true;
-      this.leaderOnly.start(stop.signal);
-    }
-    log.info({ controllers: this.controllerList.map((c) => c.name) }, 'manager started');
+    log.info({ controllers: [...this.controllerRecords.keys()], leadership: gate.description }, 'manager started');
 
     // Run until told to stop, or until something fails.
-    await new Promise<void>((resolve) => {
-      if (stop.signal.aborted) resolve();
-      else stop.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    await untilAborted(stop.signal);
     signal?.removeEventListener('abort', onExternal);
+    this.phase = 'stopping';
     const leaseLost = isManagerError(failure) && failure.reason === 'LeaderElectionLost';
-    if (!leaseLost) this.stopping = true;
     log.info({ reason: failure?.message ?? 'stop requested' }, 'stopping');
 
-    // Stop in reverse: leader-only work, then the others, within the graceful timeout;
+    // Stop in reverse: leader-only work, the others, the caches, the servers, within the graceful timeout;
     // after a lost lease, within the short lease-loss bound.
     const timeoutMs = leaseLost ? (this.options.leaseLossExitTimeoutMs ?? 2_000) : gracefulMs;
+    const reason: unknown = stop.signal.reason;
     const drain = async (): Promise<void> => {
-      await this.leaderOnly.stop(stop.signal.reason);
-      await this.others.stop(stop.signal.reason);
+      await this.leaderOnly.stop(reason);
+      await this.others.stop(reason);
+      await this.caches.stop(reason);
+      await this.servers.stop(reason);
       await electing;
     };
     const timedOut = !(await waitAtMost(drain(), timeoutMs));
     this.leading = false;
     // Pending events get written (the recorder bounds it at 5 s), unless the lease was lost: then exit fast.
     await waitAtMost(this.cluster.stop(), leaseLost ? 1_000 : 6_000);
-    election?.close();
-    await servers.close();
+    await http.close();
+    this.phase = 'stopped';
     log.info('manager stopped');
     if (failure) throw failure;
     if (timedOut) throw new ManagerError('ShutdownTimeout', `runnables did not stop within ${timeoutMs} ms`);
   }
+}
+
+/**
+ * Whether leader-only controllers keep warm on a standby when neither the
+ * manager's nor the controller's options say. WARM_RATIONALE
+ */
+const WARM_STANDBY_DEFAULT = true;
+
+/** Resolves when `signal` aborts. */
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
 }

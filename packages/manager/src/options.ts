@@ -12,6 +12,7 @@ import type { ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import type { CertificateSource, TokenAuthorizerOptions, WebhookServerOptions } from '@kubeloop/webhook';
 import type { Cluster } from './cluster.js';
 import type { EventRecorderTuning } from './events/recorder.js';
+import type { LeadershipGate } from './leadership.js';
 
 /** Leader-election settings; see `createLeaderElector` for each timing's meaning. */
 export interface LeaderElectionConfig {
@@ -94,8 +95,33 @@ export interface ManagerOptions {
   readonly secureMetrics?: SecureMetricsOptions;
   /** Where /healthz and /readyz listen, in the forms of `metricsBindAddress`. Default: no probe server. */
   readonly healthProbeBindAddress?: string;
-  /** Leader election. Default: off (every replica runs every controller). */
+  /**
+   * Leader election on a Lease: shorthand for `leadership:
+   * leaseElection(leaderElection)`. Default: off (every replica runs every
+   * controller).
+   */
   readonly leaderElection?: LeaderElectionConfig;
+  /**
+   * The gate that says when leader-only runnables (controllers by default)
+   * run: `leaseElection(config)`, `alwaysLeader()`, or your own
+   * `LeadershipGate`. Give this or `leaderElection`, not both. Default:
+   * `leaderElection`'s Lease when set, else `alwaysLeader()`.
+   *
+   * @example
+   * ```ts
+   * createManager({ leadership: leaseElection({ name: 'harddisk-operator' }) });
+   * ```
+   */
+  readonly leadership?: LeadershipGate;
+  /**
+   * While this replica does not lead, its leader-only controllers start
+   * their sources (informers, cache, queue) but no workers, so that taking
+   * over needs no list and no sync: the queue already holds every key and
+   * what changed since. A controller's own `warmStandby` option overrides
+   * this. Costs a standby the memory and watches of a leader's caches.
+   * Default: WARM_DEFAULT_DOC
+   */
+  readonly warmStandby?: boolean;
   /**
    * The webhook server (admission and conversion, `@kubeloop/webhook`): every
    * replica runs it, leader or not; `/readyz` includes its check `webhook`;

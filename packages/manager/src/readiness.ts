@@ -6,6 +6,7 @@
 import type { InformerCache } from '@kubeloop/cache';
 import type { ControllerStatus } from './controller/controller.js';
 import { describeError } from './errors.js';
+import type { LeadershipGate, LeadershipState } from './leadership.js';
 import type { HealthCheck } from './server/http-servers.js';
 
 /** The named checks of `/healthz` and `/readyz`. */
@@ -52,10 +53,25 @@ export function informersCheck(cache: InformerCache, staleAfterMs: number): Heal
   };
 }
 
-/** Fails while a started controller waits for its sources, naming what each waits for. */
+/** Fails while a started (or warm) controller waits for its sources, naming what each waits for. */
 export function controllersCheck(statuses: () => readonly ControllerStatus[]): HealthCheck {
   return () => {
-    const waiting = statuses().filter((s) => s.started && !s.synced);
+    const waiting = statuses().filter((s) => (s.started || s.warm) && !s.synced);
     if (waiting.length > 0) throw new Error(waiting.map((s) => `${s.name} waiting for ${s.waitingFor.join(', ')}`).join('; '));
+  };
+}
+
+/**
+ * Fails while the gate reports it cannot do its job (a Lease that cannot be
+ * read, say); otherwise says where this replica stands: `leading`, `warm
+ * standby` or `standby`, with the leader when the gate knows it.
+ */
+export function leadershipCheck(gate: LeadershipGate, state: () => LeadershipState | undefined): HealthCheck {
+  return () => {
+    const err = gate.check?.();
+    if (err) throw err;
+    const now = state() ?? 'not started';
+    const leader = now === 'leading' ? undefined : gate.leader?.();
+    return leader ? `${now} (leader: ${leader})` : now;
   };
 }

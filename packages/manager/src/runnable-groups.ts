@@ -1,9 +1,14 @@
 /**
  * Runnable groups: what the manager runs, in groups started and stopped
- * together (controller-runtime's `runnable_group.go`). Each runnable gets
- * its own AbortSignal, aborted when its group's signal aborts or when the
- * group is stopped; one that fails (rejects or throws before its signal
- * aborted) is reported to the group's owner, which stops the manager.
+ * together (controller-runtime's `runnable_group.go`): servers, caches
+ * (controllers' sources on a warm standby), others, leader-only. A group
+ * runs in terms: `start(signal)` launches every runnable it holds under that
+ * signal, and a runnable added during a term joins it at once. The
+ * leader-only group has one term per leadership term; the others one for the
+ * manager's life. Each runnable gets its own AbortSignal, aborted when the
+ * term's signal aborts, when the group stops or when the runnable is
+ * removed; one that fails (rejects or throws before its signal aborted) is
+ * reported to the group's owner, which stops the manager.
  */
 
 /** Something the manager runs until its signal aborts. */
@@ -31,14 +36,12 @@ export function runnableFn(runnable: Runnable | RunnableFn): RunnableFn {
   return typeof runnable === 'function' ? runnable : (s: AbortSignal) => runnable.start(s);
 }
 
-/**
- * Runnables that start and stop together. Runnables added before `start`
- * wait for it; those added after start at once, under the same signal.
- */
+/** Runnables that start and stop together, in terms (see the file's comment). */
 export class RunnableGroup {
-  private readonly waiting: RunnableEntry[] = [];
-  private readonly running: Running[] = [];
-  private signal: AbortSignal | undefined;
+  private readonly entries = new Set<RunnableEntry>();
+  /** Launched and not settled yet, of any term. */
+  private readonly running = new Set<Running>();
+  private term: AbortSignal | undefined;
 
   /** `onFailure` is told of a runnable that failed before its signal aborted. */
   constructor(
@@ -46,31 +49,41 @@ export class RunnableGroup {
     private readonly onFailure: (entry: RunnableEntry, err: unknown) => void,
   ) {}
 
-  /** Runnables added to this group, waiting or launched. */
+  /** Runnables this group holds. */
   get size(): number {
-    return this.waiting.length + this.running.length;
+    return this.entries.size;
   }
 
+  /** Hold `entry`; during a term, launch it at once. */
   add(entry: RunnableEntry): void {
-    if (this.signal) this.launch(entry, this.signal);
-    else this.waiting.push(entry);
+    this.entries.add(entry);
+    if (this.term) this.launch(entry, this.term);
   }
 
-  /** Launch every runnable added so far, and every one added from now on, under `signal`. Nothing starts under an aborted signal. */
+  /** Stop `entry` if it runs (resolves once it settled) and hold it no more. */
+  async remove(entry: RunnableEntry, reason: unknown): Promise<void> {
+    this.entries.delete(entry);
+    const mine = [...this.running].filter((r) => r.entry === entry);
+    for (const r of mine) r.stop.abort(reason);
+    await Promise.all(mine.map((r) => r.done));
+  }
+
+  /** A new term: launch every runnable held, and every one added from now on, under `signal`. Nothing starts under an aborted signal. */
   start(signal: AbortSignal): void {
-    this.signal = signal;
-    for (const entry of this.waiting.splice(0)) this.launch(entry, signal);
+    this.term = signal;
+    for (const entry of this.entries) this.launch(entry, signal);
   }
 
-  /** Abort every launched runnable with `reason`; resolves once all have settled. */
+  /** End the term: abort every launched runnable with `reason`; resolves once all have settled. */
   stop(reason: unknown): Promise<void> {
+    this.term = undefined;
     for (const r of this.running) r.stop.abort(reason);
     return this.settled();
   }
 
   /** Resolves once every runnable launched so far has settled. */
   async settled(): Promise<void> {
-    await Promise.all(this.running.map((r) => r.done));
+    await Promise.all([...this.running].map((r) => r.done));
   }
 
   private launch(entry: RunnableEntry, parent: AbortSignal): void {
@@ -80,11 +93,17 @@ export class RunnableGroup {
     const abort = (): void => ac.abort(parent.reason);
     parent.addEventListener('abort', abort, { once: true });
     // A runnable that throws instead of rejecting fails the same way (and does not escape start()).
-    const done = new Promise<void>((resolve) => resolve(entry.run(ac.signal))).catch((err: unknown) => {
-      if (ac.signal.aborted) return;
-      this.onFailure(entry, err);
-    });
-    this.running.push({ entry, done, stop: ac });
+    const done = new Promise<void>((resolve) => resolve(entry.run(ac.signal)))
+      .catch((err: unknown) => {
+        if (ac.signal.aborted) return;
+        this.onFailure(entry, err);
+      })
+      .finally(() => {
+        parent.removeEventListener('abort', abort);
+        this.running.delete(running);
+      });
+    const running: Running = { entry, done, stop: ac };
+    this.running.add(running);
   }
 }
 

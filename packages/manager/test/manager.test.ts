@@ -1,6 +1,6 @@
 /**
- * The manager's lifecycle against the real API server: one start, no late
- * additions, a failing runnable stops everything, leader-only work waits for
+ * The manager's lifecycle against the real API server: one start, no
+ * additions after stop, a failing runnable stops everything, leader-only work waits for
  * leadership (a Lease held by someone else), the graceful shutdown timeout,
  * and the HTTP servers (/metrics, /healthz, /readyz).
  */
@@ -68,9 +68,10 @@ describe('start', () => {
     expect(p.state).toEqual({ started: 1, stopped: 1 });
   });
 
-  it('nothing can be added after start', async () => {
+  it('nothing can be added once the manager has stopped (adding after start is lifecycle.test.ts)', async () => {
     const m = testManager(ns);
     const r = run(m);
+    await r.stop();
     const thrown = (fn: () => unknown): unknown => {
       try {
         fn();
@@ -82,7 +83,6 @@ describe('start', () => {
     expect(reasonOf(thrown(() => m.add(async () => undefined)))).toBe('InvalidRegistration');
     expect(reasonOf(thrown(() => m.controller().for(ConfigMap).complete(() => Result.done())))).toBe('InvalidRegistration');
     expect(m.controllers()).toEqual([]);
-    await r.stop();
   });
 
   it('an already aborted signal: start returns at once, having started nothing', async () => {

@@ -48,6 +48,8 @@ export interface ControllerOptions {
   readonly syncPeriodMs?: number;
   /** Run only while this manager leads. Default: true. */
   readonly needLeaderElection?: boolean;
+  /** While the manager does not lead, run the sources (caches, queue) but no workers, so a takeover needs no sync. Only for leader-only controllers. Default: the manager's `warmStandby`. */
+  readonly warmStandby?: boolean;
 }
 
 export interface ControllerDeps {
@@ -85,7 +87,10 @@ export interface ReconcileReport {
 /** How far a controller has got, for readiness. */
 export interface ControllerStatus {
   readonly name: string;
+  /** Its workers have started (this replica leads, or the controller needs no leadership). */
   readonly started: boolean;
+  /** Its sources run without workers: a warm standby's controller. */
+  readonly warm: boolean;
   readonly synced: boolean;
   /** Sources not synced yet, with the last error their informer saw. */
   readonly waitingFor: readonly string[];
@@ -95,6 +100,10 @@ const PANIC_TYPES = [TypeError, ReferenceError, RangeError, SyntaxError];
 
 export class Controller {
   private queue: WorkQueue | undefined;
+  /** The warm queue and sources, while `warmup` runs. */
+  private warm: { queue: WorkQueue; synced: Promise<void> } | undefined;
+  /** Settles when the last leadership term's workers have finished. */
+  private termDone: Promise<void> = Promise.resolve();
   private started = false;
   private synced = false;
   private readonly pending = new Set<Source>();
@@ -124,7 +133,12 @@ export class Controller {
       const why = s.waitingReason?.(this.deps.cache);
       return why ? `${s.description}: ${why}` : s.description;
     });
-    return { name: this.name, started: this.started, synced: this.synced, waitingFor: waiting };
+    return { name: this.name, started: this.started, warm: this.warm !== undefined, synced: this.synced, waitingFor: waiting };
+  }
+
+  /** The kinds whose informers its sources read. */
+  kinds(): KindRef[] {
+    return this.sources.flatMap((s) => (s.kind ? [s.kind] : []));
   }
 
   /** Add a request by hand (tests, external triggers). */
@@ -132,19 +146,66 @@ export class Controller {
     this.queue?.add(requestKey(request));
   }
 
-  /** Run until `signal` aborts; then stop taking work and let in-flight reconciles finish. */
+  /**
+   * Start the sources into the queue without workers, until `signal` aborts
+   * (a warm standby: its caches fill and its queue holds what changed, so a
+   * takeover reconciles without a sync). Resolves once the sources have
+   * synced. A later `start` takes over this queue.
+   */
+  async warmup(signal: AbortSignal): Promise<void> {
+    if (this.warm) throw new ManagerError('InvalidRegistration', `controller ${this.name} was already warmed up`);
+    const fill = this.fill(signal);
+    this.warm = fill;
+    signal.addEventListener('abort', () => {
+      if (this.warm === fill) this.warm = undefined;
+    }, { once: true });
+    await fill.synced;
+  }
+
+  /**
+   * Run workers until `signal` aborts (one leadership term); then stop
+   * taking work and let in-flight reconciles finish. The sources and queue
+   * are the warm ones when `warmup` runs, else this term's own.
+   */
   async start(signal: AbortSignal): Promise<void> {
-    if (this.started) throw new ManagerError('InvalidRegistration', `controller ${this.name} was already started`);
-    this.started = true;
+    // Never two terms' workers at once: a term starts once the previous one has finished.
+    const previous = this.termDone;
+    let finish: () => void = () => undefined;
+    this.termDone = new Promise<void>((resolve) => (finish = resolve));
+    let own: { queue: WorkQueue; synced: Promise<void> } | undefined;
+    try {
+      await previous;
+      if (signal.aborted) return;
+      own = this.warm ? undefined : this.fill(signal);
+      const { queue, synced } = this.warm ?? own!;
+      this.started = true;
+      this.deps.metrics.initController(this.name, this.maxConcurrent);
+      this.log.info({ workers: this.maxConcurrent, warm: own === undefined }, 'starting controller');
+      await Promise.race([synced, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);
+      if (signal.aborted) return;
+      this.log.info('caches synced; starting workers');
+      // A worker takes keys until the term ends; its reconcile in flight finishes (the worker awaits it).
+      const workers = Array.from({ length: this.maxConcurrent }, () => this.worker(queue, signal));
+      const syncPeriodMs = this.options.syncPeriodMs ?? this.deps.defaultSyncPeriodMs ?? 0;
+      if (syncPeriodMs > 0 && this.deps.forKind) workers.push(this.resync(this.deps.forKind, syncPeriodMs, queue, signal));
+      await Promise.all(workers);
+      this.log.info('controller stopped');
+    } finally {
+      // A term's own queue ends with it: nothing is handed out any more.
+      own?.queue.shutDown();
+      finish();
+    }
+  }
+
+  /** A queue and the sources filling it, under `signal`; `synced` resolves once every source has synced and rejects (CacheSync) when one fails to start. */
+  private fill(signal: AbortSignal): { queue: WorkQueue; synced: Promise<void> } {
     const queue = (this.options.newQueue ?? createPriorityQueue)({
       name: this.name,
       rateLimiter: this.options.rateLimiter ?? defaultControllerRateLimiter(),
       metrics: createWorkQueueMetrics(this.deps.registry, this.name),
     });
     this.queue = queue;
-    this.deps.metrics.initController(this.name, this.maxConcurrent);
-    this.log.info({ workers: this.maxConcurrent }, 'starting controller');
-
+    this.synced = false;
     const enqueue = (request: Request, priority = 0): void => {
       if (priority === 0) queue.add(requestKey(request));
       else queue.addWithOptions(requestKey(request), { priority });
@@ -154,7 +215,7 @@ export class Controller {
       this.log.error({ err, source: where }, 'a predicate, event handler or source failed; the event is dropped');
     };
     for (const s of this.sources) this.pending.add(s);
-    await Promise.all(
+    const synced = Promise.all(
       this.sources.map(async (source) => {
         try {
           await source.start({ enqueue, cache: this.deps.cache, signal, onError });
@@ -163,24 +224,19 @@ export class Controller {
           if (!signal.aborted) throw err;
         }
       }),
-    ).catch((err: unknown) => {
-      if (!signal.aborted) throw new ManagerError('CacheSync', `controller ${this.name}: a source failed to start: ${String(err)}`, { cause: err });
-    });
-    if (signal.aborted) {
+    ).then(
+      () => {
+        if (!signal.aborted) this.synced = true;
+      },
+      (err: unknown) => {
+        if (!signal.aborted) throw new ManagerError('CacheSync', `controller ${this.name}: a source failed to start: ${String(err)}`, { cause: err });
+      },
+    );
+    signal.addEventListener('abort', () => {
       queue.shutDown();
-      return;
-    }
-    this.synced = true;
-    this.log.info('caches synced; starting workers');
-    const workers = Array.from({ length: this.maxConcurrent }, () => this.worker(queue, signal));
-    const syncPeriodMs = this.options.syncPeriodMs ?? this.deps.defaultSyncPeriodMs ?? 0;
-    if (syncPeriodMs > 0 && this.deps.forKind) workers.push(this.resync(this.deps.forKind, syncPeriodMs, queue, signal));
-    // Stop handing out keys at once; reconciles in flight finish (the workers await them).
-    const stop = (): void => queue.shutDown();
-    if (signal.aborted) stop();
-    else signal.addEventListener('abort', stop, { once: true });
-    await Promise.all(workers);
-    this.log.info('controller stopped');
+      if (this.queue === queue) this.queue = undefined;
+    }, { once: true });
+    return { queue, synced };
   }
 
   /** Every jittered period, every cached object of the `for` kind goes back into the queue at low priority. */
@@ -202,7 +258,7 @@ export class Controller {
 
   private async worker(queue: WorkQueue, stopSignal: AbortSignal): Promise<void> {
     for (;;) {
-      const key = await queue.get();
+      const key = await queue.get(stopSignal);
       if (key === undefined) return;
       try {
         await this.process(queue, key, stopSignal);

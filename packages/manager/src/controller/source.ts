@@ -34,6 +34,8 @@ export interface SourceContext {
 export interface Source {
   /** A short description for logs and readiness (`kind HardDisk.crd-demo.io/v1`). */
   readonly description: string;
+  /** The kind whose informer it reads, if any: the manager stops that informer when the last controller reading it is removed. */
+  readonly kind?: KindRef;
   /** Start delivering; resolve once the initial state has been delivered (the source is synced). */
   start(context: SourceContext): Promise<void>;
   /** Why the source is not synced yet (its informer's last error), for readiness. Default: nothing to add. */
@@ -55,6 +57,7 @@ export function kindSource(kind: KindRef, handler: EventHandler, predicates: rea
   const ref = isMetadataRef(kind) ? kind.of : kind;
   return {
     description: `kind ${ref.kind}.${ref.apiVersion}${isMetadataRef(kind) ? ' (metadata)' : ''}`,
+    kind,
     waitingReason(cache) {
       const err = cache.informerInfo(kind)?.stats.map((st) => st.lastError).find((e) => e !== undefined);
       return err === undefined ? undefined : describeError(err);

@@ -92,6 +92,8 @@ export interface PermissionSources {
   readonly namespaces?: readonly string[];
   /** The Lease's namespace when leader election is on. */
   readonly leaderElectionNamespace?: string;
+  /** What the manager's leadership gate needs (see `LeadershipGate.permissions`). */
+  readonly leadership?: readonly PermissionRequirement[];
   /** Secure metrics with authorization: TokenReview and SubjectAccessReview. */
   readonly metricsAuthorization?: boolean;
   /** The event recorder is in use (it is whenever a controller is registered). */
@@ -204,12 +206,16 @@ export function requiredPermissions(sources: PermissionSources): PermissionRequi
   if (sources.events ?? sources.controllers.length > 0) {
     out.push({ group: 'events.k8s.io', resource: 'events', verbs: ['create', 'patch'], ...scoped(true), reason: 'the event recorder' });
   }
-  if (sources.leaderElectionNamespace !== undefined) {
-    out.push({ group: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'create', 'update'], namespaces: [sources.leaderElectionNamespace], reason: 'leader election' });
-  }
+  if (sources.leaderElectionNamespace !== undefined) out.push(leasePermission(sources.leaderElectionNamespace));
+  if (sources.leadership) out.push(...sources.leadership);
   if (sources.metricsAuthorization) {
     out.push({ group: 'authentication.k8s.io', resource: 'tokenreviews', verbs: ['create'], reason: 'secure metrics: who is calling' });
     out.push({ group: 'authorization.k8s.io', resource: 'subjectaccessreviews', verbs: ['create'], reason: 'secure metrics: may they' });
   }
   return out;
+}
+
+/** What a Lease election needs: get, create and update on leases in `namespace`. */
+export function leasePermission(namespace: string): PermissionRequirement {
+  return { group: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'create', 'update'], namespaces: [namespace], reason: 'leader election' };
 }

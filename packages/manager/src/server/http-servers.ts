@@ -18,8 +18,8 @@ import { describeError, ManagerError } from '../errors.js';
 
 type Server = HttpServer | HttpsServer;
 
-/** A named check: resolve to pass, throw (or reject) to fail with a reason. */
-export type HealthCheck = () => void | Promise<void>;
+/** A named check: resolve to pass (a string says more: `[+]leader-election ok: warm standby`), throw (or reject) to fail with a reason. */
+export type HealthCheck = () => void | string | Promise<void | string>;
 
 /** Limits of one server; every field has a default ({@link DEFAULT_SERVER_LIMITS}). */
 export interface ServerLimits {
@@ -284,14 +284,14 @@ function verbOf(method: string | undefined): string {
  * pending call, not one per request.
  */
 class CheckRunner {
-  private readonly running = new Map<HealthCheck, Promise<void>>();
+  private readonly running = new Map<HealthCheck, Promise<void | string>>();
 
   constructor(private readonly timeoutMs: number) {}
 
-  run(check: HealthCheck): Promise<void> {
+  run(check: HealthCheck): Promise<void | string> {
     let run = this.running.get(check);
     if (!run) {
-      run = new Promise<void>((resolve) => resolve(check())).finally(() => this.running.delete(check));
+      run = new Promise<void | string>((resolve) => resolve(check())).finally(() => this.running.delete(check));
       this.running.set(check, run);
     }
     return withDeadline(run, this.timeoutMs, 'check');
@@ -303,8 +303,8 @@ async function runChecks(runner: CheckRunner, checks: ReadonlyMap<string, Health
     [...checks].map(async ([name, check]): Promise<[boolean, string]> => {
       if (exclude.has(name)) return [true, `[+]${name} excluded: ok`];
       try {
-        await runner.run(check);
-        return [true, `[+]${name} ok`];
+        const detail = await runner.run(check);
+        return [true, `[+]${name} ok${typeof detail === 'string' && detail !== '' ? `: ${detail}` : ''}`];
       } catch (err) {
         return [false, `[-]${name} failed: ${describe(err)}`];
       }
