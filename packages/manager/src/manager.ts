@@ -3,15 +3,17 @@
  * KubeConfig) plus controllers and other runnables, leadership, health,
  * readiness and metrics servers, and graceful shutdown. This file wires the
  * parts, each in a file named for it: options (`options.ts`), runnable
- * groups (`runnable-groups.ts`), leadership (`leadership.ts`), readiness
- * (`readiness.ts`), signals (`signals.ts`), the DI container
+ * groups (`runnable-groups.ts`), leadership gates (`leadership.ts`),
+ * readiness (`readiness.ts`), signals (`signals.ts`), the DI container
  * (`container.ts`), the HTTP servers (`server/manager-servers.ts`).
  *
- * Start order: HTTP servers, caches, runnables that do not need leadership,
- * leader election, then leader-only runnables (controllers by default).
- * Stop in reverse, within a graceful shutdown timeout. Losing the lease
- * skips graceful shutdown, as controller-runtime does: leader-only work is
- * cancelled at once and `start()` rejects within `leaseLossExitTimeoutMs`.
+ * Start order: HTTP servers (probes, metrics, then the webhook server),
+ * caches (a warm standby's controller sources), runnables that do not need
+ * leadership, the leadership gate, then leader-only runnables (controllers
+ * by default), once per leadership term. Stop in reverse, within a graceful
+ * shutdown timeout. Losing leadership for good (a Lease) skips graceful
+ * shutdown, as controller-runtime does: leader-only work is cancelled at
+ * once and `start()` rejects within `leaseLossExitTimeoutMs`.
  */
 import 'reflect-metadata';
 import type { Logger } from 'pino';
@@ -604,10 +606,7 @@ class KubeManager implements Manager {
   }
 }
 
-/**
- * Whether leader-only controllers keep warm on a standby when neither the
- * manager's nor the controller's options say. WARM_RATIONALE
- */
+/** Whether leader-only controllers keep warm on a standby when neither the manager's nor the controller's options say (see `ManagerOptions.warmStandby` for why). */
 const WARM_STANDBY_DEFAULT = true;
 
 /** Resolves when `signal` aborts. */

@@ -118,8 +118,14 @@ export interface ManagerOptions {
    * their sources (informers, cache, queue) but no workers, so that taking
    * over needs no list and no sync: the queue already holds every key and
    * what changed since. A controller's own `warmStandby` option overrides
-   * this. Costs a standby the memory and watches of a leader's caches.
-   * Default: WARM_DEFAULT_DOC
+   * this. `/readyz` says `warm standby` or `standby`.
+   * Default: true. A warm standby holds what the leader holds (its caches'
+   * memory, one list and watch per kind on the API server); a standby must
+   * be sized to lead anyway, since it takes over without a restart, and
+   * warm it takes over without a sync (see docs/benchmarks.md, failover).
+   * controller-runtime's `EnableWarmup` is off by default; Java Operator
+   * SDK warms by default. `false` keeps standbys idle (no informer, no
+   * watch) until they lead.
    */
   readonly warmStandby?: boolean;
   /**
