@@ -1,7 +1,10 @@
 /**
  * The health probe server (/healthz, /readyz) and the metrics server
  * (/metrics): nothing a client sends can throw out of a handler, and every
- * connection is bounded in time, header size and number. The metrics server
+ * connection is bounded in time, header size and number. The number is
+ * shared fairly: at the cap, a newcomer takes the place of the oldest
+ * connection of the client (address) holding the most, so slow or flooding
+ * clients cannot starve a kubelet's probes. The metrics server
  * can serve HTTPS (a certificate source that may rotate) and ask every caller
  * for a bearer token allowed to `get` the path (TokenReview and
  * SubjectAccessReview), as controller-runtime's secure metrics do.
@@ -11,6 +14,7 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node
 import { createServer as createHttpsServer } from 'node:https';
 import type { Server as HttpsServer } from 'node:https';
 import { isIPv4, isIPv6 } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Registry } from 'prom-client';
 import { checkServingCertificate } from '@kubeloop/webhook';
 import type { CertificateSource, ServingCertificate } from '@kubeloop/webhook';
@@ -33,7 +37,15 @@ export interface ServerLimits {
   readonly idleTimeoutMs: number;
   /** Largest request line plus headers, in bytes; more is answered 431. Default: 8 192. */
   readonly maxHeaderSize: number;
-  /** Connections open at once; more are closed as they arrive. Default: 128. */
+  /**
+   * Connections open at once. At the cap a new connection is not refused:
+   * the oldest connection of the client address holding the most is closed
+   * to make room (one with no request in progress first; any of its
+   * connections when that client holds them all), so a flood or a slowloris
+   * from one address costs that address, never a probe from another. Only
+   * when the newcomer's own address holds the most and every one of its
+   * connections is busy is the newcomer closed. Default: 128.
+   */
   readonly maxConnections: number;
   /** Longest a health check or a metrics collection may take before it is answered as failed (500). Default: 10 000 ms. */
   readonly handlerTimeoutMs: number;
@@ -146,12 +158,90 @@ function boundedServer(limits: ServerLimits, handle: (req: IncomingMessage, res:
   } else {
     server = createServer(options, listener);
   }
-  server.maxConnections = limits.maxConnections;
+  const guard = new ConnectionGuard(limits.maxConnections);
+  server.on('connection', (socket: Socket) => guard.admit(socket));
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => guard.busy(req.socket, res));
   server.setTimeout(limits.idleTimeoutMs);
   // Malformed requests (bad request targets, invalid methods, headers over
   // maxHeaderSize, timeouts) never reach the handler: Node answers them 400,
   // 431 or 408 and closes the socket, which is what we want.
   return server;
+}
+
+interface Tracked {
+  readonly socket: Socket;
+  readonly client: string;
+  /** Requests in progress on it. */
+  busy: number;
+}
+
+/**
+ * Shares `cap` connections fairly among client addresses: at the cap a
+ * newcomer evicts the oldest connection of the address that holds the most.
+ * Connections are keyed by remote address and port, which a TLS socket
+ * shares with the TCP socket under it, so requests over HTTPS mark the right
+ * entry busy.
+ */
+class ConnectionGuard {
+  /** In arrival order (a Map iterates in insertion order): the first of a client's is its oldest. */
+  private readonly open = new Map<string, Tracked>();
+  private readonly perClient = new Map<string, number>();
+
+  constructor(private readonly cap: number) {}
+
+  admit(socket: Socket): void {
+    const client = socket.remoteAddress ?? '';
+    const key = `${client}|${socket.remotePort ?? ''}`;
+    if (this.open.size >= this.cap) {
+      const victim = this.victim(client);
+      if (victim === undefined) {
+        socket.destroy();
+        return;
+      }
+      const evicted = this.open.get(victim);
+      this.forget(victim);
+      evicted?.socket.destroy();
+    }
+    this.open.set(key, { socket, client, busy: 0 });
+    this.perClient.set(client, (this.perClient.get(client) ?? 0) + 1);
+    socket.once('close', () => this.forget(key));
+  }
+
+  busy(socket: Socket, res: ServerResponse): void {
+    const entry = this.open.get(`${socket.remoteAddress ?? ''}|${socket.remotePort ?? ''}`);
+    if (!entry) return;
+    entry.busy++;
+    res.once('close', () => entry.busy--);
+  }
+
+  /** The connection to close for a newcomer from `client`, or undefined to close the newcomer. */
+  private victim(client: string): string | undefined {
+    let heaviest = client;
+    let most = (this.perClient.get(client) ?? 0) + 1;
+    for (const [c, n] of this.perClient) {
+      if (n > most) {
+        heaviest = c;
+        most = n;
+      }
+    }
+    let oldestOfHeaviest: string | undefined;
+    for (const [key, entry] of this.open) {
+      if (entry.client !== heaviest) continue;
+      if (entry.busy === 0) return key;
+      oldestOfHeaviest ??= key;
+    }
+    // Every connection of the heaviest client is busy: another client's flood still gives way; our own does not.
+    return heaviest === client ? undefined : oldestOfHeaviest;
+  }
+
+  private forget(key: string): void {
+    const entry = this.open.get(key);
+    if (!entry) return;
+    this.open.delete(key);
+    const n = (this.perClient.get(entry.client) ?? 1) - 1;
+    if (n <= 0) this.perClient.delete(entry.client);
+    else this.perClient.set(entry.client, n);
+  }
 }
 
 function describe(err: unknown): string {

@@ -329,23 +329,103 @@ describe('checks and collections that fail or hang', () => {
     expect((await fetch(`${s.url}/healthz/ping`)).status).toBe(200);
   });
 
-  it('connections beyond maxConnections are closed as they arrive; room is made when they go', async () => {
-    const s = await startHealthServer('127.0.0.1:0', new Map([['ping', ok]]), new Map(), { limits: { maxConnections: 4 } });
+  it('at maxConnections a newcomer takes the place of the oldest idle connection; it is closed only when every connection is busy', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const s = await startHealthServer('127.0.0.1:0', new Map([['ping', ok]]), new Map([['slow', () => gate]]), { limits: { maxConnections: 4 } });
     servers.push(s);
     const { host, port } = portOf(s.url);
-    const held = await Promise.all(
-      Array.from({ length: 4 }, () => new Promise<ReturnType<typeof connect>>((resolve) => {
+    const open = (): Promise<ReturnType<typeof connect>> =>
+      new Promise((resolve) => {
         const socket = connect(port, host, () => resolve(socket));
         socket.on('error', () => undefined);
-      })),
-    );
+      });
+    const held = await Promise.all(Array.from({ length: 4 }, open));
     await sleep(100);
-    const refused = await exchange(s.url, request('/healthz'));
-    expect(refused.status).toBeUndefined();
-    expect(refused.closedByServer).toBe(true);
+    // Four idle connections: the newcomer is served, the oldest idle one closed for it.
+    expect((await exchange(s.url, request('/healthz'))).status).toBe(200);
+    expect(held[0]!.destroyed || held[0]!.readableEnded).toBe(true);
     for (const socket of held) socket.destroy();
     await sleep(100);
-    expect((await exchange(s.url, request('/healthz'))).status).toBe(200);
+    // Four connections each waiting for a check: nothing to evict, the newcomer is closed.
+    const busy = Array.from({ length: 4 }, () => exchange(s.url, request('/readyz'), { waitMs: 5_000 }));
+    await sleep(200);
+    const refused = await exchange(s.url, request('/healthz'), { waitMs: 1_000 });
+    expect(refused.status).toBeUndefined();
+    expect(refused.closedByServer).toBe(true);
+    release();
+    expect((await Promise.all(busy)).map((e) => e.status)).toEqual([200, 200, 200, 200]);
+  });
+});
+
+/** A TCP connection from another loopback address (another client, as far as the server can tell). */
+function connectFrom(localAddress: string, url: string): ReturnType<typeof connect> {
+  const { host, port } = portOf(url);
+  const socket = connect({ host, port, localAddress });
+  socket.on('error', () => undefined);
+  return socket;
+}
+
+describe('probes under abuse from another client (kubelet probes: a new connection each, 1 s timeout)', () => {
+  const ATTACKER = '127.0.0.2';
+  const servers: RunningServer[] = [];
+  afterEach(async () => {
+    for (const s of servers.splice(0)) await s.close();
+  });
+  /** 15 probes, 200 ms apart, each answered 200 within 1 s or failed. */
+  async function probe(url: string): Promise<number> {
+    let passed = 0;
+    for (let i = 0; i < 15; i++) {
+      const got = await exchange(url, request('/healthz'), { waitMs: 1_000 });
+      if (got.status === 200) passed++;
+      await sleep(200);
+    }
+    return passed;
+  }
+
+  it.each(['probe', 'metrics'] as const)('200 slow connections (slowloris) do not refuse the %s server', async (which) => {
+    const s = which === 'probe' ? await startHealthServer('127.0.0.1:0', new Map([['ping', ok]]), new Map()) : await startMetricsServer('127.0.0.1:0', new Registry());
+    servers.push(s);
+    const path = which === 'probe' ? '/healthz' : '/metrics';
+    const slow = Array.from({ length: 200 }, () => {
+      const socket = connectFrom(ATTACKER, s.url);
+      socket.on('connect', () => socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nX-Slow: `));
+      const tick = setInterval(() => socket.destroyed || socket.write('a'), 500);
+      socket.on('close', () => clearInterval(tick));
+      return socket;
+    });
+    await sleep(300);
+    let passed = 0;
+    for (let i = 0; i < 15; i++) {
+      if ((await exchange(s.url, request(path), { waitMs: 1_000 })).status === 200) passed++;
+      await sleep(100);
+    }
+    for (const socket of slow) socket.destroy();
+    process.stderr.write(`[abuse] ${which} server, 200 slow connections: ${passed}/15 probes answered\n`);
+    expect(passed).toBe(15);
+  });
+
+  it('a reconnecting flood of 300 connections does not refuse probes', async () => {
+    const s = await startHealthServer('127.0.0.1:0', new Map([['ping', ok]]), new Map());
+    servers.push(s);
+    let stopped = false;
+    let opened = 0;
+    const flood = (i: number): void => {
+      if (stopped) return;
+      const socket = connectFrom(ATTACKER, s.url);
+      opened++;
+      // Half hold their connection silently, half ask for /healthz over and over; each reconnects at once when closed.
+      socket.on('connect', () => {
+        if (i % 2 === 0) socket.write(request('/healthz'));
+      });
+      socket.on('close', () => setImmediate(() => flood(i)));
+    };
+    for (let i = 0; i < 300; i++) flood(i);
+    await sleep(300);
+    const passed = await probe(s.url);
+    stopped = true;
+    process.stderr.write(`[abuse] probe server, reconnecting flood of 300 (${opened} connections opened): ${passed}/15 probes answered\n`);
+    expect(passed).toBe(15);
   });
 });
 
