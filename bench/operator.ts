@@ -32,6 +32,7 @@
  *
  *   pnpm bench:operator              (from the repository root, after a build; N = 1000)
  *   pnpm bench:operator --n=200
+ *   pnpm bench:operator --read-your-writes=off   (the manager's client without read-your-writes)
  */
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -61,14 +62,17 @@ interface ChildStats {
   readonly synced: boolean;
   readonly rss: number;
   readonly heapUsed: number;
+  /** Cached reads that waited for the operator's own writes, by outcome (so far). */
+  readonly ryw: { readonly cache: number; readonly live: number };
 }
 type ToChild = { type: 'stats'; gc?: boolean } | { type: 'stop' };
 type FromChild = { type: 'starting'; at: number } | ({ type: 'stats' } & ChildStats) | { type: 'error'; message: string };
 
-async function child(kubeconfigPath: string): Promise<void> {
+async function child(kubeconfigPath: string, readYourWrites: boolean): Promise<void> {
   const send = (m: FromChild): void => void process.send?.(m);
   const manager = createManager({
     kubeConfig: loadKubeConfig(kubeconfigPath),
+    ...(readYourWrites ? {} : { readYourWrites: false }),
     scheme: builtinScheme.extend(HardDisk),
     fieldOwner: 'harddisk-operator',
     // As the example runs (info); the output goes nowhere, its cost stays.
@@ -76,11 +80,11 @@ async function child(kubeconfigPath: string): Promise<void> {
   });
   setupHardDiskController(manager, 'explicit');
   const stop = new AbortController();
-  const sum = async (name: string): Promise<number> => {
+  const sum = async (name: string, labels: Record<string, string> = {}): Promise<number> => {
     const metric = manager.registry.getSingleMetric(name);
     if (!metric) return 0;
     const { values } = await metric.get();
-    return values.reduce((a, v) => a + v.value, 0);
+    return values.filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l)).reduce((a, v) => a + v.value, 0);
   };
   process.on('disconnect', () => stop.abort()); // the driver is gone: stop too
   process.on('message', (m: ToChild) => {
@@ -103,6 +107,10 @@ async function child(kubeconfigPath: string): Promise<void> {
         synced: manager.controllers().every((c) => c.synced),
         rss: mem.rss,
         heapUsed: mem.heapUsed,
+        ryw: {
+          cache: await sum('kubeloop_client_read_your_writes_total', { outcome: 'cache' }),
+          live: await sum('kubeloop_client_read_your_writes_total', { outcome: 'live' }),
+        },
       });
     })();
   });
@@ -224,7 +232,7 @@ async function main(): Promise<void> {
     stop(): Promise<void>;
   }
   const startOperator = (): Operator => {
-    const proc = fork(fileURLToPath(import.meta.url), ['--child', proxyKubeconfig], {
+    const proc = fork(fileURLToPath(import.meta.url), ['--child', proxyKubeconfig, param('read-your-writes', 'on')], {
       // OPERATOR_NODE_FLAGS: extra node flags for the operator process (e.g. --max-semi-space-size=1).
       execArgv: ['--expose-gc', ...(process.env['OPERATOR_NODE_FLAGS']?.split(' ').filter(Boolean) ?? [])],
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -265,11 +273,15 @@ async function main(): Promise<void> {
     }
   };
 
-  const phases: Record<string, { ms: number; requests: Counts; reconciles: number; total: number }> = {};
-  const record = (phase: string, ms: number, reconciles: number): void => {
+  const phases: Record<string, { ms: number; requests: Counts; reconciles: number; total: number; readYourWrites: { cache: number; live: number } }> = {};
+  /** The operator's read-your-writes counts at the start of the phase. */
+  let rywBase = { cache: 0, live: 0 };
+  const record = (phase: string, ms: number, reconciles: number, now: ChildStats): void => {
     const requests = tally(proxy.requests);
-    phases[phase] = { ms, requests, reconciles, total: proxy.requests.length };
-    log(`${phase}: ${s(ms)} s, ${proxy.requests.length} requests, ${reconciles} reconciles`);
+    const ryw = { cache: now.ryw.cache - rywBase.cache, live: now.ryw.live - rywBase.live };
+    rywBase = now.ryw;
+    phases[phase] = { ms, requests, reconciles, total: proxy.requests.length, readYourWrites: ryw };
+    log(`${phase}: ${s(ms)} s, ${proxy.requests.length} requests, ${reconciles} reconciles; reads that waited for own writes: ${ryw.cache} served by the cache, ${ryw.live} live`);
   };
 
   // (e) idle, before any HardDisk.
@@ -286,7 +298,7 @@ async function main(): Promise<void> {
   await until('all Bound (b)', () => bound() === N);
   const b = performance.now() - t0;
   stats = await settle(op);
-  record('b', b, stats.reconciles - before);
+  record('b', b, stats.reconciles - before, stats);
 
   // (c) all deleted.
   proxy.clearRequests();
@@ -297,7 +309,7 @@ async function main(): Promise<void> {
   const c = performance.now() - t0;
   await until('all HardDisks gone (c)', () => disks.store.size === 0);
   stats = await settle(op);
-  record('c', c, stats.reconciles - before);
+  record('c', c, stats.reconciles - before, stats);
   await op.stop();
 
   // (a) N exist, then the operator starts.
@@ -305,16 +317,18 @@ async function main(): Promise<void> {
   await until('all created (a)', () => disks.store.size === N);
   proxy.clearRequests();
   op = startOperator();
+  rywBase = { cache: 0, live: 0 };
   const aStart = await op.startedAt;
   await until('all Bound (a)', () => bound() === N);
   const a = Date.now() - aStart;
   stats = await settle(op);
-  record('a', a, stats.reconciles);
+  record('a', a, stats.reconciles, stats);
   await op.stop();
 
   // (d) steady state: restarted over N HardDisks that need nothing.
   proxy.clearRequests();
   op = startOperator();
+  rywBase = { cache: 0, live: 0 };
   const dStart = await op.startedAt;
   const steadyDeadline = Date.now() + PHASE_DEADLINE_MS;
   stats = await settle(op);
@@ -322,7 +336,7 @@ async function main(): Promise<void> {
     if (Date.now() > steadyDeadline) throw new Error(`timed out waiting for ${N} steady-state reconciles (${stats.reconciles})`);
     stats = await settle(op);
   }
-  record('steady', Date.now() - dStart, stats.reconciles);
+  record('steady', Date.now() - dStart, stats.reconciles, stats);
   const end = await op.stats(true);
   log(`end: rss ${mib(end.rss)} MiB, heap ${mib(end.heapUsed)} MiB`);
   await op.stop();
@@ -461,6 +475,8 @@ async function main(): Promise<void> {
   }
   out.push(`| all | ${pb.total} | ${per(pb.total, N)} | ${per(pb.total, pb.reconciles)} | ${ps.total} | ${per(ps.total, ps.reconciles)} | ${phases['a']!.total} | ${phases['c']!.total} |`);
   out.push(`| reconciles | ${pb.reconciles} | ${per(pb.reconciles, N)} | | ${ps.reconciles} | | ${phases['a']!.reconciles} | ${phases['c']!.reconciles} |`);
+  const ryw = (p: string): string => `${phases[p]!.readYourWrites.cache} / ${phases[p]!.readYourWrites.live}`;
+  out.push(`| reads that waited for own writes: cache / live | ${ryw('b')} | | | ${ryw('steady')} | | ${ryw('a')} | ${ryw('c')} |`);
   out.push(`\nFloor requests in (b): ${floorBRequests} (${per(floorBRequests, N)} per disk, the client's creates included).\n`);
   out.push('| operator memory | RSS MiB | heap MiB (after GC) |');
   out.push('|---|---:|---:|');
@@ -472,14 +488,14 @@ async function main(): Promise<void> {
       bench: 'operator',
       n: N,
       seconds: { a: s(phases['a']!.ms), b: s(phases['b']!.ms), c: s(phases['c']!.ms), floorA: s(floorA), floorB: s(floorB), floorC: s(floorC) },
-      requests: Object.fromEntries(Object.entries(phases).map(([k, p]) => [k, { reconciles: p.reconciles, total: p.total, byVerb: Object.fromEntries(p.requests) }])),
+      requests: Object.fromEntries(Object.entries(phases).map(([k, p]) => [k, { reconciles: p.reconciles, total: p.total, byVerb: Object.fromEntries(p.requests), readYourWrites: p.readYourWrites }])),
       memoryMiB: { idleRss: mib(idle.rss), idleHeap: mib(idle.heapUsed), endRss: mib(end.rss), endHeap: mib(end.heapUsed) },
     })}\n`,
   );
 }
 
 if (process.argv[2] === '--child') {
-  await child(process.argv[3]!);
+  await child(process.argv[3]!, process.argv[4] !== 'off');
 } else {
   await main();
 }

@@ -120,6 +120,15 @@ export interface InformerCache extends Reader {
   informers(): readonly InformerInfo[];
   /** Stop every informer. */
   stop(): Promise<void>;
+  /**
+   * The newest resourceVersion the informer of `kind` has seen in
+   * `namespace` (all its namespaces when undefined), or undefined when it
+   * has no informer for the kind, or does not cover the namespace. The
+   * client's read-your-writes waits on it.
+   */
+  observedResourceVersion(kind: KindRef, namespace: string | undefined): string | undefined;
+  /** Resolves at the next change to the informer of `kind` (at once when it has none), or when `signal` aborts. */
+  nextChange(kind: KindRef, signal: AbortSignal): Promise<void>;
 }
 
 function describe(kind: KindRef): { id: string; ref: ResourceDescriptor | TypeRef; label: string } {
@@ -305,6 +314,18 @@ class Cache implements InformerCache {
     if (!entry) return;
     this.entries.delete(id);
     await entry.informer.stop();
+  }
+
+  observedResourceVersion(kind: KindRef, namespace: string | undefined): string | undefined {
+    const entry = this.entries.get(describe(kind).id);
+    if (!entry) return undefined;
+    if (namespace && entry.namespaces && !entry.namespaces.includes(namespace)) return undefined;
+    return entry.informer.observedResourceVersion(namespace);
+  }
+
+  nextChange(kind: KindRef, signal: AbortSignal): Promise<void> {
+    const entry = this.entries.get(describe(kind).id);
+    return entry ? entry.informer.nextChange(signal) : Promise.resolve();
   }
 
   informers(): readonly InformerInfo[] {

@@ -15,6 +15,7 @@
 // (about 10 MiB of RSS an operator would never use; `pnpm bench:import-cost`).
 // eslint-disable-next-line no-restricted-imports -- rxjs 7 exports ./internal/* on purpose; see above
 import { Observable } from 'rxjs/internal/Observable';
+import { compareResourceVersions } from '@kubeloop/client';
 import type { KubeObject } from '@kubeloop/scheme';
 import { CacheError, isCacheError } from './errors.js';
 import { sleep as delay } from '@kubeloop/workqueue';
@@ -277,6 +278,10 @@ export class Informer<T extends KubeObject> {
   readonly store: Store<T>;
   private readonly handlers = new Set<HandlerQueue<T>>();
   private reflectors: Reflector<T>[] = [];
+  /** The namespace of each reflector ('' for all). */
+  private sourceNamespaces: string[] = [];
+  /** Told of the next change to the store (read-your-writes waits on it). */
+  private readonly changeWaiters = new Set<() => void>();
   private sourceSynced: boolean[] = [];
   private readonly resolveSources: ((signal: AbortSignal) => Promise<readonly InformerSource<T>[]>) | undefined;
   /** Stats shown while the sources are being worked out. */
@@ -324,6 +329,7 @@ export class Informer<T extends KubeObject> {
 
   private useSources(sources: readonly InformerSource<T>[]): void {
     this.sourceSynced = sources.map(() => false);
+    this.sourceNamespaces = sources.map((s) => s.namespace);
     this.reflectors = sources.map(
       (source, index) =>
         new Reflector<T>(
@@ -408,6 +414,7 @@ export class Informer<T extends KubeObject> {
     for (const h of this.handlers) h.stopResync();
     await Promise.all(this.reflectors.map((r) => r.stop()));
     if (!this.resolved) this.pendingStats.state = 'stopped';
+    this.changed();
     for (const w of this.syncWaiters.splice(0)) w();
   }
 
@@ -448,6 +455,46 @@ export class Informer<T extends KubeObject> {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.syncWaiters.push(waiter);
     });
+  }
+
+  /**
+   * The newest resourceVersion the list+watch covering `namespace` has seen
+   * (events, lists and bookmarks; its store holds every change up to it).
+   * Without a namespace, or when one list+watch covers all namespaces: the
+   * oldest over its list+watches. `''` before any has listed.
+   */
+  observedResourceVersion(namespace?: string): string {
+    if (!this.resolved) return '';
+    const rvs: string[] = [];
+    this.reflectors.forEach((r, i) => {
+      const ns = this.sourceNamespaces[i];
+      if (namespace === undefined || ns === '' || ns === namespace) rvs.push(r.stats.resourceVersion);
+    });
+    if (rvs.length === 0) return '';
+    if (rvs.length === 1) return rvs[0]!;
+    return rvs.reduce((a, b) => (compareResourceVersions(a, b) <= 0 ? a : b));
+  }
+
+  /** Resolves at the store's next change (an event applied, a list replaced) or when `signal` aborts. */
+  nextChange(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal.aborted || this.stopped) {
+        resolve();
+        return;
+      }
+      const done = (): void => {
+        this.changeWaiters.delete(done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.changeWaiters.add(done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  private changed(): void {
+    if (this.changeWaiters.size === 0) return;
+    for (const w of [...this.changeWaiters]) w();
   }
 
   /** Per-source reflector statistics (one entry while the sources are still being worked out). */
@@ -574,9 +621,18 @@ export class Informer<T extends KubeObject> {
       const old = this.store.remove(key);
       if (old && this.listening) this.emit({ type: 'delete', object: old, finalStateUnknown: true });
     }
+    this.changed();
   }
 
   private apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: T): void {
+    try {
+      this.applyOne(type, raw);
+    } finally {
+      this.changed();
+    }
+  }
+
+  private applyOne(type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: T): void {
     const key = objectKey(raw);
     if (type === 'DELETED') {
       this.unprepared.delete(key);
@@ -622,3 +678,4 @@ function message(err: unknown): string {
     return 'an unprintable value was thrown';
   }
 }
+

@@ -19,6 +19,8 @@ import type { KubeConfigLike } from './kubeconfig.js';
 import { createTransport, retryAfterSeconds } from './transport.js';
 import type { Query, Transport, TransportOptions } from './transport.js';
 import { DEFAULT_ERROR_BODY_TIMEOUT, readErrorBody, watchEvents } from './watch.js';
+import { peekUid, tracksResourceVersions, WriteTracker } from './read-your-writes.js';
+import type { ReadYourWritesOptions } from './read-your-writes.js';
 import type { WatchEvent } from './watch.js';
 
 /** The per-call request options a call passes on to the transport. */
@@ -150,6 +152,16 @@ export interface ClientOptions {
   readonly uncached?: readonly (ResourceDescriptor | TypeRef)[];
   /** Whether unstructured reads (kinds the scheme does not type) use the cache. Default: false. */
   readonly cacheUnstructured?: boolean;
+  /**
+   * Read-your-writes for cached reads, when the cache can tell how far it
+   * has caught up (the informer cache can): once a write through this
+   * client returns resourceVersion r, a cached get or list covering that
+   * object waits until the cache has seen r, up to `timeoutMs` (default
+   * 2000), then reads live. `false` turns it off: cached reads may then
+   * return an object from before this client's last write of it.
+   * Default: on. The cost, measured: docs/benchmarks.md (operator).
+   */
+  readonly readYourWrites?: false | ReadYourWritesOptions;
 }
 
 interface Resolved {
@@ -207,6 +219,7 @@ class KubeClient implements Client {
   private readonly uncached: readonly (ResourceDescriptor | TypeRef)[];
   private readonly cacheUnstructured: boolean;
   private readonly fieldOwner: string | undefined;
+  private readonly writes: WriteTracker | undefined;
 
   constructor(
     readonly transport: Transport,
@@ -219,6 +232,25 @@ class KubeClient implements Client {
     this.cacheUnstructured = options.cacheUnstructured ?? false;
     this.fieldOwner = options.fieldOwner;
     this.apiReader = { get: (k, key, o) => this.liveGet(k, key, o), list: (k, o) => this.liveList(k, o) };
+    const cache = this.cache;
+    this.writes =
+      cache && options.readYourWrites !== false && tracksResourceVersions(cache)
+        ? new WriteTracker(cache, (kind, key) => peekUid(() => cache.get(kind, key)), options.readYourWrites ?? {})
+        : undefined;
+  }
+
+  /**
+   * Remember a write's answer for read-your-writes (dry runs change nothing;
+   * uncached kinds are never read from the cache; a typed read may follow an
+   * unstructured write, so the form does not matter).
+   */
+  private wrote<R>(kind: KindRef, key: ObjectKey | undefined, options: { dryRun?: boolean } | undefined, answer: R): R {
+    if (this.writes && !options?.dryRun && !this.uncached.some((u) => sameKind(u, kindOf(kind)))) {
+      const meta = (answer as { metadata?: { name?: unknown; namespace?: unknown } } | undefined)?.metadata;
+      const k = key ?? (typeof meta?.name === 'string' ? { name: meta.name, ...(typeof meta.namespace === 'string' ? { namespace: meta.namespace } : {}) } : undefined);
+      if (k) this.writes.wrote(kind, k, answer);
+    }
+    return answer;
   }
 
   // --- resolution ----------------------------------------------------------
@@ -307,11 +339,15 @@ class KubeClient implements Client {
   }
 
   get<K extends KindRef>(kind: K, key: ObjectKey, options?: GetOptions): Promise<ObjectFor<K>> {
-    return this.routeToCache(kind) ? this.cache!.get(kind, key, options) : this.liveGet(kind, key, options);
+    if (!this.routeToCache(kind)) return this.liveGet(kind, key, options);
+    if (!this.writes || !key || typeof key.name !== 'string') return this.cache!.get(kind, key, options);
+    return this.writes.beforeGet(kind, key, options?.signal).then((from) => (from === 'cache' ? this.cache!.get(kind, key, options) : this.liveGet(kind, key, options)));
   }
 
   list<K extends KindRef>(kind: K, options?: ListOptions): Promise<ListFor<K>> {
-    return this.routeToCache(kind) ? this.cache!.list(kind, options) : this.liveList(kind, options);
+    if (!this.routeToCache(kind)) return this.liveList(kind, options);
+    if (!this.writes) return this.cache!.list(kind, options);
+    return this.writes.beforeList(kind, options?.namespace, options?.signal).then((from) => (from === 'cache' ? this.cache!.list(kind, options) : this.liveList(kind, options)));
   }
 
   private async liveGet<K extends KindRef>(kind: K, key: ObjectKey, options?: GetOptions): Promise<ObjectFor<K>> {
@@ -413,20 +449,22 @@ class KubeClient implements Client {
 
   async create<T extends AnyKubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>> {
     const r = await this.resolveObject(obj, options?.signal);
-    return this.send('POST', this.path(r, obj.metadata?.namespace, undefined, undefined, 'create'), {
+    const answer = await this.send<Stored<T>>('POST', this.path(r, obj.metadata?.namespace, undefined, undefined, 'create'), {
       query: writeQuery(options, this.fieldOwner),
       body: obj,
       ...call(options),
     });
+    return this.wrote(obj, undefined, options, answer);
   }
 
   async update<T extends AnyKubeObject>(obj: WithKind<T>, options?: WriteOptions): Promise<Stored<T>> {
     const r = await this.resolveObject(obj, options?.signal);
-    return this.send('PUT', this.path(r, obj.metadata?.namespace, this.nameOf(obj, 'update'), undefined, 'update'), {
+    const answer = await this.send<Stored<T>>('PUT', this.path(r, obj.metadata?.namespace, this.nameOf(obj, 'update'), undefined, 'update'), {
       query: writeQuery(options, this.fieldOwner),
       body: obj,
       ...call(options),
     });
+    return this.wrote(obj, undefined, options, answer);
   }
 
   patch<T extends AnyKubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>>;
@@ -437,7 +475,7 @@ class KubeClient implements Client {
     const patch = (byKey ? c : b) as Patch;
     const r = byKey ? await this.resolve(a as KindRef, options?.signal) : await this.resolveObject(a as KubeObject, options?.signal);
     const key: ObjectKey = byKey ? (b as ObjectKey) : { name: this.nameOf(a as KubeObject, 'patch'), ...((a as KubeObject).metadata?.namespace ? { namespace: (a as KubeObject).metadata!.namespace! } : {}) };
-    return this.sendPatch(r, key, undefined, patch, options);
+    return this.wrote(byKey ? (a as KindRef) : (a as KubeObject & KindRef), key, options, await this.sendPatch(r, key, undefined, patch, options));
   }
 
   private sendPatch(r: Resolved, key: ObjectKey, subresource: string | undefined, patch: Patch, options: ApplyOptions | undefined): Promise<unknown> {
@@ -463,7 +501,8 @@ class KubeClient implements Client {
     }
     const r = await this.resolveObject(obj, options?.signal);
     const key: ObjectKey = { name: this.nameOf(obj, 'apply'), ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}) };
-    return this.sendPatch(r, key, subresource, { type: 'apply', data: JSON.stringify(obj) }, { ...options, fieldManager, force: options?.force ?? false });
+    const answer = await this.sendPatch(r, key, subresource, { type: 'apply', data: JSON.stringify(obj) }, { ...options, fieldManager, force: options?.force ?? false });
+    return this.wrote(obj as KubeObject & KindRef, key, options, answer);
   }
 
   delete(obj: WithKind<AnyKubeObject>, options?: DeleteOptions): Promise<void>;
@@ -473,11 +512,12 @@ class KubeClient implements Client {
     const options = (byKey ? c : b) as DeleteOptions | undefined;
     const r = byKey ? await this.resolve(a as KindRef, options?.signal) : await this.resolveObject(a as KubeObject, options?.signal);
     const key: ObjectKey = byKey ? (b as ObjectKey) : { name: this.nameOf(a as KubeObject, 'delete'), ...((a as KubeObject).metadata?.namespace ? { namespace: (a as KubeObject).metadata!.namespace! } : {}) };
-    await this.send('DELETE', this.path(r, key.namespace, key.name, undefined, 'delete'), {
+    const answer = await this.send('DELETE', this.path(r, key.namespace, key.name, undefined, 'delete'), {
       query: { dryRun: options?.dryRun ? 'All' : undefined },
       body: deleteBody(options),
       ...call(options),
     });
+    this.wrote(byKey ? (a as KindRef) : (a as KubeObject & KindRef), key, options, answer);
   }
 
   async deleteAllOf(kind: KindRef, options?: DeleteAllOfOptions): Promise<void> {
@@ -527,15 +567,17 @@ class KubeClient implements Client {
       update: async <T extends AnyKubeObject>(obj: WithKind<T>, options?: WriteOptions & { body?: object }): Promise<Stored<T>> => {
         const r = await this.resolveObject(obj, options?.signal);
         const key = keyOf(obj, `update ${name}`);
-        return this.send<Stored<T>>('PUT', this.path(r, key.namespace, key.name, name, `update ${name}`), {
+        const answer = await this.send<Stored<T>>('PUT', this.path(r, key.namespace, key.name, name, `update ${name}`), {
           query: writeQuery(options, this.fieldOwner),
           body: options?.body ?? obj,
           ...call(options),
         });
+        return this.wrote(obj, key, options, answer);
       },
       patch: async <T extends AnyKubeObject>(obj: WithKind<T>, patch: Patch, options?: WriteOptions): Promise<Stored<T>> => {
         const r = await this.resolveObject(obj, options?.signal);
-        return this.sendPatch(r, keyOf(obj, `patch ${name}`), name, patch, options) as Promise<Stored<T>>;
+        const key = keyOf(obj, `patch ${name}`);
+        return this.wrote(obj, key, options, (await this.sendPatch(r, key, name, patch, options)) as Stored<T>);
       },
       apply: <T extends AnyKubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>> => this.applyTo(obj, name, options) as Promise<Stored<T>>,
     };

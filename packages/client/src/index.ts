@@ -64,4 +64,6 @@ export type { ShardField, ShardRange, ShardSelector } from './shard.js';
 export { applyPatch, jsonPatch, jsonPointer, mergeFrom, mergePatch, patchContentType, strategicMergePatch } from './patch.js';
 export type { JsonPatchOperation, MergeFromOptions, Patch, PatchType } from './patch.js';
 export { DEFAULT_RETRY, retryOn, retryOnConflict } from './retry.js';
+export { compareResourceVersions } from './resource-version.js';
+export type { ReadYourWritesOptions, ReadYourWritesOutcome, ResourceVersionTracker } from './read-your-writes.js';
 export type { RetryFn, RetryOptions } from './retry.js';

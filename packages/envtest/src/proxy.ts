@@ -11,6 +11,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
 import type { AgentOptions } from 'node:https';
 import type { Socket } from 'node:net';
+import { Writable } from 'node:stream';
 import { KubeConfig } from '@kubernetes/client-node';
 import { EnvtestError } from './errors.js';
 
@@ -55,6 +56,12 @@ export interface ApiProxy extends AsyncDisposable {
   blackhole(on: boolean): void;
   /** Hold each new request this long before forwarding it. */
   delay(ms: number): void;
+  /**
+   * Hold every event of the watches opened from now on this long before
+   * passing it on, in order (lists and other answers are not held): an
+   * informer that lags behind the API server, as under load. 0: off.
+   */
+  delayWatchEvents(ms: number): void;
   /** Stop the proxy. */
   close(): Promise<void>;
 }
@@ -82,9 +89,10 @@ export async function startApiProxy(target: KubeConfig, options: ApiProxyOptions
   const recorded: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   /** Responses being forwarded (watch streams): a black hole stops them too. */
-  const flows = new Set<{ up: IncomingMessage; down: ServerResponse }>();
+  const flows = new Set<{ up: IncomingMessage; down: Writable }>();
   let blackholed = false;
   let delayMs = 0;
+  let watchDelayMs = 0;
 
   const forward = (req: IncomingMessage, res: ServerResponse, record: RecordedRequest): void => {
     const fn = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -97,11 +105,12 @@ export async function startApiProxy(target: KubeConfig, options: ApiProxyOptions
         res.writeHead(upRes.statusCode ?? 502, upRes.headers);
         // A watch's headers come before any event: pass them on at once.
         res.flushHeaders();
-        const flow = { up: upRes, down: res };
+        const isWatch = /[?&]watch=(true|1)(&|$)/.test(req.url ?? '');
+        const flow = { up: upRes, down: isWatch && watchDelayMs > 0 ? delayed(res, watchDelayMs) : (res as Writable) };
         flows.add(flow);
         upRes.on('close', () => flows.delete(flow));
         if (blackholed) upRes.pause();
-        else upRes.pipe(res);
+        else upRes.pipe(flow.down);
         upRes.on('error', () => res.destroy());
       },
     );
@@ -199,6 +208,9 @@ export async function startApiProxy(target: KubeConfig, options: ApiProxyOptions
     delay: (ms) => {
       delayMs = ms;
     },
+    delayWatchEvents: (ms) => {
+      watchDelayMs = ms;
+    },
     close: async () => {
       await stopListening();
       agent.destroy();
@@ -206,4 +218,22 @@ export async function startApiProxy(target: KubeConfig, options: ApiProxyOptions
     [Symbol.asyncDispose]: () => proxy.close(),
   };
   return proxy;
+}
+
+/** A stream that writes each chunk to `res` `ms` after it arrives, in order, and ends `res` as late. */
+function delayed(res: ServerResponse, ms: number): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      setTimeout(() => {
+        if (!res.destroyed) res.write(chunk);
+      }, ms).unref();
+      done();
+    },
+    final(done) {
+      setTimeout(() => {
+        res.end();
+        done();
+      }, ms).unref();
+    },
+  });
 }

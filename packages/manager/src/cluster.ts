@@ -12,7 +12,7 @@ import type { Registry } from 'prom-client';
 import { createInformerCache } from '@kubeloop/cache';
 import type { InformerCache, InformerCacheOptions } from '@kubeloop/cache';
 import { createClient, createTransport, loadKubeConfig, transportDiscovery } from '@kubeloop/client';
-import type { CachedClient, Client, KubeConfigLike, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
+import type { CachedClient, Client, KubeConfigLike, ReadYourWritesOptions, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
 import { createDynamicRESTMapper } from '@kubeloop/mapper';
 import type { RESTMapper } from '@kubeloop/mapper';
 import { builtinScheme } from '@kubeloop/scheme';
@@ -23,6 +23,7 @@ import type { EventRecorder, EventRecorderProvider, EventRecorderTuning } from '
 import { createLogger } from './log/logging.js';
 import { restClientMetrics } from './metrics/controller-metrics.js';
 import { registerInformerMetrics } from './metrics/informer-metrics.js';
+import { readYourWritesMetrics } from './metrics/client-metrics.js';
 
 /** Options for {@link createCluster}. Every field is optional. */
 export interface ClusterOptions {
@@ -42,6 +43,14 @@ export interface ClusterOptions {
   readonly cache?: Omit<InformerCacheOptions, 'client' | 'namespaces'>;
   /** Kinds the client never reads from the cache (Secrets, say). Default: none. */
   readonly uncached?: readonly (ResourceDescriptor | TypeRef)[];
+  /**
+   * Read-your-writes for the client's cached reads: after a write through
+   * `client` returns resourceVersion r, a cached get or list of that object
+   * waits for the cache to see r (up to `timeoutMs`, default 2000), then
+   * reads live; counted in `kubeloop_client_read_your_writes_total`. `false`
+   * turns it off. Default: on (its cost: docs/benchmarks.md, operator).
+   */
+  readonly readYourWrites?: false | ReadYourWritesOptions;
   /** The logger for cache errors and event-recorder failures. Default: pino at `KUBELOOP_LOG_LEVEL` / `LOG_LEVEL` / info. */
   readonly logger?: Logger;
   /** Where `rest_client_requests_total` and the informer metrics go. Default: none. */
@@ -123,7 +132,23 @@ export function createCluster(options: ClusterOptions = {}): Cluster {
       options.cache?.onError?.(kind, err, phase);
     },
   });
-  const client = createClient({ ...base, cache, ...(options.uncached ? { uncached: options.uncached } : {}) });
+  const onRead = options.registry ? readYourWritesMetrics(options.registry) : undefined;
+  const ryw = options.readYourWrites;
+  const readYourWrites =
+    ryw === false
+      ? false
+      : {
+          ...ryw,
+          ...(onRead || ryw?.onRead
+            ? {
+                onRead: (info: Parameters<NonNullable<ReadYourWritesOptions['onRead']>>[0]) => {
+                  onRead?.(info);
+                  ryw?.onRead?.(info);
+                },
+              }
+            : {}),
+        };
+  const client = createClient({ ...base, cache, readYourWrites, ...(options.uncached ? { uncached: options.uncached } : {}) });
   if (options.registry) registerInformerMetrics(options.registry, cache);
   const eventClient = eventTransport === transport ? apiReader : createClient({ ...base, transport: eventTransport });
   const recorders = createEventRecorderProvider({

@@ -295,6 +295,7 @@ class KubeManager implements Manager {
         ...(options.namespaces ? { namespaces: options.namespaces } : {}),
         ...(options.cache ? { cache: options.cache } : {}),
         ...(options.uncached ? { uncached: options.uncached } : {}),
+        ...(options.readYourWrites !== undefined ? { readYourWrites: options.readYourWrites } : {}),
         ...(options.leaderElection?.identity ? { eventInstance: options.leaderElection.identity } : {}),
         ...(options.eventRecorder ? { eventRecorder: options.eventRecorder } : {}),
         logger: this.logger,

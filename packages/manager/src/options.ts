@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { DependencyContainer } from 'tsyringe';
 import type { InformerCacheOptions } from '@kubeloop/cache';
-import type { KubeConfigLike, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
+import type { KubeConfigLike, ReadYourWritesOptions, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
 import type { ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import type { CertificateSource, TokenAuthorizerOptions, WebhookServerOptions } from '@kubeloop/webhook';
 import type { Cluster } from './cluster.js';
@@ -53,7 +53,7 @@ export interface ManagerOptions {
   readonly kubeConfig?: KubeConfigLike;
   /** A ready transport instead of one made from `kubeConfig` (for example `@kubeloop/testing`'s fake API). Default: made from `kubeConfig`. */
   readonly transport?: Transport;
-  /** A ready cluster to run on; then kubeConfig, transport, scheme, fieldOwner, namespaces, cache, uncached, transportOptions and eventRecorder are not used. Default: one made from those options. */
+  /** A ready cluster to run on; then kubeConfig, transport, scheme, fieldOwner, namespaces, cache, uncached, readYourWrites, transportOptions and eventRecorder are not used. Default: one made from those options. */
   readonly cluster?: Cluster;
   /** The kinds the client types. Default: `builtinScheme`. */
   readonly scheme?: Scheme;
@@ -65,6 +65,14 @@ export interface ManagerOptions {
   readonly cache?: Omit<InformerCacheOptions, 'client' | 'namespaces'>;
   /** Kinds the client never reads from the cache (Secrets, say). Default: none. */
   readonly uncached?: readonly (ResourceDescriptor | TypeRef)[];
+  /**
+   * Read-your-writes for the manager's client: after a write through it
+   * returns resourceVersion r, a cached get or list of that object never
+   * returns an older copy (it waits for the cache, up to `timeoutMs`,
+   * default 2000, then reads live; `kubeloop_client_read_your_writes_total`
+   * counts both). `false` turns it off. Not used with `cluster`. Default: on.
+   */
+  readonly readYourWrites?: false | ReadYourWritesOptions;
   /**
    * Where /metrics listens: `host:port` (`127.0.0.1:8080`), `:port` for every
    * interface, IPv4 and IPv6 (an explicit choice: anyone who can reach the
