@@ -37,6 +37,8 @@ export type {
 } from './informer.js';
 export { Reflector } from './reflector.js';
 export type { ReflectorOptions, ReflectorSink, ReflectorState, ReflectorStats } from './reflector.js';
+export { inShard, shardValue, staticShard } from './shard-filter.js';
+export type { ShardBy, ShardFilter } from './shard-filter.js';
 export { CacheError, isCacheError } from './errors.js';
 export type { CacheErrorReason } from './errors.js';
 export { clientListWatcher } from './list-watch.js';

@@ -16,6 +16,7 @@ import type { InformerErrorPhase, InformerOptions, InformerSource, InformerSourc
 import { CacheError, isCacheError } from './errors.js';
 import { clientListWatcher } from './list-watch.js';
 import type { ReflectorOptions, ReflectorStats } from './reflector.js';
+import type { ShardFilter } from './shard-filter.js';
 import { keyOf, NAMESPACE_INDEX } from './store.js';
 
 /** What to cache of one kind. */
@@ -30,6 +31,13 @@ export interface ByKindOptions {
   readonly fieldSelector?: Selector;
   /** Default: the cache's `transform`. */
   readonly transform?: Transform<KubeObject>;
+  /**
+   * Keep one shard of the kind: the objects whose uid, namespace or
+   * controller owner's uid hashes into the filter's ranges (a shard ring's,
+   * or `staticShard`). The server filters where it can; what it lets through
+   * out of range is dropped before the store. Default: the whole kind.
+   */
+  readonly shard?: ShardFilter;
 }
 
 /** Options for {@link createInformerCache}. */
@@ -179,7 +187,7 @@ class Cache implements InformerCache {
     const informerOptions: InformerOptions<KubeObject> = {
       ...((per.transform ?? this.options.transform) ? { transform: per.transform ?? this.options.transform! } : {}),
       ...(this.options.unsafeDisableDeepFreeze ? { unsafeDisableDeepFreeze: true } : {}),
-      ...(this.options.reflector ? { reflector: this.options.reflector } : {}),
+      ...(this.options.reflector || per.shard ? { reflector: { ...this.options.reflector, ...(per.shard ? { shard: per.shard } : {}) } } : {}),
       ...(this.options.resyncPeriodMs !== undefined ? { resyncPeriodMs: this.options.resyncPeriodMs } : {}),
       ...(this.options.onError ? { onError: (err: unknown, phase: InformerErrorPhase) => this.options.onError!(label, err, phase) } : {}),
       ...(this.options.onHandlerError ? { onHandlerError: (err: unknown) => this.options.onHandlerError!(label, err) } : {}),

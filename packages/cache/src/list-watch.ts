@@ -1,5 +1,5 @@
 /** Where a reflector lists and watches from: any kind in any form, through the client. */
-import type { Client, KindRef, ObjectFor, Selector } from '@kubeloop/client';
+import type { Client, KindRef, ObjectFor, Selector, ShardSelector } from '@kubeloop/client';
 import type { KubeObject, ObjectList } from '@kubeloop/scheme';
 import type { WatchEvent } from '@kubeloop/client';
 
@@ -7,6 +7,8 @@ export interface ListPageOptions {
   readonly limit: number;
   readonly continue?: string;
   readonly resourceVersion?: string;
+  /** Ask the server for one shard only (the reflector checks what comes back). */
+  readonly shardSelector?: ShardSelector;
   readonly signal: AbortSignal;
 }
 
@@ -17,6 +19,8 @@ export interface WatchFromOptions {
   /** Client-side deadline for the answer's headers and between two events (the reflector enforces it too, a moment later). */
   readonly idleTimeoutMs: number;
   readonly sendInitialEvents?: boolean;
+  /** Ask the server for one shard only (the reflector checks what comes back). */
+  readonly shardSelector?: ShardSelector;
   readonly signal: AbortSignal;
 }
 
@@ -66,6 +70,7 @@ export function clientListWatcher<K extends KindRef>(client: Client, kind: K, sc
         limit: o.limit,
         ...(o.continue ? { continue: o.continue } : {}),
         ...(o.resourceVersion !== undefined && !o.continue ? { resourceVersion: o.resourceVersion } : {}),
+        ...(o.shardSelector ? { shardSelector: o.shardSelector } : {}),
         signal: o.signal,
       }) as unknown as Promise<ObjectList<ObjectFor<K> & KubeObject>>,
     watch: (o) =>
@@ -76,6 +81,7 @@ export function clientListWatcher<K extends KindRef>(client: Client, kind: K, sc
         timeoutSeconds: o.timeoutSeconds,
         idleTimeoutMs: o.idleTimeoutMs,
         ...(o.sendInitialEvents ? { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' as const } : {}),
+        ...(o.shardSelector ? { shardSelector: o.shardSelector } : {}),
         signal: o.signal,
       }),
   };

@@ -28,16 +28,23 @@
  * - Optionally the initial state comes from a streaming list (WatchList:
  *   `sendInitialEvents=true`, up to the `k8s.io/initial-events-end`
  *   bookmark), falling back to LIST when the server refuses it.
+ * - With a `shard` filter it keeps one shard of the objects: it asks the
+ *   server to filter (`shardSelector`) where the filter allows, checks every
+ *   object that comes back, drops what is out of range before the sink, and
+ *   asks no more once the server has shown it ignores the selector. A change
+ *   of the filter's ranges relists at once.
  * - It never stops silently: every error is reported and retried until
  *   `stop()`; `stats` says what it is doing and what went wrong last.
  */
 import { isClientError, isGone, watchEventError } from '@kubeloop/client';
-import type { WatchEvent } from '@kubeloop/client';
+import type { ShardRange, WatchEvent } from '@kubeloop/client';
 import type { KubeObject, ObjectList } from '@kubeloop/scheme';
 import { CacheError } from './errors.js';
 import { sleep as delay } from '@kubeloop/workqueue';
 import { Backoff } from './internal/backoff.js';
 import type { ListWatcher } from './list-watch.js';
+import { inShard, serverSelector } from './shard-filter.js';
+import type { ShardFilter } from './shard-filter.js';
 
 /** Receives what the reflector learns. Its methods must not throw (a throw is reported and costs a relist). */
 export interface ReflectorSink<T extends KubeObject> {
@@ -98,6 +105,15 @@ export interface ReflectorStats {
   disconnectedSince: number;
   /** What it is doing now. */
   state: ReflectorState;
+  /**
+   * With a shard filter: `honoured` while the server filters (nothing out of
+   * range has come back), `ignored` once something out of range came back
+   * (the server lacks the gate: filtering here only), `off` when the server
+   * is not asked (no filter, `controller-owner`, or `serverSide: false`).
+   */
+  shardServer: 'off' | 'honoured' | 'ignored';
+  /** Objects and events dropped here because they were out of the shard's ranges. */
+  shardDropped: number;
 }
 
 /** Options for {@link Reflector}. Every field is optional; numbers must be positive. */
@@ -154,6 +170,8 @@ export interface ReflectorOptions {
   readonly onError?: (err: unknown, phase: 'list' | 'watch') => void;
   /** Told when the initial state is in the sink. */
   readonly onSynced?: () => void;
+  /** Keep only this shard of the objects (see {@link ShardFilter}). Default: all objects. */
+  readonly shard?: ShardFilter;
 }
 
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
@@ -222,6 +240,8 @@ export function initialReflectorStats(): ReflectorStats {
     usedWatchList: false,
     disconnectedSince: 0,
     state: 'idle',
+    shardServer: 'off',
+    shardDropped: 0,
   };
 }
 
@@ -266,6 +286,12 @@ export class Reflector<T extends KubeObject> {
   private watches = 0;
   private watchListRefused = false;
   private synced = false;
+  /** The shard ranges of this list and the watches after it. */
+  private ranges: readonly ShardRange[] | undefined;
+  private serverIgnoresShard = false;
+  /** Set by `reshard()`: the current request is abandoned and the list starts again with the new ranges. */
+  private reshardPending = false;
+  private reshardSignal = new AbortController();
 
   /** Throws CacheError `InvalidOptions` for a non-positive or non-finite number. */
   constructor(
@@ -285,10 +311,22 @@ export class Reflector<T extends KubeObject> {
 
   /** Start the loop (idempotent). Resolves when stopped; never rejects. */
   run(): Promise<void> {
+    const unsubscribe = this.running ? undefined : this.options.shard?.subscribe?.(() => this.reshard());
     this.running ??= this.loop().finally(() => {
+      unsubscribe?.();
       this.stats.state = 'stopped';
     });
     return this.running;
+  }
+
+  /**
+   * Relist now with the shard filter's current ranges (the shard ring calls
+   * it through the filter's `subscribe`): the list or watch in progress is
+   * abandoned, not counted as an error.
+   */
+  reshard(): void {
+    this.reshardPending = true;
+    this.reshardSignal.abort(new CacheError('Stopped', 'the shard ranges changed'));
   }
 
   /** Stop listing and watching; resolves when the loop has ended. */
@@ -307,11 +345,29 @@ export class Reflector<T extends KubeObject> {
     let relisting = false;
     while (!this.stopped) {
       try {
+        if (this.reshardPending) {
+          this.reshardPending = false;
+          this.reshardSignal = new AbortController();
+          needList = true;
+        }
+        if (needList && this.options.shard) {
+          this.ranges = [...this.options.shard.ranges()];
+          if (this.ranges.length === 0) {
+            // Nothing to hold: an empty store, synced, until the ranges change.
+            this.sink.replace([], this.stats.resourceVersion);
+            this.markSynced();
+            this.stats.state = 'watching';
+            this.stats.disconnectedSince = 0;
+            await delay(2 ** 31 - 1, AbortSignal.any([this.controller.signal, this.reshardSignal.signal]));
+            continue;
+          }
+        }
         if (needList) {
           this.stats.state = 'listing';
           const streamed = this.options.useWatchList === true && !this.watchListRefused;
           const outcome = streamed ? await this.streamingList(relisting) : await this.list(relisting);
           if (outcome === 'stopped') return;
+          if (outcome === 'interrupted') continue;
           if (outcome === 'failed') {
             await this.pause();
             continue;
@@ -324,6 +380,7 @@ export class Reflector<T extends KubeObject> {
         }
         this.stats.state = 'watching';
         const outcome = await this.watch();
+        if (outcome === 'interrupted') continue;
         if (outcome === 'relist') needList = true;
         if (outcome === 'retry' || (outcome === 'relist' && !isGone(this.stats.lastError))) await this.pause();
       } catch (err) {
@@ -386,9 +443,13 @@ export class Reflector<T extends KubeObject> {
     const parent = this.controller.signal;
     const ctrl = new AbortController();
     let timedOut = false;
-    const onStop = (): void => ctrl.abort(parent.reason);
-    if (parent.aborted) onStop();
-    else parent.addEventListener('abort', onStop, { once: true });
+    const reshard = this.reshardSignal.signal;
+    const onStop = (): void => ctrl.abort(parent.aborted ? parent.reason : reshard.reason);
+    if (parent.aborted || reshard.aborted) onStop();
+    else {
+      parent.addEventListener('abort', onStop, { once: true });
+      reshard.addEventListener('abort', onStop, { once: true });
+    }
     const timer = setTimeout(() => {
       timedOut = true;
       ctrl.abort(new CacheError('Timeout', what()));
@@ -399,6 +460,7 @@ export class Reflector<T extends KubeObject> {
       done: () => {
         clearTimeout(timer);
         parent.removeEventListener('abort', onStop);
+        reshard.removeEventListener('abort', onStop);
       },
       timedOut: () => timedOut,
     };
@@ -411,7 +473,29 @@ export class Reflector<T extends KubeObject> {
     return new CacheError('Timeout', reason.message, { cause: err });
   }
 
-  private async list(relist: boolean): Promise<'ok' | 'failed' | 'stopped'> {
+  /** The selector to send now: none once the server has shown it ignores it. */
+  private sentSelector() {
+    if (!this.options.shard || !this.ranges || this.serverIgnoresShard) return undefined;
+    return serverSelector(this.options.shard, this.ranges);
+  }
+
+  /** Whether an object is in the shard; one out of range that the server was asked to filter shows it ignores the selector. */
+  private admit(object: T, asked: boolean): boolean {
+    const shard = this.options.shard;
+    if (!shard || !this.ranges || inShard(object, shard, this.ranges)) return true;
+    this.stats.shardDropped++;
+    if (asked) {
+      this.serverIgnoresShard = true;
+      this.stats.shardServer = 'ignored';
+    }
+    return false;
+  }
+
+  private noteAsked(asked: boolean): void {
+    if (asked && this.stats.shardServer === 'off') this.stats.shardServer = 'honoured';
+  }
+
+  private async list(relist: boolean): Promise<'ok' | 'failed' | 'stopped' | 'interrupted'> {
     const started = performance.now();
     const items: T[] = [];
     const tokens = new Set<string>();
@@ -423,10 +507,12 @@ export class Reflector<T extends KubeObject> {
       const page = pages;
       const attempt = this.attempt(this.listTimeoutMs, () => `list page ${page}: no complete answer within ${this.listTimeoutMs} ms`);
       let result: ObjectList<T>;
+      const shardSelector = this.sentSelector();
       try {
-        result = await this.lw.list({ limit: this.pageSize, ...(cont ? { continue: cont } : {}), signal: attempt.signal });
+        result = await this.lw.list({ limit: this.pageSize, ...(cont ? { continue: cont } : {}), ...(shardSelector ? { shardSelector } : {}), signal: attempt.signal });
       } catch (err) {
         if (this.stopped) return 'stopped';
+        if (this.reshardPending) return 'interrupted';
         // An expired continue token among them: the list starts again from scratch.
         this.fail(this.blame(attempt, err), 'list');
         return 'failed';
@@ -434,6 +520,8 @@ export class Reflector<T extends KubeObject> {
         attempt.done();
       }
       if (this.stopped) return 'stopped';
+      if (this.reshardPending) return 'interrupted';
+      this.noteAsked(shardSelector !== undefined);
       const got: unknown = (result as { items?: unknown } | null)?.items ?? [];
       if (!Array.isArray(got)) {
         this.fail(new CacheError('InvalidResponse', `list page ${page}: the answer has no items array`), 'list');
@@ -441,7 +529,7 @@ export class Reflector<T extends KubeObject> {
       }
       const prepare = this.sink.prepare?.bind(this.sink);
       for (const item of got as unknown[]) {
-        if (this.usable(item, 'list', `list page ${page}`)) items.push(prepare ? prepare(item) : item);
+        if (this.usable(item, 'list', `list page ${page}`) && this.admit(item, shardSelector !== undefined)) items.push(prepare ? prepare(item) : item);
       }
       const next = result.metadata?.continue || undefined;
       if (next !== undefined && (page >= this.maxListPages || items.length >= this.maxListObjects)) {
@@ -472,8 +560,10 @@ export class Reflector<T extends KubeObject> {
 
   private watchOptions(attempt: Attempt, extra: { resourceVersion: string; sendInitialEvents?: boolean }): Parameters<ListWatcher<T>['watch']>[0] {
     const [min, max] = this.watchTimeoutSeconds;
+    const shardSelector = this.sentSelector();
     return {
       ...extra,
+      ...(shardSelector ? { shardSelector } : {}),
       timeoutSeconds: Math.round(min + Math.random() * (max - min)),
       idleTimeoutMs: this.watchIdleTimeoutMs,
       signal: attempt.signal,
@@ -486,7 +576,7 @@ export class Reflector<T extends KubeObject> {
   }
 
   /** Open a watch from the last resourceVersion and apply its events until it ends. */
-  private async watch(): Promise<'rewatch' | 'relist' | 'retry'> {
+  private async watch(): Promise<'rewatch' | 'relist' | 'retry' | 'interrupted'> {
     if (this.watches++ > 0) this.stats.watchRestarts++;
     const opened = Date.now();
     // Not receiving until the watch opens: an answer that stalls counts from now.
@@ -494,10 +584,12 @@ export class Reflector<T extends KubeObject> {
     const attempt = this.watchAttempt();
     try {
       let events: AsyncIterableIterator<WatchEvent<T>>;
+      const asked = this.sentSelector() !== undefined;
       try {
         events = await this.lw.watch(this.watchOptions(attempt, { resourceVersion: this.stats.resourceVersion }));
       } catch (err) {
         if (this.stopped) return 'rewatch';
+        if (this.reshardPending) return 'interrupted';
         return this.watchFailed(this.blame(attempt, err));
       }
       attempt.refresh();
@@ -506,19 +598,21 @@ export class Reflector<T extends KubeObject> {
       this.stats.disconnectedSince = 0; // the watch is open: in contact again
       try {
         for await (const event of events) {
-          if (this.stopped) break;
+          if (this.stopped || this.reshardPending) break;
           attempt.refresh();
           heard = Date.now();
           received++;
-          const verdict = this.handle(event);
+          const verdict = this.handle(event, asked);
           if (verdict) return verdict;
         }
       } catch (err) {
         if (this.stopped) return 'rewatch';
+        if (this.reshardPending) return 'interrupted';
         // A stream that went silent stopped delivering when it last delivered, not when its deadline passed.
         return this.watchFailed(this.blame(attempt, err), heard);
       }
       if (this.stopped) return 'rewatch';
+      if (this.reshardPending) return 'interrupted';
       // A normal close. One that came at once with nothing in it is suspicious:
       // back off rather than spin.
       if (received === 0 && Date.now() - opened < 1000) {
@@ -542,7 +636,7 @@ export class Reflector<T extends KubeObject> {
   }
 
   /** Apply one watch event; a non-undefined answer ends the watch. */
-  private handle(event: WatchEvent<T>): 'relist' | 'retry' | undefined {
+  private handle(event: WatchEvent<T>, asked: boolean): 'relist' | 'retry' | undefined {
     switch (event.type) {
       case 'ADDED':
       case 'MODIFIED':
@@ -551,6 +645,11 @@ export class Reflector<T extends KubeObject> {
         if (!this.usable(event.object, 'watch', `watch ${event.type} event`)) return undefined;
         const rv = event.object.metadata?.resourceVersion;
         if (rv) this.stats.resourceVersion = rv;
+        if (event.type !== 'DELETED' && !this.admit(event.object, asked)) {
+          // Out of range. An object that moved out (its controller owner changed) leaves the store; otherwise nothing happens.
+          if (event.type === 'MODIFIED') this.sink.apply('DELETED', event.object);
+          return undefined;
+        }
         this.sink.apply(event.type, event.object);
         return undefined;
       }
@@ -575,15 +674,17 @@ export class Reflector<T extends KubeObject> {
    * initial-events-end bookmark, swapped into the sink in one step, then the
    * same stream goes on as a normal watch.
    */
-  private async streamingList(relist: boolean): Promise<'ok' | 'failed' | 'stopped' | 'relist' | 'retry'> {
+  private async streamingList(relist: boolean): Promise<'ok' | 'failed' | 'stopped' | 'relist' | 'retry' | 'interrupted'> {
     const started = performance.now();
     const attempt = this.watchAttempt();
     try {
       let events: AsyncIterableIterator<WatchEvent<T>>;
+      const asked = this.sentSelector() !== undefined;
       try {
         events = await this.lw.watch(this.watchOptions(attempt, { resourceVersion: '', sendInitialEvents: true }));
       } catch (err) {
         if (this.stopped) return 'stopped';
+        if (this.reshardPending) return 'interrupted';
         const blamed = this.blame(attempt, err);
         this.fail(blamed, 'list');
         if (isClientError(blamed) && (blamed.code === 400 || blamed.code === 403 || blamed.code === 422 || blamed.code === 501)) {
@@ -595,16 +696,19 @@ export class Reflector<T extends KubeObject> {
         return 'failed';
       }
       attempt.refresh();
+      this.noteAsked(asked);
       const initial = new Map<string, T>();
       let done = false;
       try {
         for await (const event of events) {
           if (this.stopped) return 'stopped';
+          if (this.reshardPending) return 'interrupted';
           attempt.refresh();
           if (!done) {
             const m = event.object.metadata;
             if ((event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED') && !this.usable(event.object, 'list', `streaming list ${event.type} event`)) continue;
             if (event.type === 'ADDED' || event.type === 'MODIFIED') {
+              if (!this.admit(event.object, asked)) continue;
               initial.set(`${m?.namespace ?? ''}/${m?.name ?? ''}`, this.sink.prepare ? this.sink.prepare(event.object) : event.object);
               continue;
             }
@@ -629,11 +733,12 @@ export class Reflector<T extends KubeObject> {
               continue;
             }
           }
-          const verdict = this.handle(event);
+          const verdict = this.handle(event, asked);
           if (verdict === 'relist') return done ? 'relist' : 'failed';
         }
       } catch (err) {
         if (this.stopped) return 'stopped';
+        if (this.reshardPending) return 'interrupted';
         const blamed = this.blame(attempt, err);
         this.fail(blamed, 'watch');
         if (isGone(blamed)) {
@@ -643,6 +748,7 @@ export class Reflector<T extends KubeObject> {
         return done ? 'retry' : 'failed';
       }
       if (this.stopped) return 'stopped';
+      if (this.reshardPending) return 'interrupted';
       return done ? 'ok' : 'failed';
     } finally {
       attempt.done();
