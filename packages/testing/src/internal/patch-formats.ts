@@ -52,7 +52,7 @@ export function strategicMerge(target: unknown, patch: unknown, shape: Shape, pa
     return rest;
   }
   if (directive !== undefined && directive !== 'merge') throw badRequest(`Unknown patch type: ${JSON.stringify(directive)}`);
-  if (shape.atomicMap(path) && path.length > 0) {
+  if (shape.patchReplace(path) && path.length > 0) {
     const { $patch: _p, ...rest } = patch;
     return rest;
   }
@@ -88,7 +88,7 @@ export function strategicMerge(target: unknown, patch: unknown, shape: Shape, pa
 }
 
 function mergeList(target: unknown, patch: unknown[], shape: Shape, path: readonly string[]): unknown[] {
-  const rule = shape.list(path);
+  const rule = shape.patchList(path);
   const current = Array.isArray(target) ? [...(target as unknown[])] : [];
   if (patch.some((item) => isObject(item) && item['$patch'] === 'replace' && Object.keys(item).length === 1)) {
     return patch.filter((item) => !(isObject(item) && item['$patch'] === 'replace'));
@@ -114,7 +114,7 @@ function mergeList(target: unknown, patch: unknown[], shape: Shape, path: readon
 }
 
 function reorder(items: unknown[], order: unknown[], shape: Shape, path: readonly string[]): unknown[] {
-  const rule = shape.list(path);
+  const rule = shape.patchList(path);
   const id = (x: unknown): string => JSON.stringify(rule.type === 'map' ? keyOf(x, rule.patchKey) : isObject(x) ? undefined : x);
   const rank = new Map(order.map((o, i) => [JSON.stringify(rule.type === 'map' ? keyOf(o, rule.patchKey) : o), i]));
   const ranked = items.filter((x) => rank.has(id(x))).sort((a, b) => rank.get(id(a))! - rank.get(id(b))!);

@@ -13,13 +13,15 @@ import { isObject, meta, objKey, sameJson, show } from './json.js';
 import type { Json } from './json.js';
 import { existing } from './list.js';
 import { jsonPatch, mergePatch, strategicMerge } from './patch-formats.js';
-import { dryRun, fieldManager } from './request-info.js';
+import { applyProblem, decodeBuiltin, DecodeError } from './openapi/decode.js';
+import { canonical } from './json.js';
+import { dryRun, fieldManager, fieldValidation, withWarnings } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
 import { ApiError, badRequest, conflict, invalid, MODIFIED, notFound, statusOf, unsupportedMediaType } from './status.js';
-import { gr, render } from './storage.js';
+import { apiVersionOf, gr, render } from './storage.js';
 import type { Storage } from './storage.js';
 import { patchScale } from './subresources.js';
-import { checkKind, checkNamespace, checkPreconditions, commit, finishCreate, SERVER_METADATA, writeContext } from './write.js';
+import { checkKind, checkNamespace, checkPreconditions, commit, decodeBody, finishCreate, SERVER_METADATA, writeContext } from './write.js';
 
 const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
 const CR_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
@@ -47,6 +49,20 @@ export function patch(s: Storage, t: Target, req: CoreRequest): BufferedResponse
     patched = (contentType === 'application/merge-patch+json' ? mergePatch(current, patchBody) : strategicMerge(current, patchBody, t.st.shape)) as Json;
   }
   if (!isObject(patched)) throw badRequest('the patch does not leave an object');
+  let warnings: readonly string[] = [];
+  if (t.st.type.builtin) {
+    // the patched object is decoded into the kind's Go type: errors are the patch's, 422
+    try {
+      const decoded = decodeBuiltin(patched, current['apiVersion'] as string, t.st.type.kind, fieldValidation(req));
+      if (decoded) {
+        patched = { ...decoded.object, apiVersion: patched['apiVersion'], kind: patched['kind'] };
+        warnings = decoded.warnings;
+      }
+    } catch (err) {
+      if (!(err instanceof DecodeError)) throw err;
+      throw invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: canonical(patched), detail: err.message }]);
+    }
+  }
   if (patched['kind'] !== t.st.type.kind || patched['apiVersion'] !== current['apiVersion']) {
     throw badRequest(`the patch changes the kind or apiVersion of the object`);
   }
@@ -62,7 +78,7 @@ export function patch(s: Storage, t: Target, req: CoreRequest): BufferedResponse
   if (m['resourceVersion'] !== undefined && m['resourceVersion'] !== (old['metadata'] as Json)['resourceVersion']) throw conflict(gr(t.st), t.name!, MODIFIED);
   const scope: Scope = t.subresource === 'status' ? 'status' : 'main';
   const managedGiven = sameJson(m['managedFields'], (old['metadata'] as Json)['managedFields']) ? undefined : m['managedFields'];
-  return commit(s, t, old, patched, scope, undefined, manager, dry, managedGiven);
+  return withWarnings(commit(s, t, old, patched, scope, undefined, manager, dry, managedGiven), warnings);
 }
 
 function parseApplyBody(body: string | undefined): Json {
@@ -87,6 +103,14 @@ function applyPatch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
   const dry = dryRun(req);
   const config = parseApplyBody(req.body);
   checkKind(t, config, true);
+  fieldValidation(req);
+  if (t.st.type.builtin) {
+    // server-side apply's typed converter refuses what the kind's schema does not declare (whatever fieldValidation says)
+    const problem = applyProblem(config, apiVersionOf(t.st.type, t.version), t.st.type.kind);
+    if (problem) {
+      throw new ApiError(statusOf(500, undefined, `failed to create typed patch object (/${t.name!}; ${apiVersionOf(t.st.type, t.version).includes('/') ? apiVersionOf(t.st.type, t.version) : `/${t.version}`}, Kind=${t.st.type.kind}): ${problem}`));
+    }
+  }
   const cm = meta(config);
   if (cm['name'] !== undefined && cm['name'] !== t.name) throw badRequest(`the name of the object (${show(cm['name'])}) does not match the name on the URL (${t.name!})`);
   cm['name'] = t.name;
@@ -104,7 +128,7 @@ function applyPatch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
     // apply creates
     const result = apply([], undefined, config, ctx, force);
     if (!result.ok) throw new Error('apply to a new object cannot conflict');
-    const obj = result.object;
+    const obj = decodeBody(t, result.object, 'Ignore').body;
     delete obj['apiVersion'];
     delete obj['kind'];
     meta(obj);
@@ -122,7 +146,7 @@ function applyPatch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
       }),
     );
   }
-  const next = result.object;
+  const next = decodeBody(t, result.object, 'Ignore').body;
   delete next['apiVersion'];
   delete next['kind'];
   return commit(s, t, live, next, scope, result.entries, manager, dry, undefined);

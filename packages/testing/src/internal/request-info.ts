@@ -196,6 +196,21 @@ export function fieldManager(req: CoreRequest, required: boolean): string {
   return agent.split('/')[0]!.slice(0, 128) || 'unknown';
 }
 
+/** The `fieldValidation` of a write: Warn unless asked; anything else than the three is 422. */
+export function fieldValidation(req: CoreRequest): 'Ignore' | 'Warn' | 'Strict' {
+  const v = req.query.get('fieldValidation') ?? '';
+  if (v === '' || v === 'Warn') return 'Warn';
+  if (v === 'Ignore' || v === 'Strict') return v;
+  const options = { POST: 'CreateOptions', PUT: 'UpdateOptions', PATCH: 'PatchOptions' }[req.method.toUpperCase()] ?? 'CreateOptions';
+  throw invalid('meta.k8s.io', options, '', [{ type: 'FieldValueNotSupported', field: 'fieldValidation', value: v, detail: 'supported values: "", "Ignore", "Strict", "Warn"' }]);
+}
+
+/** A response with the server's `Warning` header (one `299 - "..."` per warning). */
+export function withWarnings(res: BufferedResponse, warnings: readonly string[]): BufferedResponse {
+  if (warnings.length === 0) return res;
+  return { ...res, headers: { ...res.headers, warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ') } };
+}
+
 /** Whether the request is a dry run (`dryRun=All`); other values are 422. */
 export function dryRun(req: CoreRequest): boolean {
   const v = req.query.getAll('dryRun');

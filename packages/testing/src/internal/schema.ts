@@ -1,11 +1,14 @@
 /**
  * What the fake knows of an object's shape where merging needs it: how each
- * list merges (by key, as a set, or whole) and which structs are atomic.
- * Built-in kinds use the merge keys of their Go types for the common lists;
- * custom kinds read `x-kubernetes-list-type` / `-list-map-keys` /
- * `-map-type` from their CRD's schema, and otherwise lists are atomic (as on
- * a real server).
+ * list merges (by key, as a set, or whole) and which maps are atomic, for
+ * server-side apply (`x-kubernetes-list-type`, `-list-map-keys`,
+ * `-map-type`) and for strategic merge patch (`x-kubernetes-patch-strategy`,
+ * `-patch-merge-key`). Built-in kinds read them from the snapshot of
+ * kube-apiserver's OpenAPI documents; custom kinds from their CRD's schema,
+ * and otherwise lists are atomic (as on a real server).
  */
+import { kindSchema, nodeAt, resolve } from './openapi/model.js';
+import type { Resolved, SchemaNode } from './openapi/model.js';
 
 export type ListRule =
   | { readonly type: 'map'; readonly keys: readonly string[]; readonly patchKey: string }
@@ -13,10 +16,14 @@ export type ListRule =
   | { readonly type: 'atomic' };
 
 export interface Shape {
-  /** How the list at `path` (field names from the object root, list items skipped) merges. */
+  /** How the list at `path` (field names from the object root, list items skipped) merges in server-side apply. */
   list(path: readonly string[]): ListRule;
-  /** Whether the map or struct at `path` is replaced whole. */
+  /** Whether the map or struct at `path` is replaced whole by server-side apply. */
   atomicMap(path: readonly string[]): boolean;
+  /** How the list at `path` merges in a strategic merge patch. */
+  patchList(path: readonly string[]): ListRule;
+  /** Whether a strategic merge patch replaces the map or struct at `path` whole. */
+  patchReplace(path: readonly string[]): boolean;
 }
 
 const ATOMIC: ListRule = { type: 'atomic' };
@@ -31,45 +38,51 @@ function metadataRule(path: readonly string[]): ListRule | undefined {
   return undefined;
 }
 
-/** The shape of built-in kinds, by field name and context. */
-export function builtinShape(kind: string): Shape {
+/** The raw property node at `path` (its own extensions, before its `$ref` is followed) and the resolved node. */
+function nodesAt(root: Resolved | undefined, path: readonly string[]): { raw: SchemaNode | undefined; resolved: Resolved | undefined } {
+  if (path.length === 0) return { raw: root?.node, resolved: root };
+  const parent = nodeAt(root, path.slice(0, -1));
+  let container = parent;
+  if (container?.node.type === 'array') container = resolve(container.node.items);
+  const name = path[path.length - 1]!;
+  const props = container?.node.properties;
+  const raw = props && Object.hasOwn(props, name) ? props[name] : typeof container?.node.additionalProperties === 'object' ? container.node.additionalProperties : undefined;
+  return { raw, resolved: resolve(raw) };
+}
+
+function extension<K extends keyof SchemaNode>(nodes: { raw: SchemaNode | undefined; resolved: Resolved | undefined }, key: K): SchemaNode[K] | undefined {
+  return nodes.raw?.[key] ?? nodes.resolved?.node[key];
+}
+
+/** The shape of a built-in kind, from the OpenAPI snapshot (every list atomic when the snapshot lacks the kind). */
+export function builtinShape(apiVersion: string, kind: string): Shape {
+  const root = kindSchema(apiVersion, kind);
   return {
     list(path) {
       const meta = metadataRule(path);
       if (meta) return meta;
-      const last = path[path.length - 1];
-      const parent = path[path.length - 2];
-      switch (last) {
-        case 'containers':
-        case 'initContainers':
-        case 'ephemeralContainers':
-        case 'imagePullSecrets':
-        case 'volumes':
-        case 'env':
-        case 'resourceClaims':
-        case 'schedulingGates':
-          return byKey('name');
-        case 'volumeMounts':
-          return byKey('mountPath');
-        case 'volumeDevices':
-          return byKey('devicePath');
-        case 'conditions':
-          return byKey('type');
-        case 'hostAliases':
-          return byKey('ip');
-        case 'topologySpreadConstraints':
-          return byKey('topologyKey', 'whenUnsatisfiable');
-        case 'ports':
-          if (parent === 'containers' || parent === 'initContainers' || parent === 'ephemeralContainers') return byKey('containerPort', 'protocol');
-          if (kind === 'Service' && path.length === 2 && path[0] === 'spec') return byKey('port', 'protocol');
-          return ATOMIC;
-        default:
-          return ATOMIC;
-      }
+      const nodes = nodesAt(root, path);
+      const type = extension(nodes, 'x-kubernetes-list-type');
+      if (type === 'set') return SET;
+      const keys = extension(nodes, 'x-kubernetes-list-map-keys');
+      if (type === 'map' && keys && keys.length > 0) return { type: 'map', keys, patchKey: extension(nodes, 'x-kubernetes-patch-merge-key') ?? keys[0]! };
+      return ATOMIC;
     },
     atomicMap(path) {
-      const last = path[path.length - 1];
-      return last === 'selector' && path.length === 2 && path[0] === 'spec' && kind !== 'Service';
+      return extension(nodesAt(root, path), 'x-kubernetes-map-type') === 'atomic';
+    },
+    patchList(path) {
+      const meta = metadataRule(path);
+      if (meta) return meta;
+      const nodes = nodesAt(root, path);
+      const strategy = (extension(nodes, 'x-kubernetes-patch-strategy') ?? '').split(',');
+      if (!strategy.includes('merge')) return ATOMIC;
+      const key = extension(nodes, 'x-kubernetes-patch-merge-key');
+      if (key === undefined) return SET;
+      return { type: 'map', keys: extension(nodes, 'x-kubernetes-list-map-keys') ?? [key], patchKey: key };
+    },
+    patchReplace(path) {
+      return (extension(nodesAt(root, path), 'x-kubernetes-patch-strategy') ?? '').split(',').includes('replace');
     },
   };
 }
@@ -114,6 +127,12 @@ export function schemaShape(schema: Json | undefined): Shape {
     atomicMap(path) {
       const node = at(schema, path);
       return node?.['x-kubernetes-map-type'] === 'atomic';
+    },
+    patchList(path) {
+      return this.list(path);
+    },
+    patchReplace(path) {
+      return this.atomicMap(path);
     },
   };
 }

@@ -73,7 +73,7 @@ export class Storage {
   addType(type: ResourceType, schema?: Json): void {
     const key = typeKey(type.group, type.plural);
     const existing = this.types.get(key);
-    const shape = type.builtin ? builtinShape(type.kind) : schemaShape(schema);
+    const shape = type.builtin ? builtinShape(apiVersionOf(type, type.versions[0]!), type.kind) : schemaShape(schema);
     const extra = this.customValidators.get(key) ?? [];
     const withValidators: ResourceType = extra.length > 0 ? { ...type, validators: [...type.validators, ...extra] } : type;
     this.types.set(key, { type: withValidators, shape, objects: existing?.objects ?? new Map<string, Json>() });

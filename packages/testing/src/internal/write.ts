@@ -13,7 +13,9 @@ import type { ManagedEntry, Scope, WriteContext } from './fields.js';
 import { isObject, meta, objKey, sameJson, show } from './json.js';
 import type { Json } from './json.js';
 import { existing } from './list.js';
-import { buffered, dryRun, fieldManager, parseJsonBody } from './request-info.js';
+import { decodeBuiltin, DecodeError } from './openapi/decode.js';
+import type { FieldValidation } from './openapi/decode.js';
+import { buffered, dryRun, fieldManager, fieldValidation, parseJsonBody, withWarnings } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, MODIFIED, notFound, statusOf } from './status.js';
 import { apiVersionOf, gr, render } from './storage.js';
@@ -77,6 +79,24 @@ export function writeContext(s: Storage, t: Target, manager: string, scope: Scop
   return { manager, apiVersion: apiVersionOf(t.st.type, t.version), time: s.now(), scope, hasStatus: t.st.type.status, shape: t.st.shape };
 }
 
+/**
+ * A built-in kind's body decoded as the server decodes it into its Go type
+ * (types checked, unknown fields dropped or refused, values in normal
+ * form); other kinds' bodies as they are. Decoding errors are 400, as the
+ * server answers them.
+ */
+export function decodeBody(t: Target, body: Json, validation: FieldValidation): { body: Json; warnings: readonly string[] } {
+  if (!t.st.type.builtin) return { body, warnings: [] };
+  const apiVersion = apiVersionOf(t.st.type, t.version);
+  try {
+    const decoded = decodeBuiltin(body, apiVersion, t.st.type.kind, validation);
+    return decoded ? { body: decoded.object, warnings: decoded.warnings } : { body, warnings: [] };
+  } catch (err) {
+    if (err instanceof DecodeError) throw badRequest(`${t.st.type.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.st.type.kind}: ${err.message}`);
+    throw err;
+  }
+}
+
 /** A uid given in the body of an update or apply is a precondition. */
 export function checkPreconditions(t: Target, old: Json, m: Json): void {
   const om = old['metadata'] as Json;
@@ -109,10 +129,11 @@ export function finishCreate(s: Storage, t: Target, obj: Json, name: string, man
 }
 
 export function create(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
-  const body = parseJsonBody(req.body, req.contentType);
-  checkKind(t, body);
+  const given = parseJsonBody(req.body, req.contentType);
+  checkKind(t, given);
   const dry = dryRun(req);
   const manager = fieldManager(req, false);
+  const { body, warnings } = decodeBody(t, given, fieldValidation(req));
   const obj = structuredClone(body);
   delete obj['apiVersion'];
   delete obj['kind'];
@@ -126,7 +147,10 @@ export function create(s: Storage, t: Target, req: CoreRequest): BufferedRespons
     throw new ApiError(statusOf(500, undefined, 'resourceVersion should not be set on objects to be created'));
   }
   for (const f of SERVER_METADATA) delete m[f];
-  return finishCreate(s, t, obj, name, (o) => recordUpdate([], undefined, render(t.st, o, t.version), writeContext(s, t, manager, 'main')), dry);
+  return withWarnings(
+    finishCreate(s, t, obj, name, (o) => recordUpdate([], undefined, render(t.st, o, t.version), writeContext(s, t, manager, 'main')), dry),
+    warnings,
+  );
 }
 
 /** The object with the `time` of its managed-fields entries left out (a no-op write does not count as a change by them). */
@@ -202,10 +226,11 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
 }
 
 export function update(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
-  const body = parseJsonBody(req.body, req.contentType);
-  checkKind(t, body);
+  const given = parseJsonBody(req.body, req.contentType);
+  checkKind(t, given);
   const dry = dryRun(req);
   const manager = fieldManager(req, false);
+  const { body, warnings } = decodeBody(t, given, fieldValidation(req));
   const next = structuredClone(body);
   delete next['apiVersion'];
   delete next['kind'];
@@ -221,5 +246,5 @@ export function update(s: Storage, t: Target, req: CoreRequest): BufferedRespons
     }
   } else if (m['resourceVersion'] !== om['resourceVersion']) throw conflict(gr(t.st), t.name!, MODIFIED);
   const scope: Scope = t.subresource === 'status' ? 'status' : 'main';
-  return commit(s, t, old, next, scope, undefined, manager, dry, m['managedFields']);
+  return withWarnings(commit(s, t, old, next, scope, undefined, manager, dry, m['managedFields']), warnings);
 }

@@ -9,6 +9,8 @@ export interface Raw {
   readonly status: number;
   readonly body: Record<string, unknown>;
   readonly contentType: string | undefined;
+  /** The `Warning` header, if any. */
+  readonly warning: string | undefined;
 }
 
 /** A request straight through the client's transport, answer parsed. */
@@ -28,7 +30,8 @@ export async function raw(h: Harness, method: 'GET' | 'POST' | 'PUT' | 'PATCH' |
     body = { text: res.body };
   }
   const ct = res.headers['content-type'];
-  return { status: res.status, body, contentType: typeof ct === 'string' ? ct : undefined };
+  const warning = res.headers['warning'];
+  return { status: res.status, body, contentType: typeof ct === 'string' ? ct : undefined, warning: Array.isArray(warning) ? warning.join(', ') : warning };
 }
 
 /** The ClientError a promise rejects with (fails the test if it resolves or rejects otherwise). */

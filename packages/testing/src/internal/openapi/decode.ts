@@ -1,0 +1,367 @@
+/**
+ * A built-in object decoded as kube-apiserver decodes it into its Go types,
+ * from the kind's OpenAPI schema: wrong JSON types are 400 BadRequest with
+ * the decoder's message; unknown fields are dropped with a warning
+ * (`fieldValidation` Warn, the default), refused (Strict) or dropped
+ * silently (Ignore); values are written back in the server's normal forms:
+ * quantities canonical (resource lists rounded up to milli units),
+ * timestamps in UTC (`Time` to the second, `MicroTime` with six
+ * fractional digits, which it requires), base64 byte fields re-encoded;
+ * `null` members gone.
+ */
+import { isObject } from '../json.js';
+import type { Json } from '../json.js';
+import { childOf, INT_OR_STRING, kindSchema, MICRO_TIME, QUANTITY, resolve, TIME } from './model.js';
+import type { Resolved } from './model.js';
+import { formatQuantity, parseQuantity, QuantityError, roundUpToMilli } from './quantity.js';
+
+export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
+
+/** A decoding failure: the message after "<Kind> in version ... cannot be handled as a <Kind>: ". */
+export class DecodeError extends Error {}
+
+export interface Decoded {
+  readonly object: Json;
+  /** `unknown field "spec.foo"` per dropped field (Warn). */
+  readonly warnings: readonly string[];
+}
+
+interface Context {
+  /** The Go struct holding the current field, for messages. */
+  struct: string;
+  /** JSON field names from the root, without indices (the decoder's field stack). */
+  fields: string[];
+  /** The path with indices and keys, for unknown-field messages. */
+  path: string;
+  readonly unknown: string[];
+}
+
+function jsonType(value: unknown): string {
+  if (Array.isArray(value)) return 'array';
+  if (value === null) return 'null';
+  if (typeof value === 'object') return 'object';
+  if (typeof value === 'boolean') return 'bool';
+  return typeof value;
+}
+
+function goName(name: string | undefined): string | undefined {
+  if (!name) return undefined;
+  const parts = name.split('.');
+  return `${parts[parts.length - 2]}.${parts[parts.length - 1]}`;
+}
+
+/** The Go type of a node, as encoding/json names it in messages. */
+function goType(r: Resolved): string {
+  if (r.name === QUANTITY) return 'resource.Quantity';
+  if (r.name === INT_OR_STRING) return 'int32';
+  if (r.name === TIME || r.name === MICRO_TIME) return 'string';
+  const n = r.node;
+  switch (n.type) {
+    case 'string':
+      return n.format === 'byte' ? '[]uint8' : 'string';
+    case 'integer':
+      return n.format === 'int32' ? 'int32' : 'int64';
+    case 'number':
+      return 'float64';
+    case 'boolean':
+      return 'bool';
+    case 'array': {
+      const items = resolve(n.items);
+      return `[]${items ? goType(items) : 'interface {}'}`;
+    }
+    case 'object':
+      if (n.properties) return goName(r.name) ?? 'struct';
+      if (typeof n.additionalProperties === 'object') {
+        const values = resolve(n.additionalProperties);
+        return `map[string]${values ? goType(values) : 'interface {}'}`;
+      }
+      return 'map[string]interface {}';
+    default:
+      return 'interface {}';
+  }
+}
+
+function mismatch(ctx: Context, value: unknown, r: Resolved): DecodeError {
+  const shown = typeof value === 'number' && (r.node.type === 'integer' || r.name === INT_OR_STRING) ? `number ${String(value)}` : jsonType(value);
+  return new DecodeError(`json: cannot unmarshal ${shown} into Go struct field ${ctx.struct}.${ctx.fields.join('.')} of type ${goType(r)}`);
+}
+
+const TIME_LAYOUT = '2006-01-02T15:04:05Z07:00';
+const MICRO_LAYOUT = '2006-01-02T15:04:05.000000Z07:00';
+
+/** Parse a timestamp as Go's time.Parse does with the RFC 3339 layouts; the message of its first failure. */
+function parseTime(text: string, micro: boolean): Date {
+  const layout = micro ? MICRO_LAYOUT : TIME_LAYOUT;
+  const fail = (rest: string, elem: string): never => {
+    throw new DecodeError(`parsing time ${JSON.stringify(text)} as ${JSON.stringify(layout)}: cannot parse ${JSON.stringify(rest)} as ${JSON.stringify(elem)}`);
+  };
+  const steps: [RegExp, string][] = [
+    [/^\d{4}/, '2006'],
+    [/^-/, '-'],
+    [/^\d{2}/, '01'],
+    [/^-/, '-'],
+    [/^\d{2}/, '02'],
+    [/^T/, 'T'],
+    [/^\d{2}/, '15'],
+    [/^:/, ':'],
+    [/^\d{2}/, '04'],
+    [/^:/, ':'],
+    [/^\d{2}/, '05'],
+  ];
+  let rest = text;
+  const parts: string[] = [];
+  for (const [re, elem] of steps) {
+    const m = re.exec(rest);
+    if (!m) fail(rest, elem);
+    parts.push(m![0]);
+    rest = rest.slice(m![0].length);
+  }
+  let fraction = '';
+  if (micro) {
+    const m = /^\.\d{6}/.exec(rest);
+    if (!m) fail(rest, '.000000');
+    fraction = m![0].slice(1);
+    rest = rest.slice(7);
+  } else {
+    const m = /^[.,]\d+/.exec(rest);
+    if (m) {
+      fraction = m[0].slice(1);
+      rest = rest.slice(m[0].length);
+    }
+  }
+  let offsetMinutes = 0;
+  if (rest === 'Z') rest = '';
+  else {
+    const m = /^([+-])(\d{2}):(\d{2})$/.exec(rest);
+    if (!m) fail(rest, 'Z07:00');
+    offsetMinutes = (m![1] === '-' ? -1 : 1) * (Number(m![2]) * 60 + Number(m![3]));
+    rest = '';
+  }
+  const [year = 0, , month = 0, , day = 0, , hour = 0, , minute = 0, , second = 0] = parts.map(Number);
+  const range = (what: string): never => {
+    throw new DecodeError(`parsing time ${JSON.stringify(text)}: ${what} out of range`);
+  };
+  if (month < 1 || month > 12) range('month');
+  const daysIn = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (day < 1 || day > daysIn) range('day');
+  if (hour > 23) range('hour');
+  if (minute > 59) range('minute');
+  if (second > 59) range('second');
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second) - offsetMinutes * 60_000;
+  const date = new Date(ms);
+  (date as Date & { micros?: string }).micros = fraction.padEnd(6, '0').slice(0, 6);
+  return date;
+}
+
+function formatTime(date: Date, micro: boolean): string {
+  const base = date.toISOString().slice(0, 19);
+  return micro ? `${base}.${(date as Date & { micros?: string }).micros ?? '000000'}Z` : `${base}Z`;
+}
+
+const BASE64 = /[A-Za-z0-9+/]/;
+
+/**
+ * Base64 as Go's StdEncoding reads it (padding required; CR and LF
+ * skipped): the canonical text, or the server's message naming the first
+ * illegal byte.
+ */
+function decodeBase64(src: string): string {
+  const illegal = (at: number): never => {
+    throw new DecodeError(`illegal base64 data at input byte ${at}`);
+  };
+  const newline = (c: string | undefined): boolean => c === '\n' || c === '\r';
+  let si = 0;
+  for (;;) {
+    // one quantum of four characters
+    for (let j = 0; j < 4; j++) {
+      if (si === src.length) {
+        if (j === 0) return Buffer.from(src.replace(/[\r\n]/g, ''), 'base64').toString('base64');
+        illegal(si - j);
+      }
+      const c = src[si]!;
+      si++;
+      if (BASE64.test(c)) continue;
+      if (newline(c)) {
+        j--;
+        continue;
+      }
+      if (c !== '=' || j < 2) illegal(si - 1);
+      if (j === 2) {
+        while (si < src.length && newline(src[si])) si++;
+        if (si === src.length) illegal(src.length);
+        if (src[si] !== '=') illegal(si - 1);
+        si++;
+      }
+      while (si < src.length && newline(src[si])) si++;
+      if (si < src.length) illegal(si);
+      return Buffer.from(src.replace(/[\r\n]/g, ''), 'base64').toString('base64');
+    }
+  }
+}
+
+/** Decode one value against its node; undefined: the member goes. */
+function decodeValue(value: unknown, r: Resolved | undefined, ctx: Context, inResourceList: boolean): unknown {
+  if (!r) return value;
+  if (value === null) return undefined;
+  const n = r.node;
+  if (r.name === QUANTITY) {
+    if (typeof value !== 'string' && typeof value !== 'number') {
+      throw new DecodeError(typeof value === 'boolean' || value === null ? 'quantities must match the regular expression \'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$\'' : mismatch(ctx, value, r).message);
+    }
+    try {
+      const q = parseQuantity(String(value));
+      return formatQuantity(inResourceList ? roundUpToMilli(q) : q);
+    } catch (err) {
+      if (err instanceof QuantityError) throw new DecodeError(err.message);
+      throw err;
+    }
+  }
+  if (r.name === INT_OR_STRING) {
+    if (typeof value === 'string') return value;
+    if (typeof value === 'number' && Number.isInteger(value) && value >= -2147483648 && value <= 2147483647) return value;
+    throw mismatch(ctx, value, r);
+  }
+  if (r.name === TIME || r.name === MICRO_TIME) {
+    if (typeof value !== 'string') throw mismatch(ctx, value, r);
+    return formatTime(parseTime(value, r.name === MICRO_TIME), r.name === MICRO_TIME);
+  }
+  if (n['x-kubernetes-preserve-unknown-fields'] === true) return value;
+  switch (n.type) {
+    case 'string':
+      if (typeof value !== 'string') throw mismatch(ctx, value, r);
+      return n.format === 'byte' ? decodeBase64(value) : value;
+    case 'integer': {
+      const max = n.format === 'int32' ? 2147483647 : Number.MAX_SAFE_INTEGER;
+      if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > max) throw mismatch(ctx, value, r);
+      return value;
+    }
+    case 'number':
+      if (typeof value !== 'number') throw mismatch(ctx, value, r);
+      return value;
+    case 'boolean':
+      if (typeof value !== 'boolean') throw mismatch(ctx, value, r);
+      return value;
+    case 'array': {
+      if (!Array.isArray(value)) throw mismatch(ctx, value, r);
+      const items = resolve(n.items);
+      const path = ctx.path;
+      const out = value.map((item, i) => {
+        ctx.path = `${path}[${i}]`;
+        const decoded = decodeValue(item, items, ctx, false);
+        return decoded === undefined ? zeroOf(items) : decoded;
+      });
+      ctx.path = path;
+      return out;
+    }
+    case 'object': {
+      if (!isObject(value)) throw mismatch(ctx, value, r);
+      if (n.properties) return decodeStruct(value, r, ctx);
+      if (typeof n.additionalProperties === 'object') {
+        const values = resolve(n.additionalProperties);
+        const resourceList = values?.name === QUANTITY;
+        const out: Json = {};
+        const path = ctx.path;
+        for (const [k, v] of Object.entries(value)) {
+          ctx.path = `${path}[${k}]`;
+          const decoded = v === null ? zeroOf(values) : decodeValue(v, values, ctx, resourceList);
+          if (decoded !== undefined) out[k] = decoded;
+        }
+        ctx.path = path;
+        return out;
+      }
+      return value;
+    }
+    default:
+      return value;
+  }
+}
+
+/** What Go leaves in a map value or list item given `null`. */
+function zeroOf(r: Resolved | undefined): unknown {
+  if (!r) return null;
+  if (r.node.type === 'string' && r.name !== QUANTITY && r.name !== TIME && r.name !== MICRO_TIME) return '';
+  if (r.node.type === 'integer' || r.node.type === 'number') return 0;
+  if (r.node.type === 'boolean') return false;
+  return undefined;
+}
+
+function decodeStruct(value: Json, r: Resolved, ctx: Context): Json {
+  const out: Json = {};
+  const struct = ctx.struct;
+  const path = ctx.path;
+  ctx.struct = goName(r.name)?.split('.')[1] ?? struct;
+  for (const [k, v] of Object.entries(value)) {
+    const props = r.node.properties!;
+    const childPath = path === '' ? k : `${path}.${k}`;
+    if (!Object.hasOwn(props, k)) {
+      ctx.unknown.push(childPath);
+      continue;
+    }
+    ctx.fields.push(k);
+    ctx.path = childPath;
+    const decoded = decodeValue(v, childOf(r, k), ctx, false);
+    ctx.fields.pop();
+    if (decoded !== undefined) out[k] = decoded;
+  }
+  ctx.struct = struct;
+  ctx.path = path;
+  return out;
+}
+
+/**
+ * Decode a built-in object (apiVersion and kind set) as the server does;
+ * undefined when the snapshot does not know the kind. Throws DecodeError.
+ */
+export function decodeBuiltin(obj: Json, apiVersion: string, kind: string, validation: FieldValidation): Decoded | undefined {
+  const schema = kindSchema(apiVersion, kind);
+  if (!schema) return undefined;
+  const ctx: Context = { struct: kind, fields: [], path: '', unknown: [] };
+  const object = decodeStruct(obj, schema, ctx);
+  if (ctx.unknown.length > 0 && validation === 'Strict') {
+    throw new DecodeError(`strict decoding error: ${ctx.unknown.map((p) => `unknown field ${JSON.stringify(p)}`).join(', ')}`);
+  }
+  return { object, warnings: validation === 'Warn' ? ctx.unknown.map((p) => `unknown field ${JSON.stringify(p)}`) : [] };
+}
+
+/**
+ * Check an apply configuration against the kind's schema as server-side
+ * apply's typed converter does: the first field the schema does not
+ * declare, or the first value of the wrong type, as its message.
+ */
+export function applyProblem(config: Json, apiVersion: string, kind: string): string | undefined {
+  const schema = kindSchema(apiVersion, kind);
+  if (!schema) return undefined;
+  const walk = (value: unknown, r: Resolved | undefined, path: string): string | undefined => {
+    if (!r || value === null || value === undefined) return undefined;
+    const n = r.node;
+    if (r.name === QUANTITY || r.name === INT_OR_STRING || n['x-kubernetes-preserve-unknown-fields'] === true) return undefined;
+    const got = `got &value.valueUnstructured{Value:${JSON.stringify(value) ?? 'null'}}`;
+    switch (n.type) {
+      case 'string':
+        return typeof value === 'string' ? undefined : `${path}: expected string, ${got}`;
+      case 'integer':
+      case 'number':
+        return typeof value === 'number' ? undefined : `${path}: expected numeric (int or float), ${got}`;
+      case 'boolean':
+        return typeof value === 'boolean' ? undefined : `${path}: expected boolean, ${got}`;
+      case 'array':
+        if (!Array.isArray(value)) return `${path}: expected list, ${got}`;
+        for (const item of value) {
+          const p = walk(item, resolve(n.items), path);
+          if (p) return p;
+        }
+        return undefined;
+      case 'object':
+        if (!isObject(value)) return `${path}: expected map, ${got}`;
+        for (const [k, v] of Object.entries(value)) {
+          if (n.properties && !Object.hasOwn(n.properties, k)) return `${path}.${k}: field not declared in schema`;
+          const p = walk(v, childOf(r, k), `${path}.${k}`);
+          if (p) return p;
+        }
+        return undefined;
+      default:
+        return undefined;
+    }
+  };
+  return walk(config, schema, '');
+}
