@@ -28,6 +28,7 @@ import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { createTokenAuthorizer, createWebhookServer, prometheusWebhookMetrics } from '@kubeloop/webhook';
 import type { Defaulter, TokenAuthorizer, WebhookServer } from '@kubeloop/webhook';
 import { createCluster } from './cluster.js';
+import { exitWithin } from './signals.js';
 import type { Cluster } from './cluster.js';
 import { construct, createManagerContainer } from './container.js';
 import { ControllerBuilder, forGroupKind, nameOf, sourcesOf } from './controller/builder.js';
@@ -580,6 +581,8 @@ class KubeManager implements Manager {
     // Run until told to stop, or until something fails.
     await untilAborted(stop.signal);
     signal?.removeEventListener('abort', onExternal);
+    // Stopped by signalHandler()'s SIGTERM: the process ends within the graceful bound, whatever holds it.
+    exitWithin(signal, gracefulMs, log);
     this.phase = 'stopping';
     const leaseLost = isManagerError(failure) && failure.reason === 'LeaderElectionLost';
     log.info({ reason: failure?.message ?? 'stop requested' }, 'stopping');
