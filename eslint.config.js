@@ -11,7 +11,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        project: ['./packages/*/tsconfig.json', './examples/*/tsconfig.json', './test/tsconfig.json'],
+        project: ['./packages/*/tsconfig.json', './examples/*/tsconfig.json', './test/tsconfig.json', './scripts/tsconfig.json'],
         tsconfigRootDir: import.meta.dirname,
       },
     },

@@ -30,6 +30,9 @@ echo "test: typecheck" >&2
 pnpm -s typecheck >&2 || { echo "test: typecheck FAILED" >&2; failed_checks=$((failed_checks + 1)); }
 echo "test: lint" >&2
 pnpm -s lint >&2 || { echo "test: lint FAILED" >&2; failed_checks=$((failed_checks + 1)); }
+# Every @example in the packages' TSDoc is compiled against the sources (scripts/check-examples.ts).
+echo "test: @example blocks (node scripts/check-examples.ts)" >&2
+node scripts/check-examples.ts >&2 || { echo "test: @example blocks FAILED" >&2; failed_checks=$((failed_checks + 1)); }
 # Generated files are committed; --check fails (with a diff) when the code they come from changed.
 echo "test: generated CRDs and RBAC (kubeloop generate crds|rbac --check)" >&2
 for example in examples/*/; do

@@ -276,8 +276,8 @@ function diff(before: JsonObject, after: JsonObject): JsonObject | undefined {
  * @example
  * ```ts
  * const before = structuredClone(deployment);
- * deployment.spec.replicas = 3;
- * delete deployment.metadata.labels.canary;
+ * deployment.spec!.replicas = 3;
+ * delete deployment.metadata!.labels!['canary'];
  * const patch = mergeFrom(before, deployment, { optimisticLock: true });
  * // {"metadata":{"labels":{"canary":null},"resourceVersion":"812"},"spec":{"replicas":3}}
  * ```

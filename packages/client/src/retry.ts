@@ -50,7 +50,7 @@ export const DEFAULT_RETRY = { steps: 5, durationMs: 10, factor: 1.0, jitter: 0.
  * ```ts
  * const fn: RetryFn<void> = async (attempt) => {
  *   log.debug({ attempt }, 'updating settings');
- *   await client.update(await modify(await client.get(ConfigMap, key)));
+ *   await client.update({ ...(await modify(await client.get(ConfigMap, key))), apiVersion: 'v1', kind: 'ConfigMap' });
  * };
  * ```
  */

@@ -392,7 +392,7 @@ function fieldValueOf(raw: string, term: string): string {
  * @example
  * ```ts
  * const [req] = parseFieldSelector('status.phase!=Running');
- * (fieldValue(pod, req.path) === req.value) === req.equal; // matches?
+ * if (req) (fieldValue(pod, req.path) === req.value) === req.equal; // matches?
  * ```
  */
 export function parseFieldSelector(selector: Selector | undefined): FieldRequirement[] {

@@ -15,7 +15,7 @@ import { retryAfterSeconds } from './transport.js';
  * @example
  * ```ts
  * const changes: WatchEventType[] = ['ADDED', 'MODIFIED', 'DELETED'];
- * if (changes.includes(event.type)) store.apply(event);
+ * const relevant = (event: WatchEvent<unknown>): boolean => changes.includes(event.type);
  * ```
  */
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -28,7 +28,7 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ER
  *
  * @example
  * ```ts
- * const event: WatchEvent<V1ConfigMap> = { type: 'ADDED', object: configMap };
+ * const event: WatchEvent<ConfigMap> = { type: 'ADDED', object: configMap };
  * if (event.type === 'ERROR') throw watchEventError(event);
  * ```
  */
@@ -43,7 +43,8 @@ export interface WatchEvent<T> {
  * @example
  * ```ts
  * // the server ends the watch at 300 s; notice a dead connection 30 s after that
- * const options: WatchEventsOptions = { signal: controller.signal, idleTimeoutMs: 330_000 };
+ * const stop = new AbortController();
+ * const options: WatchEventsOptions = { signal: stop.signal, idleTimeoutMs: 330_000 };
  * ```
  */
 export interface WatchEventsOptions {
@@ -141,6 +142,7 @@ export function parseWatchLine<T>(line: string): WatchEvent<T> {
  *
  * @example
  * ```ts
+ * const res = await transport.stream({ method: 'GET', path: '/api/v1/pods', query: { watch: 'true' } });
  * for await (const event of watchEvents<V1Pod>(res)) {
  *   if (event.type === 'ERROR') throw watchEventError(event);
  * }
@@ -177,7 +179,7 @@ export function watchEventError(event: WatchEvent<unknown>, path = 'stream'): Cl
  * const res = await transport.stream({
  *   method: 'GET',
  *   path: '/api/v1/namespaces/default/configmaps',
- *   query: { watch: 'true', resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: 300 },
+ *   query: { watch: 'true', resourceVersion: '812', allowWatchBookmarks: 'true', timeoutSeconds: 300 },
  * });
  * for await (const event of watchEvents<V1ConfigMap>(res, { idleTimeoutMs: 330_000 })) {
  *   if (event.type === 'ERROR') throw watchEventError(event);

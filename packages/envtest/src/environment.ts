@@ -122,6 +122,7 @@ function renderFlags(defaults: Record<string, string | readonly string[]>, extra
  *
  * @example
  * ```ts
+ * import { CoreV1Api } from '@kubernetes/client-node';
  * import { createEnvironment } from '@kubeloop/envtest';
  *
  * await using env = createEnvironment();

@@ -240,7 +240,7 @@ function specOf(r: LeaseRecord): NonNullable<Lease['spec']> {
  * const elector = createLeaderElector({
  *   client, namespace: 'kube-system', name: 'harddisk-operator',
  *   onStartedLeading: (signal) => void runControllers(signal),
- *   registry,
+ *   metrics: { leading: (name, on) => console.log(name, on ? 'leading' : 'not leading') },
  * });
  * const end = await elector.run(shutdown.signal); // 'lost' | 'cancelled'
  * if (end === 'lost') process.exitCode = 1;

@@ -125,7 +125,7 @@ export interface Manager {
    * @example
    * ```ts
    * manager.add(async (signal) => { while (await sleep(60_000, signal)) await pruneOldBackups(); });
-   * manager.add({ start: (signal) => server.serve(signal) }, { needLeaderElection: false });
+   * manager.add(createWebhookServer({ certificates }), { needLeaderElection: false });
    * ```
    */
   add(runnable: Runnable | RunnableFn, options?: { needLeaderElection?: boolean }): void;
@@ -138,7 +138,7 @@ export interface Manager {
    * @example
    * ```ts
    * const manager = createManager({ scheme, webhook: { certificates: watchCertificateFiles({ certFile, keyFile }) } });
-   * manager.webhook(HardDisk).withValidator(hardDiskValidator).withDefaulter(hardDiskDefaulter).withConversion(hardDiskConversion).complete();
+   * manager.webhook(HardDisk).withValidator(hardDiskValidator(new StorageClassCatalog())).withDefaulter(defaultHardDisk).withConversion(hardDiskConversion).complete();
    * ```
    */
   webhook<T extends KubeObject>(kind: ResourceDescriptor<T>): WebhookBuilder<T>;
@@ -216,7 +216,7 @@ export interface Manager {
  * @example
  * ```ts
  * const manager = createManager({ scheme: builtinScheme.extend(HardDisk), fieldOwner: 'harddisk-operator', healthProbeBindAddress: ':8081' });
- * manager.controller().for(HardDisk).owns(ConfigMap).complete(new HardDiskReconciler(manager.client));
+ * manager.register(HardDiskReconciler); // a @controller class, built from the manager's container
  * await manager.start(signalHandler());
  * ```
  */

@@ -27,9 +27,10 @@ export interface DiscoveryResponse {
  *
  * @example
  * ```ts
+ * const server = 'https://127.0.0.1:6443';
  * const discovery: DiscoveryClient = {
  *   async get(path, accept, signal) {
- *     const res = await fetch(new URL(path, server), { headers: { accept }, signal });
+ *     const res = await fetch(new URL(path, server), { headers: { accept }, signal: signal ?? null });
  *     return { status: res.status, contentType: res.headers.get('content-type') ?? undefined, body: await res.text() };
  *   },
  * };

@@ -71,9 +71,10 @@ function formatPartial(p: PartialResource): string {
  *
  * @example
  * ```ts
+ * import { createTransport, loadKubeConfig, transportDiscovery } from '@kubeloop/client';
  * import { createDynamicRESTMapper } from '@kubeloop/mapper';
  *
- * const mapper = createDynamicRESTMapper(client.discovery());
+ * const mapper = createDynamicRESTMapper(transportDiscovery(createTransport(loadKubeConfig())));
  * const { resource, scope } = await mapper.restMapping({ group: 'crd-demo.io', kind: 'HardDisk' });
  * ```
  */

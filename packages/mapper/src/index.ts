@@ -8,9 +8,10 @@
  *
  * @example
  * ```ts
+ * import { createTransport, loadKubeConfig, transportDiscovery } from '@kubeloop/client';
  * import { createDynamicRESTMapper, isNoKindMatch } from '@kubeloop/mapper';
  *
- * const mapper = createDynamicRESTMapper(discovery);
+ * const mapper = createDynamicRESTMapper(transportDiscovery(createTransport(loadKubeConfig())));
  * const m = await mapper.restMapping({ group: 'apps', kind: 'Deployment' });
  * // m.resource.resource === 'deployments', m.scope === 'Namespaced'
  * ```

@@ -269,7 +269,7 @@ function subjectOf(certificate: X509Certificate): { name: Buffer; keyId: Buffer 
  * ```ts
  * import { loadCertificateAuthority } from '@kubeloop/pki';
  *
- * const ca = loadCertificateAuthority({ certPem: secret.data['ca.crt'], keyPem: secret.data['ca.key'] });
+ * const ca = loadCertificateAuthority({ certPem: secret.data['ca.crt']!, keyPem: secret.data['ca.key']! });
  * const renewed = ca.issue({ commonName: 'my-webhook', usage: 'server', hosts: ['my-webhook.system.svc'] });
  * ```
  */

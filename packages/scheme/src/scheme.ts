@@ -102,7 +102,7 @@ export interface Scheme {
  * @example
  * ```ts
  * import { builtinScheme, createSchemeBuilder } from '@kubeloop/scheme';
- * import { HardDisk } from './hard-disk.js';
+ * import { HardDisk } from '@kubeloop/example-harddisk-operator';
  *
  * const scheme = createSchemeBuilder().include(builtinScheme).register(HardDisk).build();
  * ```
@@ -188,7 +188,10 @@ function isBuilderLike(value: ResourceDescriptor | SchemeBuilder): value is Sche
  *
  * @example
  * ```ts
- * if (!isScheme(options.scheme)) throw new TypeError('options.scheme must be a Scheme');
+ * function schemeOf(options: { scheme?: unknown }): Scheme {
+ *   if (!isScheme(options.scheme)) throw new TypeError('options.scheme must be a Scheme');
+ *   return options.scheme;
+ * }
  * ```
  */
 export function isScheme(value: unknown): value is Scheme {

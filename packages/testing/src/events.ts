@@ -14,7 +14,7 @@ export type RecordedEvent = Fetched<eventsv1.Event>;
  *
  * @example
  * ```ts
- * const options: EventCollectorOptions = { namespace: ns.name, regarding: { kind: 'HardDisk', name: 'disk-1' } };
+ * const options: EventCollectorOptions = { namespace: ns, regarding: { kind: 'HardDisk', name: 'disk-1' } };
  * ```
  */
 export interface EventCollectorOptions {
@@ -31,7 +31,7 @@ export interface EventCollectorOptions {
  *
  * @example
  * ```ts
- * await using events = await collectEvents(client, { namespace: ns.name });
+ * await using events = await collectEvents(client, { namespace: ns });
  * const bound = await events.waitFor((e) => e.reason === 'Bound');
  * ```
  */

@@ -142,7 +142,7 @@ export async function eventually<T>(condition: Condition<T>, options: Eventually
  * @example
  * ```ts
  * // the reconciler must not touch an object it does not own
- * await consistently(async () => (await client.get(ConfigMap, key)).metadata.resourceVersion === before, { durationMs: 500 });
+ * await consistently(async () => (await client.get(ConfigMap, key)).metadata?.resourceVersion === before, { durationMs: 500 });
  * ```
  */
 export async function consistently<T>(condition: Condition<T>, options: ConsistentlyOptions = {}): Promise<T> {

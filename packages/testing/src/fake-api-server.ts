@@ -329,7 +329,7 @@ interface InjectionState {
  * const client = fake.client({ fieldOwner: 'test' });
  * await client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg', namespace: 'default' }, data: { a: '1' } });
  * const cm = await client.get(ConfigMap, { namespace: 'default', name: 'cfg' });
- * cm.metadata.resourceVersion; // from the fake's one counter
+ * cm.metadata?.resourceVersion; // from the fake's one counter
  * ```
  */
 export function createFakeApiServer(options: FakeApiServerOptions = {}): FakeApiServer {

@@ -25,7 +25,7 @@
  * const fake = createFakeApiServer();
  * const client = fake.client({ fieldOwner: 'my-operator' });
  * await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'default' } });
- * await eventually(async () => (await client.get(ConfigMap, { namespace: 'default', name: 'a' })).metadata.uid !== undefined);
+ * await eventually(async () => (await client.get(ConfigMap, { namespace: 'default', name: 'a' })).metadata?.uid !== undefined);
  * ```
  *
  * @packageDocumentation

@@ -32,9 +32,11 @@ export interface ValidationProblem {
  *
  * @example
  * ```ts
- * const positiveSize: ObjectValidator = (obj) =>
- *   (obj as HardDisk).spec.sizeGiB > 0 ? [] : [{ field: 'spec.sizeGiB', value: (obj as HardDisk).spec.sizeGiB, message: 'must be greater than 0' }];
- * fake.validate(HardDisk, positiveSize);
+ * const sizeInGi: ObjectValidator = (obj) => {
+ *   const size = (obj as HardDisk).spec?.size;
+ *   return size?.endsWith('Gi') ? [] : [{ field: 'spec.size', value: size, message: 'must be in Gi' }];
+ * };
+ * fake.validate(HardDisk, sizeInGi);
  * ```
  */
 export type ObjectValidator = (obj: KubeObject, old: KubeObject | undefined) => readonly ValidationProblem[];

@@ -99,11 +99,13 @@ export type AdmissionVerdict =
  *
  * @example
  * ```ts
- * validateUpdate(disk, old) {
- *   if (disk.spec.size < old.spec.size) return Admission.invalid([fieldError.forbidden('spec.size', 'a disk cannot shrink')]);
- *   if (disk.spec.legacy) return Admission.allow('spec.legacy is deprecated');
- *   return Admission.allow();
- * }
+ * const validator: Validator<HardDisk> = {
+ *   validateUpdate(disk, old) {
+ *     if (disk.spec?.storageClass !== old.spec?.storageClass) return Admission.invalid([fieldError.forbidden('spec.storageClass', 'the storage class cannot change')]);
+ *     if (disk.metadata?.annotations?.['crd-demo.io/legacy']) return Admission.allow('the crd-demo.io/legacy annotation is deprecated');
+ *     return Admission.allow();
+ *   },
+ * };
  * ```
  */
 export const Admission = Object.freeze({
@@ -140,8 +142,8 @@ export type ValidationResult = AdmissionVerdict | readonly FieldError[] | void |
  * @example
  * ```ts
  * const hardDiskValidator: Validator<HardDisk> = {
- *   validateCreate: (disk) => (disk.spec.size > 0 ? undefined : [fieldError.invalid('spec.size', disk.spec.size, 'must be positive')]),
- *   validateUpdate: (disk, old) => (disk.spec.size >= old.spec.size ? undefined : [fieldError.forbidden('spec.size', 'a disk cannot shrink')]),
+ *   validateCreate: (disk) => (disk.spec?.size ? undefined : [fieldError.required('spec.size')]),
+ *   validateUpdate: (disk, old) => (disk.spec?.storageClass === old.spec?.storageClass ? undefined : [fieldError.forbidden('spec.storageClass', 'the storage class cannot change')]),
  *   validateDelete: (disk) => (disk.metadata?.labels?.['protected'] === 'true' ? Admission.deny('this disk is protected') : undefined),
  * };
  * ```
@@ -306,7 +308,7 @@ function requireDescriptor(kind: ResourceDescriptor, what: string): void {
  * @example
  * ```ts
  * server.register(validatingWebhook(HardDisk, {
- *   validateCreate: (disk) => (disk.spec.size > 0 ? undefined : [fieldError.invalid('spec.size', disk.spec.size, 'must be positive')]),
+ *   validateCreate: (disk) => (disk.spec?.size ? undefined : [fieldError.required('spec.size')]),
  * }));
  * // kubectl apply of a disk with size -1:
  * // admission webhook "vharddisk.crd-demo.io" denied the request: HardDisk.crd-demo.io "d1" is invalid: spec.size: Invalid value: -1: must be positive
@@ -356,7 +358,7 @@ export function validatingWebhook<T extends KubeObject>(kind: ResourceDescriptor
  * @example
  * ```ts
  * server.register(mutatingWebhook(HardDisk, (disk) => {
- *   disk.spec.storageClass ??= 'standard';
+ *   if (disk.spec) disk.spec.storageClass ??= 'standard';
  * }));
  * ```
  */

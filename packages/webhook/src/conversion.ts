@@ -31,9 +31,10 @@ export interface KindConversion<H extends KubeObject = KubeObject> {
  *
  * @example
  * ```ts
- * const v1 = spoke<HardDiskV1, HardDiskV2>(HardDiskV1, {
- *   toHub: (d) => ({ ...d, spec: { size: { value: d.spec.sizeGiB, unit: 'Gi' } } }),
- *   fromHub: (d) => ({ ...d, spec: { sizeGiB: toGiB(d.spec.size) } }),
+ * // v1 says `size: '10Gi'`, v2 (the hub) `capacity: { value: 10, unit: 'Gi' }`.
+ * const v1 = spoke<HardDisk, HardDiskV2>(HardDisk, {
+ *   toHub: (d) => ({ ...d, apiVersion: 'crd-demo.io/v2', kind: 'HardDisk', spec: { capacity: { value: Number.parseInt(d.spec?.size ?? '0', 10), unit: 'Gi' } } }),
+ *   fromHub: (d) => ({ ...d, apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', spec: { size: `${d.spec?.capacity?.value ?? 0}${d.spec?.capacity?.unit ?? 'Gi'}` } }),
  * });
  * ```
  */
@@ -59,7 +60,7 @@ function label(kind: GroupVersionKind): string {
  *
  * @example
  * ```ts
- * const hardDiskConversion = defineConversion(HardDiskV2, [v1]);
+ * const hardDiskConversion = defineConversion(HardDiskV2, [hardDiskV1Spoke]);
  * server.register(conversionWebhook([hardDiskConversion])); // at /convert
  * ```
  */

@@ -112,12 +112,16 @@ function make(type: FieldErrorType, field: string, detail: string, badValue?: { 
  *
  * @example
  * ```ts
- * validateCreate(disk) {
- *   const errors: FieldError[] = [];
- *   if (!(disk.spec.size > 0)) errors.push(fieldError.invalid('spec.size', disk.spec.size, 'must be positive'));
- *   if (!['ssd', 'hdd'].includes(disk.spec.media)) errors.push(fieldError.notSupported('spec.media', disk.spec.media, ['ssd', 'hdd']));
- *   return errors;
- * }
+ * const validator: Validator<HardDisk> = {
+ *   validateCreate(disk) {
+ *     const errors: FieldError[] = [];
+ *     if (!disk.spec?.size) errors.push(fieldError.required('spec.size'));
+ *     else if (!/^\d+(Mi|Gi|Ti)$/.test(disk.spec.size)) errors.push(fieldError.invalid('spec.size', disk.spec.size, 'must be a quantity in Mi, Gi or Ti'));
+ *     const storageClass = disk.spec?.storageClass;
+ *     if (storageClass && !['standard', 'fast'].includes(storageClass)) errors.push(fieldError.notSupported('spec.storageClass', storageClass, ['standard', 'fast']));
+ *     return errors;
+ *   },
+ * };
  * ```
  */
 export const fieldError = Object.freeze({

@@ -27,10 +27,10 @@
  *
  * const server = createWebhookServer({ certificates: watchCertificateFiles({ certFile: '/certs/tls.crt', keyFile: '/certs/tls.key' }) });
  * server.register(validatingWebhook(HardDisk, {
- *   validateCreate: (disk) => (disk.spec.size > 0 ? undefined : [fieldError.invalid('spec.size', disk.spec.size, 'must be positive')]),
+ *   validateCreate: (disk) => (disk.spec?.size ? undefined : [fieldError.required('spec.size')]),
  * }));
  * server.register(mutatingWebhook(HardDisk, (disk) => {
- *   disk.spec.storageClass ??= 'standard';
+ *   if (disk.spec) disk.spec.storageClass ??= 'standard';
  * }));
  * await server.start(signal);
  * ```

@@ -83,7 +83,7 @@ export interface WebhookServerAddress {
  * @example
  * ```ts
  * const server = createWebhookServer({ certificates: watchCertificateFiles({ certFile: '/certs/tls.crt', keyFile: '/certs/tls.key' }) });
- * server.register(validatingWebhook(HardDisk, hardDiskValidator));
+ * server.register(validatingWebhook(HardDisk, hardDiskValidator(new StorageClassCatalog())));
  * const ac = new AbortController();
  * const running = server.start(ac.signal);
  * await server.listening();
@@ -137,8 +137,8 @@ const DEFAULTS = {
  * const server = createWebhookServer({
  *   certificates: managedCertificates({ client, secret: { namespace: 'system', name: 'webhook-certs' }, hosts: ['webhook.system.svc'], validatingWebhookConfigurations: ['harddisk'] }),
  * });
- * server.register(validatingWebhook(HardDisk, { validateCreate: (disk) => (disk.spec.size > 0 ? undefined : [fieldError.invalid('spec.size', disk.spec.size, 'must be positive')]) }));
- * server.register(mutatingWebhook(HardDisk, (disk) => { disk.spec.storageClass ??= 'standard'; }));
+ * server.register(validatingWebhook(HardDisk, { validateCreate: (disk) => (disk.spec?.size ? undefined : [fieldError.required('spec.size')]) }));
+ * server.register(mutatingWebhook(HardDisk, (disk) => { if (disk.spec) disk.spec.storageClass ??= 'standard'; }));
  * manager.add(server, { needLeaderElection: false });
  * manager.addReadyzCheck('webhook', () => server.readyCheck());
  * ```

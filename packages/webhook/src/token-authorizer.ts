@@ -57,8 +57,11 @@ export interface TokenAuthorizer {
    *
    * @example
    * ```ts
-   * const decision = await authorizer.authorize({ authorization: req.headers.authorization, path: '/metrics', verb: 'get' });
-   * if (decision.status !== 200) return res.writeHead(decision.status).end(decision.reason);
+   * http.createServer(async (req, res) => {
+   *   const decision = await authorizer.authorize({ authorization: req.headers.authorization, path: '/metrics', verb: 'get' });
+   *   if (decision.status !== 200) return void res.writeHead(decision.status).end(decision.reason);
+   *   res.end('ok');
+   * });
    * ```
    */
   authorize(request: TokenAuthorizationRequest, signal?: AbortSignal): Promise<TokenAuthorizationDecision>;

@@ -600,7 +600,7 @@ class RateLimitingQueue implements WorkQueue {
  *
  * @example
  * ```ts
- * const registry = new Registry();
+ * const registry = manager.registry; // prom-client's
  * const queue = createWorkQueue({
  *   name: 'harddisk',
  *   rateLimiter: exponentialFailureRateLimiter(5, 60_000),

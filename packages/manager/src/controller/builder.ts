@@ -86,7 +86,10 @@ export function forGroupKind(def: ControllerDefinition): { group: string; kind: 
  *   .for(HardDisk, { predicates: [generationChanged()] })
  *   .owns(ConfigMap)
  *   .withOptions({ maxConcurrentReconciles: 2 })
- *   .complete(new HardDiskReconciler(manager.client));
+ *   .complete(async (req, ctx) => {
+ *     ctx.log.info({ name: req.name }, 'reconciling');
+ *     return Result.done();
+ *   });
  * ```
  */
 export class ControllerBuilder {

@@ -55,7 +55,10 @@ const DEFINITIONS = new WeakMap<object, ControllerRegistration>();
  * @injectable()
  * class HardDiskReconciler implements Reconciler {
  *   constructor(@inject(TOKENS.Client) private readonly client: Client) {}
- *   async reconcile(req: Request, ctx: ReconcileContext) { ... }
+ *   async reconcile(req: Request, ctx: ReconcileContext) {
+ *     const disk = await this.client.get(HardDisk, { namespace: req.namespace!, name: req.name });
+ *     ctx.log.info({ size: disk.spec?.size }, 'reconciling');
+ *   }
  * }
  * manager.register(HardDiskReconciler);
  * ```
@@ -100,7 +103,7 @@ const WEBHOOKS = new WeakMap<object, WebhookRegistration>();
  * class HardDiskAdmission implements Validator<HardDisk>, Defaulter<HardDisk> {
  *   constructor(private readonly catalog: StorageClassCatalog) {}
  *   validateCreate(disk: HardDisk) { return hardDiskSpecErrors(disk, this.catalog); }
- *   default(disk: HardDisk) { disk.spec.storageClass ??= 'standard'; }
+ *   default(disk: HardDisk) { if (disk.spec) disk.spec.storageClass ??= 'standard'; }
  * }
  * manager.registerWebhook(HardDiskAdmission);
  * ```

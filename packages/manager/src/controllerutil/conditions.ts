@@ -20,7 +20,8 @@ export interface Condition {
  *
  * @example
  * ```ts
- * setStatusCondition(disk.status.conditions ??= [], { type: 'Ready', status: 'True', reason: 'Provisioned', message: 'ok', observedGeneration: disk.metadata.generation });
+ * const status = (disk.status ??= {});
+ * setStatusCondition((status.conditions ??= []), { type: 'Ready', status: 'True', reason: 'Provisioned', message: 'ok', observedGeneration: disk.metadata?.generation ?? 0 });
  * ```
  */
 export function setStatusCondition(conditions: Condition[], condition: Condition, now: Date = new Date()): boolean {

@@ -30,7 +30,7 @@ export type OperationResult = 'created' | 'updated' | 'unchanged';
  *
  * @example
  * ```ts
- * const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace } };
+ * const cm: WithKind<ConfigMap> = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace } };
  * await createOrUpdate(client, cm, (c) => { c.data = { size: disk.spec.size }; setControllerReference(disk, c); });
  * ```
  */

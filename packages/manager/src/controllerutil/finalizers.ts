@@ -10,7 +10,7 @@ import { isNotFound, mergeFrom, retryOnConflict } from '@kubeloop/client';
  *
  * @example
  * ```ts
- * if (!containsFinalizer(disk, 'crd-demo.io/cleanup')) ...
+ * if (!containsFinalizer(disk, 'crd-demo.io/cleanup')) console.log('not yet protected');
  * ```
  */
 export function containsFinalizer(obj: AnyKubeObject, finalizer: string): boolean {

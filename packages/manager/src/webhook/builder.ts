@@ -15,8 +15,8 @@ import { ManagerError } from '../errors.js';
  * @example
  * ```ts
  * manager.webhook(HardDisk)
- *   .withDefaulter((disk) => { disk.spec.storageClass ??= 'standard'; })
- *   .withValidator({ validateCreate: (disk) => (disk.spec.size ? undefined : [fieldError.required('spec.size')]) })
+ *   .withDefaulter((disk) => { if (disk.spec) disk.spec.storageClass ??= 'standard'; })
+ *   .withValidator({ validateCreate: (disk) => (disk.spec?.size ? undefined : [fieldError.required('spec.size')]) })
  *   .complete();
  * ```
  */

@@ -9,7 +9,7 @@
  * import { apiextensionsv1 } from '@kubeloop/scheme';
  *
  * const d = apiextensionsv1.CustomResourceDefinition; // { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', ... }
- * const obj: apiextensionsv1.CustomResourceDefinition = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'example' } };
+ * const obj: apiextensionsv1.CustomResourceDefinition = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' }, spec: { group: 'example.com', names: { plural: 'widgets', kind: 'Widget' }, scope: 'Namespaced', versions: [] } };
  * ```
  */
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';

@@ -9,7 +9,7 @@
  * import { autoscalingv2 } from '@kubeloop/scheme';
  *
  * const d = autoscalingv2.HorizontalPodAutoscaler; // { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers', ... }
- * const obj: autoscalingv2.HorizontalPodAutoscaler = { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'example' } };
+ * const obj: autoscalingv2.HorizontalPodAutoscaler = { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'example' }, spec: { scaleTargetRef: { kind: 'Deployment', name: 'web' }, maxReplicas: 3 } };
  * ```
  */
 import type { V2HorizontalPodAutoscaler } from '@kubernetes/client-node';

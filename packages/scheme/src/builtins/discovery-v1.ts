@@ -9,7 +9,7 @@
  * import { discoveryv1 } from '@kubeloop/scheme';
  *
  * const d = discoveryv1.EndpointSlice; // { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', plural: 'endpointslices', ... }
- * const obj: discoveryv1.EndpointSlice = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'example' } };
+ * const obj: discoveryv1.EndpointSlice = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'example' }, addressType: 'IPv4' };
  * ```
  */
 import type { V1EndpointSlice } from '@kubernetes/client-node';

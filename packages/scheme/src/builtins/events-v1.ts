@@ -9,7 +9,7 @@
  * import { eventsv1 } from '@kubeloop/scheme';
  *
  * const d = eventsv1.Event; // { apiVersion: 'events.k8s.io/v1', kind: 'Event', plural: 'events', ... }
- * const obj: eventsv1.Event = { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'example' } };
+ * const obj: eventsv1.Event = { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'example' }, eventTime: '2026-01-01T00:00:00.000000Z' };
  * ```
  */
 import type { EventsV1Event } from '@kubernetes/client-node';

@@ -9,7 +9,7 @@
  * import { storagev1 } from '@kubeloop/scheme';
  *
  * const d = storagev1.StorageClass; // { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', plural: 'storageclasses', ... }
- * const obj: storagev1.StorageClass = { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'example' } };
+ * const obj: storagev1.StorageClass = { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'example' }, provisioner: 'example.com/disk' };
  * ```
  */
 import type { V1StorageClass } from '@kubernetes/client-node';
