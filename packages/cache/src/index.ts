@@ -1,8 +1,8 @@
 /**
  * `@kubeloop/cache` keeps local copies of cluster state: reflectors that
  * list and watch with client-go's semantics (bookmarks, re-watch without
- * relist on a normal close, relist on 410, backoff on failures, optional
- * streaming lists), indexed stores, shared informers with per-handler
+ * relist on a normal close, relist on 410, backoff on failures, streaming
+ * lists where the server offers them), indexed stores, shared informers with per-handler
  * queues and rxjs Observables, and an informer cache that implements the
  * client's `Reader`, so the client's cached-read router can serve reads from
  * it.

@@ -25,9 +25,14 @@
  *   `/`, a namespace or resourceVersion that is not a string) never reaches
  *   the sink: a `CacheError` `InvalidObject`, reported and counted
  *   (`stats.invalidObjects`); the rest of the list or watch goes on.
- * - Optionally the initial state comes from a streaming list (WatchList:
- *   `sendInitialEvents=true`, up to the `k8s.io/initial-events-end`
- *   bookmark), falling back to LIST when the server refuses it.
+ * - By default the initial state (and a relist) comes from a streaming list
+ *   (WatchList: `sendInitialEvents=true`, up to the
+ *   `k8s.io/initial-events-end` bookmark), as client-go does since 1.35: the
+ *   API server streams objects from its watch cache instead of building a
+ *   list response several times their size, and this process holds one
+ *   object at a time instead of a 500-item page. A server that refuses it
+ *   (400, 403, 422, 501: WatchList off, or older than 1.27) gets a paginated
+ *   LIST from then on.
  * - With a `shard` filter it keeps one shard of the objects: it asks the
  *   server to filter (`shardSelector`) where the filter allows, checks every
  *   object that comes back, drops what is out of range before the sink, and
@@ -160,7 +165,11 @@ export interface ReflectorOptions {
    * (more than six times the 150 000 pods Kubernetes supports per cluster).
    */
   readonly maxListObjects?: number;
-  /** Use a streaming list (WatchList) for the initial state. Default: false. */
+  /**
+   * Take the initial state (and each relist) from a streaming list
+   * (WatchList), falling back to a paginated LIST for good once the server
+   * refuses it. `false`: always LIST. Default: true.
+   */
   readonly useWatchList?: boolean;
   /** First retry delay, ms. Default: 800. */
   readonly backoffInitialMs?: number;
@@ -364,7 +373,7 @@ export class Reflector<T extends KubeObject> {
         }
         if (needList) {
           this.stats.state = 'listing';
-          const streamed = this.options.useWatchList === true && !this.watchListRefused;
+          const streamed = this.options.useWatchList !== false && !this.watchListRefused;
           const outcome = streamed ? await this.streamingList(relisting) : await this.list(relisting);
           if (outcome === 'stopped') return;
           if (outcome === 'interrupted') continue;

@@ -29,7 +29,8 @@ async function loopback(onTestFinished: Finally): Promise<LoopbackApi> {
 function informerOn(api: LoopbackApi, options: InformerOptions<KubeObject>, onTestFinished: Finally): Informer<KubeObject> {
   const informer = new Informer<KubeObject>([{ lw: clientListWatcher(api.client, ConfigMap, { namespace: 'default' }), namespace: 'default' }], {
     ...options,
-    reflector: { backoffInitialMs: 10, backoffMaxMs: 50, ...options.reflector },
+    // The loopback API answers LISTs and plain watches, not streaming lists (test/watch-list.test.ts has those).
+    reflector: { backoffInitialMs: 10, backoffMaxMs: 50, useWatchList: false, ...options.reflector },
   });
   onTestFinished(() => informer.stop());
   return informer;
@@ -275,7 +276,7 @@ describe.concurrent('informer', () => {
         if (++calls < 3) throw new Error(`discovery is down (${calls})`);
         return [{ lw: clientListWatcher(api.client, ConfigMap, { namespace: 'default' }), namespace: 'default' }];
       },
-      { reflector: { backoffInitialMs: 10, backoffMaxMs: 20 } },
+      { reflector: { backoffInitialMs: 10, backoffMaxMs: 20, useWatchList: false } },
     );
     onTestFinished(() => informer.stop());
     expect(informer.hasSynced()).toBe(false);
