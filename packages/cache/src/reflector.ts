@@ -160,8 +160,8 @@ export interface ReflectorOptions {
    */
   readonly maxListPages?: number;
   /**
-   * Most objects one list may gather before it is abandoned the same way,
-   * so a list that never ends cannot fill the memory. Default: 1 000 000
+   * Most objects one list (paginated or streamed) may gather before it is
+   * abandoned the same way, so a list that never ends cannot fill the memory. Default: 1 000 000
    * (more than six times the 150 000 pods Kubernetes supports per cluster).
    */
   readonly maxListObjects?: number;
@@ -719,6 +719,11 @@ export class Reflector<T extends KubeObject> {
             if (event.type === 'ADDED' || event.type === 'MODIFIED') {
               if (!this.admit(event.object, asked)) continue;
               initial.set(`${m?.namespace ?? ''}/${m?.name ?? ''}`, this.sink.prepare ? this.sink.prepare(event.object) : event.object);
+              if (initial.size > this.maxListObjects) {
+                // A stream that never reaches its end bookmark must not fill the memory either.
+                this.fail(new CacheError('ListTooLarge', `streaming list: no initial-events-end bookmark after ${initial.size} objects (maxListObjects ${this.maxListObjects}); abandoned, starting again after a pause`), 'list');
+                return 'failed';
+              }
               continue;
             }
             if (event.type === 'DELETED') {

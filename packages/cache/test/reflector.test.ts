@@ -276,6 +276,21 @@ describe.concurrent('reflector against a loopback server', () => {
     expect(reflector.stats.disconnectedSince).toBe(lastDelivered);
   });
 
+  it('a streaming list that never reaches its initial-events-end bookmark: ListTooLarge at maxListObjects, backed off, reported', async ({ onTestFinished }) => {
+    const api = await loopback(onTestFinished);
+    api.onWatch((res, req) => {
+      openWatch(res);
+      for (let i = 0; i < 40; i++) res.write(watchLine('ADDED', cm(`s${req.n}-${i}`, '5')));
+    });
+    const { reflector, seen } = reflect(api, { useWatchList: true, maxListObjects: 25 }, onTestFinished);
+    await eventually(() => seen.errors.length >= 2, () => `errors ${seen.errors.length} after ${api.count('watch')} watches`);
+    expect(seen.errors.slice(0, 2).map((e) => `${e.phase}:${reasonOf(e.err)}`)).toEqual(['list:CacheError/ListTooLarge', 'list:CacheError/ListTooLarge']);
+    expect(String(seen.errors[0]!.err)).toMatch(/no initial-events-end bookmark after 26 objects/);
+    expect(api.requests.filter((r) => r.kind === 'watch').every((r) => r.query.get('sendInitialEvents') === 'true')).toBe(true);
+    expect(seen.replaced).toEqual([]);
+    expect(reflector.stats.lists).toBe(0);
+  });
+
   it('a server that hands out a new continue token on every page: ListTooLarge at maxListPages or maxListObjects, backed off, reported', async ({ onTestFinished }) => {
     const api = await loopback(onTestFinished);
     let endless = true;

@@ -38,7 +38,7 @@ interface Run {
 /** `OBJECTS` ConfigMaps in a fresh namespace, then an informer cache (default reflector options but the page size) over them, through the proxy, synced. */
 async function cacheOver(writer: Client, proxy: ApiProxy, namespace: string): Promise<Run> {
   await writer.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  for (let i = 0; i < OBJECTS; i++) await writer.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace }, data: { i: String(i) } });
+  for (let i = 0; i < OBJECTS; i++) await writer.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace }, data: { index: String(i) } });
   proxy.clearRequests();
   const errors: unknown[] = [];
   const cache = createInformerCache({
