@@ -27,7 +27,9 @@ export interface ByKindOptions {
    * it); the cache-wide `namespaces` simply do not apply to such kinds.
    */
   readonly namespaces?: readonly string[];
+  /** Only objects matching it are cached. Default: the cache's `defaultLabelSelector`, else all. */
   readonly labelSelector?: Selector;
+  /** Only objects matching it are cached. Default: the cache's `defaultFieldSelector`, else all. */
   readonly fieldSelector?: Selector;
   /** Default: the cache's `transform`. */
   readonly transform?: Transform<KubeObject>;
@@ -46,6 +48,28 @@ export interface InformerCacheOptions {
   readonly client: Client;
   /** Per-kind options, by descriptor or apiVersion/kind. Default: none. */
   readonly byKind?: readonly { readonly kind: ResourceDescriptor | TypeRef; readonly options: ByKindOptions }[];
+  /**
+   * The label selector of every kind whose `byKind` options name none
+   * (controller-runtime's `DefaultLabelSelector`): the cache then holds only
+   * the objects it matches, and so does every cached read. Checked here with
+   * the API server's grammar. Default: none (every object).
+   */
+  readonly defaultLabelSelector?: Selector;
+  /** The field selector of every kind whose `byKind` options name none (`DefaultFieldSelector`). Default: none. */
+  readonly defaultFieldSelector?: Selector;
+  /**
+   * Whether a cached read (`get`, `list`) of a kind the cache has no
+   * informer for starts one. An informer lists and watches its kind in
+   * every namespace the cache covers, so one stray read of Pods or Secrets
+   * in a big cluster can hold them all in memory. `false` makes such a read
+   * reject with a `ClientError` `NotCached` naming the kind and the ways to
+   * cache it (a controller watching it, `byKind`, `getInformer`) or to read
+   * it live (`uncached`, `apiReader`), as controller-runtime's
+   * `ReaderFailOnMissingInformer`. Kinds named in `byKind`, and informers
+   * started by `getInformer` (controllers' sources), are always served.
+   * Default: true, as controller-runtime.
+   */
+  readonly startInformersOnRead?: boolean;
   /**
    * Namespaces every namespaced kind is limited to (one list+watch per
    * namespace). Cluster-scoped kinds are cached cluster-wide whatever this
@@ -170,7 +194,32 @@ class Cache implements InformerCache {
   private readonly entries = new Map<string, Entry>();
   private stopped = false;
 
-  constructor(private readonly options: InformerCacheOptions) {}
+  constructor(private readonly options: InformerCacheOptions) {
+    for (const [name, parse] of [
+      ['defaultLabelSelector', () => parseLabelSelector(options.defaultLabelSelector)],
+      ['defaultFieldSelector', () => parseFieldSelector(options.defaultFieldSelector)],
+    ] as const) {
+      try {
+        parse();
+      } catch (cause) {
+        throw new CacheError('InvalidOptions', `${name}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      }
+    }
+  }
+
+  /** For a read: the kind's entry, unless reads may not start informers and none runs for it. */
+  private readEntry(kind: KindRef): Entry {
+    if (this.options.startInformersOnRead === false && !this.entries.has(describe(kind).id)) {
+      const { ref, label } = describe(kind);
+      if (!this.options.byKind?.some((b) => b.kind.apiVersion === ref.apiVersion && b.kind.kind === ref.kind)) {
+        throw new ClientError(
+          'NotCached',
+          `${label} is not cached, and this cache starts no informer on a read (startInformersOnRead: false): watch it from a controller, name it in the cache's byKind options, or call cache.getInformer() for it first; or read it live (the client's uncached kinds, or apiReader)`,
+        );
+      }
+    }
+    return this.entry(kind);
+  }
 
   private kindOptions(ref: ResourceDescriptor | TypeRef): ByKindOptions {
     return this.options.byKind?.find((b) => b.kind.apiVersion === ref.apiVersion && b.kind.kind === ref.kind)?.options ?? {};
@@ -196,8 +245,8 @@ class Cache implements InformerCache {
       namespace,
       lw: clientListWatcher(this.options.client, kind, {
         ...(namespace ? { namespace } : {}),
-        ...(per.labelSelector ? { labelSelector: per.labelSelector } : {}),
-        ...(per.fieldSelector ? { fieldSelector: per.fieldSelector } : {}),
+        ...((per.labelSelector ?? this.options.defaultLabelSelector) ? { labelSelector: per.labelSelector ?? this.options.defaultLabelSelector! } : {}),
+        ...((per.fieldSelector ?? this.options.defaultFieldSelector) ? { fieldSelector: per.fieldSelector ?? this.options.defaultFieldSelector! } : {}),
       }),
     });
     // Unrestricted: one cluster-wide list+watch serves either scope. Restricted:
@@ -249,7 +298,7 @@ class Cache implements InformerCache {
   }
 
   async get<K extends KindRef>(kind: K, key: ObjectKey, options?: GetOptions): Promise<ObjectFor<K>> {
-    const entry = this.entry(kind);
+    const entry = this.readEntry(kind);
     if (entry.namespaces && key.namespace && !entry.namespaces.includes(key.namespace)) {
       throw new ClientError('InvalidRequest', `the cache of ${entry.label} covers namespaces ${entry.namespaces.join(', ')}, not ${key.namespace}`);
     }
@@ -266,7 +315,7 @@ class Cache implements InformerCache {
 
   async list<K extends KindRef>(kind: K, options?: ListOptions): Promise<ListFor<K>> {
     if (options?.continue) throw new ClientError('InvalidRequest', 'the cache serves whole lists: continue tokens are not supported');
-    const entry = this.entry(kind);
+    const entry = this.readEntry(kind);
     if (entry.namespaces && options?.namespace && !entry.namespaces.includes(options.namespace)) {
       throw new ClientError('InvalidRequest', `the cache of ${entry.label} covers namespaces ${entry.namespaces.join(', ')}, not ${options.namespace}`);
     }

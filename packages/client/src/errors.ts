@@ -64,7 +64,15 @@ export type ClientErrorReason =
   /** Bad input caught before any request: missing name, namespace on a cluster-scoped kind, unknown kind. */
   | 'InvalidRequest'
   /** The kubeconfig cannot be used (missing, malformed, no current cluster, a credential file or plugin that fails), or Node.js is too old. */
-  | 'InvalidConfig';
+  | 'InvalidConfig'
+  /**
+   * A cached read of a kind the cache has no informer for, from a cache told
+   * not to start one on a read (`startInformersOnRead: false`): the message
+   * names the kind and the ways to cache it.
+   */
+  | 'NotCached'
+  /** The API server answered with a Warning header and the transport was told to refuse those (`warningsAsErrors`). */
+  | 'Warning';
 
 const BRAND = Symbol.for('@kubeloop/client/ClientError');
 
