@@ -182,6 +182,44 @@ export function createInformerCache(options: InformerCacheOptions): InformerCach
   return new Cache(options);
 }
 
+const isObject = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isKind = (k: unknown): boolean => isObject(k) && typeof (k as TypeRef).apiVersion === 'string' && typeof (k as TypeRef).kind === 'string';
+const isFn = (v: unknown): boolean => typeof v === 'function';
+const isMs = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+const isSelector = (v: unknown): boolean => typeof v === 'string' || (isObject(v) && Object.values(v as object).every((x) => typeof x === 'string'));
+
+/** Each option: the test of a value and what it expects, said to the user. An absent option is never checked. */
+const CACHE_CHECKS: readonly (readonly [string, (v: unknown) => boolean, string])[] = [
+  ['client', (v) => isObject(v) && isFn((v as Record<string, unknown>)['list']) && isFn((v as Record<string, unknown>)['watch']) && isObject((v as Record<string, unknown>)['mapper']), 'a Client (createClient(...) of @kubeloop/client)'],
+  [
+    'byKind',
+    (v) => Array.isArray(v) && v.every((b) => isObject(b) && isKind((b as { kind?: unknown }).kind) && isObject((b as { options?: unknown }).options)),
+    'an array of { kind, options } (kind: a descriptor such as Pod, or { apiVersion, kind })',
+  ],
+  ['namespaces', (v) => Array.isArray(v) && v.every((n) => typeof n === 'string' && n.length > 0), "an array of namespace names (['team-a'])"],
+  ['defaultLabelSelector', isSelector, "a selector string ('app=web') or a map of labels"],
+  ['defaultFieldSelector', isSelector, "a selector string ('metadata.name=x') or a map of fields"],
+  ['startInformersOnRead', (v) => typeof v === 'boolean', 'true or false'],
+  ['transform', isFn, 'a function (object) => object'],
+  ['unsafeDisableDeepFreeze', (v) => typeof v === 'boolean', 'true or false'],
+  ['reflector', isObject, 'an object of reflector tuning ({ pageSize, useWatchList, ... })'],
+  ['resyncPeriodMs', isMs, 'a number of ms >= 0'],
+  ['onError', isFn, 'a function (kind, err, phase) => void'],
+  ['onHandlerError', isFn, 'a function (kind, err) => void'],
+];
+
+/** Throws CacheError `InvalidOptions` naming the first option of the wrong shape and what it expects. */
+function checkCacheOptions(options: InformerCacheOptions): void {
+  if (!isObject(options)) throw new CacheError('InvalidOptions', `createInformerCache takes one options object with a client; got ${options === null ? 'null' : typeof options}`);
+  if ((options as { client?: unknown }).client === undefined) throw new CacheError('InvalidOptions', 'createInformerCache: client is required: the Client whose live calls list and watch');
+  for (const [option, ok, expects] of CACHE_CHECKS) {
+    const value = (options as unknown as Record<string, unknown>)[option];
+    if (value !== undefined && !ok(value)) {
+      throw new CacheError('InvalidOptions', `createInformerCache: ${option} must be ${expects}; got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
+    }
+  }
+}
+
 interface Entry {
   readonly informer: Informer<KubeObject>;
   readonly namespaces: readonly string[] | undefined;
@@ -195,6 +233,7 @@ class Cache implements InformerCache {
   private stopped = false;
 
   constructor(private readonly options: InformerCacheOptions) {
+    checkCacheOptions(options);
     for (const [name, parse] of [
       ['defaultLabelSelector', () => parseLabelSelector(options.defaultLabelSelector)],
       ['defaultFieldSelector', () => parseFieldSelector(options.defaultFieldSelector)],

@@ -95,3 +95,34 @@ describe('startInformersOnRead: false', () => {
     expect((await c.get(ConfigMap, { namespace: ns, name: 'a' })).metadata?.labels).toEqual({ team: 'red' });
   });
 });
+
+describe('createInformerCache checks its options', () => {
+  it.each([
+    ['client', { get: () => undefined }, /a Client \(createClient/],
+    ['byKind', [{ kind: 'Secret', options: {} }], /an array of \{ kind, options \}/],
+    ['namespaces', 'prod', /an array of namespace names/],
+    ['defaultLabelSelector', 42, /a selector string/],
+    ['defaultFieldSelector', ['a=b'], /a selector string/],
+    ['startInformersOnRead', 'no', /true or false/],
+    ['transform', {}, /a function/],
+    ['unsafeDisableDeepFreeze', 1, /true or false/],
+    ['reflector', 500, /reflector tuning/],
+    ['resyncPeriodMs', -5, /a number of ms >= 0/],
+    ['onError', 'log', /a function \(kind, err, phase\)/],
+    ['onHandlerError', true, /a function \(kind, err\)/],
+  ] as const)('%s: %j', (option, value, expects) => {
+    let err: unknown;
+    try {
+      createInformerCache({ client: live, [option]: value });
+    } catch (e) {
+      err = e;
+    }
+    expect(isCacheError(err) && err.reason).toBe('InvalidOptions');
+    expect((err as Error).message).toContain(`createInformerCache: ${option} must be`);
+    expect((err as Error).message).toMatch(expects);
+  });
+
+  it('a client is required', () => {
+    expect(() => createInformerCache({} as Parameters<typeof createInformerCache>[0])).toThrow(/client is required/);
+  });
+});

@@ -21,6 +21,7 @@ import type { Query, Transport, TransportOptions } from './transport.js';
 import { DEFAULT_ERROR_BODY_TIMEOUT, readErrorBody, watchEvents } from './watch.js';
 import { peekUid, tracksResourceVersions, WriteTracker } from './read-your-writes.js';
 import type { ReadYourWritesOptions } from './read-your-writes.js';
+import { validateClientOptions } from './options-validation.js';
 import type { WatchEvent } from './watch.js';
 
 /** The per-call request options a call passes on to the transport. */
@@ -187,6 +188,7 @@ interface Resolved {
 export function createClient(options: ClientOptions & { readonly cache: Reader }): CachedClient;
 export function createClient(options: ClientOptions): Client;
 export function createClient(options: ClientOptions): Client | CachedClient {
+  validateClientOptions(options);
   const transport =
     options.transport ??
     (options.kubeConfig

@@ -65,6 +65,8 @@ export type ClientErrorReason =
   | 'InvalidRequest'
   /** The kubeconfig cannot be used (missing, malformed, no current cluster, a credential file or plugin that fails), or Node.js is too old. */
   | 'InvalidConfig'
+  /** An option of `createClient` has the wrong shape or value; the message names the option and what it expects. */
+  | 'InvalidOptions'
   /**
    * A cached read of a kind the cache has no informer for, from a cache told
    * not to start one on a read (`startInformersOnRead: false`): the message

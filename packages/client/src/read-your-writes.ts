@@ -85,7 +85,7 @@ export class WriteTracker {
     private readonly options: ReadYourWritesOptions = {},
   ) {
     const t = options.timeoutMs ?? 2000;
-    if (!Number.isFinite(t) || t < 0) throw new ClientError('InvalidConfig', `readYourWrites.timeoutMs must be a number of ms >= 0 (got ${String(t)})`);
+    if (!Number.isFinite(t) || t < 0) throw new ClientError('InvalidOptions', `readYourWrites.timeoutMs must be a number of ms >= 0 (got ${String(t)})`);
     this.timeoutMs = t;
   }
 

@@ -24,6 +24,7 @@ import { createLogger } from './log/logging.js';
 import { restClientMetrics } from './metrics/controller-metrics.js';
 import { registerInformerMetrics } from './metrics/informer-metrics.js';
 import { readYourWritesMetrics } from './metrics/client-metrics.js';
+import { validateClusterOptions } from './options-validation.js';
 
 /** Options for {@link createCluster}. Every field is optional. */
 export interface ClusterOptions {
@@ -102,6 +103,7 @@ export interface Cluster {
  * ```
  */
 export function createCluster(options: ClusterOptions = {}): Cluster {
+  validateClusterOptions(options);
   const logger = options.logger ?? createLogger();
   const onRequest = options.registry ? restClientMetrics(options.registry) : undefined;
   const transportOptions = { ...options.transportOptions, ...(onRequest ? { onRequest } : {}) };

@@ -27,6 +27,7 @@ import type { RESTMapper } from '@kubeloop/mapper';
 import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { createTokenAuthorizer, createWebhookServer, prometheusWebhookMetrics } from '@kubeloop/webhook';
 import type { Defaulter, TokenAuthorizer, WebhookServer } from '@kubeloop/webhook';
+import { validateManagerOptions } from './options-validation.js';
 import { createCluster } from './cluster.js';
 import { exitWithin } from './signals.js';
 import type { Cluster } from './cluster.js';
@@ -221,6 +222,7 @@ export interface Manager {
  * ```
  */
 export function createManager(options: ManagerOptions = {}): Manager {
+  validateManagerOptions(options);
   return new KubeManager(options);
 }
 
