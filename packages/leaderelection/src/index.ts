@@ -25,5 +25,7 @@
 export { createLeaderElector, formatMicroTime, LEADER_ELECTION_DEFAULTS, LEADER_ELECTION_JITTER_FACTOR } from './leader-elector.js';
 export type { LeaderElectionEnd, LeaderElectionMetrics, LeaderElector, LeaderElectorOptions } from './leader-elector.js';
 export { assignBuckets, bucketOf, bucketRange, bucketsToRanges, DEFAULT_RING_BUCKETS } from './ring-assignment.js';
+export { createShardRing, formatBuckets, memberLeaseName, parseBuckets, SHARD_BUCKETS_ANNOTATION, SHARD_HELD_ANNOTATION, SHARD_RING_LABEL } from './shard-ring.js';
+export type { RingChange, RingMember, RingStats, ShardRing, ShardRingOptions } from './shard-ring.js';
 export { isLeaderElectionError, LeaderElectionError } from './errors.js';
 export type { LeaderElectionErrorReason } from './errors.js';

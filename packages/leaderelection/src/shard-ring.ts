@@ -1,0 +1,533 @@
+/**
+ * A shard ring without a coordinator: each replica holds a Lease of its own
+ * (named for the ring and its identity, labelled with the ring's name) and
+ * renews it; the ring is the set of live Leases; the hash space's buckets
+ * are split over the live members by `assignBuckets`, which every member
+ * computes alike from the same Leases.
+ *
+ * Handoff without overlap is fenced through the Leases. Each member's Lease
+ * records the buckets it holds (`kubeloop.dev/shard-held`). A member:
+ * - stops taking a bucket it should no longer have at once, waits until its
+ *   in-flight work there has drained (its drainers resolve), and only then
+ *   removes the bucket from its Lease;
+ * - claims a bucket it should have only while no live member's Lease holds
+ *   it: it writes the claim, reads every Lease again, and starts the bucket
+ *   only if no other live member holds it. Two members that claim one bucket
+ *   at once each write before they read, so at least one sees the other and
+ *   backs off (both may; they try again a few periods later).
+ * A member is live while its Lease keeps changing: one not renewed for its
+ * `leaseDurationSeconds`, as observed on this replica's clock (never the
+ * holder's timestamps), is dead, and its buckets are claimed. A member that
+ * cannot renew for `renewDeadlineMs` (< the lease duration) stops all its
+ * buckets first, so it has stopped before anyone may take them.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { fnv1a64, isAlreadyExists, isNotFound } from '@kubeloop/client';
+import type { Client, ShardRange } from '@kubeloop/client';
+import { Lease } from '@kubeloop/scheme';
+import { sleep } from '@kubeloop/workqueue';
+import { LeaderElectionError } from './errors.js';
+import { formatMicroTime, LEADER_ELECTION_DEFAULTS } from './leader-elector.js';
+import { assignBuckets, bucketOf, bucketsToRanges, checkBuckets, DEFAULT_RING_BUCKETS } from './ring-assignment.js';
+
+/** The label naming a member Lease's ring. */
+export const SHARD_RING_LABEL = 'kubeloop.dev/shard-ring';
+/** The annotation listing the buckets a member holds (`0-3,7,9-12`). */
+export const SHARD_HELD_ANNOTATION = 'kubeloop.dev/shard-held';
+/** The annotation with the ring's bucket count (members must agree). */
+export const SHARD_BUCKETS_ANNOTATION = 'kubeloop.dev/shard-buckets';
+
+/** Options of {@link createShardRing}. */
+export interface ShardRingOptions {
+  /** Leases are read and written through it (live calls, never a cache). */
+  readonly client: Client;
+  /** Namespace of the member Leases. */
+  readonly namespace: string;
+  /** The ring's name (a DNS label, ≤ 63 characters): the label value of its Leases. */
+  readonly name: string;
+  /** This member's identity, unique in the ring. Default: `${hostname}_${random UUID}`. */
+  readonly identity?: string;
+  /** A member not renewed for this long (as observed) is dead. Default: 15 000. */
+  readonly leaseDurationMs?: number;
+  /** A member that cannot renew for this long stops all its buckets. Less than `leaseDurationMs`. Default: 10 000. */
+  readonly renewDeadlineMs?: number;
+  /** Time between two rounds (read the ring, renew, release, claim). Default: 2 000. */
+  readonly retryPeriodMs?: number;
+  /** Buckets the hash space is cut into; every member must use the same. A power of two. Default: 128. */
+  readonly buckets?: number;
+  /** Told of every error that was retried. Default: none. */
+  readonly onError?: (err: unknown) => void;
+}
+
+/** One member as this replica sees it. */
+export interface RingMember {
+  readonly identity: string;
+  /** The member's Lease name. */
+  readonly lease: string;
+  /** Renewed within its lease duration (as observed here). */
+  readonly live: boolean;
+  /** Buckets its Lease says it holds. */
+  readonly held: readonly number[];
+  /** Buckets the split gives it (live members only). */
+  readonly assigned: readonly number[];
+}
+
+/** What changed in a round: buckets started and stopped here. */
+export interface RingChange {
+  readonly started: readonly number[];
+  readonly stopped: readonly number[];
+}
+
+/** Counters of a ring member, for metrics. */
+export interface RingStats {
+  /** Buckets started here after the first round. */
+  acquired: number;
+  /** Buckets drained and handed on. */
+  released: number;
+  /** Claims withdrawn because another member held or claimed the bucket. */
+  conflicts: number;
+  /** Rounds that failed (read or renew). */
+  errors: number;
+}
+
+/**
+ * A member of a shard ring. `run` keeps its membership; `owns` says whether
+ * a hash is in a bucket this replica works on now.
+ *
+ * @example
+ * ```ts
+ * const ring = createShardRing({ client, namespace: 'ops', name: 'harddisks' });
+ * ring.addDrainer((buckets) => controller.drain((key) => buckets.has(ring.bucketOf(key))));
+ * void ring.run(signal);
+ * if (ring.owns(fnv1a64(disk.metadata.uid))) await reconcile(disk);
+ * ```
+ */
+export interface ShardRing {
+  readonly identity: string;
+  readonly name: string;
+  readonly namespace: string;
+  /** The member Lease's name. */
+  readonly leaseName: string;
+  readonly buckets: number;
+  /** Keep the membership until `signal` aborts: then stop every bucket, drain, and delete the Lease. Never rejects. */
+  run(signal: AbortSignal): Promise<void>;
+  /** Buckets worked on here now. */
+  active(): ReadonlySet<number>;
+  /** Whether a hash falls in a bucket worked on here now. */
+  owns(hash: bigint): boolean;
+  /** The bucket of a hash. */
+  bucketOf(hash: bigint): number;
+  /**
+   * The hash ranges to cache: buckets worked on, being drained, or assigned
+   * and about to start (so the cache is warm when they do).
+   */
+  cacheRanges(): ShardRange[];
+  /** Told after every round that changed what is worked on or cached. */
+  subscribe(listener: (change: RingChange) => void): () => void;
+  /** Called with buckets being handed on; the ring releases them when every drainer has resolved. */
+  addDrainer(drain: (buckets: ReadonlySet<number>) => Promise<void>): () => void;
+  /** The members as last observed. */
+  members(): readonly RingMember[];
+  /** Whether this member has renewed its Lease within the renew deadline. */
+  isMember(): boolean;
+  /** Why the ring cannot work right now (its Lease cannot be renewed), for readiness. */
+  check(): Error | undefined;
+  readonly stats: Readonly<RingStats>;
+}
+
+/** `0-3,7,9-12` for {0,1,2,3,7,9,10,11,12}. */
+export function formatBuckets(set: Iterable<number>): string {
+  const sorted = [...new Set(set)].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    parts.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
+    i = j + 1;
+  }
+  return parts.join(',');
+}
+
+/** The inverse of {@link formatBuckets}; anything unreadable or out of range is left out. */
+export function parseBuckets(text: string | undefined, buckets: number): number[] {
+  const out = new Set<number>();
+  for (const part of (text ?? '').split(',')) {
+    const m = /^\s*(\d+)(?:-(\d+))?\s*$/.exec(part);
+    if (!m) continue;
+    const a = Number(m[1]);
+    const b = m[2] === undefined ? a : Number(m[2]);
+    for (let x = a; x <= Math.min(b, buckets - 1); x++) out.add(x);
+  }
+  return [...out].sort((x, y) => x - y);
+}
+
+/** The Lease name of a member: `<ring>-<identity>`, made a valid name (lower case, `[a-z0-9-.]`, at most 253). */
+export function memberLeaseName(ring: string, identity: string): string {
+  const raw = `${ring}-${identity}`.toLowerCase().replace(/[^a-z0-9.-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '');
+  return raw.length <= 253 ? raw : `${raw.slice(0, 236)}-${fnv1a64(raw).toString(16).padStart(16, '0')}`;
+}
+
+
+function positive(value: number, what: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new LeaderElectionError('InvalidOptions', `shard ring: ${what} must be a positive number of milliseconds, got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Create a member of a shard ring (nothing happens until `run`). Throws
+ * LeaderElectionError `InvalidOptions` for timings that cannot work, a ring
+ * name that is not a DNS label, or a bucket count that is not a power of two.
+ *
+ * @example
+ * ```ts
+ * const ring = createShardRing({ client, namespace: 'harddisk-system', name: 'harddisk-operator', identity: process.env.POD_NAME });
+ * void ring.run(shutdown.signal);
+ * ```
+ */
+export function createShardRing(options: ShardRingOptions): ShardRing {
+  if (typeof options?.client !== 'object' || options.client === null) throw new LeaderElectionError('InvalidOptions', 'shard ring: a client is required');
+  if (typeof options.namespace !== 'string' || options.namespace === '') throw new LeaderElectionError('InvalidOptions', 'shard ring: namespace must be a non-empty string');
+  if (typeof options.name !== 'string' || !/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(options.name)) {
+    throw new LeaderElectionError('InvalidOptions', `shard ring: name ${JSON.stringify(options.name)} must be a DNS label (lower case letters, digits and '-', at most 63)`);
+  }
+  const leaseDurationMs = positive(options.leaseDurationMs ?? LEADER_ELECTION_DEFAULTS.leaseDurationMs, 'leaseDurationMs');
+  const renewDeadlineMs = positive(options.renewDeadlineMs ?? LEADER_ELECTION_DEFAULTS.renewDeadlineMs, 'renewDeadlineMs');
+  const retryPeriodMs = positive(options.retryPeriodMs ?? LEADER_ELECTION_DEFAULTS.retryPeriodMs, 'retryPeriodMs');
+  if (leaseDurationMs <= renewDeadlineMs) throw new LeaderElectionError('InvalidOptions', `shard ring: leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`);
+  if (renewDeadlineMs <= retryPeriodMs) throw new LeaderElectionError('InvalidOptions', `shard ring: renewDeadlineMs (${renewDeadlineMs}) must be greater than retryPeriodMs (${retryPeriodMs})`);
+  const buckets = options.buckets ?? DEFAULT_RING_BUCKETS;
+  checkBuckets(buckets);
+  const identity = options.identity ?? `${hostname()}_${randomUUID()}`;
+  if (typeof identity !== 'string' || identity === '') throw new LeaderElectionError('InvalidOptions', 'shard ring: identity must be a non-empty string');
+  return new Ring(options, identity, leaseDurationMs, renewDeadlineMs, retryPeriodMs, buckets);
+}
+
+interface Observed {
+  identity: string;
+  lease: string;
+  rv: string;
+  /** performance.now() when this replica saw the Lease change last. */
+  seenAt: number;
+  durationMs: number;
+  held: number[];
+}
+
+class Ring implements ShardRing {
+  readonly name: string;
+  readonly namespace: string;
+  readonly leaseName: string;
+  readonly stats: RingStats = { acquired: 0, released: 0, conflicts: 0, errors: 0 };
+  private readonly client: Client;
+  private readonly observed = new Map<string, Observed>();
+  /** Buckets in our Lease (claimed, active or draining). */
+  private readonly held = new Set<number>();
+  private readonly working = new Set<number>();
+  private readonly draining = new Set<number>();
+  private assigned = new Set<number>();
+  private readonly cooldown = new Map<number, number>();
+  private readonly listeners = new Set<(change: RingChange) => void>();
+  private readonly drainers = new Set<(buckets: ReadonlySet<number>) => Promise<void>>();
+  private lastRenew = -Infinity;
+  private lastError: unknown;
+  private rounds = 0;
+  private own: Lease | undefined;
+  private cacheKey = '';
+
+  constructor(
+    private readonly options: ShardRingOptions,
+    readonly identity: string,
+    private readonly leaseDurationMs: number,
+    private readonly renewDeadlineMs: number,
+    private readonly retryPeriodMs: number,
+    readonly buckets: number,
+  ) {
+    this.client = options.client;
+    this.name = options.name;
+    this.namespace = options.namespace;
+    this.leaseName = memberLeaseName(options.name, identity);
+  }
+
+  active(): ReadonlySet<number> {
+    return this.working;
+  }
+
+  bucketOf(hash: bigint): number {
+    return bucketOf(hash, this.buckets);
+  }
+
+  owns(hash: bigint): boolean {
+    return this.working.has(bucketOf(hash, this.buckets));
+  }
+
+  cacheRanges(): ShardRange[] {
+    return bucketsToRanges([...this.working, ...this.draining, ...(this.isMember() ? this.assigned : [])], this.buckets);
+  }
+
+  subscribe(listener: (change: RingChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  addDrainer(drain: (buckets: ReadonlySet<number>) => Promise<void>): () => void {
+    this.drainers.add(drain);
+    return () => this.drainers.delete(drain);
+  }
+
+  isMember(): boolean {
+    return performance.now() - this.lastRenew < this.renewDeadlineMs;
+  }
+
+  check(): Error | undefined {
+    if (this.rounds === 0 || this.isMember()) return undefined;
+    const why = this.lastError instanceof Error ? this.lastError.message : 'no renewal yet';
+    return new LeaderElectionError('Lost', `shard ring ${this.name}: lease ${this.namespace}/${this.leaseName} not renewed for ${this.renewDeadlineMs} ms (${why})`);
+  }
+
+  members(): readonly RingMember[] {
+    const live = this.liveIdentities();
+    const owners = assignBuckets(live, this.buckets);
+    const out: RingMember[] = [];
+    for (const o of this.observed.values()) {
+      out.push({
+        identity: o.identity,
+        lease: o.lease,
+        live: live.includes(o.identity),
+        held: o.identity === this.identity ? [...this.held].sort((a, b) => a - b) : o.held,
+        assigned: owners.flatMap((owner, b) => (owner === o.identity ? [b] : [])),
+      });
+    }
+    return out.sort((a, b) => (a.identity < b.identity ? -1 : 1));
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await this.round(signal);
+      await sleep(this.retryPeriodMs, signal);
+    }
+    await this.leave();
+  }
+
+  private attemptSignal(signal: AbortSignal): AbortSignal {
+    return AbortSignal.any([signal, AbortSignal.timeout(Math.max(this.renewDeadlineMs / 2, 1000))]);
+  }
+
+  private report(err: unknown): void {
+    this.stats.errors++;
+    this.lastError = err;
+    try {
+      this.options.onError?.(err);
+    } catch {
+      /* an observer that throws must not stop the ring */
+    }
+  }
+
+  /** Read every Lease of the ring and note which changed. */
+  private async observe(signal: AbortSignal): Promise<void> {
+    const list = await this.client.apiReader.list(Lease, { namespace: this.namespace, labelSelector: { [SHARD_RING_LABEL]: this.name }, signal: this.attemptSignal(signal) });
+    const now = performance.now();
+    const seen = new Set<string>();
+    for (const lease of list.items) {
+      const name = lease.metadata?.name ?? '';
+      const identity = lease.spec?.holderIdentity ?? '';
+      seen.add(name);
+      if (identity === '') {
+        this.observed.delete(name);
+        continue;
+      }
+      const rv = lease.metadata?.resourceVersion ?? '';
+      const prev = this.observed.get(name);
+      const n = Number(lease.metadata?.annotations?.[SHARD_BUCKETS_ANNOTATION] ?? this.buckets);
+      if (n !== this.buckets) this.report(new LeaderElectionError('InvalidOptions', `shard ring ${this.name}: member ${identity} uses ${n} buckets, this one ${this.buckets}; every member must use the same`));
+      this.observed.set(name, {
+        identity,
+        lease: name,
+        rv,
+        seenAt: prev && prev.rv === rv ? prev.seenAt : now,
+        durationMs: Math.max(1, lease.spec?.leaseDurationSeconds ?? 1) * 1000,
+        held: parseBuckets(lease.metadata?.annotations?.[SHARD_HELD_ANNOTATION], this.buckets),
+      });
+    }
+    for (const name of [...this.observed.keys()]) if (!seen.has(name)) this.observed.delete(name);
+  }
+
+  private liveIdentities(): string[] {
+    const now = performance.now();
+    const live: string[] = [];
+    for (const o of this.observed.values()) {
+      if (o.identity === this.identity) continue;
+      if (now - o.seenAt < o.durationMs) live.push(o.identity);
+    }
+    if (this.isMember()) live.push(this.identity);
+    return live;
+  }
+
+  private heldByLiveOther(bucket: number): boolean {
+    const now = performance.now();
+    for (const o of this.observed.values()) {
+      if (o.identity === this.identity || now - o.seenAt >= o.durationMs) continue;
+      if (o.held.includes(bucket)) return true;
+    }
+    return false;
+  }
+
+  /** Write our Lease: renewed now, holding `held`. */
+  private async writeOwn(signal: AbortSignal): Promise<boolean> {
+    const spec = {
+      holderIdentity: this.identity,
+      leaseDurationSeconds: Math.max(1, Math.ceil(this.leaseDurationMs / 1000)),
+      renewTime: formatMicroTime(Date.now()),
+    };
+    const metadata = {
+      name: this.leaseName,
+      namespace: this.namespace,
+      labels: { [SHARD_RING_LABEL]: this.name },
+      annotations: { [SHARD_HELD_ANNOTATION]: formatBuckets(this.held), [SHARD_BUCKETS_ANNOTATION]: String(this.buckets) },
+    };
+    const started = performance.now();
+    try {
+      let written = false;
+      if (!this.own) {
+        try {
+          written = true;
+          this.own = (await this.client.create(
+            { apiVersion: Lease.apiVersion, kind: Lease.kind, metadata, spec: { ...spec, acquireTime: spec.renewTime } },
+            { signal: this.attemptSignal(signal) },
+          )) as Lease;
+        } catch (err) {
+          if (!isAlreadyExists(err)) throw err;
+          written = false;
+          // Ours from an earlier run of this identity (that process is gone): take it over.
+          this.own = await this.client.apiReader.get(Lease, { namespace: this.namespace, name: this.leaseName }, { signal: this.attemptSignal(signal) });
+        }
+      }
+      if (!written) {
+        const base = this.own;
+        this.own = (await this.client.update(
+          { ...base, apiVersion: Lease.apiVersion, kind: Lease.kind, metadata: { ...base.metadata, ...metadata }, spec: { ...base.spec, ...spec } },
+          { signal: this.attemptSignal(signal) },
+        )) as Lease;
+      }
+      this.lastRenew = started;
+      return true;
+    } catch (err) {
+      // Conflict or gone: read it again next round.
+      this.own = undefined;
+      if (!signal.aborted) this.report(err);
+      return false;
+    }
+  }
+
+  private async round(signal: AbortSignal): Promise<void> {
+    const before = new Set(this.working);
+    const beforeCache = this.cacheKey;
+    try {
+      await this.observe(signal);
+    } catch (err) {
+      if (!signal.aborted) this.report(err);
+    }
+    if (signal.aborted) return;
+    // Renew first: liveness decides what we may hold.
+    await this.writeOwn(signal);
+    if (!this.isMember()) {
+      // Cut off: stop everything now (we stop before anyone may take over), drain, hold nothing.
+      this.release([...this.working]);
+      for (const b of [...this.held]) if (!this.draining.has(b)) this.held.delete(b);
+      this.assigned = new Set();
+    } else {
+      const owners = assignBuckets(this.liveIdentities(), this.buckets);
+      this.assigned = new Set(owners.flatMap((o, b) => (o === this.identity ? [b] : [])));
+      this.release([...this.working].filter((b) => !this.assigned.has(b)));
+      for (const b of [...this.held]) if (!this.working.has(b) && !this.draining.has(b) && !this.assigned.has(b)) this.held.delete(b);
+      let claimed = false;
+      for (const b of this.assigned) {
+        const wait = this.cooldown.get(b) ?? 0;
+        if (wait > 0) {
+          this.cooldown.set(b, wait - 1);
+          continue;
+        }
+        if (this.held.has(b) || this.draining.has(b) || this.heldByLiveOther(b)) continue;
+        this.held.add(b);
+        claimed = true;
+      }
+      const pending = [...this.held].filter((b) => !this.working.has(b) && !this.draining.has(b));
+      if (pending.length > 0 && (!claimed || (await this.writeOwn(signal)))) {
+        // Our claim is written: read every Lease again; start what no other live member holds.
+        try {
+          await this.observe(signal);
+          let conflict = false;
+          for (const b of pending) {
+            if (this.heldByLiveOther(b)) {
+              this.held.delete(b);
+              this.cooldown.set(b, 1 + Math.floor(Math.random() * 3));
+              this.stats.conflicts++;
+              conflict = true;
+            } else if (this.isMember()) {
+              this.working.add(b);
+              if (this.rounds > 0) this.stats.acquired++;
+            }
+          }
+          if (conflict) await this.writeOwn(signal);
+        } catch (err) {
+          if (!signal.aborted) this.report(err);
+        }
+      }
+    }
+    this.rounds++;
+    this.cacheKey = formatBuckets([...this.working, ...this.draining, ...(this.isMember() ? this.assigned : [])]);
+    const started = [...this.working].filter((b) => !before.has(b));
+    const stopped = [...before].filter((b) => !this.working.has(b));
+    if (started.length || stopped.length || beforeCache !== this.cacheKey) this.notify({ started, stopped });
+  }
+
+  private notify(change: RingChange): void {
+    for (const l of [...this.listeners]) {
+      try {
+        l(change);
+      } catch (err) {
+        this.report(err);
+      }
+    }
+  }
+
+  /** Stop working on buckets now; once drained, take them out of our Lease (written next round). */
+  private release(buckets: number[]): void {
+    if (buckets.length === 0) return;
+    const set = new Set(buckets);
+    for (const b of set) {
+      this.working.delete(b);
+      this.draining.add(b);
+    }
+    this.notify({ started: [], stopped: [...set] });
+    void Promise.allSettled([...this.drainers].map((d) => d(set))).then((results) => {
+      for (const r of results) if (r.status === 'rejected') this.report(r.reason);
+      for (const b of set) {
+        this.draining.delete(b);
+        this.held.delete(b);
+        this.stats.released++;
+      }
+    });
+  }
+
+  /** Leave the ring: stop and drain every bucket, then delete our Lease so the others take over at once. */
+  private async leave(): Promise<void> {
+    const all = new Set([...this.working, ...this.draining]);
+    this.working.clear();
+    if (all.size > 0) {
+      this.notify({ started: [], stopped: [...all] });
+      await Promise.allSettled([...this.drainers].map((d) => d(all)));
+    }
+    this.draining.clear();
+    this.held.clear();
+    this.assigned = new Set();
+    try {
+      await this.client.delete(Lease, { namespace: this.namespace, name: this.leaseName }, { timeoutMs: Math.max(this.renewDeadlineMs / 2, 1000) });
+    } catch (err) {
+      if (!isNotFound(err)) this.report(err);
+    }
+    this.lastRenew = -Infinity;
+  }
+}
