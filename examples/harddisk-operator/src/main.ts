@@ -46,10 +46,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type * as JsYaml from 'js-yaml';
-import { createClient, loadKubeConfig } from '@kubeloop/client';
+import { createClient, isClientError, loadKubeConfig } from '@kubeloop/client';
 import type { Client, KubeConfigLike } from '@kubeloop/client';
 import type { Environment, InstalledWebhooks } from '@kubeloop/envtest';
-import { createLogger, createManager, signalHandler } from '@kubeloop/manager';
+import { createLogger, createManager, isManagerError, signalHandler } from '@kubeloop/manager';
 import type { Manager } from '@kubeloop/manager';
 import { builtinScheme, CustomResourceDefinition } from '@kubeloop/scheme';
 import { generateCRDs } from '@kubeloop/scheme/schema';
@@ -59,7 +59,28 @@ import { HardDisk, HardDiskV2, setupHardDiskController, setupHardDiskWebhooks } 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 
-const { values } = parseArgs({
+/**
+ * A configuration mistake (an unknown flag, a kubeconfig that cannot be read, a bad address or
+ * number): one line saying what to fix on stderr, exit status 2; no stack trace.
+ */
+function configured<T>(step: () => T): T {
+  try {
+    return step();
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    const mistake = isClientError(err) ? err.reason === 'InvalidConfig' : isManagerError(err) ? err.reason === 'InvalidOptions' : err instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'));
+    if (!mistake) throw err;
+    process.stderr.write(`harddisk-operator: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+}
+
+/** A flag the operator cannot use. */
+class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+const { values } = configured(() => parseArgs({
   options: {
     envtest: { type: 'boolean', default: false },
     replicas: { type: 'string', default: '1' },
@@ -73,6 +94,12 @@ const { values } = parseArgs({
     'webhook-port': { type: 'string', default: '9443' },
     'webhook-host': { type: 'string', default: '127.0.0.1' },
   },
+}));
+
+const replicas = Number.parseInt(values.replicas, 10);
+configured(() => {
+  if (!(replicas === 1 || replicas === 2)) throw new UsageError(`--replicas must be 1 or 2, not ${values.replicas}`);
+  if (values['webhook-cert-dir'] && !/^\d{1,5}$/.test(values['webhook-port'])) throw new UsageError(`--webhook-port must be a port number, not ${values['webhook-port']}`);
 });
 
 const log = createLogger();
@@ -121,7 +148,7 @@ if (values.envtest || !clusterConfigured()) {
   env = createEnvironment({ crds: [join(root, 'crd')], log: (line) => log.info({ component: 'envtest' }, line) });
   await env.start();
   kubeConfig = env.kubeConfig;
-  if (!values['webhook-cert-dir']) {
+  if (!values['webhook-cert-dir'] && !stop.aborted) {
     // Admission and conversion served by this process: the API server calls it on loopback.
     const { installWebhooks } = await import('@kubeloop/envtest');
     hooks = await installWebhooks(env.kubeConfig, {
@@ -133,14 +160,12 @@ if (values.envtest || !clusterConfigured()) {
 } else {
   // An existing cluster: kubeloop's own client only. Neither envtest nor @kubernetes/client-node is
   // loaded on this path (test/main.test.ts checks), so the operator's RSS is the framework's own.
-  const rest = loadKubeConfig(values.kubeconfig);
+  const rest = configured(() => loadKubeConfig(values.kubeconfig));
   kubeConfig = rest;
   await installCRD(createClient({ kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'harddisk-operator' }));
   log.info({ server: rest.server }, 'using the cluster from the kubeconfig; CRD installed');
 }
 
-const replicas = Number.parseInt(values.replicas, 10);
-if (!(replicas === 1 || replicas === 2)) throw new Error('--replicas must be 1 or 2');
 const scheme = builtinScheme.extend(HardDisk);
 const webhookCertDir = values['webhook-cert-dir'];
 const webhookServing = webhookCertDir
@@ -149,10 +174,9 @@ const webhookServing = webhookCertDir
     ? { host: hooks.host, port: hooks.port, certFile: hooks.certFile, keyFile: hooks.keyFile }
     : undefined;
 const metricsCertDir = values['metrics-cert-dir'];
-if (webhookCertDir && !/^\d{1,5}$/.test(values['webhook-port'])) throw new Error(`--webhook-port must be a port number, not ${values['webhook-port']}`);
 const managers: Manager[] = [];
 for (let i = 0; i < replicas; i++) {
-  const manager = createManager({
+  const manager = configured(() => createManager({
     kubeConfig,
     scheme,
     fieldOwner: 'harddisk-operator',
@@ -162,7 +186,7 @@ for (let i = 0; i < replicas; i++) {
     ...(i === 0 && webhookServing ? { webhook: { host: webhookServing.host, port: webhookServing.port, certificates: watchCertificateFiles({ certFile: webhookServing.certFile, keyFile: webhookServing.keyFile }) } } : {}),
     // No fixed identity: the default (host name + random suffix) is unique per process and per manager.
     ...(replicas > 1 || values['leader-elect'] ? { leaderElection: { name: 'harddisk-operator', namespace: 'default', releaseOnCancel: true } } : {}),
-  });
+  }));
   setupHardDiskController(manager, 'decorator');
   if (manager.webhookServer) setupHardDiskWebhooks(manager, 'decorator');
   managers.push(manager);
@@ -175,18 +199,20 @@ if (managers[0]?.metricsUrl) log.info({ metrics: `${managers[0].metricsUrl}/metr
 const webhookServer = managers[0]?.webhookServer;
 if (webhookServer) {
   const deadline = Date.now() + 30_000;
-  for (;;) {
+  // A stop (SIGTERM) during start-up is a clean exit, not a webhook failure.
+  while (!stop.aborted) {
     try {
       await webhookServer.readyCheck();
       break;
     } catch (err) {
-      if (Date.now() > deadline || stop.aborted) throw new Error(`the webhook server did not start serving within 30 s: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      if (stop.aborted) break;
+      if (Date.now() > deadline) throw new Error(`the webhook server did not start serving within 30 s: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       await new Promise((r) => setTimeout(r, 100));
     }
   }
 }
 
-if (!values['no-sample']) {
+if (!values['no-sample'] && !stop.aborted) {
   const client = createClient({ kubeConfig, scheme, fieldOwner: 'harddisk-sample' });
   const sample = yaml().load(readFileSync(join(root, 'samples', 'harddisk.yaml'), 'utf8')) as { apiVersion: string; kind: string };
   await client.apply(sample, { force: true });

@@ -8,7 +8,8 @@
  * works at either HardDisk version.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +29,8 @@ interface Running {
   until(match: (line: Record<string, unknown>) => boolean): Promise<void>;
   /** Resolves with the exit code once every line of stdout has been read ('close', not 'exit'). */
   readonly exited: Promise<number | null>;
+  /** What it wrote to stderr so far. */
+  stderr(): string;
   kill(): void;
 }
 
@@ -70,6 +73,7 @@ function startMain(args: readonly string[], options: { nodeArgs?: readonly strin
           reject(new Error(`exited ${code} early:\n${lines.map((l) => JSON.stringify(l)).join('\n')}\n${stderr}`));
         });
       }),
+    stderr: () => stderr,
     kill: () => child.kill('SIGTERM'),
   };
 }
@@ -137,6 +141,38 @@ describe('harddisk-operator main', () => {
       op.kill();
     }
     expect(await op.exited).toBe(0);
+  });
+
+  it('configuration mistakes end it with one line saying what to fix, exit status 2, no stack trace', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'harddisk-main-'));
+    await writeFile(join(dir, 'bad.yaml'), 'clusters: [\n');
+    for (const [args, says] of [
+      [['--kubeconfig', join(dir, 'missing')], `harddisk-operator: kubeconfig ${join(dir, 'missing')} does not exist`],
+      [['--kubeconfig', join(dir, 'bad.yaml')], `harddisk-operator: kubeconfig ${join(dir, 'bad.yaml')} is not valid YAML`],
+      [['--replicas', '3'], 'harddisk-operator: --replicas must be 1 or 2, not 3'],
+      [['--frobnicate'], "harddisk-operator: Unknown option '--frobnicate'"],
+      [['--kubeconfig', testKubeconfigPath(), '--no-sample', '--metrics-bind-address', 'nonsense'], 'harddisk-operator: bind address "nonsense" is not valid'],
+    ] as const) {
+      const op = startMain(args);
+      expect(await op.exited).toBe(2);
+      const lines = op.stderr().trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(says);
+    }
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('SIGTERM during start-up (--envtest, webhooks being served): a clean exit 0, and no key or control plane left in its temp dir', async () => {
+    const scratch = await mkdtemp(join(tmpdir(), 'harddisk-tmp-'));
+    const op = startMain(['--envtest', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'], { env: { TMPDIR: scratch } });
+    await op.until((l) => typeof l['kubeconfig'] === 'string'); // the control plane is up, the webhook certificate written
+    expect(readdirSync(scratch).some((n) => n.startsWith('kubeloop-envtest-webhook-'))).toBe(true);
+    op.kill();
+    expect(await op.exited).toBe(0);
+    expect(op.stderr()).toBe('');
+    expect(op.lines.some((l) => String(l['msg']).includes('did not start serving'))).toBe(false);
+    expect(readdirSync(scratch)).toEqual([]);
+    await rm(scratch, { recursive: true, force: true });
   });
 
   it('--leader-elect in two processes: one identity each, exactly one leads', async () => {

@@ -16,6 +16,8 @@ import type { CertificateAuthority } from '@kubeloop/pki';
 import { EnvtestError } from './errors.js';
 import { kubeRequest } from './internal/http.js';
 import { freePort } from './internal/ports.js';
+import { removeRecord, startWatchdog, stopWatchdog, writeRecord } from './internal/reaper.js';
+import { defaultCacheDir } from './binaries.js';
 
 /** A webhook configuration: a ValidatingWebhookConfiguration or MutatingWebhookConfiguration (admissionregistration.k8s.io/v1). */
 export interface WebhookConfigurationLike {
@@ -216,64 +218,85 @@ export async function installWebhooks(kc: KubeConfig, options: WebhookInstallOpt
   }
   const serving = ca.issue({ commonName: 'kubeloop-envtest-webhook', usage: 'server', hosts: [host, 'localhost'] });
   const ownDir = options.localServingCertDir === undefined;
+  // A directory of our own (mkdtemp: mode 0700) holds a private key: it goes however this process ends.
+  // uninstall() or a failed install removes it; when the process is killed (SIGKILL too), a watchdog
+  // removes it within seconds, and the next environment start sweeps it if the watchdog died as well.
+  const runDir = join(defaultCacheDir(), 'run');
   const certDir = options.localServingCertDir ?? (await mkdtemp(join(tmpdir(), 'kubeloop-envtest-webhook-')));
-  await mkdir(certDir, { recursive: true });
-  const certFile = join(certDir, 'tls.crt');
-  const keyFile = join(certDir, 'tls.key');
-  await Promise.all([
-    writeFile(certFile, serving.certPem),
-    writeFile(keyFile, serving.keyPem, { mode: 0o600 }),
-    writeFile(join(certDir, 'ca.crt'), ca.certPem),
-  ]);
-  const caBundle = Buffer.from(ca.certPem).toString('base64');
-
-  for (const config of configurations) await createOrReplace(kc, pointAtLocal(config, url, caBundle));
-  const conversionPath = options.conversionPath ?? '/convert';
-  for (const name of options.conversionCRDs ?? []) {
-    await setConversion(kc, name, {
-      strategy: 'Webhook',
-      webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: `${url}${conversionPath}`, caBundle } },
-    });
-  }
-  await Promise.all([
-    ...configurations.map((c) =>
-      waitFor(`${c.kind} ${c.metadata.name}`, timeoutMs, async () => (await kubeRequest(kc, 'GET', `${PATHS[c.kind]}/${c.metadata.name}`)).status === 200),
-    ),
-    ...(options.conversionCRDs ?? []).map((name) =>
-      waitFor(`webhook conversion of CRD ${name}`, timeoutMs, async () => {
-        const res = await kubeRequest(kc, 'GET', `${CRD_PATH}/${name}`);
-        if (res.status !== 200) return false;
-        const crd = JSON.parse(res.body) as CRDObject & { spec: { conversion?: { strategy?: string } } };
-        return crd.spec.conversion?.strategy === 'Webhook' && (crd.status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True');
-      }),
-    ),
-  ]);
-
-  const installed = configurations.map((c) => ({ kind: c.kind, name: c.metadata.name }));
-  let uninstalled = false;
-  return {
-    host,
-    port,
-    url,
-    certDir,
-    certFile,
-    keyFile,
-    certPem: serving.certPem,
-    keyPem: serving.keyPem,
-    caPem: ca.certPem,
-    configurations: installed,
-    async uninstall(): Promise<void> {
-      if (uninstalled) return;
-      uninstalled = true;
-      for (const c of installed) {
-        const res = await kubeRequest(kc, 'DELETE', `${PATHS[c.kind]}/${c.name}`);
-        check(`deleting ${c.kind} ${c.name}`, res, [200, 202, 404]);
-      }
-      for (const name of options.conversionCRDs ?? []) {
-        const res = await kubeRequest(kc, 'GET', `${CRD_PATH}/${name}`);
-        if (res.status === 200) await setConversion(kc, name, { strategy: 'None' });
-      }
-      if (ownDir) await rm(certDir, { recursive: true, force: true });
-    },
+  const watchdogPid = ownDir ? startWatchdog(process.pid, certDir) : undefined;
+  const removeOwnDir = async (): Promise<void> => {
+    if (!ownDir) return;
+    stopWatchdog(watchdogPid);
+    await removeRecord(runDir, certDir);
+    await rm(certDir, { recursive: true, force: true });
   };
+  try {
+    return await install();
+  } catch (err) {
+    await removeOwnDir();
+    throw err;
+  }
+
+  async function install(): Promise<InstalledWebhooks> {
+    if (ownDir) await writeRecord(runDir, { ownerPid: process.pid, dir: certDir, pgids: [], ...(watchdogPid === undefined ? {} : { watchdogPid }) });
+    await mkdir(certDir, { recursive: true });
+    const certFile = join(certDir, 'tls.crt');
+    const keyFile = join(certDir, 'tls.key');
+    await Promise.all([
+      writeFile(certFile, serving.certPem),
+      writeFile(keyFile, serving.keyPem, { mode: 0o600 }),
+      writeFile(join(certDir, 'ca.crt'), ca.certPem),
+    ]);
+    const caBundle = Buffer.from(ca.certPem).toString('base64');
+
+    for (const config of configurations) await createOrReplace(kc, pointAtLocal(config, url, caBundle));
+    const conversionPath = options.conversionPath ?? '/convert';
+    for (const name of options.conversionCRDs ?? []) {
+      await setConversion(kc, name, {
+        strategy: 'Webhook',
+        webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: `${url}${conversionPath}`, caBundle } },
+      });
+    }
+    await Promise.all([
+      ...configurations.map((c) =>
+        waitFor(`${c.kind} ${c.metadata.name}`, timeoutMs, async () => (await kubeRequest(kc, 'GET', `${PATHS[c.kind]}/${c.metadata.name}`)).status === 200),
+      ),
+      ...(options.conversionCRDs ?? []).map((name) =>
+        waitFor(`webhook conversion of CRD ${name}`, timeoutMs, async () => {
+          const res = await kubeRequest(kc, 'GET', `${CRD_PATH}/${name}`);
+          if (res.status !== 200) return false;
+          const crd = JSON.parse(res.body) as CRDObject & { spec: { conversion?: { strategy?: string } } };
+          return crd.spec.conversion?.strategy === 'Webhook' && (crd.status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True');
+        }),
+      ),
+    ]);
+
+    const installed = configurations.map((c) => ({ kind: c.kind, name: c.metadata.name }));
+    let uninstalled = false;
+    return {
+      host,
+      port,
+      url,
+      certDir,
+      certFile,
+      keyFile,
+      certPem: serving.certPem,
+      keyPem: serving.keyPem,
+      caPem: ca.certPem,
+      configurations: installed,
+      async uninstall(): Promise<void> {
+        if (uninstalled) return;
+        uninstalled = true;
+        for (const c of installed) {
+          const res = await kubeRequest(kc, 'DELETE', `${PATHS[c.kind]}/${c.name}`);
+          check(`deleting ${c.kind} ${c.name}`, res, [200, 202, 404]);
+        }
+        for (const name of options.conversionCRDs ?? []) {
+          const res = await kubeRequest(kc, 'GET', `${CRD_PATH}/${name}`);
+          if (res.status === 200) await setConversion(kc, name, { strategy: 'None' });
+        }
+        await removeOwnDir();
+      },
+    };
+  }
 }

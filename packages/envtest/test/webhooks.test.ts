@@ -153,6 +153,55 @@ describe('installWebhooks', () => {
     expect((await kubeRequest(kc, 'GET', `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${group}-mutating`)).status).toBe(404);
   });
 
+  it('its own certificate directory is private (0700, key 0600) and goes however the process ends: failed install, SIGKILL', async () => {
+    const { spawn } = await import('node:child_process');
+    const { existsSync, readdirSync, statSync } = await import('node:fs');
+    // A configuration the API server refuses (422) after the key was written: nothing stays behind.
+    const scratch = await mkdtemp(join(tmpdir(), 'envtest-webhook-tmp-'));
+    const before = process.env['TMPDIR'];
+    process.env['TMPDIR'] = scratch;
+    try {
+      const refused: unknown = await installWebhooks(kc, {
+        configurations: [{ kind: 'ValidatingWebhookConfiguration', metadata: { name: `${group}-refused` }, webhooks: [{ name: 'not-a-qualified-name', clientConfig: { url: 'https://127.0.0.1:1/x' } }] } as never],
+      }).catch((e: unknown) => e);
+      expect(isEnvtestError(refused)).toBe(true);
+      expect(readdirSync(scratch)).toEqual([]);
+    } finally {
+      if (before === undefined) delete process.env['TMPDIR'];
+      else process.env['TMPDIR'] = before;
+      await rm(scratch, { recursive: true, force: true });
+    }
+
+    // Killed with SIGKILL (nothing in the process runs): the watchdog removes the key within seconds.
+    const dist = new URL('../dist/index.js', import.meta.url).pathname;
+    const script = `
+      const { installWebhooks } = await import(${JSON.stringify(dist)});
+      const { KubeConfig } = await import('@kubernetes/client-node');
+      const kc = new KubeConfig();
+      kc.loadFromFile(process.argv[1]);
+      const hooks = await installWebhooks(kc, {});
+      console.log(hooks.certDir);
+      setInterval(() => {}, 1000);
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, testKubeconfigPath()], { cwd: new URL('..', import.meta.url).pathname, stdio: ['ignore', 'pipe', 'inherit'] });
+    const certDir = await new Promise<string>((resolve, reject) => {
+      let buf = '';
+      child.stdout.on('data', (d: Buffer) => {
+        buf += d.toString();
+        if (buf.includes('\n')) resolve(buf.split('\n')[0] ?? '');
+      });
+      child.once('exit', (code) => reject(new Error(`child exited ${String(code)} before installing`)));
+    });
+    expect(statSync(certDir).mode & 0o777).toBe(0o700);
+    expect(statSync(join(certDir, 'tls.key')).mode & 0o777).toBe(0o600);
+    const killedAt = Date.now();
+    child.kill('SIGKILL');
+    const deadline = Date.now() + 10_000;
+    while (existsSync(certDir) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(existsSync(certDir)).toBe(false);
+    process.stderr.write(`[webhooks] SIGKILL: the key directory was gone ${Date.now() - killedAt} ms after the kill\n`);
+  });
+
   it('an environment installs webhooks at start and, on an existing cluster, takes them out at stop', async () => {
     const name = `${group}-env`;
     const env = createEnvironment({
