@@ -73,7 +73,8 @@ describe('readiness and informer freshness', () => {
         logger: createLogger({ level: 'silent' }),
         healthProbeBindAddress: '127.0.0.1:0',
         informerStaleAfterMs: staleAfterMs,
-        cache: { reflector: { watchIdleTimeoutMs } },
+        // The loopback server answers LIST and plain watches, not streaming lists.
+        cache: { reflector: { watchIdleTimeoutMs, useWatchList: false } },
       });
       manager.controller().for(ConfigMap).complete(() => Result.done());
       const ac = new AbortController();
