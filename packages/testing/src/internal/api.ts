@@ -167,6 +167,8 @@ export class FakeApi {
       case 'delete':
         return del(s, target, req);
       case 'deletecollection':
+        // a namespaced kind is deleted per namespace: across all namespaces the server answers 405
+        if (st.type.namespaced && namespace === undefined) throw methodNotAllowed();
         return deleteCollection(s, target, req);
     }
   }

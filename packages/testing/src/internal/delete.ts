@@ -15,13 +15,26 @@ import { conflict, invalid, success } from './status.js';
 import { apiVersionOf, gr, kindGr, render } from './storage.js';
 import type { Storage } from './storage.js';
 
-function deleteOptions(body: string | undefined): Json {
-  if (body === undefined || body.trim() === '') return {};
-  return parseJsonBody(body);
+/**
+ * Delete options from the body and, as the server also reads them, from the
+ * query string (`propagationPolicy`, `orphanDependents`,
+ * `gracePeriodSeconds`, `dryRun`); the body wins where both say.
+ */
+function deleteOptions(req: CoreRequest): Json {
+  const body = req.body === undefined || req.body.trim() === '' ? {} : parseJsonBody(req.body);
+  const q = req.query;
+  const fromQuery: Json = {};
+  const policy = q.get('propagationPolicy');
+  if (policy !== null && policy !== '') fromQuery['propagationPolicy'] = policy;
+  const orphan = q.get('orphanDependents');
+  if (orphan === 'true' || orphan === 'false') fromQuery['orphanDependents'] = orphan === 'true';
+  const grace = q.get('gracePeriodSeconds');
+  if (grace !== null && grace !== '') fromQuery['gracePeriodSeconds'] = Number(grace);
+  return { ...fromQuery, ...body };
 }
 
 export function del(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
-  const opts = deleteOptions(req.body);
+  const opts = deleteOptions(req);
   const dry = dryRun(req) || (Array.isArray(opts['dryRun']) && (opts['dryRun'] as unknown[]).includes('All'));
   const obj = existing(t);
   return deleteObject(s, t, obj, opts, dry);
@@ -74,8 +87,8 @@ export function deleteObject(s: Storage, t: Target, obj: Json, opts: Json, dry: 
 }
 
 export function deleteCollection(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
-  const opts = deleteOptions(req.body);
-  const dry = dryRun(req);
+  const opts = deleteOptions(req);
+  const dry = dryRun(req) || (Array.isArray(opts['dryRun']) && (opts['dryRun'] as unknown[]).includes('All'));
   const { match } = selection(t.st, t.namespace, req.query);
   const deleted: Json[] = [];
   for (const k of [...t.st.objects.keys()].sort()) {

@@ -40,8 +40,13 @@ function walk(value: unknown, names: string[], pes: string[], shape: Shape, mapN
   const here = pes.join(SEP);
   if (Array.isArray(value)) {
     const rule = shape.list(names);
-    if (rule.type === 'atomic' || value.length === 0) {
+    if (rule.type === 'atomic') {
       out.add(here);
+      return;
+    }
+    // an empty associative list (map or set) is owned by an update, but an apply owns nothing in it (found by the differential fuzzer)
+    if (value.length === 0) {
+      if (mapNodes) out.add(here);
       return;
     }
     if (mapNodes) out.add(here);
@@ -222,8 +227,17 @@ export function parseManaged(list: unknown): ManagedEntry[] {
   }));
 }
 
+/** Entries in the order the server keeps them: appliers first, then by time, manager, apiVersion, subresource (found by the differential fuzzer). */
+function managedOrder(a: ManagedEntry, b: ManagedEntry): number {
+  const keys = (e: ManagedEntry): string[] => [e.operation, e.time.slice(0, 19), e.manager, e.apiVersion, e.subresource ?? ''];
+  const [x, y] = [keys(a), keys(b)];
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+  return 0;
+}
+
 export function renderManaged(entries: readonly ManagedEntry[]): Json[] {
-  return entries
+  return [...entries]
+    .sort(managedOrder)
     .filter((e) => e.set.size > 0)
     .map((e) => ({
       manager: e.manager,
@@ -288,6 +302,7 @@ export function recordUpdate(entries: ManagedEntry[], old: Json | undefined, nex
 
 export interface ApplyConflict {
   readonly manager: string;
+  readonly operation: 'Apply' | 'Update';
   readonly subresource: string | undefined;
   readonly apiVersion: string;
   readonly path: string;
@@ -356,7 +371,7 @@ export function apply(entries: readonly ManagedEntry[], live: Json | undefined, 
       const want = valueAt(config, p);
       const have = valueAt(live, p);
       if (have.found && sameJson(want.value, have.value)) continue;
-      conflicts.push({ manager: e.manager, subresource: e.subresource, apiVersion: e.apiVersion, path: describePath(p) });
+      conflicts.push({ manager: e.manager, operation: e.operation, subresource: e.subresource, apiVersion: e.apiVersion, path: describePath(p) });
       taken.push([e, p]);
     }
   }
@@ -382,12 +397,24 @@ export function apply(entries: readonly ManagedEntry[], live: Json | undefined, 
 }
 
 /** The API server's message for apply conflicts. */
-export function conflictMessage(conflicts: readonly ApplyConflict[]): string {
-  const who = (c: ApplyConflict): string => `"${c.manager}"${c.subresource ? ` with subresource "${c.subresource}"` : ''}`;
+/** Who a conflict is with, as the server names it: an updater with the apiVersion it wrote (found by the differential fuzzer), an applier without. */
+export function conflictWith(c: ApplyConflict): string {
+  return `"${c.manager}"${c.subresource ? ` with subresource "${c.subresource}"` : ''}${c.operation === 'Update' ? ` using ${c.apiVersion}` : ''}`;
+}
+
+/** The server's conflict message; conflicts in path order. */
+export function conflictMessage(unsorted: readonly ApplyConflict[]): string {
+  const conflicts = sortConflicts(unsorted);
+  const who = conflictWith;
   const n = conflicts.length;
   if (n === 1) return `Apply failed with 1 conflict: conflict with ${who(conflicts[0]!)}: ${conflicts[0]!.path}`;
   const groups = new Map<string, string[]>();
   for (const c of conflicts) groups.set(who(c), [...(groups.get(who(c)) ?? []), c.path]);
   const parts = [...groups.entries()].map(([w, paths]) => (paths.length === 1 ? `conflict with ${w}: ${paths[0]}` : `conflicts with ${w}:\n${paths.map((p) => `- ${p}`).join('\n')}`));
   return `Apply failed with ${n} conflicts: ${parts.join('\n')}`;
+}
+
+/** Conflicts in the order the server lists them: by path. */
+export function sortConflicts(conflicts: readonly ApplyConflict[]): ApplyConflict[] {
+  return [...conflicts].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }

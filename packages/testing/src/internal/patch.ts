@@ -7,7 +7,7 @@
  * does.
  */
 import { parse as parseYaml } from 'yaml';
-import { apply, conflictMessage, parseManaged } from './fields.js';
+import { apply, conflictMessage, conflictWith, parseManaged, sortConflicts } from './fields.js';
 import type { Scope } from './fields.js';
 import { isObject, meta, objKey, sameJson, show } from './json.js';
 import type { Json } from './json.js';
@@ -97,6 +97,18 @@ function parseApplyBody(body: string | undefined): Json {
   return value;
 }
 
+/** The applied object decoded into the kind's Go type; a value it cannot hold is the server's 500 from that conversion. */
+function decodeApplied(t: Target, obj: Json): Json {
+  try {
+    return decodeBody(t, obj, 'Ignore').body;
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    const why = String(err.body.message ?? '').replace(/^.* cannot be handled as a [^:]*: /, '');
+    const gv = apiVersionOf(t.st.type, t.version);
+    throw new ApiError(statusOf(500, undefined, `failed to convert new object (/${t.name!}; ${gv.includes('/') ? gv : `/${gv}`}, Kind=${t.st.type.kind}) to proper version: unable to convert unstructured object to ${gv.includes('/') ? gv : `/${gv}`}, Kind=${t.st.type.kind}: error decoding from json: ${why}`));
+  }
+}
+
 function applyPatch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
   const manager = fieldManager(req, true);
   const force = req.query.get('force') === 'true';
@@ -104,9 +116,9 @@ function applyPatch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
   const config = parseApplyBody(req.body);
   checkKind(t, config, true);
   fieldValidation(req);
-  if (t.st.type.builtin) {
-    // server-side apply's typed converter refuses what the kind's schema does not declare (whatever fieldValidation says)
-    const problem = applyProblem(config, apiVersionOf(t.st.type, t.version), t.st.type.kind);
+  if (t.st.type.builtin || t.st.schema) {
+    // server-side apply's typed converter refuses values of the wrong type, and on built-in kinds what the schema does not declare (whatever fieldValidation says)
+    const problem = applyProblem(config, apiVersionOf(t.st.type, t.version), t.st.type.kind, t.st.schema);
     if (problem) {
       throw new ApiError(statusOf(500, undefined, `failed to create typed patch object (/${t.name!}; ${apiVersionOf(t.st.type, t.version).includes('/') ? apiVersionOf(t.st.type, t.version) : `/${t.version}`}, Kind=${t.st.type.kind}): ${problem}`));
     }
@@ -128,7 +140,7 @@ function applyPatch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
     // apply creates
     const result = apply([], undefined, config, ctx, force);
     if (!result.ok) throw new Error('apply to a new object cannot conflict');
-    const obj = decodeBody(t, result.object, 'Ignore').body;
+    const obj = decodeApplied(t, result.object);
     delete obj['apiVersion'];
     delete obj['kind'];
     meta(obj);
@@ -138,15 +150,11 @@ function applyPatch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
   if (!result.ok) {
     throw new ApiError(
       statusOf(409, 'Conflict', conflictMessage(result.conflicts), {
-        causes: result.conflicts.map((c) => ({
-          reason: 'FieldManagerConflict',
-          message: `conflict with "${c.manager}"${c.subresource ? ` with subresource "${c.subresource}"` : ''}`,
-          field: c.path,
-        })),
+        causes: sortConflicts(result.conflicts).map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${conflictWith(c)}`, field: c.path })),
       }),
     );
   }
-  const next = decodeBody(t, result.object, 'Ignore').body;
+  const next = decodeApplied(t, result.object);
   delete next['apiVersion'];
   delete next['kind'];
   return commit(s, t, live, next, scope, result.entries, manager, dry, undefined);

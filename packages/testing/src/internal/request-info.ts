@@ -208,7 +208,22 @@ export function fieldValidation(req: CoreRequest): 'Ignore' | 'Warn' | 'Strict' 
 /** A response with the server's `Warning` header (one `299 - "..."` per warning). */
 export function withWarnings(res: BufferedResponse, warnings: readonly string[]): BufferedResponse {
   if (warnings.length === 0) return res;
-  return { ...res, headers: { ...res.headers, warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ') } };
+  const added = warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ');
+  const existing = res.headers['warning'];
+  return { ...res, headers: { ...res.headers, warning: existing ? `${existing}, ${added}` : added } };
+}
+
+/** Run a write, sending `warnings` with its answer, also when it fails (the server warns about what it decoded either way). */
+export function warningsAlways<T extends BufferedResponse>(warnings: readonly string[], write: () => T): BufferedResponse {
+  try {
+    return withWarnings(write(), warnings);
+  } catch (err) {
+    if (err instanceof ApiError && warnings.length > 0) {
+      const res = withWarnings(buffered(err.code, err.body, err.headers), warnings);
+      throw new ApiError(err.body, res.headers);
+    }
+    throw err;
+  }
 }
 
 /** Whether the request is a dry run (`dryRun=All`); other values are 422. */

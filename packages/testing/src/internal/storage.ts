@@ -19,6 +19,8 @@ import type { Shape } from './schema.js';
 export interface StoredType {
   type: ResourceType;
   shape: Shape;
+  /** A custom kind's OpenAPI schema (its storage version's), if it has one. */
+  schema: Json | undefined;
   objects: Map<string, Json>;
 }
 
@@ -76,7 +78,7 @@ export class Storage {
     const shape = type.builtin ? builtinShape(apiVersionOf(type, type.versions[0]!), type.kind) : schemaShape(schema);
     const extra = this.customValidators.get(key) ?? [];
     const withValidators: ResourceType = extra.length > 0 ? { ...type, validators: [...type.validators, ...extra] } : type;
-    this.types.set(key, { type: withValidators, shape, objects: existing?.objects ?? new Map<string, Json>() });
+    this.types.set(key, { type: withValidators, shape, schema: type.builtin ? undefined : schema, objects: existing?.objects ?? new Map<string, Json>() });
   }
 
   /** Serve a custom kind (no CRD object is stored). */

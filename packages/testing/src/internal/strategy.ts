@@ -135,12 +135,15 @@ export function specChanged(t: Target, old: Json, next: Json): boolean {
  * Validate a create (`old` undefined) or an update: metadata, finalizers of
  * an object being deleted, immutable ConfigMaps and Secrets, the custom
  * resource's schema (which also prunes and defaults `obj` in place), the
- * kind's validators. 422 Invalid with every problem found.
+ * kind's validators. 422 Invalid with every problem found; the warnings
+ * the server sends with a write that passes.
  */
-export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined): void {
+export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined): string[] {
   const m = obj['metadata'] as Json;
   const name = typeof m['name'] === 'string' ? m['name'] : '';
-  const errors = validateMetadata(t.st.type.kind, m, t.st.type.namespaced);
+  const oldFinalizers = old ? (((old['metadata'] as Json)['finalizers'] as string[] | undefined) ?? []) : [];
+  const warnings = t.st.type.builtin ? undefined : { list: [] as string[], old: oldFinalizers };
+  const errors = validateMetadata(t.st.type.kind, m, t.st.type.namespaced, warnings);
   if (old) {
     const om = old['metadata'] as Json;
     const oldFinalizers = (om['finalizers'] as string[] | undefined) ?? [];
@@ -177,4 +180,5 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
     }
   }
   if (errors.length > 0) throw invalid(t.st.type.group, t.st.type.kind, name, errors);
+  return warnings?.list ?? [];
 }

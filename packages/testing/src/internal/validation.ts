@@ -43,8 +43,12 @@ function isStringMap(value: unknown): value is Record<string, string> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
 }
 
-/** Metadata problems of an object about to be stored. */
-export function validateMetadata(kind: string, meta: Json, namespaced: boolean): FieldError[] {
+/**
+ * Metadata problems of an object about to be stored. For a custom resource
+ * (`warnings` given) a finalizer without a domain is a warning, as the API
+ * server's custom-resource strategy says, not an error.
+ */
+export function validateMetadata(kind: string, meta: Json, namespaced: boolean, warnings?: { readonly list: string[]; readonly old: readonly string[] }): FieldError[] {
   const errors: FieldError[] = [];
   const name = meta['name'];
   const generateName = meta['generateName'];
@@ -95,7 +99,9 @@ export function validateMetadata(kind: string, meta: Json, namespaced: boolean):
       for (const [i, f] of (finalizers as string[]).entries()) {
         const kp = labelKeyProblem(f);
         if (kp) errors.push({ type: 'FieldValueInvalid', field: `metadata.finalizers[${i}]`, value: f, detail: kp });
-        else if (!f.includes('/') && !STANDARD_FINALIZERS.has(f)) {
+        else if (!f.includes('/') && !STANDARD_FINALIZERS.has(f) && warnings) {
+          if (!warnings.old.includes(f)) warnings.list.push(`metadata.finalizers: ${JSON.stringify(f)}: prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers`);
+        } else if (!f.includes('/') && !STANDARD_FINALIZERS.has(f)) {
           errors.push({ type: 'FieldValueInvalid', field: `metadata.finalizers[${i}]`, value: f, detail: 'name is neither a standard finalizer name nor is it fully qualified' });
         }
       }

@@ -15,7 +15,7 @@ import type { Json } from './json.js';
 import { existing } from './list.js';
 import { decodeBuiltin, DecodeError } from './openapi/decode.js';
 import type { FieldValidation } from './openapi/decode.js';
-import { buffered, dryRun, fieldManager, fieldValidation, parseJsonBody, withWarnings } from './request-info.js';
+import { buffered, dryRun, fieldManager, fieldValidation, parseJsonBody, warningsAlways, withWarnings } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, MODIFIED, notFound, statusOf } from './status.js';
 import { apiVersionOf, gr, render } from './storage.js';
@@ -90,7 +90,10 @@ export function decodeBody(t: Target, body: Json, validation: FieldValidation): 
   const apiVersion = apiVersionOf(t.st.type, t.version);
   try {
     const decoded = decodeBuiltin(body, apiVersion, t.st.type.kind, validation);
-    return decoded ? { body: decoded.object, warnings: decoded.warnings } : { body, warnings: [] };
+    if (!decoded) return { body, warnings: [] };
+    // defaults the kind's Go defaulters set while decoding (so the writer owns them)
+    if (t.st.type.group === '' && t.st.type.kind === 'Secret' && (decoded.object['type'] === undefined || decoded.object['type'] === '')) decoded.object['type'] = 'Opaque';
+    return { body: decoded.object, warnings: decoded.warnings };
   } catch (err) {
     if (err instanceof DecodeError) throw badRequest(`${t.st.type.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.st.type.kind}: ${err.message}`);
     throw err;
@@ -114,7 +117,7 @@ export function finishCreate(s: Storage, t: Target, obj: Json, name: string, man
   prepareForCreate(s, t, obj);
   zeroStatus(t, obj);
   dropEmpty(t, obj);
-  validate(s, t, obj, undefined);
+  const warnings = validate(s, t, obj, undefined);
   requireNamespace(s, t, name);
   const key = objKey(t.namespace, name);
   if (t.st.objects.has(key)) throw alreadyExists(gr(t.st), name);
@@ -123,9 +126,9 @@ export function finishCreate(s: Storage, t: Target, obj: Json, name: string, man
   if (t.st.type.generation) m['generation'] = 1;
   const entries = managed(obj);
   if (entries.length > 0) m['managedFields'] = renderManaged(entries);
-  if (dry) return buffered(201, render(t.st, obj, t.version));
+  if (dry) return withWarnings(buffered(201, render(t.st, obj, t.version)), warnings);
   s.store(t.st, key, obj, undefined, 'ADDED');
-  return buffered(201, render(t.st, obj, t.version));
+  return withWarnings(buffered(201, render(t.st, obj, t.version)), warnings);
 }
 
 export function create(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
@@ -147,10 +150,7 @@ export function create(s: Storage, t: Target, req: CoreRequest): BufferedRespons
     throw new ApiError(statusOf(500, undefined, 'resourceVersion should not be set on objects to be created'));
   }
   for (const f of SERVER_METADATA) delete m[f];
-  return withWarnings(
-    finishCreate(s, t, obj, name, (o) => recordUpdate([], undefined, render(t.st, o, t.version), writeContext(s, t, manager, 'main')), dry),
-    warnings,
-  );
+  return warningsAlways(warnings, () => finishCreate(s, t, obj, name, (o) => recordUpdate([], undefined, render(t.st, o, t.version), writeContext(s, t, manager, 'main')), dry));
 }
 
 /** The object with the `time` of its managed-fields entries left out (a no-op write does not count as a change by them). */
@@ -194,7 +194,7 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
   foldStringData(t, next);
   zeroStatus(t, next);
   dropEmpty(t, next);
-  validate(s, t, next, old);
+  const warnings = validate(s, t, next, old);
   if (t.st.type.generation && specChanged(t, old, next)) nextMeta['generation'] = ((om['generation'] as number | undefined) ?? 0) + 1;
   // managed fields
   let managed: ManagedEntry[];
@@ -210,8 +210,8 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
   // A write that changes nothing as the server sees it (key order and
   // managed-field times aside) is a no-op: same resourceVersion, no event,
   // no generation bump, the stored object answered.
-  if (sameJson(withoutManagedTimes(old), withoutManagedTimes(next))) return buffered(200, render(t.st, old, t.version));
-  if (dry) return buffered(200, render(t.st, next, t.version));
+  if (sameJson(withoutManagedTimes(old), withoutManagedTimes(next))) return withWarnings(buffered(200, render(t.st, old, t.version)), warnings);
+  if (dry) return withWarnings(buffered(200, render(t.st, next, t.version)), warnings);
   const key = objKey(t.namespace, om['name'] as string);
   const finalizers = (nextMeta['finalizers'] as string[] | undefined) ?? [];
   if (om['deletionTimestamp'] !== undefined && finalizers.length === 0) {
@@ -219,10 +219,10 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
     // DELETED event carries the object as it was stored (finalizer included);
     // the answer is the object as written.
     s.store(t.st, key, structuredClone(old), old, 'DELETED');
-    return buffered(200, render(t.st, next, t.version));
+    return withWarnings(buffered(200, render(t.st, next, t.version)), warnings);
   }
   s.store(t.st, key, next, old, 'MODIFIED');
-  return buffered(200, render(t.st, next, t.version));
+  return withWarnings(buffered(200, render(t.st, next, t.version)), warnings);
 }
 
 export function update(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
@@ -246,5 +246,5 @@ export function update(s: Storage, t: Target, req: CoreRequest): BufferedRespons
     }
   } else if (m['resourceVersion'] !== om['resourceVersion']) throw conflict(gr(t.st), t.name!, MODIFIED);
   const scope: Scope = t.subresource === 'status' ? 'status' : 'main';
-  return withWarnings(commit(s, t, old, next, scope, undefined, manager, dry, m['managedFields']), warnings);
+  return warningsAlways(warnings, () => commit(s, t, old, next, scope, undefined, manager, dry, m['managedFields']));
 }

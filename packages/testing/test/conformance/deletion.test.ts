@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { mergePatch } from '@kubeloop/client';
 import { ConfigMap, Namespace } from '@kubeloop/scheme';
 import { BACKENDS, useBackend, Widget } from './backends.js';
-import { collect, configMap, expectStatus, summary, widget } from './support.js';
+import { collect, configMap, expectStatus, raw, summary, widget } from './support.js';
 
 const FINALIZER = 'conformance.kubeloop.dev/hold';
 
@@ -99,6 +99,27 @@ describe.each(BACKENDS)('deletion ($backend)', ({ backend }) => {
     expect(marked.metadata?.finalizers).toEqual(['orphan']);
     expect(marked.metadata?.deletionTimestamp).toBeTruthy();
     await client.patch(marked, mergePatch({ metadata: { finalizers: null } }));
+  });
+
+  it('delete options in the query string count as in the body (kubectl sends them there)', async () => {
+    const client = h().client();
+    const cm = await client.create(configMap(h().namespace, h().name('cm')));
+    const res = await raw(h(), 'DELETE', `/api/v1/namespaces/${h().namespace}/configmaps/${cm.metadata.name}`, { query: { propagationPolicy: 'Orphan' } });
+    expect(res.status).toBe(200);
+    const marked = await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name });
+    expect(marked.metadata?.finalizers).toEqual(['orphan']);
+    await client.patch(marked, mergePatch({ metadata: { finalizers: null } }));
+  });
+
+  it('a dry-run delete-collection answers what it would delete and deletes nothing', async () => {
+    const client = h().client();
+    const run = h().name('run');
+    for (const n of ['a', 'b']) await client.create(configMap(h().namespace, `${run}-${n}`, {}, { run }));
+    const res = await raw(h(), 'DELETE', `/api/v1/namespaces/${h().namespace}/configmaps`, { query: { labelSelector: `run=${run}`, dryRun: 'All' } });
+    expect(res.status).toBe(200);
+    expect((res.body['items'] as { metadata: { name: string } }[]).map((i) => i.metadata.name).sort()).toEqual([`${run}-a`, `${run}-b`]);
+    const left = await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { run } });
+    expect(left.items.map((i) => i.metadata?.name).sort()).toEqual([`${run}-a`, `${run}-b`]);
   });
 
   it('propagationPolicy Foreground adds the foregroundDeletion finalizer', async () => {

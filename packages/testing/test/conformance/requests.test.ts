@@ -49,6 +49,8 @@ const CASES: Case[] = [
   { what: 'an invalid generateName', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'Bad_' } }, status: 422, reason: 'Invalid' },
   { what: 'a name of 254 characters', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x'.repeat(254) } }, status: 422, reason: 'Invalid' },
   { what: 'a namespace name with a dot', method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a.b' } }, status: 422, reason: 'Invalid', message: 'Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": must not contain dots' },
+  { what: 'deletecollection across all namespaces', method: 'DELETE', path: '/api/v1/configmaps', query: { labelSelector: 'none=here' }, status: 405, reason: 'MethodNotAllowed', message: 'the server does not allow this method on the requested resource' },
+  { what: 'a propagation policy in the query string', method: 'DELETE', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { propagationPolicy: 'Bogus' }, status: 422, reason: 'Invalid', message: 'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Bogus": supported values: "Foreground", "Background", "Orphan", "nil"' },
   { what: 'deletecollection answers the list of what it deleted', method: 'DELETE', path: '/api/v1/namespaces/{ns}/configmaps', query: { labelSelector: 'none=here' }, status: 200 },
 ];
 

@@ -12,7 +12,7 @@
 import { isObject } from '../json.js';
 import type { Json } from '../json.js';
 import { childOf, INT_OR_STRING, kindSchema, MICRO_TIME, QUANTITY, resolve, TIME } from './model.js';
-import type { Resolved } from './model.js';
+import type { Resolved, SchemaNode } from './model.js';
 import { formatQuantity, parseQuantity, QuantityError, roundUpToMilli } from './quantity.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
@@ -328,14 +328,18 @@ export function decodeBuiltin(obj: Json, apiVersion: string, kind: string, valid
  * apply's typed converter does: the first field the schema does not
  * declare, or the first value of the wrong type, as its message.
  */
-export function applyProblem(config: Json, apiVersion: string, kind: string): string | undefined {
-  const schema = kindSchema(apiVersion, kind);
+export function applyProblem(config: Json, apiVersion: string, kind: string, crdSchema?: Json): string | undefined {
+  const schema = crdSchema ? { node: crdSchema as SchemaNode, name: undefined } : kindSchema(apiVersion, kind);
   if (!schema) return undefined;
+  const problems: string[] = [];
   const walk = (value: unknown, r: Resolved | undefined, path: string): string | undefined => {
     if (!r || value === null || value === undefined) return undefined;
     const n = r.node;
-    if (r.name === QUANTITY || r.name === INT_OR_STRING || n['x-kubernetes-preserve-unknown-fields'] === true) return undefined;
-    const got = `got &value.valueUnstructured{Value:${JSON.stringify(value) ?? 'null'}}`;
+    if (r.name === QUANTITY || r.name === INT_OR_STRING || (n as { 'x-kubernetes-int-or-string'?: boolean })['x-kubernetes-int-or-string'] === true) return undefined;
+    if (n['x-kubernetes-preserve-unknown-fields'] === true && !n.properties) return undefined;
+    // built-in kinds' typed converter shows the value, a CRD's the JSON type (found by the differential fuzzer)
+    const jsonKind = typeof value === 'string' ? 'string' : typeof value === 'boolean' ? 'bool' : typeof value === 'number' ? (Number.isInteger(value) ? 'int64' : 'float64') : Array.isArray(value) ? 'list' : 'map';
+    const got = crdSchema ? `got ${jsonKind}` : `got &value.valueUnstructured{Value:${JSON.stringify(value) ?? 'null'}}`;
     switch (n.type) {
       case 'string':
         return typeof value === 'string' ? undefined : `${path}: expected string, ${got}`;
@@ -348,20 +352,29 @@ export function applyProblem(config: Json, apiVersion: string, kind: string): st
         if (!Array.isArray(value)) return `${path}: expected list, ${got}`;
         for (const item of value) {
           const p = walk(item, resolve(n.items), path);
-          if (p) return p;
+          if (p) problems.push(p);
         }
         return undefined;
       case 'object':
         if (!isObject(value)) return `${path}: expected map, ${got}`;
         for (const [k, v] of Object.entries(value)) {
-          if (n.properties && !Object.hasOwn(n.properties, k)) return `${path}.${k}: field not declared in schema`;
+          // a custom resource's undeclared fields are pruned, not refused
+          if (n.properties && !Object.hasOwn(n.properties, k) && !crdSchema && typeof n.additionalProperties !== 'object') {
+            problems.push(`${path}.${k}: field not declared in schema`);
+            continue;
+          }
           const p = walk(v, childOf(r, k), `${path}.${k}`);
-          if (p) return p;
+          if (p) problems.push(p);
         }
         return undefined;
       default:
         return undefined;
     }
   };
-  return walk(config, schema, '');
+  const top = walk(config, schema, '');
+  if (top) problems.push(top);
+  const shown = problems;
+  if (shown.length === 0) return undefined;
+  // one problem as it is, several as the typed converter lists them (sorted by path)
+  return shown.length === 1 ? shown[0] : `errors:\n${[...shown].sort().map((p) => `  ${p}`).join('\n')}`;
 }

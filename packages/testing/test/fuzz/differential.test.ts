@@ -1,0 +1,194 @@
+/**
+ * The differential fuzzer: fast-check generates sequences of requests
+ * (create, get, update, patch of every kind, apply, delete with options,
+ * delete-collection, list with selectors and pages, status and scale
+ * subresources) over ConfigMaps, Secrets and a custom resource, with names
+ * that collide; each sequence runs on the fake and on the real
+ * kube-apiserver envtest started, in a namespace of its own, with a watch
+ * open on every kind; the normalised answers and watch streams must agree.
+ *
+ *   pnpm -s exec vitest run packages/testing/test/fuzz/                               # fixed seed, small budget (CI)
+ *   KUBELOOP_FUZZ_SEED=random KUBELOOP_FUZZ_RUNS=200 KUBELOOP_FUZZ_BUDGET_MS=120000 pnpm -s exec vitest run packages/testing/test/fuzz/
+ *
+ * A disagreement fails with the seed, the sequence and both answers; it
+ * becomes a fix in the fake or a documented limit (docs/testing-fake.md).
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, isClientError } from '@kubeloop/client';
+import type { Client, WatchEvent } from '@kubeloop/client';
+import { createEnvironment } from '@kubeloop/envtest';
+import type { Environment } from '@kubeloop/envtest';
+import { ConfigMap, Secret } from '@kubeloop/scheme';
+import { createFakeApiServer } from '../../src/index.js';
+import type { FakeApiServer } from '../../src/index.js';
+import { CRDS, Widget } from '../conformance/backends.js';
+import { testKubeconfigPath, uniqueName } from '../../../../test/support/env.js';
+import { KINDS, normalise, normaliseEvent, step, toRequest } from './requests.js';
+import type { RawAnswer, RawRequest, Step } from './requests.js';
+
+const seedText = process.env['KUBELOOP_FUZZ_SEED'] ?? '24';
+const SEED = seedText === 'random' ? Math.floor(Math.random() * 2 ** 31) : Number(seedText);
+const RUNS = Number(process.env['KUBELOOP_FUZZ_RUNS'] ?? '30');
+const BUDGET_MS = Number(process.env['KUBELOOP_FUZZ_BUDGET_MS'] ?? '25000');
+const DESCRIPTORS = [ConfigMap, Secret, Widget] as const;
+
+interface Backend {
+  readonly name: 'fake' | 'envtest';
+  readonly client: Client;
+  /** The last resourceVersion seen per object path, to tell whether a write changed it. */
+  readonly rvs: Map<string, string>;
+}
+
+async function send(b: Backend, r: RawRequest): Promise<RawAnswer> {
+  const res = await b.client.transport.request({
+    method: r.method,
+    path: r.path,
+    ...(r.query && Object.keys(r.query).length > 0 ? { query: r.query } : {}),
+    ...(r.body === undefined ? {} : { body: r.body }),
+    ...(r.contentType ? { contentType: r.contentType } : {}),
+  });
+  let body: unknown;
+  try {
+    body = JSON.parse(res.body);
+  } catch {
+    body = { text: res.body };
+  }
+  const w = res.headers['warning'];
+  return { status: res.status, body, warning: Array.isArray(w) ? w.join(', ') : w };
+}
+
+/** Whether this answer's object has another resourceVersion than the last answer for the same object had. */
+function rvChanged(b: Backend, path: string, a: RawAnswer): boolean | undefined {
+  const m = (a.body as { metadata?: { resourceVersion?: string }; kind?: string } | undefined);
+  if (!m || m.kind === 'Status' || m.kind?.endsWith('List') || m.kind === 'Scale' || !m.metadata?.resourceVersion) return undefined;
+  const key = path.replace(/\/(status|scale)$/, '');
+  const prev = b.rvs.get(key);
+  b.rvs.set(key, m.metadata.resourceVersion);
+  return prev === undefined ? undefined : prev !== m.metadata.resourceVersion;
+}
+
+interface Disagreement {
+  readonly step: number;
+  readonly request: string;
+  readonly fake: string;
+  readonly envtest: string;
+}
+
+interface Outcome {
+  readonly requests: number;
+  readonly disagreements: Disagreement[];
+}
+
+/** A watch from `rv`; the server answers 429 while a new CRD's watch cache starts, so retry that for a few seconds. */
+async function openWatch(client: Client, kind: (typeof DESCRIPTORS)[number], namespace: string, rv: string): Promise<AsyncIterableIterator<WatchEvent<unknown>>> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return (await client.watch(kind, { namespace, resourceVersion: rv, allowWatchBookmarks: false })) as AsyncIterableIterator<WatchEvent<unknown>>;
+    } catch (err) {
+      if (!isClientError(err) || err.code !== 429 || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+/** Run one sequence on both backends, in a fresh namespace each, and compare. */
+async function runSequence(fake: Backend, real: Backend, steps: readonly Step[]): Promise<Outcome> {
+  const namespaces = { fake: uniqueName('fz'), envtest: uniqueName('fz') };
+  const disagreements: Disagreement[] = [];
+  const watches: { b: Backend; events: WatchEvent<unknown>[]; iterator: AsyncIterableIterator<WatchEvent<unknown>>; done: Promise<void> }[] = [];
+  for (const b of [fake, real]) {
+    const created = await b.client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespaces[b.name] } });
+    for (const d of DESCRIPTORS) {
+      const iterator = await openWatch(b.client, d, namespaces[b.name], created.metadata.resourceVersion!);
+      const events: WatchEvent<unknown>[] = [];
+      const done = (async () => {
+        try {
+          for await (const e of iterator) events.push(e);
+        } catch {
+          /* closed */
+        }
+      })();
+      watches.push({ b, events, iterator, done });
+    }
+  }
+  let requests = 0;
+  try {
+    for (const [i, s] of steps.entries()) {
+      const answers: Record<'fake' | 'envtest', { request: RawRequest; answer: RawAnswer; normal: string }> = {} as never;
+      for (const b of [fake, real]) {
+        const ns = namespaces[b.name];
+        const request = await toRequest(s, ns, (path) => send(b, { method: 'GET', path }));
+        const answer = await send(b, request);
+        requests++;
+        answers[b.name] = { request, answer, normal: normalise(answer, ns, rvChanged(b, request.path, answer)) };
+      }
+      if (answers.fake.normal !== answers.envtest.normal) {
+        const r = answers.fake.request;
+        disagreements.push({ step: i, request: `${r.method} ${r.path.replace(namespaces.fake, '<ns>')}${r.query ? ` ?${new URLSearchParams(r.query).toString()}` : ''} ${r.body ?? ''}`, fake: answers.fake.normal, envtest: answers.envtest.normal });
+      }
+    }
+    // the watch streams: the fake's events are all there at once; wait for the server's, then compare per kind
+    const deadline = Date.now() + 3000;
+    const count = (name: 'fake' | 'envtest', kind: number): number => watches.filter((w) => w.b.name === name)[kind]!.events.length;
+    while (Date.now() < deadline && KINDS.some((_, k) => count('envtest', k) < count('fake', k))) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 100));
+    for (const [k, kind] of KINDS.entries()) {
+      const f = watches.filter((w) => w.b.name === 'fake')[k]!.events.map((e) => normaliseEvent(e, namespaces.fake));
+      const e = watches.filter((w) => w.b.name === 'envtest')[k]!.events.map((ev) => normaliseEvent(ev, namespaces.envtest));
+      if (JSON.stringify(f) !== JSON.stringify(e)) disagreements.push({ step: -1, request: `WATCH ${kind.name}`, fake: JSON.stringify(f), envtest: JSON.stringify(e) });
+    }
+  } finally {
+    for (const w of watches) await w.iterator.return?.();
+    for (const b of [fake, real]) await b.client.delete({ apiVersion: 'v1', kind: 'Namespace' }, { name: namespaces[b.name] }).catch(() => undefined);
+  }
+  return { requests, disagreements };
+}
+
+describe('the fake and kube-apiserver answer generated request sequences alike', () => {
+  let fakeServer: FakeApiServer;
+  let env: Environment;
+  let fake: Backend;
+  let real: Backend;
+
+  beforeAll(async () => {
+    fakeServer = createFakeApiServer();
+    await fakeServer.installCRDs(CRDS);
+    env = createEnvironment({ useExistingCluster: true, kubeconfigPath: testKubeconfigPath() });
+    await env.start();
+    await env.installCRDs(CRDS);
+    fake = { name: 'fake', client: fakeServer.client({ fieldOwner: 'fuzz' }), rvs: new Map() };
+    real = { name: 'envtest', client: createClient({ kubeConfig: env.kubeConfig, fieldOwner: 'fuzz', transportOptions: { qps: 0 } }), rvs: new Map() };
+  });
+  afterAll(async () => {
+    await fakeServer?.close();
+    await env?.stop();
+  });
+
+  it(`seed ${SEED}: ${RUNS} sequences at most, ${BUDGET_MS} ms`, async () => {
+    let sequences = 0;
+    let requests = 0;
+    const found: { steps: readonly Step[]; disagreements: Disagreement[] }[] = [];
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 3, maxLength: 12 }), async (steps) => {
+        fake.rvs.clear();
+        real.rvs.clear();
+        const outcome = await runSequence(fake, real, steps);
+        sequences++;
+        requests += outcome.requests;
+        if (outcome.disagreements.length > 0) found.push({ steps, disagreements: outcome.disagreements });
+        return true;
+      }),
+      { seed: SEED, numRuns: RUNS, interruptAfterTimeLimit: BUDGET_MS, markInterruptAsFailure: false, endOnFailure: true },
+    );
+    const total = found.reduce((n, f) => n + f.disagreements.length, 0);
+    console.log(`differential fuzzer: seed ${SEED}, ${sequences} sequences, ${requests} requests (${requests / 2} per backend), ${found.length} sequences with disagreements, ${total} disagreements`);
+    const report = found
+      .slice(0, 3)
+      .map((f) => f.disagreements.slice(0, 4).map((d) => `step ${d.step}: ${d.request}\n  fake:    ${d.fake}\n  envtest: ${d.envtest}`).join('\n'))
+      .join('\n---\n');
+    expect(total, `seed ${SEED}:\n${report}`).toBe(0);
+    expect(sequences).toBeGreaterThan(0);
+  }, 600_000);
+});

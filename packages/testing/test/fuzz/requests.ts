@@ -1,0 +1,271 @@
+/**
+ * The differential fuzzer's requests: what fast-check generates (a sequence
+ * of requests over a few kinds and names, so that they collide), how a step
+ * becomes a raw request on one backend (some steps read the object first,
+ * as a client would), and how answers are normalised before the fake's are
+ * compared with kube-apiserver's.
+ */
+import fc from 'fast-check';
+import { canonical } from '../../src/internal/json.js';
+
+export type Json = Record<string, unknown>;
+
+export interface KindInfo {
+  readonly name: 'ConfigMap' | 'Secret' | 'Widget';
+  readonly apiVersion: string;
+  /** The collection path, `{ns}` for the namespace. */
+  readonly path: string;
+  readonly builtin: boolean;
+  readonly status: boolean;
+}
+
+export const KINDS: readonly KindInfo[] = [
+  { name: 'ConfigMap', apiVersion: 'v1', path: '/api/v1/namespaces/{ns}/configmaps', builtin: true, status: false },
+  { name: 'Secret', apiVersion: 'v1', path: '/api/v1/namespaces/{ns}/secrets', builtin: true, status: false },
+  { name: 'Widget', apiVersion: 'conformance.kubeloop.dev/v1', path: '/apis/conformance.kubeloop.dev/v1/namespaces/{ns}/widgets', builtin: false, status: true },
+];
+
+const NAMES = ['a', 'b', 'c'] as const;
+const LABEL_KEYS = ['app', 'tier'] as const;
+const LABEL_VALUES = ['x', 'y', ''] as const;
+const FINALIZERS = ['example.com/hold', 'hold'] as const;
+const MANAGERS = ['alpha', 'beta'] as const;
+
+/** A step of a sequence: data only, so fast-check can print and shrink it. */
+export type Step =
+  | { readonly op: 'create'; readonly kind: number; readonly name: string; readonly body: Json; readonly query: Record<string, string> }
+  | { readonly op: 'get'; readonly kind: number; readonly name: string }
+  | { readonly op: 'update'; readonly kind: number; readonly name: string; readonly change: Json; readonly rv: 'current' | 'stale' | 'none'; readonly reorder: boolean; readonly query: Record<string, string> }
+  | { readonly op: 'patch'; readonly kind: number; readonly name: string; readonly type: 'merge' | 'json' | 'strategic'; readonly body: unknown; readonly query: Record<string, string>; readonly subresource?: 'status' }
+  | { readonly op: 'apply'; readonly kind: number; readonly name: string; readonly manager: string; readonly force: boolean; readonly body: Json; readonly query: Record<string, string> }
+  | { readonly op: 'delete'; readonly kind: number; readonly name: string; readonly body: Json | undefined; readonly query: Record<string, string> }
+  | { readonly op: 'deletecollection'; readonly kind: number; readonly query: Record<string, string> }
+  | { readonly op: 'list'; readonly kind: number; readonly query: Record<string, string> }
+  | { readonly op: 'scale'; readonly kind: number; readonly name: string; readonly replicas: number | string | undefined };
+
+const name = fc.constantFrom(...NAMES);
+const labels = fc.dictionary(fc.constantFrom(...LABEL_KEYS), fc.constantFrom(...LABEL_VALUES), { maxKeys: 2 });
+const labelsOrNull = fc.dictionary(fc.constantFrom(...LABEL_KEYS), fc.option(fc.constantFrom(...LABEL_VALUES), { nil: null }), { maxKeys: 2 });
+const metadata = (n: string): fc.Arbitrary<Json> =>
+  fc.record(
+    { labels, annotations: fc.dictionary(fc.constantFrom('note', 'example.com/x'), fc.constantFrom('1', 'two'), { maxKeys: 2 }), finalizers: fc.subarray([...FINALIZERS], { maxLength: 1 }) },
+    { requiredKeys: [] },
+  ).map((m) => ({ name: n, ...m }));
+
+const dataValue = fc.oneof({ weight: 6, arbitrary: fc.constantFrom('1', 'two', '') }, { weight: 1, arbitrary: fc.constantFrom<unknown>(3, null) });
+const base64Value = fc.oneof({ weight: 5, arbitrary: fc.constantFrom('YQ==', 'dHdv', '') }, { weight: 1, arbitrary: fc.constantFrom('YQ', 'not base64!') });
+const data = fc.dictionary(fc.constantFrom('x', 'y', 'z'), dataValue, { maxKeys: 3 });
+const spec = fc.record(
+  {
+    size: fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 0, max: 3 }) }, { weight: 1, arbitrary: fc.constant<unknown>('big') }),
+    color: fc.constantFrom('red', 'blue'),
+    replicas: fc.integer({ min: 0, max: 3 }),
+    tags: fc.subarray(['t1', 't2', 't3']),
+    ports: fc.uniqueArray(fc.record({ name: fc.constantFrom('http', 'grpc'), port: fc.integer({ min: 1, max: 3 }) }), { selector: (p) => p.name, maxLength: 2 }),
+    extra: fc.constantFrom('kept'),
+  },
+  { requiredKeys: [] },
+);
+
+/** The body of a create or apply of `kind` named `n` (what a user might send, mistakes included). */
+function body(kind: number, n: string): fc.Arbitrary<Json> {
+  const k = KINDS[kind]!;
+  const head = { apiVersion: k.apiVersion, kind: k.name };
+  const unknown = fc.option(fc.constant({ unknownField: 1 }), { nil: undefined, freq: 6 }).map((u) => u ?? {});
+  switch (k.name) {
+    case 'ConfigMap':
+      return fc.tuple(metadata(n), data, unknown).map(([m, d, u]) => ({ ...head, metadata: m, data: d, ...u }));
+    case 'Secret':
+      return fc
+        .tuple(metadata(n), fc.dictionary(fc.constantFrom('x', 'y'), base64Value, { maxKeys: 2 }), fc.option(fc.dictionary(fc.constantFrom('y', 'z'), fc.constantFrom('s', '')), { nil: undefined }), fc.option(fc.constantFrom('Opaque', 'example.com/t'), { nil: undefined }), unknown)
+        .map(([m, d, sd, type, u]) => ({ ...head, metadata: m, data: d, ...(sd ? { stringData: sd } : {}), ...(type ? { type } : {}), ...u }));
+    case 'Widget':
+      return fc.tuple(metadata(n), spec, fc.option(fc.record({ phase: fc.constantFrom('Ready') }), { nil: undefined })).map(([m, s, st]) => ({ ...head, metadata: m, spec: s, ...(st ? { status: st } : {}) }));
+  }
+}
+
+/**
+ * Documented limit (docs/testing-fake.md, "empty maps applied to a custom
+ * resource's metadata"): kube-apiserver stores them and drops them at the
+ * next write, which then changes the resourceVersion; the fake drops them
+ * at once. Not generated, so the fuzzer looks for what is not documented.
+ */
+function withoutEmptyMetadataMaps(b: Json): Json {
+  const m = { ...(b['metadata'] as Json) };
+  for (const f of ['labels', 'annotations']) if (typeof m[f] === 'object' && m[f] !== null && Object.keys(m[f]).length === 0) delete m[f];
+  return { ...b, metadata: m };
+}
+
+const writeQuery = fc.record({ dryRun: fc.constantFrom('All'), fieldValidation: fc.constantFrom('Strict', 'Ignore') }, { requiredKeys: [] });
+const kindIndex = fc.integer({ min: 0, max: KINDS.length - 1 });
+
+function mergeBody(kind: number): fc.Arbitrary<Json> {
+  const k = KINDS[kind]!;
+  const meta = fc.record({ labels: labelsOrNull, finalizers: fc.constantFrom<unknown>(null, [FINALIZERS[0]]) }, { requiredKeys: [] });
+  const content =
+    k.name === 'Widget'
+      ? fc.record({ spec: fc.record({ size: fc.integer({ min: 0, max: 3 }), color: fc.constantFrom<unknown>('green', null), tags: fc.constantFrom<unknown>(['t9'], null) }, { requiredKeys: [] }) }, { requiredKeys: [] })
+      : fc.record({ data: fc.dictionary(fc.constantFrom('x', 'y'), k.name === 'Secret' ? fc.option(base64Value, { nil: null }) : fc.option(dataValue, { nil: null }), { maxKeys: 2 }) }, { requiredKeys: [] });
+  return fc.tuple(fc.record({ metadata: meta }, { requiredKeys: [] }), content).map(([a, b]) => ({ ...a, ...b }));
+}
+
+const jsonPatch = (kind: number): fc.Arbitrary<unknown[]> => {
+  const k = KINDS[kind]!;
+  const paths = k.name === 'Widget' ? ['/spec/size', '/spec/color', '/spec/tags/0', '/spec/tags/-', '/metadata/labels/app'] : ['/data/x', '/data/y', '/metadata/labels/app', '/metadata/labels'];
+  const op = fc.record({ op: fc.constantFrom('add', 'replace', 'remove', 'test'), path: fc.constantFrom(...paths), value: fc.constantFrom<unknown>('1', 2, 'dHdv', {}) });
+  return fc.array(op, { minLength: 1, maxLength: 2 }).map((ops) => ops.map((o) => (o.op === 'remove' ? { op: o.op, path: o.path } : o)));
+};
+
+export const step: fc.Arbitrary<Step> = kindIndex.chain((kind): fc.Arbitrary<Step> => {
+  const k = KINDS[kind]!;
+  const options: fc.Arbitrary<Step>[] = [
+    fc.tuple(name, writeQuery).chain(([n, query]) => body(kind, n).map((b): Step => ({ op: 'create', kind, name: n, body: b, query }))),
+    name.map((n): Step => ({ op: 'get', kind, name: n })),
+    fc.record({ n: name, change: mergeBody(kind), rv: fc.constantFrom('current' as const, 'current' as const, 'stale' as const, 'none' as const), reorder: fc.boolean(), query: writeQuery }).map(({ n, change, rv, reorder, query }): Step => ({ op: 'update', kind, name: n, change, rv, reorder, query })),
+    fc.tuple(name, mergeBody(kind), writeQuery, fc.constantFrom<'merge' | 'strategic'>(...(k.builtin ? (['merge', 'strategic'] as const) : (['merge'] as const)))).map(([n, b, query, type]): Step => ({ op: 'patch', kind, name: n, type, body: b, query })),
+    fc.tuple(name, jsonPatch(kind)).map(([n, b]): Step => ({ op: 'patch', kind, name: n, type: 'json', body: b, query: {} })),
+    fc
+      .tuple(name, fc.constantFrom(...MANAGERS), fc.boolean(), fc.record({ dryRun: fc.constantFrom('All') }, { requiredKeys: [] }))
+      .chain(([n, manager, force, query]) => body(kind, n).map((b): Step => ({ op: 'apply', kind, name: n, manager, force, body: k.builtin ? b : withoutEmptyMetadataMaps(b), query }))),
+    fc
+      .tuple(
+        name,
+        fc.option(fc.record({ propagationPolicy: fc.constantFrom('Orphan', 'Background', 'Foreground'), preconditions: fc.constant({ uid: '00000000-0000-0000-0000-000000000000' }), dryRun: fc.constant(['All']) }, { requiredKeys: [] }), { nil: undefined }),
+        fc.record({ dryRun: fc.constantFrom('All'), propagationPolicy: fc.constantFrom('Orphan', 'Foreground'), gracePeriodSeconds: fc.constantFrom('0', '30') }, { requiredKeys: [] }),
+      )
+      .map(([n, b, query]): Step => ({ op: 'delete', kind, name: n, body: b, query })),
+    fc.record({ labelSelector: fc.constantFrom('app=x', 'tier', '!app'), dryRun: fc.constantFrom('All') }, { requiredKeys: [] }).map((query): Step => ({ op: 'deletecollection', kind, query })),
+    fc.record({ labelSelector: fc.constantFrom('app=x', 'app in (x,y)', 'tier', 'app!=y'), fieldSelector: fc.constantFrom('metadata.name=a', 'metadata.name!=b'), limit: fc.constantFrom('1', '2') }, { requiredKeys: [] }).map((query): Step => ({ op: 'list', kind, query })),
+  ];
+  if (k.status) {
+    options.push(
+      fc
+        .tuple(name, fc.record({ status: fc.record({ phase: fc.constantFrom('Ready', 'Gone'), replicas: fc.integer({ min: 0, max: 2 }) }, { requiredKeys: [] }), metadata: fc.record({ labels }, { requiredKeys: [] }), spec: fc.record({ size: fc.constant(9) }) }, { requiredKeys: ['status'] }))
+        .map(([n, b]): Step => ({ op: 'patch', kind, name: n, type: 'merge', body: b, query: {}, subresource: 'status' })),
+      fc.tuple(name, fc.option(fc.oneof(fc.integer({ min: 0, max: 3 }), fc.constant<number | string>(-1), fc.constant<number | string>('2')), { nil: undefined })).map(([n, replicas]): Step => ({ op: 'scale', kind, name: n, replicas })),
+    );
+  }
+  return fc.oneof(...options);
+});
+
+/** A raw request. */
+export interface RawRequest {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  readonly path: string;
+  readonly query?: Record<string, string>;
+  readonly body?: string;
+  readonly contentType?: string;
+}
+
+export interface RawAnswer {
+  readonly status: number;
+  readonly body: unknown;
+  readonly warning: string | undefined;
+}
+
+const CONTENT_TYPES = { merge: 'application/merge-patch+json', json: 'application/json-patch+json', strategic: 'application/strategic-merge-patch+json' } as const;
+
+/** The same object with every map's keys in reverse order. */
+export function reversed(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reversed);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversed(v)]));
+}
+
+function mergeInto(target: unknown, patch: unknown): unknown {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
+  const out: Json = typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...(target as Json) } : {};
+  for (const [k, v] of Object.entries(patch as Json)) {
+    if (v === null) delete out[k];
+    else out[k] = mergeInto(out[k], v);
+  }
+  return out;
+}
+
+/**
+ * The raw requests of a step on one backend; `read` fetches the current
+ * object (for an update, which sends the object read back, changed).
+ */
+export async function toRequest(s: Step, namespace: string, read: (path: string) => Promise<RawAnswer>): Promise<RawRequest> {
+  const k = KINDS[s.kind]!;
+  const collection = k.path.replace('{ns}', namespace);
+  const fill = (v: unknown): string => JSON.stringify(v);
+  switch (s.op) {
+    case 'create':
+      return { method: 'POST', path: collection, query: s.query, body: fill(s.body) };
+    case 'get':
+      return { method: 'GET', path: `${collection}/${s.name}` };
+    case 'update': {
+      const current = await read(`${collection}/${s.name}`);
+      const base: Json = current.status === 200 && typeof current.body === 'object' && current.body !== null ? (current.body as Json) : { apiVersion: k.apiVersion, kind: k.name, metadata: { name: s.name } };
+      let next = mergeInto(base, s.change) as Json;
+      const meta = { ...((next['metadata'] as Json | undefined) ?? {}) };
+      if (s.rv === 'stale') meta['resourceVersion'] = '1';
+      if (s.rv === 'none') delete meta['resourceVersion'];
+      next = { ...next, metadata: meta };
+      if (s.reorder) next = reversed(next) as Json;
+      return { method: 'PUT', path: `${collection}/${s.name}`, query: s.query, body: fill(next) };
+    }
+    case 'patch':
+      return { method: 'PATCH', path: `${collection}/${s.name}${s.subresource ? `/${s.subresource}` : ''}`, query: s.query, body: fill(s.body), contentType: CONTENT_TYPES[s.type] };
+    case 'apply':
+      return { method: 'PATCH', path: `${collection}/${s.name}`, query: { ...s.query, fieldManager: s.manager, ...(s.force ? { force: 'true' } : {}) }, body: fill(s.body), contentType: 'application/apply-patch+yaml' };
+    case 'delete':
+      return { method: 'DELETE', path: `${collection}/${s.name}`, query: s.query, ...(s.body ? { body: fill(s.body) } : {}) };
+    case 'deletecollection':
+      return { method: 'DELETE', path: collection, query: s.query };
+    case 'list':
+      return { method: 'GET', path: collection, query: s.query };
+    case 'scale':
+      return s.replicas === undefined
+        ? { method: 'GET', path: `${collection}/${s.name}/scale` }
+        : { method: 'PATCH', path: `${collection}/${s.name}/scale`, body: fill({ spec: { replicas: s.replicas } }), contentType: CONTENT_TYPES.merge };
+  }
+}
+
+const UID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+/** An object with what legitimately differs between two servers replaced: uids, resourceVersions, times, the namespace's name. */
+function normaliseObject(obj: unknown, rvChanged: boolean | undefined): unknown {
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return obj;
+  const o = { ...(obj as Json) };
+  if (typeof o['metadata'] === 'object' && o['metadata'] !== null) {
+    const m = { ...(o['metadata'] as Json) };
+    for (const f of ['uid', 'creationTimestamp', 'deletionTimestamp'] as const) if (m[f] !== undefined) m[f] = `<${f}>`;
+    delete m['resourceVersion'];
+    if (rvChanged !== undefined) m['resourceVersionChanged'] = rvChanged;
+    if (Array.isArray(m['managedFields'])) m['managedFields'] = (m['managedFields'] as Json[]).map(({ time: _t, ...rest }) => rest);
+    if (m['continue'] !== undefined) m['continue'] = '<continue>';
+    // documented limit (docs/testing-fake.md, "continue on an empty page"): kube-apiserver's watch cache may end an empty page with a continue token
+    if (Array.isArray(o['items']) && o['items'].length === 0) delete m['continue'];
+    o['metadata'] = m;
+  }
+  if (Array.isArray(o['items'])) o['items'] = (o['items'] as unknown[]).map((i) => normaliseObject(i, undefined));
+  if (o['kind'] === 'Status' && typeof o['details'] === 'object' && o['details'] !== null) {
+    const d = { ...(o['details'] as Json) };
+    if (d['uid'] !== undefined) d['uid'] = '<uid>';
+    o['details'] = d;
+  }
+  return o;
+}
+
+/** A comparable form of an answer. */
+export function normalise(a: RawAnswer, namespace: string, rvChanged: boolean | undefined): string {
+  let text = JSON.stringify({ status: a.status, warning: a.warning, body: normaliseObject(a.body, rvChanged) });
+  text = text.replaceAll(namespace, '<ns>').replace(UID, '<uid>');
+  const parsed = JSON.parse(text) as { body: Json };
+  const message = parsed.body['message'];
+  if (typeof message === 'string') {
+    let m = message.replace(/\d{2,}/g, '<n>');
+    // documented limit (docs/testing-fake.md, "an apply with several schema problems"): which problems kube-apiserver lists varies
+    // (the single-problem messages are held to the server's in conformance/wire.test.ts)
+    if (m.startsWith('failed to create typed patch object')) m = m.replace(/\): [\s\S]*$/, '): <problems>');
+    parsed.body['message'] = m;
+  }
+  return canonical(parsed);
+}
+
+/** A watch event in comparable form. */
+export function normaliseEvent(e: { type: string; object: unknown }, namespace: string): string {
+  return canonical(JSON.parse(JSON.stringify({ type: e.type, object: normaliseObject(e.object, undefined) }).replaceAll(namespace, '<ns>').replace(UID, '<uid>')));
+}
