@@ -266,7 +266,8 @@ describe('watches', () => {
   it('endWatches ends open watches normally; an informer re-watches without a relist', async () => {
     const f = fake();
     const client = f.client();
-    const cache = createInformerCache({ client });
+    // the LIST path, so that a relist shows as a second list (a streaming list would be a watch like the re-watch)
+    const cache = createInformerCache({ client, reflector: { useWatchList: false } });
     try {
       await client.create(cm('a'));
       await cache.get(ConfigMap, { namespace: 'default', name: 'a' });
@@ -283,7 +284,8 @@ describe('watches', () => {
   it('after compact(), an informer that missed events relists and converges', async () => {
     const f = fake();
     const client = f.client();
-    const cache = createInformerCache({ client });
+    // the LIST path, so that the relist shows as a list
+    const cache = createInformerCache({ client, reflector: { useWatchList: false } });
     try {
       await client.create(cm('a'));
       await cache.get(ConfigMap, { namespace: 'default', name: 'a' });
