@@ -298,6 +298,18 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     expect(result.output).toContain('--leader-elect outside a cluster needs --leader-election-namespace');
   }, 2 * MINUTE);
 
+  it('configuration mistakes stop the operator at once with one line saying what to fix, no stack trace', async () => {
+    for (const [args, says] of [
+      [['--kubeconfig', join(work, 'no-such-kubeconfig')], `demo: kubeconfig ${join(work, 'no-such-kubeconfig')} does not exist`],
+      [['--kubeconfig', inject('kubeconfigPath'), '--health-probe-bind-address', 'nonsense'], 'demo: bind address "nonsense" is not valid'],
+      [['--frobnicate'], "demo: Unknown option '--frobnicate'"],
+    ] as const) {
+      const result = await run('node', ['dist/main.js', ...args], { cwd: project, env, timeoutMs: MINUTE });
+      expect(result.code).toBe(2);
+      expect(result.output.trim().split('\n')).toEqual([expect.stringContaining(says)]);
+    }
+  }, 2 * MINUTE);
+
   it('the built operator reconciles its sample', async () => {
     const kubeconfigPath = inject('kubeconfigPath');
     const kubeConfig = loadKubeConfig(kubeconfigPath);

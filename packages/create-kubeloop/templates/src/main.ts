@@ -23,8 +23,8 @@
 import 'reflect-metadata';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadKubeConfig } from '@kubeloop/client';
-import { createLogger, createManager, signalHandler } from '@kubeloop/manager';
+import { isClientError, loadKubeConfig } from '@kubeloop/client';
+import { createLogger, createManager, isManagerError, signalHandler } from '@kubeloop/manager';
 import { builtinScheme } from '@kubeloop/scheme';
 import { watchCertificateFiles } from '@kubeloop/webhook';
 import { PinoPretty } from 'pino-pretty';
@@ -32,9 +32,25 @@ import { Website } from './apis/index.js';
 import { setupControllers } from './controllers/index.js';
 // kubeloop:scaffold:imports (`kubeloop create api` adds imports above this line)
 
+/**
+ * A configuration mistake (an unknown flag, a kubeconfig that cannot be read, a bad bind address):
+ * one line on stderr saying what to fix, exit status 2, no stack trace. Anything else is thrown on.
+ */
+function configured<T>(step: () => T): T {
+  try {
+    return step();
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    const mistake = isClientError(err) ? err.reason === 'InvalidConfig' : isManagerError(err) ? err.reason === 'InvalidOptions' : typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
+    if (!mistake) throw err;
+    process.stderr.write(`{{name}}: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+}
+
 // `pnpm start -- --kubeconfig PATH` hands the `--` on to the program: skip it.
 const args = process.argv.slice(2);
-const { values } = parseArgs({
+const { values } = configured(() => parseArgs({
   args: args[0] === '--' ? args.slice(1) : args,
   options: {
     kubeconfig: { type: 'string' },
@@ -46,12 +62,12 @@ const { values } = parseArgs({
     'health-probe-bind-address': { type: 'string', default: '127.0.0.1:8081' },
   },
   allowNegative: true,
-});
+}));
 
 const log = createLogger(process.stdout.isTTY ? { destination: PinoPretty({ colorize: true, sync: true }) } : {});
 const stop = signalHandler();
 
-const kubeConfig = loadKubeConfig(values.kubeconfig);
+const kubeConfig = configured(() => loadKubeConfig(values.kubeconfig));
 const metricsCertDir = values['metrics-cert-dir'];
 // The Lease lives where config/rbac/role.yaml lets the manager write it: the pod's namespace in a
 // cluster ({{name}}-system); outside one, say where (a Lease in any other namespace is refused).
@@ -60,7 +76,7 @@ if (values['leader-elect'] && !leaderElectionNamespace) {
   log.error('--leader-elect outside a cluster needs --leader-election-namespace: the namespace of the Lease (the generated role allows {{name}}-system)');
   process.exit(2); // the logger writes synchronously: the line is out
 }
-const manager = createManager({
+const manager = configured(() => createManager({
   kubeConfig,
   scheme: builtinScheme.extend(Website /* kubeloop:scaffold:kinds */),
   fieldOwner: '{{name}}',
@@ -69,7 +85,7 @@ const manager = createManager({
   ...(values['metrics-secure'] ? { secureMetrics: metricsCertDir ? { certificates: watchCertificateFiles({ certFile: join(metricsCertDir, 'tls.crt'), keyFile: join(metricsCertDir, 'tls.key') }) } : {} } : {}),
   healthProbeBindAddress: values['health-probe-bind-address'],
   ...(values['leader-elect'] && leaderElectionNamespace ? { leaderElection: { name: '{{name}}-leader', namespace: leaderElectionNamespace, releaseOnCancel: true } } : {}),
-});
+}));
 setupControllers(manager);
 
 log.info({ server: kubeConfig.server, source: kubeConfig.source, leaderElect: values['leader-elect'] }, 'starting {{name}}');
