@@ -65,5 +65,6 @@ export { applyPatch, jsonPatch, jsonPointer, mergeFrom, mergePatch, patchContent
 export type { JsonPatchOperation, MergeFromOptions, Patch, PatchType } from './patch.js';
 export { DEFAULT_RETRY, retryOn, retryOnConflict } from './retry.js';
 export { compareResourceVersions } from './resource-version.js';
+export type { ApiWarning } from './warnings.js';
 export type { ReadYourWritesOptions, ReadYourWritesOutcome, ResourceVersionTracker } from './read-your-writes.js';
 export type { RetryFn, RetryOptions } from './retry.js';

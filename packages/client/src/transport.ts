@@ -9,6 +9,8 @@
  * Bodies are bytes and strings: no model classes, no per-object
  * deserialisation on hot paths.
  */
+import { parseWarningHeader } from './warnings.js';
+import type { ApiWarning } from './warnings.js';
 import './internal/node-version.js';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
@@ -111,6 +113,20 @@ export interface TransportOptions {
   readonly userAgent?: string;
   /** Observer of every finished request. Default: none. */
   readonly onRequest?: (info: RequestInfo) => void;
+  /**
+   * Told of every `Warning` header the API server answers with (a
+   * deprecated API version, an unknown field under `fieldValidation=Warn`,
+   * an admission webhook's warning), once per warning per answer. The
+   * manager logs each distinct text once and counts all of them
+   * (`kubeloop_client_warnings_total`). Default: none.
+   */
+  readonly onWarning?: (warning: ApiWarning) => void;
+  /**
+   * Turn an answer that carries a warning into a `ClientError` `Warning`
+   * (as `kubectl --warnings-as-errors`). A write the server warned about
+   * has still been done. Default: false.
+   */
+  readonly warningsAsErrors?: boolean;
 }
 
 /**
@@ -130,7 +146,7 @@ export interface Transport {
   /** The config this transport was made from (a client-node KubeConfig is turned into one). */
   readonly config: RestConfig;
   /** The options in force (defaults filled in). */
-  readonly options: Readonly<Required<Omit<TransportOptions, 'onRequest'>>> & Pick<TransportOptions, 'onRequest'>;
+  readonly options: Readonly<Required<Omit<TransportOptions, 'onRequest' | 'onWarning' | 'warningsAsErrors'>>> & Pick<TransportOptions, 'onRequest' | 'onWarning' | 'warningsAsErrors'>;
   /**
    * Send a request and buffer the answer. Resolves with any HTTP answer (the
    * caller turns non-2xx into errors); rejects only when there is no whole
@@ -188,7 +204,9 @@ function resolveOptions(options: TransportOptions): Transport['options'] {
     maxResponseBytes: nonNegative('maxResponseBytes', options.maxResponseBytes, 128 * MiB),
     maxSockets: Math.max(1, nonNegative('maxSockets', options.maxSockets, 64)),
     userAgent: options.userAgent ?? `kubeloop/${VERSION} (node ${process.version})`,
+    ...(options.warningsAsErrors ? { warningsAsErrors: true } : {}),
     ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+    ...(options.onWarning ? { onWarning: options.onWarning } : {}),
   };
 }
 
@@ -380,6 +398,7 @@ class HttpTransport implements Transport {
       } finally {
         deadline.done();
       }
+      this.refuseWarned(req, response.status, response.headers);
       const wait = retryAfterSeconds(response.headers);
       if (wait !== undefined && (response.status === 429 || response.status >= 500) && attempt < this.options.maxRetries) {
         if (!(await sleep(Math.min(wait, 60) * 1000, req.signal))) {
@@ -432,11 +451,25 @@ class HttpTransport implements Transport {
     return body;
   }
 
+  /** With `warningsAsErrors`, a successful answer that carries warnings is a ClientError `Warning`. */
+  private refuseWarned(req: TransportRequest, status: number, headers: IncomingHttpHeaders): void {
+    if (!this.options.warningsAsErrors || status < 200 || status >= 300) return;
+    const warnings = parseWarningHeader(headers['warning']);
+    if (warnings.length === 0) return;
+    throw new ClientError('Warning', `${req.method} ${req.path}: the API server warned: ${warnings.map((w) => JSON.stringify(w.text)).join('; ')} (warningsAsErrors is on)`, { code: status });
+  }
+
   async stream(req: TransportRequest): Promise<IncomingMessage> {
     const deadline = new Attempt(req, req.timeoutMs ?? 0);
     try {
       const { res, auth } = await this.once(req, true, deadline.signal);
       if (res.statusCode === 401) this.#credentials.unauthorized(auth);
+      try {
+        this.refuseWarned(req, res.statusCode ?? 0, res.headers);
+      } catch (err) {
+        res.destroy();
+        throw err;
+      }
       return res;
     } finally {
       // The caller's signal keeps working on the stream through watchEvents; the deadline ends at the headers.
@@ -485,6 +518,9 @@ class HttpTransport implements Transport {
           settled = true;
           signal.removeEventListener('abort', onAbort);
           report(res.statusCode ?? 0);
+          if (this.options.onWarning && res.headers['warning'] !== undefined) {
+            for (const w of parseWarningHeader(res.headers['warning'])) this.options.onWarning({ ...w, method: req.method, path: req.path });
+          }
           resolve({ res, auth });
         });
       } catch (cause) {

@@ -12,7 +12,7 @@ import type { Registry } from 'prom-client';
 import { createInformerCache } from '@kubeloop/cache';
 import type { InformerCache, InformerCacheOptions } from '@kubeloop/cache';
 import { createClient, createTransport, loadKubeConfig, transportDiscovery } from '@kubeloop/client';
-import type { CachedClient, Client, KubeConfigLike, ReadYourWritesOptions, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
+import type { ApiWarning, CachedClient, Client, KubeConfigLike, ReadYourWritesOptions, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
 import { createDynamicRESTMapper } from '@kubeloop/mapper';
 import type { RESTMapper } from '@kubeloop/mapper';
 import { builtinScheme } from '@kubeloop/scheme';
@@ -23,7 +23,7 @@ import type { EventRecorder, EventRecorderProvider, EventRecorderTuning } from '
 import { createLogger } from './log/logging.js';
 import { restClientMetrics } from './metrics/controller-metrics.js';
 import { registerInformerMetrics } from './metrics/informer-metrics.js';
-import { readYourWritesMetrics } from './metrics/client-metrics.js';
+import { readYourWritesMetrics, warningMetrics } from './metrics/client-metrics.js';
 import { validateClusterOptions } from './options-validation.js';
 
 /** Options for {@link createCluster}. Every field is optional. */
@@ -91,6 +91,27 @@ export interface Cluster {
 }
 
 /**
+ * The API server's warnings, as controller-runtime's deduplicating warning
+ * logger: each distinct text logged once (at warn, with the request that
+ * drew it first), every one counted, and handed to the caller's own
+ * `transportOptions.onWarning` too.
+ */
+function warningHandler(logger: Logger, registry: Registry | undefined, own: ((w: ApiWarning) => void) | undefined): (w: ApiWarning) => void {
+  const count = registry ? warningMetrics(registry) : undefined;
+  const seen = new Set<string>();
+  return (w) => {
+    count?.(w);
+    if (!seen.has(w.text)) {
+      // Bounded: a server that put a fresh id in every warning must not grow this forever.
+      if (seen.size >= 1024) seen.clear();
+      seen.add(w.text);
+      logger.warn({ warning: w.text, code: w.code, method: w.method, path: w.path }, 'the API server warned (logged once per text)');
+    }
+    own?.(w);
+  };
+}
+
+/**
  * Create a cluster: client, apiReader, cache, mapper and event recorders
  * over one transport. Nothing starts until used: informers start on the
  * first cached read or controller.
@@ -106,7 +127,7 @@ export function createCluster(options: ClusterOptions = {}): Cluster {
   validateClusterOptions(options);
   const logger = options.logger ?? createLogger();
   const onRequest = options.registry ? restClientMetrics(options.registry) : undefined;
-  const transportOptions = { ...options.transportOptions, ...(onRequest ? { onRequest } : {}) };
+  const transportOptions = { ...options.transportOptions, ...(onRequest ? { onRequest } : {}), onWarning: warningHandler(logger, options.registry, options.transportOptions?.onWarning) };
   // Event writes get a transport of their own (as client-go's event broadcaster gets a client of its
   // own): its own keep-alive pool and, when rate limiting is on, its own token bucket. A burst of events
   // then never waits behind reconcile traffic or behind watches holding the main pool's sockets, and

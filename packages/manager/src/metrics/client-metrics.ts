@@ -1,10 +1,11 @@
 /**
  * Metrics of the client beyond `rest_client_requests_total`: how cached
- * reads waited for the client's own writes (read-your-writes).
+ * reads waited for the client's own writes (read-your-writes), and the API
+ * server's warnings.
  */
 import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { ReadYourWritesOptions } from '@kubeloop/client';
+import type { ApiWarning, ReadYourWritesOptions } from '@kubeloop/client';
 import { once } from './register.js';
 
 /**
@@ -42,4 +43,17 @@ export function readYourWritesMetrics(registry: Registry): NonNullable<ReadYourW
     reads.inc({ kind: info.kind, op: info.op, outcome: info.outcome });
     waited.observe({ op: info.op }, info.waitedMs / 1000);
   };
+}
+
+/**
+ * `kubeloop_client_warnings_total{code}` counts the API server's `Warning`
+ * headers (every one; the log has each distinct text once).
+ */
+export function warningMetrics(registry: Registry): (warning: ApiWarning) => void {
+  const warnings = once(
+    registry,
+    'kubeloop_client_warnings_total',
+    () => new Counter({ name: 'kubeloop_client_warnings_total', help: 'Warning headers the API server answered with (deprecated APIs, unknown fields, webhook warnings)', labelNames: ['code'], registers: [registry] }),
+  );
+  return (w) => warnings.inc({ code: String(w.code) });
 }
