@@ -25,9 +25,8 @@ beforeAll(async () => {
   await env.start();
   group = `${uniqueName('w')}.kubeloop.dev`;
   const crd = testCRD(group, 'Gizmo', { versions: [{ name: 'v1', storage: true }, { name: 'v1beta1', storage: false }] });
-  const versions = (crd.spec as { versions: Record<string, unknown>[] }).versions;
-  versions[1] = { ...versions[1], deprecated: true, deprecationWarning: DEPRECATION };
-  await env.installCRDs([crd]);
+  const versions = crd.spec.versions.map((v) => (v.name === 'v1beta1' ? { ...v, deprecated: true, deprecationWarning: DEPRECATION } : v));
+  await env.installCRDs([{ ...crd, spec: { ...crd.spec, versions } }]);
 });
 
 afterAll(async () => {
