@@ -153,6 +153,26 @@ export function create(s: Storage, t: Target, req: CoreRequest): BufferedRespons
   return warningsAlways(warnings, () => finishCreate(s, t, obj, name, (o) => recordUpdate([], undefined, render(t.st, o, t.version), writeContext(s, t, manager, 'main')), dry));
 }
 
+/** Kinds whose status strategy keeps the old labels (the apps workloads). */
+const STATUS_KEEPS_LABELS = new Set(['apps/deployments', 'apps/statefulsets', 'apps/daemonsets', 'apps/replicasets']);
+
+/**
+ * The metadata a built-in kind's status write keeps: what was written
+ * (labels, annotations, finalizers...), except the labels of the apps
+ * workloads and a Pod's owner references, which their strategies reset.
+ * (A custom resource's status write keeps none.)
+ */
+function statusMetadata(t: Target, old: Json, written: Json): Json {
+  const out = { ...written };
+  const key = `${t.st.type.group}/${t.st.type.plural}`;
+  const reset = STATUS_KEEPS_LABELS.has(key) ? 'labels' : key === '/pods' ? 'ownerReferences' : undefined;
+  if (reset) {
+    if (old[reset] === undefined) delete out[reset];
+    else out[reset] = structuredClone(old[reset]);
+  }
+  return out;
+}
+
 /** The object with the `time` of its managed-fields entries left out (a no-op write does not count as a change by them). */
 function withoutManagedTimes(obj: Json): Json {
   const m = obj['metadata'] as Json;
@@ -182,12 +202,14 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
       if (old['status'] === undefined) delete next['status'];
       else next['status'] = structuredClone(old['status']);
     } else {
-      // the status subresource writes status only
+      // the status subresource writes status, and on built-in kinds the metadata their status strategies keep
       const status = next['status'];
+      const written = next['metadata'] as Json;
       for (const k of Object.keys(next)) delete next[k];
       Object.assign(next, structuredClone(old));
       if (status === undefined) delete next['status'];
       else next['status'] = status;
+      if (t.st.type.builtin) next['metadata'] = statusMetadata(t, old['metadata'] as Json, written);
     }
   }
   const nextMeta = next['metadata'] as Json;

@@ -129,4 +129,22 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
       await expectStatus(client.subResource('scale').update(w, { body: { ...scale, spec: { replicas: 4 } } }), 409, 'Conflict');
     });
   });
+
+  it('metadata written through /status: kept on a Pod (not its owner references), kept but labels on a Deployment, dropped on a custom resource', async () => {
+    const client = h().client();
+    const ns = h().namespace;
+    const meta = { labels: { x: 'y' }, annotations: { n: '1' } };
+    const pod = await client.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: h().name('p'), namespace: ns }, spec: { containers: [{ name: 'c', image: 'i' }] } });
+    const p = await raw(h(), 'PATCH', `/api/v1/namespaces/${ns}/pods/${pod.metadata.name}/status`, { contentType: 'application/merge-patch+json', body: { metadata: { ...meta, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: '00000000-0000-0000-0000-000000000001' }] } } });
+    expect(p.body['metadata']).toMatchObject(meta);
+    expect((p.body['metadata'] as Record<string, unknown>)['ownerReferences']).toBeUndefined();
+    const d = await client.create(deployment(ns, h().name('d')));
+    const dr = await raw(h(), 'PATCH', `/apis/apps/v1/namespaces/${ns}/deployments/${d.metadata.name}/status`, { contentType: 'application/merge-patch+json', body: { metadata: meta, status: { replicas: 2 } } });
+    expect((dr.body['metadata'] as Record<string, unknown>)['annotations']).toEqual({ n: '1' });
+    expect((dr.body['metadata'] as Record<string, unknown>)['labels']).toBeUndefined();
+    const w = await client.create(widget(ns, h().name('w')));
+    const wr = await raw(h(), 'PATCH', `/apis/conformance.kubeloop.dev/v1/namespaces/${ns}/widgets/${w.metadata.name}/status`, { contentType: 'application/merge-patch+json', body: { metadata: meta, status: { phase: 'Ready' } } });
+    expect((wr.body['metadata'] as Record<string, unknown>)['labels']).toBeUndefined();
+    expect((wr.body['metadata'] as Record<string, unknown>)['annotations']).toBeUndefined();
+  });
 });
