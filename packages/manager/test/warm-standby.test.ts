@@ -3,7 +3,7 @@
  * process (the built package), killed with SIGKILL, so its Lease is neither
  * renewed nor released; the standby, whose every request goes through
  * envtest's recording proxy, takes the Lease when it expires and reconciles
- * the change made after the kill first, without a single LIST.
+ * the change it saw while standing by first, without a single LIST.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -62,7 +62,7 @@ afterAll(async () => {
 });
 
 describe('a warm standby', () => {
-  it('takes over from a killed leader and reconciles the change made meanwhile first, without a LIST', async () => {
+  it('takes over from a killed leader and reconciles the change it saw while standing by first, without a LIST', async () => {
     const lease = uniqueName('lease');
     const leader = startLeader(ns, lease);
     try {
@@ -92,12 +92,13 @@ describe('a warm standby', () => {
       expect(await readyz()).toContain('[+]leader-election ok: warm standby (leader: killed-leader)');
       expect(reconciled).toEqual([]);
 
-      // Kill the leader; change an object while nobody leads.
+      // A change the standby sees while it stands by (its cache has it: no request), then the leader is killed.
       proxy.clearRequests();
+      await client.patch(ConfigMap, { namespace: ns, name: 'cm-7' }, mergePatch({ data: { n: 'changed' } }));
+      await eventually(async () => (await standby.client.get(ConfigMap, { namespace: ns, name: 'cm-7' })).data?.['n'], (n) => n === 'changed', 'the standby to see the change');
       const exited = new Promise((resolve) => leader.child.once('exit', resolve));
       leader.child.kill('SIGKILL');
       await exited;
-      await client.patch(ConfigMap, { namespace: ns, name: 'cm-7' }, mergePatch({ data: { n: 'changed' } }));
 
       await eventually(() => reconciled, (r) => r.length > 0, 'the standby to take over and reconcile', 15_000);
       expect(standby.leadershipState()).toBe('leading');
