@@ -88,9 +88,10 @@ async function replica(role: Role, kubeconfigPath: string, namespace: string, le
       return Result.done();
     });
   // Starts exactly when this replica leads.
-  manager.add(async () => {
+  manager.add(() => {
     ledAt = performance.now();
     if (role === 'leader') send({ type: 'leading' });
+    return Promise.resolve();
   });
   process.on('disconnect', () => process.exit(0));
   const running = manager.start();
