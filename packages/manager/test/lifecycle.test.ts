@@ -13,7 +13,7 @@ import { ConfigMap, Secret } from '@kubeloop/scheme';
 import { Result } from '../src/index.js';
 import type { LeadershipContext, LeadershipGate, Manager } from '../src/index.js';
 import { uniqueName } from '../../../test/support/env.js';
-import { eventually, metric, newNamespace, run, testClient, testManager } from './support.js';
+import { eventually, metric, newNamespace, probe, run, testClient, testManager } from './support.js';
 
 let client: Client;
 let ns: string;
@@ -50,17 +50,6 @@ function manualGate() {
       await context!.stepDown();
     },
   };
-}
-
-/** A runnable that counts its starts and stops. */
-function probe() {
-  const state = { started: 0, stopped: 0 };
-  const runnable = async (signal: AbortSignal): Promise<void> => {
-    state.started++;
-    if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-    state.stopped++;
-  };
-  return { state, runnable };
 }
 
 /** A ConfigMap controller that records the names it reconciles (only names with `prefix`). */

@@ -12,7 +12,7 @@ import { ConfigMap, Lease } from '@kubeloop/scheme';
 import { formatMicroTime } from '@kubeloop/leaderelection';
 import { isManagerError, ManagerError, Result } from '../src/index.js';
 import { uniqueName } from '../../../test/support/env.js';
-import { eventually, newNamespace, run, synced, testClient, testManager } from './support.js';
+import { eventually, newNamespace, probe, run, synced, testClient, testManager } from './support.js';
 
 let client: Client;
 let ns: string;
@@ -42,17 +42,6 @@ async function rejection(p: Promise<unknown>): Promise<unknown> {
 
 function reasonOf(err: unknown): string {
   return isManagerError(err) ? err.reason : `not a ManagerError: ${String(err)}`;
-}
-
-/** A runnable that records its start and its stop. */
-function probe() {
-  const state = { started: 0, stopped: 0 };
-  const runnable = async (signal: AbortSignal): Promise<void> => {
-    state.started++;
-    if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-    state.stopped++;
-  };
-  return { state, runnable };
 }
 
 describe('start', () => {

@@ -100,3 +100,14 @@ export class LogCapture extends Writable {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
   }
 }
+
+/** A runnable that counts its starts and its stops (it runs until its signal aborts). */
+export function probe(): { state: { started: number; stopped: number }; runnable: (signal: AbortSignal) => Promise<void> } {
+  const state = { started: 0, stopped: 0 };
+  const runnable = async (signal: AbortSignal): Promise<void> => {
+    state.started++;
+    if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    state.stopped++;
+  };
+  return { state, runnable };
+}
