@@ -30,19 +30,21 @@ import { createClient, loadKubeConfig, mergePatch } from '@kubeloop/client';
 import { createLogger, createManager, Result } from '@kubeloop/manager';
 import { ConfigMap } from '@kubeloop/scheme';
 
-// Loose enough that a leader busy with 10,000 first reconciles on a shared machine keeps its lease until it is killed.
-const LEASE = { leaseDurationMs: 6000, renewDeadlineMs: 4000, retryPeriodMs: 1000 };
+// client-go's defaults: with tighter ones a leader busy with 10,000 first reconciles, next to a standby
+// listing as many, on a shared 2-core machine, lost its lease before it was killed.
+const LEASE = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 const DEADLINE_MS = 10 * 60_000;
 
 type Role = 'leader' | 'warm' | 'cold';
 type FromChild =
   | { type: 'leading' }
   | { type: 'standing-by'; rss: number; heapUsed: number }
+  | { type: 'ended'; role: Role; message: string }
   | { type: 'took-over'; firstMs: number; changedMs: number; changedRank: number; eventMs: number; eventWall: number; allMs: number };
 
 // --- a replica (this file with --child) --------------------------------------------
 
-async function replica(role: Role, kubeconfigPath: string, namespace: string, lease: string, n: number, changed: string): Promise<void> {
+async function replica(role: Role, kubeconfigPath: string, namespace: string, lease: string, n: number, changed: string, changedValue: string): Promise<void> {
   const send = (m: FromChild): void => void process.send?.(m);
   const manager = createManager({
     kubeConfig: loadKubeConfig(kubeconfigPath),
@@ -64,7 +66,9 @@ async function replica(role: Role, kubeconfigPath: string, namespace: string, le
     .for(ConfigMap, {
       predicates: [
         (e) => {
-          if (e.type === 'update' && e.object.metadata?.name === changed && !eventAt) {
+          // The changed object, as an update (a warm standby) or in the list it makes once it leads (a cold one).
+          const data = (e.object as { data?: Record<string, string> }).data;
+          if (e.type !== 'delete' && e.object.metadata?.name === changed && data?.['n'] === changedValue && !eventAt) {
             eventAt = performance.now();
             eventWall = Date.now();
           }
@@ -107,7 +111,13 @@ async function replica(role: Role, kubeconfigPath: string, namespace: string, le
     const mem = process.memoryUsage();
     send({ type: 'standing-by', rss: mem.rss, heapUsed: mem.heapUsed });
   }
-  await running;
+  try {
+    await running;
+  } catch (err) {
+    send({ type: 'ended', role, message: String(err) });
+    process.stderr.write(`[bench:failover ${role}] ${String(err)}\n`);
+    process.exitCode = 1;
+  }
 }
 
 // --- the driver ----------------------------------------------------------------------
@@ -130,6 +140,8 @@ function spawnReplica(role: Role, args: readonly string[]): { child: ChildProces
     for (;;) {
       const i = inbox.findIndex((m) => m.type === type);
       if (i >= 0) return inbox.splice(i, 1)[0]!;
+      const ended = inbox.find((m) => m.type === 'ended');
+      if (ended) throw new Error(`${role} ended before ${type}: ${ended.message}`);
       if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${role}: no ${type} (exit ${String(child.exitCode)})`);
       await new Promise<void>((resolve) => {
         wake = resolve;
@@ -217,7 +229,8 @@ async function main(): Promise<void> {
       for (const mode of ['warm', 'cold'] as const) {
         const lease = `failover-${mode}-${r}-${Date.now().toString(36)}`;
         const changed = name(Math.floor(N / 2));
-        const args = [env.kubeconfigPath, namespace, lease, String(N), changed];
+        const changedValue = `changed-${mode}-${r}`;
+        const args = [env.kubeconfigPath, namespace, lease, String(N), changed, changedValue];
         const leader = spawnReplica('leader', args);
         let standby: ReturnType<typeof spawnReplica> | undefined;
         try {
@@ -225,7 +238,7 @@ async function main(): Promise<void> {
           standby = spawnReplica(mode, args);
           const idle = (await standby.next('standing-by')) as Extract<FromChild, { type: 'standing-by' }>;
           await killed(leader.child);
-          await writer.patch(ConfigMap, { namespace, name: changed }, mergePatch({ data: { n: `changed-${r}` } }));
+          await writer.patch(ConfigMap, { namespace, name: changed }, mergePatch({ data: { n: changedValue } }));
           const patchedAt = Date.now();
           const took = (await standby.next('took-over')) as Extract<FromChild, { type: 'took-over' }>;
           const out = results[mode];
@@ -266,8 +279,8 @@ async function main(): Promise<void> {
 
 const childAt = process.argv.indexOf('--child');
 if (childAt >= 0) {
-  const [role, kubeconfigPath, namespace, lease, n, changed] = process.argv.slice(childAt + 1);
-  await replica(role as Role, kubeconfigPath!, namespace!, lease!, Number(n), changed!);
+  const [role, kubeconfigPath, namespace, lease, n, changed, changedValue] = process.argv.slice(childAt + 1);
+  await replica(role as Role, kubeconfigPath!, namespace!, lease!, Number(n), changed!, changedValue!);
 } else {
   await main();
 }
