@@ -128,9 +128,11 @@ export interface ManagerOptions {
    * what changed since. A controller's own `warmStandby` option overrides
    * this. `/readyz` says `warm standby` or `standby`.
    * Default: true. A warm standby holds what the leader holds (its caches'
-   * memory, one list and watch per kind on the API server); a standby must
-   * be sized to lead anyway, since it takes over without a restart, and
-   * warm it takes over without a sync (see docs/benchmarks.md, failover).
+   * memory: at 10,000 ConfigMaps 14.5 MiB more heap and 52 MiB more RSS than
+   * a cold one; one list and watch per kind on the API server); a standby
+   * must be sized to lead anyway, since it takes over without a restart, and
+   * warm it reconciles 1 ms after it leads instead of 2.3 s (docs/benchmarks.md,
+   * failover).
    * controller-runtime's `EnableWarmup` is off by default; Java Operator
    * SDK warms by default. `false` keeps standbys idle (no informer, no
    * watch) until they lead.
