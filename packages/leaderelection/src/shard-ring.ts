@@ -99,9 +99,12 @@ export interface RingStats {
  * @example
  * ```ts
  * const ring = createShardRing({ client, namespace: 'ops', name: 'harddisks' });
- * ring.addDrainer((buckets) => controller.drain((key) => buckets.has(ring.bucketOf(key))));
+ * const inFlight = new Map<string, Promise<void>>(); // reconciles running, by uid
+ * ring.addDrainer(async (buckets) => {
+ *   await Promise.all([...inFlight].filter(([uid]) => buckets.has(ring.bucketOf(fnv1a64(uid)))).map(([, done]) => done));
+ * });
  * void ring.run(signal);
- * if (ring.owns(fnv1a64(disk.metadata.uid))) await reconcile(disk);
+ * if (ring.owns(fnv1a64(disk.metadata?.uid ?? ''))) console.log('mine to reconcile');
  * ```
  */
 export interface ShardRing {
@@ -184,7 +187,7 @@ function positive(value: number, what: string): number {
  *
  * @example
  * ```ts
- * const ring = createShardRing({ client, namespace: 'harddisk-system', name: 'harddisk-operator', identity: process.env.POD_NAME });
+ * const ring = createShardRing({ client, namespace: 'harddisk-system', name: 'harddisk-operator', identity: process.env['POD_NAME'] ?? 'harddisk-operator-0' });
  * void ring.run(shutdown.signal);
  * ```
  */
