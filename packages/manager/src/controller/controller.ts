@@ -8,7 +8,9 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { InformerCache } from '@kubeloop/cache';
+import { fnv1a64 } from '@kubeloop/client';
 import type { KindRef } from '@kubeloop/client';
+import type { ShardRing } from '@kubeloop/leaderelection';
 import { createPriorityQueue, defaultControllerRateLimiter, LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
 import type { RateLimiter, WorkQueue, WorkQueueOptions } from '@kubeloop/workqueue';
 import { isManagerError, ManagerError } from '../errors.js';
@@ -50,6 +52,27 @@ export interface ControllerOptions {
   readonly needLeaderElection?: boolean;
   /** While the manager does not lead, run the sources (caches, queue) but no workers, so a takeover needs no sync. Only for leader-only controllers. Default: the manager's `warmStandby`. */
   readonly warmStandby?: boolean;
+  /**
+   * Reconcile only this replica's shard of the `for` kind: a key is
+   * reconciled only while the ring's bucket of its object's hash is active
+   * here. When the ring hands a bucket on, the controller stops taking its
+   * keys at once and the ring waits for the reconciles in flight there
+   * before the new owner starts; when a bucket starts here, its cached
+   * objects are enqueued. Run the ring (`manager.add((s) => ring.run(s),
+   * { needLeaderElection: false })`) and set `needLeaderElection: false`, so
+   * every replica runs its share. Default: every key.
+   */
+  readonly shard?: ControllerShard;
+}
+
+/** How a controller's keys map to a shard ring. */
+export interface ControllerShard {
+  readonly ring: ShardRing;
+  /**
+   * What the `for` object is hashed by: its `uid`, or its `namespace` (every
+   * object of a namespace on one replica). Default: `uid`.
+   */
+  readonly by?: 'uid' | 'namespace';
 }
 
 export interface ControllerDeps {
@@ -109,6 +132,9 @@ export class Controller {
   private readonly pending = new Set<Source>();
   private readonly log: Logger;
   private readonly maxConcurrent: number;
+  /** Reconciles in flight per shard bucket (sharded controllers only). */
+  private readonly inFlight = new Map<number, number>();
+  private readonly drained = new Set<() => void>();
 
   constructor(
     readonly name: string,
@@ -186,6 +212,13 @@ export class Controller {
       this.log.info('caches synced; starting workers');
       // A worker takes keys until the term ends; its reconcile in flight finishes (the worker awaits it).
       const workers = Array.from({ length: this.maxConcurrent }, () => this.worker(queue, signal));
+      const shard = this.options.shard;
+      if (shard) {
+        const offDrain = shard.ring.addDrainer((buckets) => this.drain(buckets));
+        const offStart = shard.ring.subscribe(({ started }) => void this.enqueueStarted(shard, started, queue, signal));
+        signal.addEventListener('abort', () => (offDrain(), offStart()), { once: true });
+        void this.enqueueStarted(shard, [...shard.ring.active()], queue, signal);
+      }
       const syncPeriodMs = this.options.syncPeriodMs ?? this.deps.defaultSyncPeriodMs ?? 0;
       if (syncPeriodMs > 0 && this.deps.forKind) workers.push(this.resync(this.deps.forKind, syncPeriodMs, queue, signal));
       await Promise.all(workers);
@@ -268,7 +301,73 @@ export class Controller {
     }
   }
 
+  /** The bucket of a key's object in the ring; undefined when the object is not cached here (gone, or another shard's). */
+  private async bucketOf(shard: ControllerShard, request: Request, signal: AbortSignal): Promise<number | undefined> {
+    if (shard.by === 'namespace') return shard.ring.bucketOf(fnv1a64(request.namespace ?? ''));
+    const kind = this.deps.forKind;
+    if (!kind) return undefined;
+    try {
+      const obj = await this.deps.cache.get(kind, request, { signal });
+      const uid = (obj as { metadata?: { uid?: string } }).metadata?.uid;
+      return uid === undefined ? undefined : shard.ring.bucketOf(fnv1a64(uid));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Resolves once no reconcile of these buckets is in flight (the ring hands them on then). */
+  drain(buckets: ReadonlySet<number>): Promise<void> {
+    const busy = (): boolean => [...buckets].some((b) => (this.inFlight.get(b) ?? 0) > 0);
+    if (!busy()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = (): void => {
+        if (busy()) return;
+        this.drained.delete(check);
+        resolve();
+      };
+      this.drained.add(check);
+    });
+  }
+
+  /** Enqueue every cached `for` object in buckets that just started here. */
+  private async enqueueStarted(shard: ControllerShard, started: readonly number[], queue: WorkQueue, signal: AbortSignal): Promise<void> {
+    const kind = this.deps.forKind;
+    if (!kind || started.length === 0) return;
+    const set = new Set(started);
+    try {
+      const list = await this.deps.cache.list(kind, { signal });
+      for (const obj of list.items) {
+        const m = obj.metadata;
+        if (!m?.name) continue;
+        const hash = fnv1a64(shard.by === 'namespace' ? (m.namespace ?? '') : (m.uid ?? ''));
+        if (set.has(shard.ring.bucketOf(hash))) queue.add(requestKey(m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name }));
+      }
+    } catch (err) {
+      if (!signal.aborted) this.log.warn({ err }, 'could not enqueue the objects of shard buckets that started here');
+    }
+  }
+
   private async process(queue: WorkQueue, key: string, stopSignal: AbortSignal): Promise<void> {
+    const shard = this.options.shard;
+    if (!shard) return this.reconcileKey(queue, key, stopSignal);
+    const bucket = await this.bucketOf(shard, requestOf(key), stopSignal);
+    // Not ours now (or not cached here): its owner reconciles it, and enqueues it when the bucket starts there.
+    if (bucket === undefined || !shard.ring.active().has(bucket)) {
+      queue.forget(key);
+      return;
+    }
+    this.inFlight.set(bucket, (this.inFlight.get(bucket) ?? 0) + 1);
+    try {
+      await this.reconcileKey(queue, key, stopSignal);
+    } finally {
+      const left = (this.inFlight.get(bucket) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(bucket, left);
+      else this.inFlight.delete(bucket);
+      for (const check of [...this.drained]) check();
+    }
+  }
+
+  private async reconcileKey(queue: WorkQueue, key: string, stopSignal: AbortSignal): Promise<void> {
     const request = requestOf(key);
     const reconcileID = randomUUID();
     const log = this.log.child({ ...(request.namespace ? { namespace: request.namespace } : {}), name: request.name, reconcileID });
