@@ -90,7 +90,7 @@ interface LoadResult {
  * flight), plus a burst of 40 at once every 2 s so the API server opens new
  * connections; `during` runs alongside (the rotations).
  */
-async function load(group: string, rate: number, durationMs: number, during: () => Promise<void>): Promise<LoadResult> {
+async function load(group: string, rate: number, durationMs: number, during: (progress: LoadResult) => Promise<void>): Promise<LoadResult> {
   const result: LoadResult = { sent: 0, ok: 0, failures: [] };
   const inFlight = new Set<Promise<void>>();
   const one = (): void => {
@@ -103,7 +103,7 @@ async function load(group: string, rate: number, durationMs: number, during: () 
     inFlight.add(p);
   };
   const started = Date.now();
-  const rotations = during();
+  const rotations = during(result);
   let lastBurst = started;
   while (Date.now() - started < durationMs) {
     const due = Math.floor(((Date.now() - started) / 1000) * rate);
@@ -153,8 +153,10 @@ describe('certificate rotation under ~200 admissions/s', () => {
     await waitUntilDenying(group);
 
     const newConnectionsAfterRotation: number[] = [];
-    const result = await load(group, 200, 12_000, async () => {
+    const admittedAtRotation: number[] = [];
+    const result = await load(group, 200, 12_000, async (progress) => {
       for (let i = 0; i < 5; i++) {
+        admittedAtRotation.push(progress.ok);
         await new Promise((r) => setTimeout(r, 2000));
         const next = ca.issue({ commonName: 'rotated', usage: 'server', hosts: ['127.0.0.1', 'localhost'] });
         await writeFile(hooks.keyFile, next.keyPem);
@@ -168,7 +170,11 @@ describe('certificate rotation under ~200 admissions/s', () => {
     process.stderr.write(`[rotation] provided files: ${result.ok}/${result.sent} admitted, new TLS connections in the second after each rotation: ${newConnectionsAfterRotation.join(', ')}\n`);
     expect(result.failures).toEqual([]);
     expect(result.ok).toBe(result.sent);
-    expect(result.sent).toBeGreaterThan(1500);
+    // Admissions went on through the rotations inside the load's 12 s (counted,
+    // not timed: how many fit in a window depends on the machine, that each
+    // window had some does not).
+    expect(admittedAtRotation).toHaveLength(5);
+    for (let i = 1; i < admittedAtRotation.length; i++) expect(admittedAtRotation[i]).toBeGreaterThan(admittedAtRotation[i - 1]!);
     // The API server made new connections (handshakes with the new certificates) after rotations.
     expect(newConnectionsAfterRotation.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
   });
@@ -200,8 +206,10 @@ describe('certificate rotation under ~200 admissions/s', () => {
     await waitUntilDenying(group);
 
     const bundles: number[] = [];
-    const result = await load(group, 200, 14_000, async () => {
+    const admittedAtRotation: number[] = [];
+    const result = await load(group, 200, 14_000, async (progress) => {
       for (const ca of [false, false, true, false]) {
+        admittedAtRotation.push(progress.ok);
         await new Promise((r) => setTimeout(r, 2000));
         await certificates.rotate({ ca });
         bundles.push((certificates.caBundle ?? '').split('BEGIN CERTIFICATE').length - 1);
@@ -210,7 +218,8 @@ describe('certificate rotation under ~200 admissions/s', () => {
     process.stderr.write(`[rotation] managed: ${result.ok}/${result.sent} admitted, ${connections.count()} TLS connections, bundle sizes after each rotation: ${bundles.join(', ')}\n`);
     expect(result.failures).toEqual([]);
     expect(result.ok).toBe(result.sent);
-    expect(result.sent).toBeGreaterThan(1800);
+    expect(admittedAtRotation).toHaveLength(4);
+    for (const [i, before] of admittedAtRotation.entries()) expect(admittedAtRotation[i + 1] ?? result.ok).toBeGreaterThan(before);
     expect(bundles).toEqual([1, 1, 2, 2]);
     expect(connections.count()).toBeGreaterThan(0);
   });
