@@ -8,8 +8,10 @@
  * informer, as controller-runtime does: the scope comes from the client's
  * mapper when the informer starts.
  */
-import { ClientError, fieldValue, isMetadataRef, matchesLabels, parseFieldSelector, parseLabelSelector } from '@kubeloop/client';
-import type { Client, GetOptions, KindRef, ListFor, ListOptions, ObjectFor, ObjectKey, Reader, Selector, TypeRef } from '@kubeloop/client';
+import { ClientError, matchesLabels, parseFieldSelector, parseLabelSelector } from '@kubeloop/client';
+import { fieldValue, isMetadataRef } from '@kubeloop/client/internal';
+import type { Client, GetOptions, KindRef, ListOptions, ObjectKey, Reader, TypeRef } from '@kubeloop/client';
+import type { ListFor, ObjectFor, Selector } from '@kubeloop/client/internal';
 import type { KubeObject, ResourceDescriptor } from '@kubeloop/scheme';
 import { Informer } from './informer.js';
 import type { InformerErrorPhase, InformerOptions, InformerSource, InformerSources, Transform } from './informer.js';

@@ -15,7 +15,7 @@
 // (about 10 MiB of RSS an operator would never use; `pnpm bench:import-cost`).
 // eslint-disable-next-line no-restricted-imports -- rxjs 7 exports ./internal/* on purpose; see above
 import { Observable } from 'rxjs/internal/Observable';
-import { compareResourceVersions } from '@kubeloop/client';
+import { compareResourceVersions } from '@kubeloop/client/internal';
 import type { KubeObject } from '@kubeloop/scheme';
 import { CacheError, isCacheError } from './errors.js';
 import { sleep as delay } from '@kubeloop/workqueue';

@@ -1,5 +1,6 @@
 /** Where a reflector lists and watches from: any kind in any form, through the client. */
-import type { Client, KindRef, ObjectFor, Selector, ShardSelector } from '@kubeloop/client';
+import type { Client, KindRef, ShardSelector } from '@kubeloop/client';
+import type { ObjectFor, Selector } from '@kubeloop/client/internal';
 import type { KubeObject, ObjectList } from '@kubeloop/scheme';
 import type { WatchEvent } from '@kubeloop/client';
 

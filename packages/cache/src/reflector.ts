@@ -41,7 +41,8 @@
  * - It never stops silently: every error is reported and retried until
  *   `stop()`; `stats` says what it is doing and what went wrong last.
  */
-import { isClientError, isGone, watchEventError } from '@kubeloop/client';
+import { isClientError, isGone } from '@kubeloop/client';
+import { watchEventError } from '@kubeloop/client/internal';
 import type { ShardRange, WatchEvent } from '@kubeloop/client';
 import type { KubeObject, ObjectList } from '@kubeloop/scheme';
 import { CacheError } from './errors.js';

@@ -7,7 +7,8 @@
  * selector ignored (a server without the gate answers as if it was not
  * there).
  */
-import { fnv1a64, inShardRanges } from '@kubeloop/client';
+import { fnv1a64 } from '@kubeloop/client';
+import { inShardRanges } from '@kubeloop/client/internal';
 import type { ShardRange, ShardSelector } from '@kubeloop/client';
 import type { KubeObject } from '@kubeloop/scheme';
 

@@ -9,7 +9,8 @@
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Manager, PermissionRequirement } from '@kubeloop/manager';
+import type { Manager } from '@kubeloop/manager';
+import type { PermissionRequirement } from '@kubeloop/manager/rbac';
 import { rolesFor } from '@kubeloop/manager/rbac';
 import type { RoleManifest } from '@kubeloop/manager/rbac';
 import type { Scheme } from '@kubeloop/scheme';

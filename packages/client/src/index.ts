@@ -26,45 +26,24 @@
  */
 import './internal/node-version.js';
 export { createClient } from './client.js';
-export type { AnyClient, CachedClient, CachedReader, Client, ClientOptions, Reader, SubResourceClient, Writer } from './client.js';
-export { isMetadataRef, metadataOnly, mutableCopy } from './kinds.js';
-export type { AnyKubeObject, DeepReadonly, Fetched, KindRef, ListFor, MetadataRef, Mutable, ObjectFor, ObjectKey, PartialObjectMetadata, Stored, TypeRef, Unstructured, WithKind } from './kinds.js';
-export type { ApplyOptions, CallOptions, DeleteAllOfOptions, DeleteOptions, GetOptions, ListOptions, Selector, WatchOptions, WriteOptions } from './options.js';
+export type { CachedClient, Client, ClientOptions, Reader, Writer } from './client.js';
+export { metadataOnly, mutableCopy } from './kinds.js';
+export type { DeepReadonly, Fetched, KindRef, ObjectKey, PartialObjectMetadata, TypeRef, WithKind } from './kinds.js';
+export type { ApplyOptions, CallOptions, DeleteAllOfOptions, DeleteOptions, GetOptions, ListOptions, WatchOptions, WriteOptions } from './options.js';
 export { createTransport } from './transport.js';
-export type { Query, RequestInfo, Transport, TransportOptions, TransportRequest, TransportResponse } from './transport.js';
-export { loadInClusterConfig, loadKubeConfig, SERVICE_ACCOUNT_DIR } from './kubeconfig.js';
-export type { AuthConfig, ExecConfig, ImpersonationConfig, KubeConfigLike, LoadKubeConfigOptions, RestConfig, TLSConfig } from './kubeconfig.js';
+export type { Transport, TransportOptions } from './transport.js';
+export { loadKubeConfig } from './kubeconfig.js';
+export type { KubeConfigLike, RestConfig } from './kubeconfig.js';
 export { transportDiscovery } from './discovery.js';
-export {
-  ClientError,
-  isAlreadyExists,
-  isClientError,
-  isConflict,
-  isForbidden,
-  isGone,
-  isInvalid,
-  isInvalidConfig,
-  isNetworkError,
-  isNotFound,
-  isResponseTooLarge,
-  isServerError,
-  isTLSError,
-  isTimeout,
-  isTooManyRequests,
-  isUnauthorized,
-} from './errors.js';
+export { ClientError, isAlreadyExists, isClientError, isConflict, isForbidden, isGone, isInvalid, isInvalidConfig, isNetworkError, isNotFound, isResponseTooLarge, isServerError, isTLSError, isTimeout, isTooManyRequests, isUnauthorized } from './errors.js';
 export type { ClientErrorReason, Status } from './errors.js';
 export { isNoKindMatch } from '@kubeloop/mapper';
-export { watchEvents, watchEventError, parseWatchLine } from './watch.js';
-export type { WatchEvent, WatchEventType, WatchEventsOptions } from './watch.js';
-export { fieldValue, labelKeyProblem, labelValueProblem, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
-export type { FieldRequirement, LabelRequirement } from './selectors.js';
-export { fnv1a64, HASH_SPACE_END, inShardRanges, matchesShard, parseShardSelector, renderShardSelector, shardKey } from './shard.js';
+export type { WatchEvent } from './watch.js';
+export { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
+export { fnv1a64, matchesShard, parseShardSelector, renderShardSelector } from './shard.js';
 export type { ShardField, ShardRange, ShardSelector } from './shard.js';
-export { applyPatch, jsonPatch, jsonPointer, mergeFrom, mergePatch, patchContentType, strategicMergePatch } from './patch.js';
-export type { JsonPatchOperation, MergeFromOptions, Patch, PatchType } from './patch.js';
-export { DEFAULT_RETRY, retryOn, retryOnConflict } from './retry.js';
-export { compareResourceVersions } from './resource-version.js';
+export { jsonPatch, mergeFrom, mergePatch, strategicMergePatch } from './patch.js';
+export type { Patch } from './patch.js';
+export { retryOn, retryOnConflict } from './retry.js';
 export type { ApiWarning } from './warnings.js';
-export type { ReadYourWritesOptions, ReadYourWritesOutcome, ResourceVersionTracker } from './read-your-writes.js';
-export type { RetryFn, RetryOptions } from './retry.js';
+export type { RetryOptions } from './retry.js';

@@ -3,7 +3,8 @@ import { describe, expectTypeOf, it } from 'vitest';
 import { ConfigMap, Deployment, Namespace } from '@kubeloop/scheme';
 import type { ObjectList, ObjectMeta } from '@kubeloop/scheme';
 import { metadataOnly } from '../src/index.js';
-import type { Client, Fetched, PartialObjectMetadata, Unstructured } from '../src/index.js';
+import type { Client, Fetched, PartialObjectMetadata } from '../src/index.js';
+import type { Unstructured } from '../src/internal-api.js';
 import type { WatchEvent } from '../src/watch.js';
 
 declare const client: Client;

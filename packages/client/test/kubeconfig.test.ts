@@ -17,8 +17,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigMap } from '@kubeloop/scheme';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, createTransport, isInvalidConfig, isUnauthorized, loadInClusterConfig, loadKubeConfig } from '../src/index.js';
-import type { ClientError, ExecConfig, RestConfig, Transport } from '../src/index.js';
+import { createClient, createTransport, isInvalidConfig, isUnauthorized, loadKubeConfig } from '../src/index.js';
+import { loadInClusterConfig } from '../src/internal-api.js';
+import type { ClientError, RestConfig, Transport } from '../src/index.js';
+import type { ExecConfig } from '../src/internal-api.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
 import { selfSigned } from './support.js';
 

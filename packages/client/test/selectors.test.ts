@@ -4,7 +4,8 @@
  * recursive walk survives.
  */
 import { describe, expect, it } from 'vitest';
-import { fieldValue, isClientError, matchesLabels, parseFieldSelector, parseLabelSelector } from '../src/index.js';
+import { fieldValue } from '../src/internal-api.js';
+import { isClientError, matchesLabels, parseFieldSelector, parseLabelSelector } from '../src/index.js';
 
 const labels = { app: 'web', tier: 'front', env: 'prod' };
 const matches = (selector: string, l: Record<string, string> | undefined = labels): boolean => matchesLabels(parseLabelSelector(selector), l);

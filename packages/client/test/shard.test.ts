@@ -8,16 +8,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigMap, Namespace } from '@kubeloop/scheme';
-import {
-  createClient,
-  fnv1a64,
-  HASH_SPACE_END,
-  isClientError,
-  loadKubeConfig,
-  matchesShard,
-  parseShardSelector,
-  renderShardSelector,
-} from '../src/index.js';
+import { createClient, fnv1a64, isClientError, loadKubeConfig, matchesShard, parseShardSelector, renderShardSelector } from '../src/index.js';
+import { HASH_SPACE_END } from '../src/internal-api.js';
 import type { Client, ShardField, ShardRange, ShardSelector } from '../src/index.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
 

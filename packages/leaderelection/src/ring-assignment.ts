@@ -13,7 +13,8 @@
  * among the others: on a join or leave about 1.3/N of the buckets move on
  * average (1/N is the least possible), under 2.5/N at worst (property-tested).
  */
-import { fnv1a64, HASH_SPACE_END } from '@kubeloop/client';
+import { fnv1a64 } from '@kubeloop/client';
+import { HASH_SPACE_END } from '@kubeloop/client/internal';
 import type { ShardRange } from '@kubeloop/client';
 import { LeaderElectionError } from './errors.js';
 

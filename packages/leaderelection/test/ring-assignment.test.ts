@@ -1,7 +1,7 @@
 /** The ring's split of the hash space: even, deterministic, and a join or leave moves about 1/N of it. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HASH_SPACE_END, inShardRanges } from '@kubeloop/client';
+import { HASH_SPACE_END, inShardRanges } from '@kubeloop/client/internal';
 import { assignBuckets, bucketOf, bucketsToRanges } from '../src/ring-assignment.js';
 
 const identity = fc.stringMatching(/^[a-z][a-z0-9-]{2,20}$/);

@@ -21,7 +21,7 @@ import { Registry } from 'prom-client';
 import { container as rootContainer } from 'tsyringe';
 import type { DependencyContainer } from 'tsyringe';
 import type { InformerCache } from '@kubeloop/cache';
-import { isMetadataRef } from '@kubeloop/client';
+import { isMetadataRef } from '@kubeloop/client/internal';
 import type { CachedClient, Client, KindRef } from '@kubeloop/client';
 import type { RESTMapper } from '@kubeloop/mapper';
 import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';

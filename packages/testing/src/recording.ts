@@ -5,7 +5,8 @@
  * audit of those requests against RBAC roles.
  */
 import { readFileSync } from 'node:fs';
-import type { Transport, TransportRequest } from '@kubeloop/client';
+import type { Transport } from '@kubeloop/client';
+import type { TransportRequest } from '@kubeloop/client/internal';
 import { auditRequests, rolesFor } from '@kubeloop/manager/rbac';
 import type { PermissionRequirement, RequestAudit, RoleManifest } from '@kubeloop/manager/rbac';
 import { parseAllDocuments } from 'yaml';

@@ -3,7 +3,7 @@
  * anything, with predicates, an event filter and options.
  */
 import type { KindRef } from '@kubeloop/client';
-import { isMetadataRef } from '@kubeloop/client';
+import { isMetadataRef } from '@kubeloop/client/internal';
 import { parseApiVersion } from '@kubeloop/scheme';
 import type { ControllerOptions } from './controller.js';
 import { ManagerError } from '../errors.js';

@@ -4,7 +4,7 @@
  */
 import type { InformerEvent } from '@kubeloop/cache';
 import { matchesLabels, parseLabelSelector } from '@kubeloop/client';
-import type { Selector } from '@kubeloop/client';
+import type { Selector } from '@kubeloop/client/internal';
 import type { KubeObject } from '@kubeloop/scheme';
 import { describeError, ManagerError } from '../errors.js';
 import { jsonEqual } from '../internal/json-equal.js';

@@ -8,7 +8,7 @@
 import type { Observable } from 'rxjs';
 import type { InformerCache, InformerEvent } from '@kubeloop/cache';
 import type { KindRef } from '@kubeloop/client';
-import { isMetadataRef } from '@kubeloop/client';
+import { isMetadataRef } from '@kubeloop/client/internal';
 import type { KubeObject } from '@kubeloop/scheme';
 import { LOW_PRIORITY } from '@kubeloop/workqueue';
 import { describeError } from '../errors.js';

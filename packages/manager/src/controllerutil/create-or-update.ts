@@ -2,7 +2,8 @@
  * Create-or-update and create-or-patch: make an object look the way a
  * mutate function says, writing only when something changed.
  */
-import type { AnyClient, WithKind } from '@kubeloop/client';
+import type { AnyClient } from '@kubeloop/client/internal';
+import type { WithKind } from '@kubeloop/client';
 import { isAlreadyExists, isConflict, isNotFound, mergeFrom, retryOn } from '@kubeloop/client';
 import type { KubeObject } from '@kubeloop/scheme';
 import { ManagerError } from '../errors.js';

@@ -2,7 +2,8 @@
  * Finalizers: keep an object from going away until a controller has cleaned
  * up after it, conflict-safe.
  */
-import type { AnyClient, AnyKubeObject, WithKind } from '@kubeloop/client';
+import type { AnyClient, AnyKubeObject } from '@kubeloop/client/internal';
+import type { WithKind } from '@kubeloop/client';
 import { isNotFound, mergeFrom, retryOnConflict } from '@kubeloop/client';
 
 /**

@@ -2,7 +2,8 @@
  * Owner references: make one object the controller or an owner of another
  * (garbage collection and the builder's `owns` both follow them).
  */
-import type { AnyKubeObject, DeepReadonly } from '@kubeloop/client';
+import type { AnyKubeObject } from '@kubeloop/client/internal';
+import type { DeepReadonly } from '@kubeloop/client';
 import type { KubeObject, OwnerReference } from '@kubeloop/scheme';
 import { ManagerError } from '../errors.js';
 

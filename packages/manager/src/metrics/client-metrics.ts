@@ -5,7 +5,8 @@
  */
 import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { ApiWarning, ReadYourWritesOptions } from '@kubeloop/client';
+import type { ApiWarning } from '@kubeloop/client';
+import type { ReadYourWritesOptions } from '@kubeloop/client/internal';
 import { once } from './register.js';
 
 /**

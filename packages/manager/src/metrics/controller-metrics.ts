@@ -4,7 +4,7 @@
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { RequestInfo } from '@kubeloop/client';
+import type { RequestInfo } from '@kubeloop/client/internal';
 import { once } from './register.js';
 
 // controller-runtime's reconcile_time_seconds buckets.

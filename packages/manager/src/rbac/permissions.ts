@@ -10,7 +10,7 @@
  * election's Lease, secure metrics' reviews).
  */
 import type { KindRef } from '@kubeloop/client';
-import { isMetadataRef } from '@kubeloop/client';
+import { isMetadataRef } from '@kubeloop/client/internal';
 import type { ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { parseApiVersion } from '@kubeloop/scheme';
 import type { ControllerDefinition } from '../controller/builder.js';

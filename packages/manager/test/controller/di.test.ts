@@ -16,7 +16,8 @@ import { ConfigMap } from '@kubeloop/scheme';
 import type { Scheme } from '@kubeloop/scheme';
 import type { InformerCache } from '@kubeloop/cache';
 import { controller, isManagerError, Result, TOKENS } from '../../src/index.js';
-import type { EventRecorderProvider, Manager, ReconcileContext, Reconciler, ReconcilerClass, Request } from '../../src/index.js';
+import type { EventRecorderProvider, Manager, ReconcileContext, Reconciler, Request } from '../../src/index.js';
+import type { ReconcilerClass } from '../../src/internal-api.js';
 import { eventually, newNamespace, run, synced, testClient, testManager } from '../support.js';
 import type { Running } from '../support.js';
 

@@ -13,7 +13,8 @@ import type { Client } from '@kubeloop/client';
 import { ConfigMap, defineKind } from '@kubeloop/scheme';
 import { LOW_PRIORITY } from '@kubeloop/workqueue';
 import { enqueueMapped, enqueueObject, kindSource, observableSource } from '../../src/index.js';
-import type { Request, SourceContext } from '../../src/index.js';
+import type { Request } from '../../src/index.js';
+import type { SourceContext } from '../../src/internal-api.js';
 import { eventually, newNamespace, testClient } from '../support.js';
 
 let client: Client;

@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, isNotFound, mergePatch } from '@kubeloop/client';
-import type { Client, Stored } from '@kubeloop/client';
+import type { Client } from '@kubeloop/client';
+import type { Stored } from '@kubeloop/client/internal';
 import { ConfigMap } from '@kubeloop/scheme';
 import {
   containsFinalizer,

@@ -4,7 +4,7 @@
  * and `mutate` then sees the whole type.
  */
 import { describe, expectTypeOf, it } from 'vitest';
-import type { AnyClient } from '@kubeloop/client';
+import type { AnyClient } from '@kubeloop/client/internal';
 import { defineKind } from '@kubeloop/scheme';
 import type { ConfigMap, ObjectOf } from '@kubeloop/scheme';
 import { Type } from '@kubeloop/scheme/schema';

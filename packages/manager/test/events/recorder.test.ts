@@ -8,13 +8,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import type { AnyKubeObject, Client, Stored } from '@kubeloop/client';
+import type { AnyKubeObject, Stored } from '@kubeloop/client/internal';
+import type { Client } from '@kubeloop/client';
 import { startApiProxy } from '@kubeloop/envtest';
 import type { ApiProxy } from '@kubeloop/envtest';
 import { eventsv1 } from '@kubeloop/scheme';
 import type { ConfigMap } from '@kubeloop/scheme';
 import { createCluster, createLogger, createManager, isManagerError } from '../../src/index.js';
-import type { Cluster, EventRecorderTuning, Manager } from '../../src/index.js';
+import type { Cluster, Manager } from '../../src/index.js';
+import type { EventRecorderTuning } from '../../src/internal-api.js';
 import { testKubeConfig, uniqueName } from '../../../../test/support/env.js';
 import { eventually, LogCapture, metric, newNamespace, testClient } from '../support.js';
 

@@ -9,7 +9,8 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { ClientError } from '@kubeloop/client';
-import type { Query, RestConfig, Transport, TransportOptions, TransportRequest, TransportResponse } from '@kubeloop/client';
+import type { Query, TransportRequest, TransportResponse } from '@kubeloop/client/internal';
+import type { RestConfig, Transport, TransportOptions } from '@kubeloop/client';
 import type { CoreRequest, CoreResponse, FakeApi } from './api.js';
 import { NetworkFault } from './status.js';
 

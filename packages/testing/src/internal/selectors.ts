@@ -3,7 +3,8 @@
  * kubeloop has, checked against the real API server), with its refusals
  * answered as the server answers them, 400 BadRequest.
  */
-import { isClientError, labelKeyProblem, labelValueProblem, matchesLabels, parseFieldSelector as parseFields, parseLabelSelector as parseLabels } from '@kubeloop/client';
+import { isClientError, matchesLabels, parseFieldSelector as parseFields, parseLabelSelector as parseLabels } from '@kubeloop/client';
+import { labelKeyProblem, labelValueProblem } from '@kubeloop/client/internal';
 import { badRequest } from './status.js';
 
 export { labelKeyProblem, labelValueProblem };

@@ -7,7 +7,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, isGone, watchEventError } from '@kubeloop/client';
+import { createClient, isGone } from '@kubeloop/client';
+import { watchEventError } from '@kubeloop/client/internal';
 import type { Client, WatchEvent } from '@kubeloop/client';
 import { createEnvironment } from '@kubeloop/envtest';
 import type { Environment } from '@kubeloop/envtest';

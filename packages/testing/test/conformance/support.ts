@@ -1,7 +1,8 @@
 /** Small helpers for the conformance tests: raw requests, error capture, watch collection. */
 import { expect } from 'vitest';
 import { isClientError } from '@kubeloop/client';
-import type { Client, ClientError, Query, WatchEvent } from '@kubeloop/client';
+import type { Client, ClientError, WatchEvent } from '@kubeloop/client';
+import type { Query } from '@kubeloop/client/internal';
 import type { KubeObject } from '@kubeloop/scheme';
 import type { Harness } from './backends.js';
 

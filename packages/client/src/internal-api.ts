@@ -1,0 +1,27 @@
+/**
+ * `@kubeloop/client/internal`: what kubeloop's own packages (and extensions built like
+ * them) share with this package, kept out of the root so that the root holds
+ * what an operator author uses every day. No stability promise beyond the
+ * package's version: these names may move or change with any release.
+ *
+ * @packageDocumentation
+ */
+export type { AnyClient, CachedReader, SubResourceClient } from './client.js';
+export { isMetadataRef } from './kinds.js';
+export type { AnyKubeObject, ListFor, MetadataRef, Mutable, ObjectFor, Stored } from './kinds.js';
+export type { Selector } from './options.js';
+export type { Query, RequestInfo, TransportRequest, TransportResponse } from './transport.js';
+export { loadInClusterConfig, SERVICE_ACCOUNT_DIR } from './kubeconfig.js';
+export type { AuthConfig, ExecConfig, ImpersonationConfig, LoadKubeConfigOptions, TLSConfig } from './kubeconfig.js';
+export { watchEvents, watchEventError, parseWatchLine } from './watch.js';
+export type { WatchEventType, WatchEventsOptions } from './watch.js';
+export { fieldValue, labelKeyProblem, labelValueProblem } from './selectors.js';
+export type { FieldRequirement, LabelRequirement } from './selectors.js';
+export { HASH_SPACE_END, inShardRanges, shardKey } from './shard.js';
+export { applyPatch, jsonPointer, patchContentType } from './patch.js';
+export type { JsonPatchOperation, MergeFromOptions, PatchType } from './patch.js';
+export { DEFAULT_RETRY } from './retry.js';
+export { compareResourceVersions } from './resource-version.js';
+export type { ReadYourWritesOptions, ReadYourWritesOutcome, ResourceVersionTracker } from './read-your-writes.js';
+export type { RetryFn } from './retry.js';
+export type { Unstructured } from './kinds.js';
