@@ -10,7 +10,7 @@ import type { ShardRing } from '@kubeloop/leaderelection';
  *
  * @example
  * ```ts
- * const ring = createShardRing({ client, namespace: 'ops', name: 'disks', identity: process.env.POD_NAME });
+ * const ring = createShardRing({ client, namespace: 'ops', name: 'disks', identity: process.env['POD_NAME'] ?? 'harddisk-operator-0' });
  * const manager = createManager({ cache: { byKind: [{ kind: HardDisk, options: { shard: ringShardFilter(ring) } }] } });
  * ```
  */
