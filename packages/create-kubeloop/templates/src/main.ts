@@ -27,7 +27,6 @@ import { isClientError, loadKubeConfig } from '@kubeloop/client';
 import { createLogger, createManager, isManagerError, signalHandler } from '@kubeloop/manager';
 import { builtinScheme } from '@kubeloop/scheme';
 import { watchCertificateFiles } from '@kubeloop/webhook';
-import { PinoPretty } from 'pino-pretty';
 import { Website } from './apis/index.js';
 import { setupControllers } from './controllers/index.js';
 // kubeloop:scaffold:imports (`kubeloop create api` adds imports above this line)
@@ -64,7 +63,8 @@ const { values } = configured(() => parseArgs({
   allowNegative: true,
 }));
 
-const log = createLogger(process.stdout.isTTY ? { destination: PinoPretty({ colorize: true, sync: true }) } : {});
+// pino-pretty (about 3 MiB of RSS) is loaded only on a terminal: a pod logs JSON lines without it.
+const log = createLogger(process.stdout.isTTY ? { destination: (await import('pino-pretty')).PinoPretty({ colorize: true, sync: true }) } : {});
 const stop = signalHandler();
 
 const kubeConfig = configured(() => loadKubeConfig(values.kubeconfig));

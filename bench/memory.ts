@@ -1,0 +1,392 @@
+/**
+ * Memory on a real control plane: what an operator process holds, as
+ * shipped, against N cached ConfigMaps, next to a no-framework floor in the
+ * same run. Each process runs alone, in turn, started fresh per size:
+ *
+ * - floor: a plain script holding every ConfigMap from one LIST + a watch
+ *   (support/memory-floor.ts: node:https and JSON.parse, nothing else);
+ * - cache (WatchList) / cache (LIST): kubeloop's client and informer cache
+ *   alone (support/memory-cache.ts), the initial state streamed or listed
+ *   in pages, to compare sync time and peak RSS both ways;
+ * - example: examples/harddisk-operator/dist/main.js as the README runs it
+ *   on an existing cluster (`--no-sample`; its controller owns ConfigMaps,
+ *   so it caches every one);
+ * - scaffold: a project made by create-kubeloop, compiled, run as its
+ *   Dockerfile runs it (`NODE_ENV=production node dist/main.js`; its Website
+ *   controller owns ConfigMaps too).
+ *
+ * For each: the time from spawn to synced, the peak RSS up to then (VmHWM),
+ * RSS 5 s later (steady state, no forced GC: what a pod limit sees), the V8
+ * heap where the process reports it, and the peak RSS during a relist
+ * (etcd compacted, the API server restarted: every watch resumes from a
+ * compacted resourceVersion, gets 410 and relists). Then the example
+ * operator holding H HardDisks it reconciled to Bound (the issue's 1,000
+ * HardDisk figure). Prints tables, then one JSON line.
+ *
+ *   pnpm bench:memory                              sizes 0,1000,10000; 1,000 HardDisks
+ *   pnpm bench:memory --sizes=0,1000 --harddisks=0
+ *   pnpm bench:memory --sizes=100000 --only=floor,example
+ *   EXAMPLE_NODE_FLAGS=--max-semi-space-size=1 pnpm bench:memory   (extra node flags for the example)
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createClient } from '@kubeloop/client';
+import type { Client } from '@kubeloop/client';
+import { createEnvironment } from '@kubeloop/envtest';
+import { ConfigMap, builtinScheme } from '@kubeloop/scheme';
+import { HardDisk } from '@kubeloop/example-harddisk-operator';
+import { createProject } from 'create-kubeloop';
+import ts from 'typescript';
+import { compactEtcd } from '../packages/cache/test/fault-support.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+const NAMESPACE = 'bench-memory';
+const IN_FLIGHT = 16;
+
+function param(name: string, fallback: string): string {
+  return process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+}
+const mib = (bytes: number | undefined): number | undefined => (bytes === undefined ? undefined : Number((bytes / 1048576).toFixed(1)));
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const started = Date.now();
+const log = (line: string): void => void process.stderr.write(`[bench:memory +${((Date.now() - started) / 1000).toFixed(0)}s] ${line}\n`);
+
+async function pool(count: number, limit: number, fn: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) await fn(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
+}
+
+/** VmRSS and VmHWM of a process, and RSS split into anonymous (heaps, malloc) and file-backed (the node binary's pages) memory, bytes. */
+function procStatus(pid: number): { rss: number; hwm: number; anon: number; file: number } {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM'), anon: kb('RssAnon'), file: kb('RssFile') };
+}
+/** Reset the peak (VmHWM) to the current RSS (Linux clear_refs 5). */
+function resetPeak(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+// --- the processes -----------------------------------------------------------------
+
+interface Spec {
+  readonly name: string;
+  readonly command: readonly string[];
+  readonly cwd?: string;
+  readonly env?: Record<string, string>;
+  /** A line of its stdout saying it has synced. */
+  readonly synced: (line: Record<string, unknown>) => boolean;
+  /** How many such lines make "synced" (one per controller). */
+  readonly syncLines?: number;
+  /** Reports memory on SIGUSR2 (the bench's own scripts). */
+  readonly reportsMemory?: boolean;
+  /** Says when it relisted: a `relisted` line, or (operators) its metrics. */
+  readonly relisted?: (p: Running) => Promise<boolean>;
+}
+
+interface Running {
+  readonly proc: ChildProcess;
+  readonly lines: Record<string, unknown>[];
+  readonly startedAt: number;
+  waitFor(match: (l: Record<string, unknown>) => boolean, count: number, timeoutMs: number): Promise<Record<string, unknown>>;
+}
+
+function start(spec: Spec): Running {
+  const [cmd, ...args] = spec.command;
+  const proc = spawn(cmd!, args, { cwd: spec.cwd ?? here, env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info', ...spec.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: Record<string, unknown>[] = [];
+  let buffer = '';
+  let stderr = '';
+  proc.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  proc.stdout!.on('data', (d: Buffer) => {
+    buffer += d.toString();
+    const parts = buffer.split('\n');
+    buffer = parts.pop() ?? '';
+    for (const p of parts) {
+      try {
+        lines.push(JSON.parse(p) as Record<string, unknown>);
+      } catch {
+        /* not JSON */
+      }
+    }
+  });
+  let exited = false;
+  proc.once('exit', () => (exited = true));
+  return {
+    proc,
+    lines,
+    startedAt: performance.now(),
+    waitFor: async (match, count, timeoutMs) => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = lines.filter(match);
+        if (found.length >= count) return found[count - 1]!;
+        if (exited) throw new Error(`${spec.name} exited early:\n${lines.slice(-5).map((l) => JSON.stringify(l)).join('\n')}\n${stderr}`);
+        if (Date.now() > deadline) throw new Error(`${spec.name}: timed out after ${timeoutMs} ms\n${stderr}`);
+        await sleep(20);
+      }
+    },
+  };
+}
+
+async function metricsOf(p: Running): Promise<Map<string, number> | undefined> {
+  const base = p.lines.find((l) => l['msg'] === 'metrics listening' && typeof l['url'] === 'string')?.['url'] as string | undefined;
+  if (!base) return undefined;
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const m = /^([a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
+    if (!m) continue;
+    out.set(m[1]!, (out.get(m[1]!) ?? 0) + Number(m[3])); // summed over labels
+    if (m[2]) out.set(`${m[1]!}${m[2]}`, Number(m[3]));
+  }
+  return out;
+}
+
+interface Figures {
+  syncMs: number;
+  peakSync: number;
+  steady: number;
+  /** Steady RSS: anonymous and file-backed. */
+  anon?: number | undefined;
+  file?: number | undefined;
+  /** V8's committed new (young) space and all its other spaces, at steady state. */
+  newSpace?: number | undefined;
+  heapUsed?: number | undefined;
+  heapTotal?: number | undefined;
+  relistPeak?: number | undefined;
+  relistMs?: number | undefined;
+}
+
+async function measure(spec: Spec, envRelist: (() => Promise<void>) | undefined, timeoutMs: number): Promise<Figures> {
+  const p = start(spec);
+  try {
+    const pid = p.proc.pid!;
+    await p.waitFor(spec.synced, spec.syncLines ?? 1, timeoutMs);
+    const syncMs = performance.now() - p.startedAt;
+    const peakSync = procStatus(pid).hwm;
+    await sleep(5000);
+    const status = procStatus(pid);
+    const figures: Figures = { syncMs, peakSync, steady: status.rss, anon: status.anon, file: status.file };
+    if (spec.reportsMemory) {
+      const before = p.lines.length;
+      p.proc.kill('SIGUSR2');
+      const line = await p.waitFor((l) => l['memory'] !== undefined && p.lines.indexOf(l) >= before, 1, 10_000);
+      const m = line['memory'] as { heapUsed: number; heapTotal: number; newSpace: number };
+      figures.heapUsed = m.heapUsed;
+      figures.heapTotal = m.heapTotal;
+      figures.newSpace = m.newSpace;
+    } else {
+      const metrics = await metricsOf(p).catch(() => undefined);
+      figures.heapUsed = metrics?.get('nodejs_heap_size_used_bytes');
+      figures.heapTotal = metrics?.get('nodejs_heap_size_total_bytes');
+      figures.newSpace = metrics?.get('nodejs_heap_space_size_total_bytes{space="new"}');
+    }
+    if (envRelist && spec.relisted) {
+      resetPeak(pid);
+      const t0 = performance.now();
+      await envRelist();
+      const deadline = Date.now() + timeoutMs;
+      while (!(await spec.relisted(p).catch(() => false))) {
+        if (Date.now() > deadline) throw new Error(`${spec.name}: no relist after the compaction and restart`);
+        await sleep(100);
+      }
+      await sleep(1000);
+      figures.relistPeak = procStatus(pid).hwm;
+      figures.relistMs = performance.now() - t0;
+    }
+    return figures;
+  } finally {
+    p.proc.kill('SIGTERM');
+    await new Promise((r) => (p.proc.exitCode !== null ? r(undefined) : p.proc.once('exit', r)));
+  }
+}
+
+// --- the scaffolded operator -----------------------------------------------------------
+
+/** A new create-kubeloop project under bench/ (so its @kubeloop/* imports resolve to this workspace), compiled file by file as tsc would (isolatedModules). */
+async function buildScaffold(): Promise<string> {
+  const parent = mkdtempSync(join(here, '.tmp-memory-scaffold-'));
+  const { directory } = await createProject({ name: 'memory-demo', cwd: parent });
+  const tsconfig = JSON.parse(readFileSync(join(directory, 'tsconfig.json'), 'utf8')) as { compilerOptions: ts.CompilerOptions };
+  // ES modules, as tsc emits for a "type": "module" package (transpileModule cannot read package.json).
+  const options = { ...ts.convertCompilerOptionsFromJson(tsconfig.compilerOptions, directory).options, module: ts.ModuleKind.ESNext };
+  const walk = (dir: string): string[] => readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? walk(join(dir, n)) : n.endsWith('.ts') ? [join(dir, n)] : []));
+  for (const file of walk(join(directory, 'src'))) {
+    const out = ts.transpileModule(readFileSync(file, 'utf8'), { compilerOptions: options, fileName: file }).outputText;
+    const target = file.replace(`${join(directory, 'src')}`, join(directory, 'dist')).replace(/\.ts$/, '.js');
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, out);
+  }
+  return directory;
+}
+
+/**
+ * The bench's own child scripts compiled to .mjs next to them (in a temporary folder under bench/):
+ * run as .ts, node would load its type stripper into them, about 25 MiB an operator never carries.
+ */
+function compileScripts(names: readonly string[]): Map<string, string> {
+  const dir = mkdtempSync(join(here, '.tmp-memory-scripts-'));
+  const out = new Map<string, string>();
+  for (const name of names) {
+    const source = readFileSync(join(here, 'support', name), 'utf8');
+    const target = join(dir, name.replace(/\.ts$/, '.mjs'));
+    writeFileSync(target, ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023 }, fileName: name }).outputText);
+    out.set(name, target);
+  }
+  return out;
+}
+
+// --- the run ---------------------------------------------------------------------------
+
+interface Row {
+  readonly process: string;
+  readonly objects: number;
+  readonly figures: Figures;
+}
+
+async function main(): Promise<void> {
+  const sizes = param('sizes', '0,1000,10000').split(',').map(Number);
+  const harddisks = Number(param('harddisks', '1000'));
+  const only = param('only', 'floor,cache-watchlist,cache-list,example,scaffold').split(',');
+  const relist = param('relist', 'true') !== 'false';
+  const exampleFlags = process.env['EXAMPLE_NODE_FLAGS']?.split(' ').filter(Boolean) ?? [];
+
+  const scaffold = only.includes('scaffold') ? await buildScaffold() : undefined;
+  const scripts = compileScripts(['memory-floor.ts', 'memory-cache.ts']);
+  const env = createEnvironment({ crds: [join(root, 'examples', 'harddisk-operator', 'crd'), ...(scaffold ? [join(scaffold, 'config', 'crd')] : [])] });
+  await env.start();
+  log(`control plane ready; ${scaffold ? `scaffold built in ${scaffold}` : 'no scaffold'}`);
+  const kubeconfig = env.kubeconfigPath;
+  const driver: Client = createClient({ kubeConfig: env.kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'bench-memory' });
+  await driver.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+  // The floor's TLS material, as PEM text, from the admin kubeconfig envtest wrote.
+  const kc = env.kubeConfig;
+  const user = kc.getCurrentUser()!;
+  const cluster = kc.getCurrentCluster()!;
+  const pem = (data: string | undefined, file: string | undefined): string => (data ? Buffer.from(data, 'base64').toString() : readFileSync(file!, 'utf8'));
+  const floorEnv = {
+    FLOOR_SERVER: cluster.server,
+    FLOOR_CA: pem(cluster.caData, cluster.caFile),
+    FLOOR_CERT: pem(user.certData, user.certFile),
+    FLOOR_KEY: pem(user.keyData, user.keyFile),
+  };
+
+  const relistLine = (p: Running): Promise<boolean> => Promise.resolve(p.lines.some((l) => l['relisted'] !== undefined));
+  const relistMetric = async (p: Running): Promise<boolean> => ((await metricsOf(p))?.get('kubeloop_informer_relists_total') ?? 0) > 0;
+  const all: Spec[] = [
+    { name: 'floor', command: [process.execPath, scripts.get('memory-floor.ts')!], env: floorEnv, synced: (l) => l['synced'] !== undefined, reportsMemory: true, relisted: relistLine },
+    { name: 'cache-watchlist', command: [process.execPath, scripts.get('memory-cache.ts')!, kubeconfig, 'true'], synced: (l) => l['synced'] !== undefined, reportsMemory: true, relisted: relistLine },
+    { name: 'cache-list', command: [process.execPath, scripts.get('memory-cache.ts')!, kubeconfig, 'false'], synced: (l) => l['synced'] !== undefined, reportsMemory: true, relisted: relistLine },
+    {
+      name: 'example',
+      command: [process.execPath, ...exampleFlags, join(root, 'examples', 'harddisk-operator', 'dist', 'main.js'), '--kubeconfig', kubeconfig, '--no-sample', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
+      synced: (l) => l['msg'] === 'caches synced; starting workers',
+      relisted: relistMetric,
+    },
+    ...(scaffold
+      ? [
+          {
+            name: 'scaffold',
+            cwd: scaffold,
+            env: { NODE_ENV: 'production' },
+            command: [process.execPath, 'dist/main.js', '--kubeconfig', kubeconfig, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
+            synced: (l: Record<string, unknown>) => l['msg'] === 'caches synced; starting workers',
+            // Its /metrics is HTTPS behind TokenReview: wait for the relist a fixed while instead.
+            relisted: async (p: Running) => performance.now() - p.startedAt > 0 && (await sleep(8000), true),
+          } satisfies Spec,
+        ]
+      : []),
+  ];
+  const specs = all.filter((spec) => only.includes(spec.name));
+
+  const doRelist = relist
+    ? async (): Promise<void> => {
+        // A write, so every watcher's last resourceVersion is behind; etcd compacted past it; the API
+        // server restarted with a fresh watch cache: resuming watches get 410 and relist.
+        await driver.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'bump-', namespace: 'default' } });
+        await compactEtcd(env);
+        await env.restartApiServer();
+      }
+    : undefined;
+
+  const rows: Row[] = [];
+  let have = 0;
+  for (const n of sizes) {
+    if (n > have) {
+      log(`creating ConfigMaps ${have}..${n - 1}`);
+      const base = have;
+      await pool(n - have, IN_FLIGHT, (i) =>
+        driver.create({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: `cm-${String(base + i).padStart(6, '0')}`, namespace: NAMESPACE, labels: { app: 'bench-memory', shard: String((base + i) % 16) } },
+          data: { size: `${10 + ((base + i) % 90)}Gi`, storageClass: (base + i) % 2 ? 'fast' : 'standard', medium: 'ssd', iops: '16000' },
+        }),
+      );
+      have = n;
+    }
+    for (const spec of specs) {
+      const figures = await measure(spec, doRelist, 600_000 + n * 20);
+      rows.push({ process: spec.name, objects: n, figures });
+      log(`${spec.name} @ ${n}: sync ${(figures.syncMs / 1000).toFixed(2)} s, peak ${mib(figures.peakSync)} MiB, steady ${mib(figures.steady)} MiB, heap ${mib(figures.heapUsed)}/${mib(figures.heapTotal)} MiB, relist peak ${mib(figures.relistPeak)} MiB`);
+    }
+  }
+
+  // The example holding HardDisks it reconciled (their ConfigMaps too); the bench's ConfigMaps gone first.
+  let disks: Figures | undefined;
+  if (harddisks > 0 && only.includes('example')) {
+    await driver.deleteAllOf(ConfigMap, { namespace: NAMESPACE });
+    const example = specs.find((s) => s.name === 'example')!;
+    const p = start(example);
+    try {
+      await p.waitFor(example.synced, 1, 60_000);
+      const t0 = performance.now();
+      await pool(harddisks, IN_FLIGHT, (i) =>
+        driver.create({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', metadata: { name: `disk-${String(i).padStart(5, '0')}`, namespace: NAMESPACE }, spec: { size: `${10 + (i % 90)}Gi`, storageClass: i % 2 ? 'fast' : 'standard' } }),
+      );
+      for (;;) {
+        const list = await driver.list(HardDisk, { namespace: NAMESPACE });
+        if (list.items.filter((d) => d.status?.phase === 'Bound').length === harddisks) break;
+        await sleep(500);
+      }
+      const boundMs = performance.now() - t0;
+      await sleep(5000);
+      const metrics = await metricsOf(p);
+      disks = { syncMs: boundMs, peakSync: procStatus(p.proc.pid!).hwm, steady: procStatus(p.proc.pid!).rss, heapUsed: metrics?.get('nodejs_heap_size_used_bytes'), heapTotal: metrics?.get('nodejs_heap_size_total_bytes') };
+      log(`example holding ${harddisks} HardDisks: all Bound in ${(boundMs / 1000).toFixed(1)} s, RSS ${mib(disks.steady)} MiB (peak ${mib(disks.peakSync)}), heap ${mib(disks.heapUsed)}/${mib(disks.heapTotal)} MiB`);
+    } finally {
+      p.proc.kill('SIGTERM');
+      await new Promise((r) => (p.proc.exitCode !== null ? r(undefined) : p.proc.once('exit', r)));
+    }
+  }
+
+  await env.stop();
+  if (scaffold && existsSync(dirname(scaffold))) rmSync(dirname(scaffold), { recursive: true, force: true });
+  rmSync(dirname(scripts.get('memory-floor.ts')!), { recursive: true, force: true });
+
+  // --- report ---
+  const out: string[] = [];
+  out.push(`\nMemory, node ${process.version}${exampleFlags.length ? `, example flags: ${exampleFlags.join(' ')}` : ''} (RSS from /proc; MiB)\n`);
+  out.push('| process | objects | sync s | peak RSS to sync | steady RSS | anon / file | heap used / total | new space | relist peak RSS | peak/steady | RSS per object vs 0 |');
+  out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of rows) {
+    const zero = rows.find((z) => z.process === r.process && z.objects === 0);
+    const perObject = zero && r.objects > 0 ? `${((r.figures.steady - zero.figures.steady) / r.objects / 1024).toFixed(2)} KiB` : '';
+    out.push(
+      `| ${r.process} | ${r.objects} | ${(r.figures.syncMs / 1000).toFixed(2)} | ${mib(r.figures.peakSync)} | ${mib(r.figures.steady)} | ${mib(r.figures.anon)} / ${mib(r.figures.file)} | ${r.figures.heapUsed !== undefined ? `${mib(r.figures.heapUsed)} / ${mib(r.figures.heapTotal)}` : '-'} | ${mib(r.figures.newSpace) ?? '-'} | ${mib(r.figures.relistPeak) ?? '-'} | ${(r.figures.peakSync / r.figures.steady).toFixed(2)} | ${perObject} |`,
+    );
+  }
+  if (disks) out.push(`\nexample holding ${harddisks} HardDisks (reconciled to Bound, with their ConfigMaps): RSS ${mib(disks.steady)} MiB, peak ${mib(disks.peakSync)} MiB, heap ${mib(disks.heapUsed)} / ${mib(disks.heapTotal)} MiB`);
+  process.stdout.write(`${out.join('\n')}\n\n`);
+  process.stdout.write(`${JSON.stringify({ bench: 'memory', node: process.version, exampleFlags, rows: rows.map((r) => ({ process: r.process, objects: r.objects, ...Object.fromEntries(Object.entries(r.figures).map(([k, v]) => [k, k.endsWith('Ms') ? Math.round(v) : mib(v)])) })), harddisks: disks && { n: harddisks, rssMiB: mib(disks.steady), peakMiB: mib(disks.peakSync), heapUsedMiB: mib(disks.heapUsed) } })}\n`);
+}
+
+await main();
