@@ -5,7 +5,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', 'eslint.config.js', 'packages/*/.tmp-*/**', 'packages/create-kubeloop/templates/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', 'eslint.config.js', 'packages/*/.tmp-*/**', 'bench/.tmp-*/**', 'packages/create-kubeloop/templates/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -26,7 +26,7 @@
  *   pnpm bench:memory                              sizes 0,1000,10000; 1,000 HardDisks
  *   pnpm bench:memory --sizes=0,1000 --harddisks=0
  *   pnpm bench:memory --sizes=100000 --only=floor,example
- *   EXAMPLE_NODE_FLAGS=--max-semi-space-size=1 pnpm bench:memory   (extra node flags for the example)
+ *   EXAMPLE_NODE_FLAGS= SCAFFOLD_NODE_FLAGS= pnpm bench:memory --sizes=0,1000   (without the shipped node flags)
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -104,8 +104,8 @@ function start(spec: Spec): Running {
   const lines: Record<string, unknown>[] = [];
   let buffer = '';
   let stderr = '';
-  proc.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-  proc.stdout!.on('data', (d: Buffer) => {
+  proc.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  proc.stdout.on('data', (d: Buffer) => {
     buffer += d.toString();
     const parts = buffer.split('\n');
     buffer = parts.pop() ?? '';
@@ -257,7 +257,13 @@ async function main(): Promise<void> {
   const harddisks = Number(param('harddisks', '1000'));
   const only = param('only', 'floor,cache-watchlist,cache-list,example,scaffold').split(',');
   const relist = param('relist', 'true') !== 'false';
-  const exampleFlags = process.env['EXAMPLE_NODE_FLAGS']?.split(' ').filter(Boolean) ?? [];
+  // As shipped: the node flags of scripts/dev.sh's `exec node ... main.js` (the README's main job) and of
+  // the scaffold Dockerfile's ENTRYPOINT; EXAMPLE_NODE_FLAGS / SCAFFOLD_NODE_FLAGS replace them.
+  const devFlags = /exec node (.*?)\s*examples\/harddisk-operator\/dist\/main\.js/.exec(readFileSync(join(root, 'scripts', 'dev.sh'), 'utf8'))?.[1]?.split(' ').filter(Boolean) ?? [];
+  const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(readFileSync(join(root, 'packages', 'create-kubeloop', 'templates', 'Dockerfile'), 'utf8'))?.[1] ?? '[]') as string[];
+  const flags = (name: string, shipped: string[]): string[] => (process.env[name]?.split(' ').filter(Boolean) ?? shipped);
+  const exampleFlags = flags('EXAMPLE_NODE_FLAGS', devFlags);
+  const scaffoldFlags = flags('SCAFFOLD_NODE_FLAGS', entrypoint.slice(1, entrypoint.indexOf('dist/main.js')));
 
   const scaffold = only.includes('scaffold') ? await buildScaffold() : undefined;
   const scripts = compileScripts(['memory-floor.ts', 'memory-cache.ts']);
@@ -297,7 +303,7 @@ async function main(): Promise<void> {
             name: 'scaffold',
             cwd: scaffold,
             env: { NODE_ENV: 'production' },
-            command: [process.execPath, 'dist/main.js', '--kubeconfig', kubeconfig, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
+            command: [process.execPath, ...scaffoldFlags, 'dist/main.js', '--kubeconfig', kubeconfig, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
             synced: (l: Record<string, unknown>) => l['msg'] === 'caches synced; starting workers',
             // Its /metrics is HTTPS behind TokenReview: wait for the relist a fixed while instead.
             relisted: async (p: Running) => performance.now() - p.startedAt > 0 && (await sleep(8000), true),
@@ -374,7 +380,7 @@ async function main(): Promise<void> {
 
   // --- report ---
   const out: string[] = [];
-  out.push(`\nMemory, node ${process.version}${exampleFlags.length ? `, example flags: ${exampleFlags.join(' ')}` : ''} (RSS from /proc; MiB)\n`);
+  out.push(`\nMemory, node ${process.version}; example flags: ${exampleFlags.join(' ') || '(none)'}; scaffold flags: ${scaffoldFlags.join(' ') || '(none)'} (RSS from /proc; MiB)\n`);
   out.push('| process | objects | sync s | peak RSS to sync | steady RSS | anon / file | heap used / total | new space | relist peak RSS | peak/steady | RSS per object vs 0 |');
   out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
@@ -386,7 +392,7 @@ async function main(): Promise<void> {
   }
   if (disks) out.push(`\nexample holding ${harddisks} HardDisks (reconciled to Bound, with their ConfigMaps): RSS ${mib(disks.steady)} MiB, peak ${mib(disks.peakSync)} MiB, heap ${mib(disks.heapUsed)} / ${mib(disks.heapTotal)} MiB`);
   process.stdout.write(`${out.join('\n')}\n\n`);
-  process.stdout.write(`${JSON.stringify({ bench: 'memory', node: process.version, exampleFlags, rows: rows.map((r) => ({ process: r.process, objects: r.objects, ...Object.fromEntries(Object.entries(r.figures).map(([k, v]) => [k, k.endsWith('Ms') ? Math.round(v) : mib(v)])) })), harddisks: disks && { n: harddisks, rssMiB: mib(disks.steady), peakMiB: mib(disks.peakSync), heapUsedMiB: mib(disks.heapUsed) } })}\n`);
+  process.stdout.write(`${JSON.stringify({ bench: 'memory', node: process.version, exampleFlags, scaffoldFlags, rows: rows.map((r) => ({ process: r.process, objects: r.objects, ...Object.fromEntries(Object.entries(r.figures).map(([k, v]: [string, number | undefined]) => [k, k.endsWith('Ms') ? Math.round(v ?? 0) : mib(v)])) })), harddisks: disks && { n: harddisks, rssMiB: mib(disks.steady), peakMiB: mib(disks.peakSync), heapUsedMiB: mib(disks.heapUsed) } })}\n`);
 }
 
 await main();
