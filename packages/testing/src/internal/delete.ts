@@ -96,7 +96,13 @@ export function deleteCollection(s: Storage, t: Target, req: CoreRequest): Buffe
     if (!obj || !match(obj)) continue;
     const target: Target = { ...t, namespace: (obj['metadata'] as Json)['namespace'] as string | undefined, name: (obj['metadata'] as Json)['name'] as string };
     deleteObject(s, target, obj, opts, dry);
-    deleted.push(render(t.st, obj, t.version));
+    const item = render(t.st, obj, t.version);
+    // as in a list: built-in items without apiVersion and kind (found by the differential fuzzer)
+    if (t.st.type.builtin) {
+      delete item['apiVersion'];
+      delete item['kind'];
+    }
+    deleted.push(item);
   }
   return buffered(200, { kind: t.st.type.listKind, apiVersion: apiVersionOf(t.st.type, t.version), metadata: { resourceVersion: String(s.resourceVersion) }, items: deleted });
 }
