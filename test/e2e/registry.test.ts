@@ -15,15 +15,18 @@
  * are reported skipped, under a suite name that says what turns them on.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { createClient, loadKubeConfig } from '@kubeloop/client';
 import { ConfigMap } from '@kubeloop/scheme';
+import { LONG_RUNNING, NOT_IN_WALKTHROUGH, WALKTHROUGH_FILES, WALKTHROUGH_PROJECT, commandsOf } from '../support/doc-commands.js';
+import type { DocCommand } from '../support/doc-commands.js';
 import { freePort, httpsGet } from '../support/net.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -480,5 +483,133 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
       await new Promise((r) => operator.once('close', r));
     }
   }, 5 * MINUTE);
+  it(`every command of ${WALKTHROUGH_FILES.join(', ')}, exactly as written, in a new project (${WALKTHROUGH_PROJECT})`, async () => {
+    // A user's machine: ~/.kube/config is this run's control plane, so `--kubeconfig ~/.kube/config` and
+    // kubectl reach it; ~/.cache is the real one (envtest's binaries, pnpm's metadata), the pnpm store too.
+    const home = join(work, 'doc-home');
+    mkdirSync(join(home, '.kube'), { recursive: true });
+    writeFileSync(join(home, '.kube', 'config'), readFileSync(inject('kubeconfigPath')));
+    symlinkSync(join(homedir(), '.cache'), join(home, '.cache'));
+    const store = (await ok('pnpm', ['store', 'path'], { cwd: work, env, timeoutMs: MINUTE })).trim();
+    const docEnv: NodeJS.ProcessEnv = { ...env, HOME: home, npm_config_store_dir: store };
+    const users = join(work, 'doc-user');
+    mkdirSync(users);
+    // What the docs say is there before their commands: kinds we do not own, their CRDs vendored
+    // (schema.md: `generate types vendor/crds/`) and installed in the cluster (`--cluster --group cert-manager.io`).
+    const vendored = [
+      'apiVersion: apiextensions.k8s.io/v1',
+      'kind: CustomResourceDefinition',
+      'metadata: { name: certificates.cert-manager.io }',
+      'spec:',
+      '  group: cert-manager.io',
+      '  scope: Namespaced',
+      '  names: { plural: certificates, singular: certificate, kind: Certificate, listKind: CertificateList, shortNames: [cert, certs] }',
+      '  versions:',
+      '    - name: v1',
+      '      served: true',
+      '      storage: true',
+      '      subresources: { status: {} }',
+      '      schema:',
+      '        openAPIV3Schema:',
+      '          type: object',
+      '          required: [spec]',
+      '          properties:',
+      '            spec:',
+      '              type: object',
+      '              required: [secretName, issuerRef]',
+      '              properties:',
+      '                secretName: { type: string }',
+      '                dnsNames: { type: array, items: { type: string } }',
+      '                issuerRef: { type: object, required: [name], properties: { name: { type: string }, kind: { type: string } } }',
+      '            status: { type: object, x-kubernetes-preserve-unknown-fields: true }',
+      '',
+    ].join('\n');
+    const setup: Record<string, (dir: string) => Promise<void>> = {
+      'docs/schema.md': async (dir) => {
+        mkdirSync(join(dir, 'vendor', 'crds'), { recursive: true });
+        writeFileSync(join(dir, 'vendor', 'crds', 'certificates.cert-manager.io.yaml'), vendored);
+        await ok('kubectl', ['apply', '--server-side', '-f', join(dir, 'vendor', 'crds')], { cwd: dir, env: docEnv, timeoutMs: MINUTE });
+      },
+    };
+    // What a command's output must show, besides exiting 0.
+    const expected: Record<string, RegExp> = {
+      'pnpm test': /Tests\s+\d+ passed/,
+      'kubectl auth can-i patch websites.website-operator.example.com --subresource=status --as system:serviceaccount:website-operator-system:website-operator-manager -A': /^yes/m,
+      "kubectl -n website-operator-system get deployment website-operator-manager -o jsonpath='{.spec.template.spec.containers[0].image}'": /^registry\.example\.com\/website-operator:0\.1\.0$/,
+      'pnpm exec kubeloop generate types vendor/crds/ --out src/generated': /1 kind\(s\)/,
+    };
+    let cwd = users;
+    const ran = new Map<string, string>();
+    const stopGroup = async (child: ChildProcess): Promise<void> => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const closed = new Promise((r) => child.once('close', r));
+      process.kill(-child.pid!, 'SIGTERM');
+      const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 40_000);
+      await closed;
+      clearTimeout(timer);
+    };
+    for (const file of WALKTHROUGH_FILES) {
+      // The scaffold's README as the new project has it (the published template, rendered).
+      const source = file.includes('/templates/') ? join(users, WALKTHROUGH_PROJECT, 'README.md') : join(root, file);
+      const commands = commandsOf(file, readFileSync(source, 'utf8'));
+      await setup[file]?.(join(users, WALKTHROUGH_PROJECT));
+      const blocks = new Map<number, DocCommand[]>();
+      for (const c of commands) blocks.set(c.block, [...(blocks.get(c.block) ?? []), c]);
+      for (const block of blocks.values()) {
+        const background: { child: ChildProcess; output: () => string; command: DocCommand }[] = [];
+        try {
+          for (const command of block) {
+            const where = `${command.file}:${command.line}: ${command.text}`;
+            if (command.text in NOT_IN_WALKTHROUGH) continue;
+            const cd = /^cd (\S+)$/.exec(command.text);
+            if (cd) {
+              cwd = resolve(cwd, cd[1]!);
+              continue;
+            }
+            // Run once per walk when another doc repeats it (the scaffold's README repeats getting-started);
+            // within one doc every step runs, state changes between them (pnpm generate after create api).
+            const before = ran.get(command.text);
+            if (before !== undefined && before !== command.file) continue;
+            const long = LONG_RUNNING[command.text];
+            if (long) {
+              const child = spawn('bash', ['-c', command.text], { cwd, env: docEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+              let output = '';
+              child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+              child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+              background.push({ child, output: () => output, command });
+              await timed(`doc: ${command.text}`, async () => {
+                const deadline = Date.now() + 3 * MINUTE;
+                while (!long.ready.test(stripVTControlCharacters(output))) {
+                  if (child.exitCode !== null) throw new Error(`${where} exited ${child.exitCode}:\n${output.slice(-4000)}`);
+                  if (Date.now() > deadline) throw new Error(`${where} did not print ${long.ready} within 3 minutes:\n${output.slice(-4000)}`);
+                  await new Promise((r) => setTimeout(r, 200));
+                }
+              });
+              ran.set(command.text, command.file);
+              continue;
+            }
+            const result = await timed(`doc: ${command.text}`, () => run('bash', ['-c', command.text], { cwd, env: docEnv, timeoutMs: 10 * MINUTE }));
+            expect(result.code, `${where} (in ${cwd}):\n${result.output.slice(-6000)}`).toBe(0);
+            const want = expected[command.text];
+            if (want) expect(stripVTControlCharacters(result.output), where).toMatch(want);
+            ran.set(command.text, command.file);
+          }
+          // A block that started the operator and applied the sample: the sample is reconciled before the operator stops.
+          if (background.some((b) => b.command.text.includes('pnpm start')) && block.some((c) => c.text.includes('config/samples/website.yaml'))) {
+            const deadline = Date.now() + 2 * MINUTE;
+            while ((await run('kubectl', ['get', 'configmap', 'website-sample-site', '-n', 'default'], { cwd, env: docEnv, timeoutMs: MINUTE })).code !== 0) {
+              if (Date.now() > deadline) throw new Error(`the operator started by the docs did not reconcile the sample:\n${background.map((b) => b.output()).join('\n').slice(-4000)}`);
+              await new Promise((r) => setTimeout(r, 250));
+            }
+          }
+        } finally {
+          for (const b of background.reverse()) await stopGroup(b.child);
+        }
+      }
+    }
+    // Everything the walkthrough files ask for ran, but for what NOT_IN_WALKTHROUGH says why not.
+    const asked = WALKTHROUGH_FILES.flatMap((f) => commandsOf(f, readFileSync(f.includes('/templates/') ? join(users, WALKTHROUGH_PROJECT, 'README.md') : join(root, f), 'utf8')));
+    expect(asked.filter((c) => !ran.has(c.text) && !(c.text in NOT_IN_WALKTHROUGH) && !c.text.startsWith('cd ')).map((c) => `${c.file}:${c.line}: ${c.text}`)).toEqual([]);
+  }, 40 * MINUTE);
 });
 

@@ -11,6 +11,8 @@ import { readConfig } from './config.js';
 import type { KubeloopConfig } from './config.js';
 import { CliError, isCliError } from './errors.js';
 import { createApi } from './create-api.js';
+import { deploy } from './deploy.js';
+import { dev } from './dev.js';
 import { generateCrds } from './generate-crds.js';
 import { generateRbac } from './generate-rbac.js';
 import { generateTypes } from './generate-types.js';
@@ -44,6 +46,8 @@ export interface Command {
   readonly help: string;
   /** Its flags for parseArgs. */
   readonly options: Options;
+  /** What follows `--` reaches `run` as positionals (flags for another program). Default: false (a `--` is dropped). */
+  readonly passThrough?: boolean;
   /** Runs it; resolves to the exit code. Throws {@link CliError} for expected failures. */
   run(values: Values, positionals: readonly string[], context: CommandContext): Promise<number>;
 }
@@ -214,8 +218,64 @@ const createApiCommand: Command = {
   },
 };
 
+const deployCommand: Command = {
+  path: ['deploy'],
+  summary: 'apply config/default (kubectl apply --server-side -k) with the operator image set at deploy time (kustomize images:, the project\'s files unchanged)',
+  help: [
+    '  --image <ref>         the image to run, registry/name:tag or name@sha256:...; default: $IMG, else the manifests\' own',
+    '  --image-name <name>   the image name in the manifests that --image replaces; default: the package name',
+    '  --dir <dir>           the kustomize directory; default: config/default',
+    '  --dry-run <mode>      server or client: kubectl\'s dry run, nothing changed',
+    '  --kubeconfig <path>   passed to kubectl; default: kubectl\'s (KUBECONFIG, ~/.kube/config)',
+  ].join('\n'),
+  options: { image: { type: 'string' }, 'image-name': { type: 'string' }, dir: { type: 'string' }, 'dry-run': { type: 'string' }, kubeconfig: { type: 'string' } },
+  async run(values, _positionals, ctx) {
+    const dryRun = values['dry-run'];
+    if (dryRun !== undefined && dryRun !== 'server' && dryRun !== 'client') throw new CliError('Usage', `--dry-run must be server or client, not ${JSON.stringify(dryRun)}`);
+    const image = typeof values['image'] === 'string' ? values['image'] : process.env['IMG'] || undefined;
+    const imageName = typeof values['image-name'] === 'string' ? values['image-name'] : ctx.config.packageName?.replace(/^@[^/]+\//, '');
+    const code = await deploy({
+      cwd: ctx.cwd,
+      ...(image !== undefined ? { image } : {}),
+      ...(imageName !== undefined ? { imageName } : {}),
+      ...(typeof values['dir'] === 'string' ? { dir: values['dir'] } : {}),
+      ...(dryRun !== undefined ? { dryRun } : {}),
+      ...(typeof values['kubeconfig'] === 'string' ? { kubeconfig: values['kubeconfig'] } : {}),
+      output: ctx.out,
+    });
+    if (code !== 0) throw new CliError('CommandFailed', `kubectl apply exited ${code}`);
+    return 0;
+  },
+};
+
+const devCommand: Command = {
+  path: ['dev'],
+  summary: 'the inner loop: a cluster (yours, or a local control plane when none is configured), the CRDs installed, tsc --watch, and the operator restarted after every clean build',
+  help: [
+    '  --envtest             start a local control plane even when a cluster is configured',
+    '  --kubeconfig <path>   the cluster; default: KUBECONFIG, else ~/.kube/config',
+    '  --crds <dir>          CRDs installed before each start; default: config/crd',
+    '  --main <file>         the built entry point; default: dist/main.js',
+    '  -- <flags>            flags for the operator (after --kubeconfig), e.g. -- --leader-elect',
+  ].join('\n'),
+  options: { envtest: { type: 'boolean', default: false }, kubeconfig: { type: 'string' }, crds: { type: 'string' }, main: { type: 'string' } },
+  passThrough: true,
+  async run(values, positionals, ctx) {
+    await dev({
+      cwd: ctx.cwd,
+      envtest: values['envtest'] === true,
+      ...(typeof values['kubeconfig'] === 'string' ? { kubeconfig: values['kubeconfig'] } : {}),
+      ...(typeof values['crds'] === 'string' ? { crdDir: values['crds'] } : {}),
+      ...(typeof values['main'] === 'string' ? { main: values['main'] } : {}),
+      args: positionals,
+      log: (line) => ctx.err(`kubeloop dev: ${line}`),
+    });
+    return 0;
+  },
+};
+
 /** Every command `kubeloop` knows, in help order. */
-export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand, generateRbacCommand, createApiCommand];
+export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand, generateRbacCommand, createApiCommand, deployCommand, devCommand];
 
 function usage(): string {
   const lines = ['usage: kubeloop <command> [flags]', '', 'commands:'];
@@ -242,10 +302,12 @@ const defaultIO: CliIO = {
  * ```
  */
 export async function runCli(args: readonly string[], io: CliIO = defaultIO): Promise<number> {
-  // `pnpm run deploy -- --image X` hands the `--` on: it ends nothing here.
-  const argv = args.filter((a) => a !== '--');
-  const words = argv.filter((a) => !a.startsWith('-'));
+  const end = args.indexOf('--');
+  const words = (end >= 0 ? args.slice(0, end) : args).filter((a) => !a.startsWith('-'));
   const command = COMMANDS.find((c) => c.path.every((p, i) => words[i] === p));
+  // `pnpm run deploy -- --image X` hands the `--` on: it ends nothing, except for a
+  // command that passes what follows it on (`kubeloop dev -- --leader-elect`).
+  const argv = command?.passThrough ? args : args.filter((a) => a !== '--');
   if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) {
     io.out(usage());
     return argv.length === 0 ? 2 : 0;

@@ -18,6 +18,8 @@ export type CliErrorReason =
   | 'InvalidInput'
   /** Reading from the cluster failed. */
   | 'ClusterReadFailed'
+  /** A program the command runs (kubectl, tsc, the operator) could not be started or failed. */
+  | 'CommandFailed'
   /** `--check`: the files on disk differ from what would be generated. Exit code 1, the diff printed. */
   | 'Stale';
 

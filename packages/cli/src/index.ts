@@ -15,6 +15,11 @@
  *   function registers watch and declare (`permissions`), plus events,
  *   leader election and secure metrics; `--check` as above.
  *
+ * - `kubeloop create api` adds a kind, its controller, test and sample to a
+ *   scaffolded project; `kubeloop deploy` applies config/default with the
+ *   image set at deploy time; `kubeloop dev` runs the inner loop (a cluster,
+ *   the CRDs, tsc --watch, the operator restarted after each clean build).
+ *
  * Where the kinds are: `--module dist/apis/index.js` (repeatable), or the
  * project's package.json:
  *
@@ -42,5 +47,9 @@ export { TYPES_MARKER, crdToTypeScript, generateTypes, openApiToTypeScript } fro
 export type { GenerateTypesOptions, GenerateTypesResult, GeneratedKind } from './generate-types.js';
 export { createApi, pluralOf } from './create-api.js';
 export type { CreateApiOptions, CreateApiResult } from './create-api.js';
+export { deploy, imageOverride } from './deploy.js';
+export type { DeployOptions, ImageOverride } from './deploy.js';
+export { dev } from './dev.js';
+export type { DevOptions } from './dev.js';
 export { CliError, isCliError } from './errors.js';
 export type { CliErrorReason } from './errors.js';

@@ -3,12 +3,15 @@
  *
  * Order: `KUBEBUILDER_ASSETS` (controller-runtime's convention, so an existing
  * setup-envtest install just works), then a per-version cache under the user's
- * cache directory, then a build from Go modules with the machine's Go.
+ * cache directory (built or downloaded), then the prebuilt binaries
+ * setup-envtest downloads (SHA-512 verified; seconds), then a build from Go
+ * modules with the machine's Go (minutes) when the download cannot be had.
  */
 import { constants } from 'node:fs';
 import { access, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { downloadEnvtest, envtestPlatform } from './download.js';
 import { EnvtestError } from './errors.js';
 import { run, tail } from './internal/exec.js';
 import {
@@ -25,7 +28,7 @@ export interface BinaryPaths {
   readonly etcd: string;
   /** etcdctl, when available (fault tests use it to compact etcd). */
   readonly etcdctl: string | undefined;
-  readonly source: 'KUBEBUILDER_ASSETS' | 'cache' | 'built';
+  readonly source: 'KUBEBUILDER_ASSETS' | 'cache' | 'downloaded' | 'built';
   /** The Kubernetes release, when known (always for cache and built). */
   readonly kubernetesVersion: string | undefined;
   readonly etcdVersion: string | undefined;
@@ -44,7 +47,15 @@ export interface BinaryOptions {
   readonly assetsDir?: string | undefined;
   /** Cache directory. Default: `KUBELOOP_ENVTEST_CACHE`, else `$XDG_CACHE_HOME/kubeloop/envtest`, else `~/.cache/kubeloop/envtest`. */
   readonly cacheDir?: string;
-  /** Build from Go modules when nothing is found. Default: true. */
+  /**
+   * Download the prebuilt binaries (setup-envtest's index and archives) when
+   * nothing is found: `false` skips it. Default: `KUBELOOP_ENVTEST_DOWNLOAD`
+   * (`0` turns it off), else true.
+   */
+  readonly download?: boolean;
+  /** The download index URL. Default: `KUBELOOP_ENVTEST_INDEX_URL`, else controller-tools' `envtest-releases.yaml`. */
+  readonly indexUrl?: string;
+  /** Build from Go modules when nothing is found (and no download could be had). Default: true. */
   readonly build?: boolean;
   /** The Go command. Default: `KUBELOOP_GO`, else `go` on PATH. */
   readonly go?: string;
@@ -106,11 +117,17 @@ function cachePaths(r: Resolved): { kubeApiserver: string; etcd: string; etcdctl
   };
 }
 
+/** Where downloaded binaries go: one folder per release and platform, as the archive has them. */
+function downloadDir(r: Resolved): string {
+  return join(r.cacheDir, `envtest-${r.kubernetesVersion}-${envtestPlatform() ?? 'unknown'}`);
+}
+
 function notFoundMessage(r: Resolved, reason: string): string {
   const paths = cachePaths(r);
   return [
     `kube-apiserver and etcd were not found (${reason}). Provide them in one of these ways:`,
     '  1. set KUBEBUILDER_ASSETS to a directory holding kube-apiserver and etcd (as setup-envtest installs them);',
+    `  or let envtest download them (the default; KUBELOOP_ENVTEST_INDEX_URL names a mirror of setup-envtest's index);`,
     `  2. place them at ${paths.kubeApiserver} and ${paths.etcd};`,
     `  3. install Go >= 1.26 (on PATH, or name it with KUBELOOP_GO) so envtest can build Kubernetes ${r.kubernetesVersion} and etcd ${r.etcdVersion} from the Go module proxy (pnpm envtest build);`,
     '  or set KUBELOOP_USE_EXISTING_CLUSTER=true to run against the cluster your KUBECONFIG points at.',
@@ -157,8 +174,64 @@ export async function resolveBinaries(options: BinaryOptions = {}): Promise<Bina
   if (haveApiserver && haveEtcd) {
     return { ...paths, source: 'cache', kubernetesVersion: r.kubernetesVersion, etcdVersion: r.etcdVersion };
   }
-  if (options.build === false) throw new EnvtestError('BinariesNotFound', notFoundMessage(r, 'building is turned off'));
+  const downloaded = await cachedDownload(r);
+  if (downloaded) return { ...downloaded, source: 'cache' };
+  let downloadFailure = '';
+  if (options.download ?? process.env['KUBELOOP_ENVTEST_DOWNLOAD'] !== '0') {
+    try {
+      return await downloadBinaries(options);
+    } catch (err) {
+      downloadFailure = err instanceof Error ? err.message : String(err);
+      r.progress(`no prebuilt binaries (${downloadFailure}); ${options.build === false ? 'building is turned off' : 'building them from Go modules instead'}`);
+    }
+  }
+  if (options.build === false) throw new EnvtestError('BinariesNotFound', notFoundMessage(r, `building is turned off${downloadFailure ? `; the download failed: ${downloadFailure}` : ''}`));
   return buildBinaries(options);
+}
+
+async function cachedDownload(r: Resolved): Promise<Omit<BinaryPaths, 'source'> | undefined> {
+  const dir = downloadDir(r);
+  const kubeApiserver = join(dir, 'kube-apiserver');
+  const etcd = join(dir, 'etcd');
+  if (!(await isExecutable(kubeApiserver)) || !(await isExecutable(etcd))) return undefined;
+  // The archives carry no etcdctl; one from a build of the default etcd is used when there.
+  const etcdctl = cachePaths(r).etcdctl;
+  return { kubeApiserver, etcd, etcdctl: (await isExecutable(etcdctl)) ? etcdctl : undefined, kubernetesVersion: r.kubernetesVersion, etcdVersion: undefined };
+}
+
+/**
+ * Download the prebuilt kube-apiserver and etcd of `kubernetesVersion` (the
+ * archives controller-runtime's setup-envtest uses, SHA-512 verified) into
+ * the cache, unless they are there already.
+ *
+ * @throws {@link EnvtestError} `DownloadFailed` (the index or archive cannot
+ *   be had, no archive for this release and platform, a digest mismatch).
+ * @example
+ * ```ts
+ * const bins = await downloadBinaries({ kubernetesVersion: 'v1.37.2' });
+ * bins.source; // 'downloaded'
+ * ```
+ */
+export async function downloadBinaries(options: BinaryOptions = {}): Promise<BinaryPaths> {
+  const r = resolveOptions(options);
+  await mkdir(r.cacheDir, { recursive: true });
+  const release = await acquireBuildLock(join(r.cacheDir, 'build.lock'), r.progress, options.signal);
+  try {
+    const cached = await cachedDownload(r);
+    if (cached) return { ...cached, source: 'cache' };
+    await downloadEnvtest({
+      kubernetesVersion: r.kubernetesVersion,
+      targetDir: downloadDir(r),
+      progress: r.progress,
+      ...(options.indexUrl ? { indexUrl: options.indexUrl } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    const done = await cachedDownload(r);
+    if (!done) throw new EnvtestError('DownloadFailed', `the archive unpacked, but ${downloadDir(r)} holds no executable kube-apiserver and etcd`);
+    return { ...done, source: 'downloaded' };
+  } finally {
+    await release();
+  }
 }
 
 /**

@@ -4,14 +4,17 @@
  * binaries ahead of time.
  *
  *   kubeloop-envtest start [--crds PATH]... [--kubeconfig-out PATH] [--feature-gates A=true,B=false]
+ *                          [--webhooks PATH]... [--conversion-crd NAME]... [--webhook-port N] [--webhook-cert-dir DIR]
  *   kubeloop-envtest build
  *   kubeloop-envtest which
  */
 import { copyFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { buildBinaries, resolveBinaries } from './binaries.js';
+import { resolveBinaries } from './binaries.js';
 import { createEnvironment } from './environment.js';
 import { isEnvtestError } from './errors.js';
+import { installWebhooks } from './webhooks.js';
+import type { InstalledWebhooks, WebhookInstallOptions } from './webhooks.js';
 import { parseFeatureGates } from './feature-gates.js';
 import type { FeatureGates } from './feature-gates.js';
 
@@ -19,8 +22,13 @@ const USAGE = `usage:
   kubeloop-envtest start [--crds PATH]... [--kubeconfig-out PATH] [--feature-gates A=true,B=false]
       start etcd + kube-apiserver on loopback, print the kubeconfig, stop on Ctrl-C
       (--feature-gates: kube-apiserver's gates, e.g. ShardedListAndWatch=true)
+                         [--webhooks PATH]... [--conversion-crd NAME]... [--webhook-port N] [--webhook-cert-dir DIR]
+      --webhooks installs webhook configurations (files or directories, other kinds skipped) pointing at
+      https://127.0.0.1:<webhook-port> with a CA bundle, and writes the serving certificate (tls.crt,
+      tls.key) for the local operator to --webhook-cert-dir; --conversion-crd switches a CRD's
+      conversion to that server's /convert
   kubeloop-envtest build
-      find or build kube-apiserver, etcd and etcdctl (KUBEBUILDER_ASSETS, cache, or Go)
+      find, download (setup-envtest's prebuilt archives, SHA-512 verified) or build (Go) kube-apiserver and etcd
   kubeloop-envtest which
       print where the binaries are, without building`;
 
@@ -32,6 +40,10 @@ async function main(argv: string[]): Promise<number> {
       crds: { type: 'string', multiple: true },
       'kubeconfig-out': { type: 'string' },
       'feature-gates': { type: 'string', multiple: true },
+      webhooks: { type: 'string', multiple: true },
+      'conversion-crd': { type: 'string', multiple: true },
+      'webhook-port': { type: 'string' },
+      'webhook-cert-dir': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -43,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'build': {
       const started = Date.now();
-      const bins = await buildBinaries();
+      const bins = await resolveBinaries();
       console.log(`kube-apiserver ${bins.kubernetesVersion}: ${bins.kubeApiserver}`);
       console.log(`etcd ${bins.etcdVersion}: ${bins.etcd}`);
       console.log(`ready in ${Math.round((Date.now() - started) / 1000)}s`);
@@ -54,23 +66,35 @@ async function main(argv: string[]): Promise<number> {
       console.log(JSON.stringify(bins, null, 2));
       return 0;
     }
-    case 'start':
-      return start(values.crds ?? [], values['kubeconfig-out'], parseFeatureGates((values['feature-gates'] ?? []).join(',')));
+    case 'start': {
+      const port = values['webhook-port'];
+      if (port !== undefined && !/^\d{1,5}$/.test(port)) {
+        console.error(`--webhook-port must be a port number, not ${port}`);
+        return 2;
+      }
+      return start(values.crds ?? [], values['kubeconfig-out'], parseFeatureGates((values['feature-gates'] ?? []).join(',')), {
+        configurations: values.webhooks ?? [],
+        conversionCRDs: values['conversion-crd'] ?? [],
+        ...(port !== undefined ? { localServingPort: Number(port) } : {}),
+        ...(values['webhook-cert-dir'] !== undefined ? { localServingCertDir: values['webhook-cert-dir'] } : {}),
+      });
+    }
     default:
       console.error(`unknown command ${command}\n${USAGE}`);
       return 2;
   }
 }
 
-async function start(crds: string[], kubeconfigOut: string | undefined, featureGates: FeatureGates): Promise<number> {
+async function start(crds: string[], kubeconfigOut: string | undefined, featureGates: FeatureGates, webhooks: WebhookInstallOptions): Promise<number> {
   const env = createEnvironment({ crds, featureGates, log: (line) => console.error(`[envtest] ${line}`) });
+  let installed: InstalledWebhooks | undefined;
   let stopping = false;
   const stopped = new Promise<void>((resolve) => {
     const onSignal = (signal: NodeJS.Signals): void => {
       if (stopping) return;
       stopping = true;
       console.error(`\n[envtest] ${signal}: stopping the control plane`);
-      env.stop().then(resolve, (err: unknown) => {
+      (installed?.uninstall() ?? Promise.resolve()).then(() => env.stop()).then(resolve, (err: unknown) => {
         console.error(err);
         resolve();
       });
@@ -95,6 +119,12 @@ async function start(crds: string[], kubeconfigOut: string | undefined, featureG
     : `kube-apiserver ${env.binaries?.kubernetesVersion ?? ''}${gates ? ` (feature gates ${gates})` : ''} + etcd ${env.binaries?.etcdVersion ?? ''}`;
   console.log(`control plane ready in ${((Date.now() - startedAt) / 1000).toFixed(1)}s: ${where} at ${env.server}`);
   console.log(`kubeconfig: ${path}`);
+  if ((webhooks.configurations?.length ?? 0) > 0 || (webhooks.conversionCRDs?.length ?? 0) > 0) {
+    installed = await installWebhooks(env.kubeConfig, webhooks);
+    const configs = installed.configurations.map((c) => `${c.kind}/${c.name}`).join(', ') || 'none';
+    console.log(`webhooks: ${configs}${webhooks.conversionCRDs?.length ? `; conversion of ${webhooks.conversionCRDs.join(', ')}` : ''} call ${installed.url}`);
+    console.log(`serve them with the certificate in ${installed.certDir} (tls.crt, tls.key): --webhook-cert-dir ${installed.certDir} --webhook-port ${installed.port}`);
+  }
   console.log('');
   console.log('Point kubectl at it from another shell:');
   console.log(`  export KUBECONFIG=${path}`);

@@ -8,6 +8,8 @@
 export type EnvtestErrorReason =
   /** No binaries in KUBEBUILDER_ASSETS, none cached, and no Go to build them. */
   | 'BinariesNotFound'
+  /** Downloading the prebuilt binaries failed: unreachable, not listed, or not what the index's digest says. */
+  | 'DownloadFailed'
   /** Building kube-apiserver or etcd from Go modules failed. */
   | 'BuildFailed'
   /** etcd or kube-apiserver exited or never became ready. */

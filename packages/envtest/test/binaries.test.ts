@@ -56,7 +56,7 @@ describe('resolveBinaries', () => {
 
   it('does not take another version from the cache', async () => {
     await executable(join(dir, 'kubernetes-v1.30.1', 'kube-apiserver'));
-    const err = await rejection(resolveBinaries({ assetsDir: '', cacheDir: dir, kubernetesVersion: 'v1.30.2', build: false }));
+    const err = await rejection(resolveBinaries({ assetsDir: '', cacheDir: dir, kubernetesVersion: 'v1.30.2', download: false, build: false }));
     expect(err.reason).toBe('BinariesNotFound');
   });
 

@@ -4,10 +4,14 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:https';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { testCRD } from '../../../test/support/crds.js';
 
 const cli = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli.js');
 
@@ -43,6 +47,73 @@ describe('kubeloop-envtest start', () => {
     const result = await promisify(execFile)(process.execPath, [cli, 'start', '--feature-gates', 'ShardedListAndWatch=yes']).catch((e: { code: number; stderr: string }) => e);
     expect(result).toMatchObject({ code: 1 });
     expect((result as { stderr: string }).stderr).toContain('envtest: InvalidOptions: feature gate "ShardedListAndWatch=yes" is not Name=true or Name=false');
+  });
+
+  it('--crds takes a kustomize directory; --webhooks points a project\'s configurations at a local process, whose certificate it writes', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'envtest-cli-hooks-'));
+    try {
+      await mkdir(join(dir, 'crd'));
+      await writeFile(join(dir, 'crd', 'gizmos.cli.envtest.dev.yaml'), JSON.stringify(testCRD('cli.envtest.dev', 'Gizmo')));
+      await writeFile(join(dir, 'crd', 'kustomization.yaml'), 'resources:\n  - gizmos.cli.envtest.dev.yaml\n');
+      // As a project has it: a Service client config, which envtest replaces with the local URL and a CA bundle.
+      await writeFile(join(dir, 'manifests.yaml'), [
+        'apiVersion: admissionregistration.k8s.io/v1',
+        'kind: ValidatingWebhookConfiguration',
+        'metadata: { name: gizmo-validating }',
+        'webhooks:',
+        '  - name: vgizmo.cli.envtest.dev',
+        '    admissionReviewVersions: [v1]',
+        '    sideEffects: None',
+        '    failurePolicy: Fail',
+        '    clientConfig: { service: { name: demo-webhook, namespace: demo-system, path: /validate-cli-envtest-dev-v1-gizmo } }',
+        '    rules: [{ apiGroups: [cli.envtest.dev], apiVersions: [v1], operations: [CREATE], resources: [gizmos] }]',
+        '',
+      ].join('\n'));
+      const certDir = join(dir, 'certs');
+      const child = spawn(process.execPath, [cli, 'start', '--crds', join(dir, 'crd'), '--webhooks', join(dir, 'manifests.yaml'), '--webhook-cert-dir', certDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('Press Ctrl-C')) resolve();
+        });
+        child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+        child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+      });
+      const kubeconfig = /^kubeconfig: (.+)$/m.exec(out)?.[1] ?? '';
+      const port = Number(/--webhook-port (\d+)/.exec(out)?.[1]);
+      expect(out).toContain(`webhooks: ValidatingWebhookConfiguration/gizmo-validating call https://127.0.0.1:${port}`);
+      // The local operator: what it needs is in --webhook-cert-dir.
+      const server = createServer({ cert: await readFile(join(certDir, 'tls.crt')), key: await readFile(join(certDir, 'tls.key')) }, (req, res) => {
+        let body = '';
+        req.on('data', (c: Buffer) => (body += c.toString()));
+        req.on('end', () => {
+          const review = JSON.parse(body) as { request: { uid: string } };
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: false, status: { code: 403, message: `no gizmos today (${req.url})` } } }));
+        });
+      });
+      await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+      try {
+        const gizmo = JSON.stringify({ apiVersion: 'cli.envtest.dev/v1', kind: 'Gizmo', metadata: { name: 'g', namespace: 'default' } });
+        const refused = await new Promise<string>((resolve) => {
+          const k = spawn('kubectl', ['--kubeconfig', kubeconfig, 'create', '-f', '-'], { stdio: ['pipe', 'pipe', 'pipe'] });
+          let text = '';
+          k.stdout.on('data', (d: Buffer) => (text += d.toString()));
+          k.stderr.on('data', (d: Buffer) => (text += d.toString()));
+          k.once('close', () => resolve(text));
+          k.stdin.end(gizmo);
+        });
+        expect(refused).toContain('denied the request: no gizmos today (/validate-cli-envtest-dev-v1-gizmo?timeout=10s)');
+      } finally {
+        server.close();
+        const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+        child.kill('SIGINT');
+        expect(await exited).toBe(0);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('rejects an unknown command', async () => {

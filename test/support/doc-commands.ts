@@ -1,0 +1,145 @@
+/**
+ * The commands the docs tell users to run: every line of every `sh`, `bash`,
+ * `shell` or `console` code block in README.md, docs/*.md and the scaffold's
+ * README (packages/create-kubeloop/templates/README.md), with comments and
+ * line continuations resolved. test/doc-commands.test.ts checks each one is
+ * accounted for below; the registry e2e (test/e2e/registry.test.ts) runs the
+ * scaffold's, exactly as written, from a published scaffold; the README's own
+ * are run by test/e2e/readme-commands.test.ts. A command added to a doc
+ * without a place here fails the first test, so none escapes.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** One command as a doc shows it. */
+export interface DocCommand {
+  /** The file, relative to the repository root. */
+  readonly file: string;
+  /** Its first line, 1-based. */
+  readonly line: number;
+  /** The command, comments dropped, continuation lines joined. */
+  readonly text: string;
+  /** Which code block of the file it is in (0-based): a long-running command runs while the rest of its block does. */
+  readonly block: number;
+}
+
+/** The files whose commands are checked, relative to the repository root. */
+export function documentedFiles(root: string): string[] {
+  const docs = readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`);
+  return ['README.md', ...docs, 'packages/create-kubeloop/templates/README.md'];
+}
+
+/** Drops a `# comment` that starts outside quotes after whitespace (or at the start). */
+function stripComment(line: string): string {
+  let quote: string | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (quote) {
+      if (c === quote) quote = undefined;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+    } else if (c === '#' && (i === 0 || /\s/.test(line[i - 1]!))) {
+      return line.slice(0, i).trimEnd();
+    }
+  }
+  return line.trimEnd();
+}
+
+/** Every command of one markdown text. */
+export function commandsOf(file: string, markdown: string): DocCommand[] {
+  const out: DocCommand[] = [];
+  const lines = markdown.split('\n');
+  let inBlock = false;
+  let block = -1;
+  let pending: { text: string; line: number } | undefined;
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i]!;
+    const fence = /^\s*```(\S*)/.exec(raw);
+    if (fence) {
+      if (inBlock) {
+        inBlock = false;
+      } else if (['sh', 'bash', 'shell', 'console'].includes(fence[1]!)) {
+        inBlock = true;
+        block++;
+      } else {
+        // another language's block: skip to its end
+        const end = lines.findIndex((l, j) => j > i && /^\s*```\s*$/.test(l));
+        i = end < 0 ? lines.length : end;
+      }
+      continue;
+    }
+    if (!inBlock) continue;
+    const text = stripComment(raw.replace(/^\$ /, '')).trim();
+    if (pending) {
+      pending.text += ` ${text.replace(/\\$/, '').trim()}`;
+      if (!text.endsWith('\\')) {
+        out.push({ file, line: pending.line, text: pending.text.replace(/\s+/g, ' ').trim(), block });
+        pending = undefined;
+      }
+      continue;
+    }
+    if (text === '') continue;
+    if (text.endsWith('\\')) pending = { text: text.slice(0, -1).trim(), line: i + 1 };
+    else out.push({ file, line: i + 1, text, block });
+  }
+  return out;
+}
+
+/** The project getting-started.md creates; the scaffold's README is read as that project has it. */
+export const WALKTHROUGH_PROJECT = 'website-operator';
+
+/** The scaffold's README as `pnpm create kubeloop website-operator` writes it. */
+function rendered(file: string, text: string): string {
+  if (!file.includes('/templates/')) return text;
+  return text.replaceAll('{{name}}', WALKTHROUGH_PROJECT).replaceAll('{{group}}', `${WALKTHROUGH_PROJECT}.example.com`);
+}
+
+/** Every command of every documented file. */
+export function documentedCommands(root: string): DocCommand[] {
+  return documentedFiles(root).flatMap((f) => commandsOf(f, rendered(f, readFileSync(join(root, f), 'utf8'))));
+}
+
+/** Where a documented command is run, when not by the registry e2e's walkthrough of a new project. */
+export interface RunElsewhere {
+  /** The test (or CI step) that runs it, and how. */
+  readonly elsewhere: string;
+}
+
+/** A command no test can run on the test machine, and why. */
+export interface NotHere {
+  readonly notHere: string;
+}
+
+/**
+ * Commands not run by the scaffold walkthrough, keyed by their text. Every
+ * other command of getting-started, rbac, schema and the scaffold's README is
+ * run by it (the registry e2e).
+ */
+export const NOT_IN_WALKTHROUGH: Readonly<Record<string, RunElsewhere | NotHere>> = {
+  'bash scripts/test.sh': { elsewhere: '.ci/run runs exactly this on a clean checkout for every submission' },
+  'bash scripts/dev.sh': { elsewhere: 'test/e2e/readme-commands.test.ts (the README main job, then the commands that follow it)' },
+  'export KUBECONFIG=/tmp/kubeloop-envtest-XXXX/kubeconfig': { elsewhere: 'test/e2e/readme-commands.test.ts, with the path scripts/dev.sh logged' },
+  'kubectl get namespaces': { elsewhere: 'test/e2e/readme-commands.test.ts' },
+  'kubectl get harddisks,configmaps': { elsewhere: 'test/e2e/readme-commands.test.ts' },
+  'curl -s 127.0.0.1:8080/metrics | grep controller_runtime_reconcile_total': { elsewhere: 'test/e2e/readme-commands.test.ts' },
+  "curl -s '127.0.0.1:8081/readyz?verbose'": { elsewhere: 'test/e2e/readme-commands.test.ts' },
+  'pnpm create kubeloop my-operator': { elsewhere: 'the registry e2e runs `pnpm create kubeloop demo` and `pnpm create kubeloop website-operator`; only the name differs' },
+  'pnpm -s exec vitest run packages/testing/test/conformance/': { elsewhere: 'scripts/test.sh (CI) runs every test file, the conformance suite among them' },
+  'docker build -t registry.example.com/website-operator:0.1.0 .': { notHere: 'no container runtime on the test machine; the Dockerfile is what the image is built from' },
+  'docker push registry.example.com/website-operator:0.1.0': { notHere: 'no container runtime or image registry on the test machine' },
+  'docker build -t website-operator:latest .': { notHere: 'no container runtime on the test machine' },
+};
+
+/** Files whose commands the registry e2e walks through, in this order, in one new project. */
+export const WALKTHROUGH_FILES = ['docs/getting-started.md', 'docs/rbac.md', 'docs/schema.md', 'packages/create-kubeloop/templates/README.md'] as const;
+
+/**
+ * Commands that run until stopped (a server, a watch): the walkthrough starts
+ * each in the background, waits until its output matches `ready`, runs the
+ * rest of its code block, then stops it.
+ */
+export const LONG_RUNNING: Readonly<Record<string, { readonly ready: RegExp }>> = {
+  'pnpm build && pnpm start -- --kubeconfig ~/.kube/config': { ready: /starting website-operator/ },
+  'pnpm run dev': { ready: /starting website-operator/ },
+  'kubectl get websites -w': { ready: /website-sample/ },
+};
