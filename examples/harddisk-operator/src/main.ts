@@ -27,8 +27,8 @@
  * them without the flag: envtest's installWebhooks makes a certificate and
  * points the configurations and the CRD at this process, so `kubectl get
  * harddisks` (v2, kubectl's default) and `harddisks.v1.crd-demo.io` both
- * work. On another cluster without --webhook-cert-dir it installs the CRD
- * serving v1 alone (no conversion), so `kubectl get harddisks` works there too.
+ * work. On another cluster without the webhook Service deployed, ask for v1
+ * by name (`kubectl get harddisks.v1.crd-demo.io`).
  *
  * With --metrics-cert-dir (tls.crt and tls.key, reloaded as well) /metrics is
  * served over HTTPS to callers whose bearer token may `get` it (TokenReview +
@@ -118,16 +118,11 @@ const yaml = (): typeof JsYaml => createRequire(import.meta.url)('js-yaml') as t
 /**
  * Apply the HardDisk CRD (generated from the kinds, the same CRD `kubeloop generate crds` writes
  * to crd/) with server-side apply, then wait until HardDisks can be listed: established, its names
- * accepted and served by discovery. Without the conversion webhook served (no --webhook-cert-dir),
- * only v1, the storage version, is served and nothing converts: a v2 served through a webhook
- * nobody answers would make `kubectl get harddisks` (v2, its default) fail for every user.
+ * accepted and served by discovery.
  */
-async function installCRD(client: Client, servesConversion: boolean): Promise<void> {
-  const [generated] = generateCRDs([HardDisk, HardDiskV2]);
-  if (!generated) throw new Error('generateCRDs returned no CRD for HardDisk');
-  const crd = servesConversion
-    ? generated
-    : { ...generated, spec: { ...generated.spec, conversion: { strategy: 'None' as const }, versions: generated.spec.versions.map((v) => (v.storage ? v : { ...v, served: false })) } };
+async function installCRD(client: Client): Promise<void> {
+  const [crd] = generateCRDs([HardDisk, HardDiskV2]);
+  if (!crd) throw new Error('generateCRDs returned no CRD for HardDisk');
   await client.apply(crd, { force: true });
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -167,7 +162,7 @@ if (values.envtest || !clusterConfigured()) {
   // loaded on this path (test/main.test.ts checks), so the operator's RSS is the framework's own.
   const rest = configured(() => loadKubeConfig(values.kubeconfig));
   kubeConfig = rest;
-  await installCRD(createClient({ kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'harddisk-operator' }), Boolean(values['webhook-cert-dir']));
+  await installCRD(createClient({ kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'harddisk-operator' }));
   log.info({ server: rest.server }, 'using the cluster from the kubeconfig; CRD installed');
 }
 

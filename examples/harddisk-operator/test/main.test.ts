@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
+import { startApiProxy } from '@kubeloop/envtest';
 import { testKubeConfig, testKubeconfigPath } from '../../../test/support/env.js';
 import { kubectl, kubectlOk } from '../../../test/support/kubectl.js';
 
@@ -122,22 +122,6 @@ describe('harddisk-operator main', () => {
     expect(loaded.filter((url) => url.includes('@kubernetes/client-node') || url.includes('/packages/envtest/'))).toEqual([]);
     // The CRD went in through kubeloop's client: server-side apply, through this proxy.
     expect(proxy.count((r) => r.method === 'PATCH' && r.path === '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/harddisks.crd-demo.io')).toBe(1);
-  });
-
-  it('on a cluster where it serves no webhook: the CRD serves v1 alone, so kubectl get harddisks works for everyone', async () => {
-    // A control plane of its own: the shared one's CRD is the webhook-converted one other tests use.
-    await using env = createEnvironment();
-    await env.start();
-    const op = startMain(['--kubeconfig', env.kubeconfigPath, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0']);
-    try {
-      await op.until(sampleBound);
-    } finally {
-      op.kill();
-    }
-    expect(await op.exited).toBe(0);
-    expect(await kubectlOk(['get', 'harddisks', '-n', 'default', '-o', 'name'], { kubeconfig: env.kubeconfigPath })).toContain('harddisk.crd-demo.io/sample-disk');
-    const served = await kubectlOk(['get', 'crd', 'harddisks.crd-demo.io', '-o', 'jsonpath={.spec.conversion.strategy} {range .spec.versions[*]}{.name}={.served} {end}'], { kubeconfig: env.kubeconfigPath });
-    expect(served.trim().split(' ').sort()).toEqual(['None', 'v1=true', 'v2=false']);
   });
 
   it('--envtest (the README main job without a cluster): its own control plane, serving admission and conversion, so kubectl works at either version', async () => {

@@ -90,12 +90,12 @@ describe('downloading the prebuilt binaries', () => {
   it('downloads, verifies (SHA-512) and unpacks a release the index lists; the kube-apiserver runs; the second call uses the cache', async () => {
     const cacheDir = join(work, 'cache-ok');
     const lines: string[] = [];
-    const bins = await resolveBinaries({ assetsDir: '', cacheDir, kubernetesVersion: version, indexUrl: `${base}/envtest-releases.yaml`, build: false, onProgress: (l) => lines.push(l) });
+    const bins = await resolveBinaries({ assetsDir: '', cacheDir, kubernetesVersion: version, indexUrl: `${base}/envtest-releases.yaml`, build: false, download: true, onProgress: (l) => lines.push(l) });
     expect(bins).toMatchObject({ source: 'downloaded', kubernetesVersion: version, kubeApiserver: join(cacheDir, `envtest-${version}-${platform}`, 'kube-apiserver') });
     expect(lines.some((l) => /sha512 verified/.test(l))).toBe(true);
     expect(execFileSync(bins.kubeApiserver, ['--version']).toString()).toContain(`Kubernetes ${version}`);
     expect((await readdir(cacheDir)).filter((f) => f.startsWith('.envtest-download-'))).toEqual([]); // no leftovers
-    const again = await resolveBinaries({ assetsDir: '', cacheDir, kubernetesVersion: version, indexUrl: `${base}/nothing-here`, build: false });
+    const again = await resolveBinaries({ assetsDir: '', cacheDir, kubernetesVersion: version, indexUrl: `${base}/nothing-here`, build: false, download: true });
     expect(again).toMatchObject({ source: 'cache', kubeApiserver: bins.kubeApiserver });
   });
 
@@ -118,7 +118,7 @@ describe('downloading the prebuilt binaries', () => {
     expect(link.message).toContain('holds entries outside controller-tools/envtest/ or that are not regular files: controller-tools/envtest/kube-apiserver');
     expect(await readdir(cacheDir)).toEqual([]);
 
-    const unlisted = await failure(resolveBinaries({ assetsDir: '', cacheDir, kubernetesVersion: 'v1.35.9', indexUrl: `${base}/envtest-releases.yaml`, build: false, onProgress: () => undefined }));
+    const unlisted = await failure(resolveBinaries({ assetsDir: '', cacheDir, kubernetesVersion: 'v1.35.9', indexUrl: `${base}/envtest-releases.yaml`, build: false, download: true, onProgress: () => undefined }));
     expect(unlisted.reason).toBe('BinariesNotFound');
     expect(unlisted.message).toContain(`the download failed: the envtest index ${base}/envtest-releases.yaml has no archive for Kubernetes v1.35.9 on ${platform}`);
 
