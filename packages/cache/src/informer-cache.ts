@@ -9,9 +9,9 @@
  * mapper when the informer starts.
  */
 import { ClientError, matchesLabels, parseFieldSelector, parseLabelSelector } from '@kubeloop/client';
-import { fieldValue, isMetadataRef } from '@kubeloop/client/internal';
+import { checkOptions, fieldValue, hasMethods, isKindRef, isMetadataRef, isMs, isNonEmptyString, isObject } from '@kubeloop/client/internal';
 import type { Client, GetOptions, KindRef, ListOptions, ObjectKey, Reader, TypeRef } from '@kubeloop/client';
-import type { ListFor, ObjectFor, Selector } from '@kubeloop/client/internal';
+import type { ListFor, ObjectFor, OptionCheck, Selector } from '@kubeloop/client/internal';
 import type { KubeObject, ResourceDescriptor } from '@kubeloop/scheme';
 import { Informer } from './informer.js';
 import type { InformerErrorPhase, InformerOptions, InformerSource, InformerSources, Transform } from './informer.js';
@@ -184,21 +184,18 @@ export function createInformerCache(options: InformerCacheOptions): InformerCach
   return new Cache(options);
 }
 
-const isObject = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isKind = (k: unknown): boolean => isObject(k) && typeof (k as TypeRef).apiVersion === 'string' && typeof (k as TypeRef).kind === 'string';
 const isFn = (v: unknown): boolean => typeof v === 'function';
-const isMs = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
 const isSelector = (v: unknown): boolean => typeof v === 'string' || (isObject(v) && Object.values(v as object).every((x) => typeof x === 'string'));
 
 /** Each option: the test of a value and what it expects, said to the user. An absent option is never checked. */
-const CACHE_CHECKS: readonly (readonly [string, (v: unknown) => boolean, string])[] = [
-  ['client', (v) => isObject(v) && isFn((v as Record<string, unknown>)['list']) && isFn((v as Record<string, unknown>)['watch']) && isObject((v as Record<string, unknown>)['mapper']), 'a Client (createClient(...) of @kubeloop/client)'],
+const CACHE_CHECKS: readonly OptionCheck[] = [
+  ['client', (v) => hasMethods('list', 'watch')(v) && isObject((v as { mapper?: unknown }).mapper), 'a Client (createClient(...) of @kubeloop/client)'],
   [
     'byKind',
-    (v) => Array.isArray(v) && v.every((b) => isObject(b) && isKind((b as { kind?: unknown }).kind) && isObject((b as { options?: unknown }).options)),
+    (v) => Array.isArray(v) && v.every((b) => isObject(b) && isKindRef((b as { kind?: unknown }).kind) && isObject((b as { options?: unknown }).options)),
     'an array of { kind, options } (kind: a descriptor such as Pod, or { apiVersion, kind })',
   ],
-  ['namespaces', (v) => Array.isArray(v) && v.every((n) => typeof n === 'string' && n.length > 0), "an array of namespace names (['team-a'])"],
+  ['namespaces', (v) => Array.isArray(v) && v.every(isNonEmptyString), "an array of namespace names (['team-a'])"],
   ['defaultLabelSelector', isSelector, "a selector string ('app=web') or a map of labels"],
   ['defaultFieldSelector', isSelector, "a selector string ('metadata.name=x') or a map of fields"],
   ['startInformersOnRead', (v) => typeof v === 'boolean', 'true or false'],
@@ -212,14 +209,9 @@ const CACHE_CHECKS: readonly (readonly [string, (v: unknown) => boolean, string]
 
 /** Throws CacheError `InvalidOptions` naming the first option of the wrong shape and what it expects. */
 function checkCacheOptions(options: InformerCacheOptions): void {
-  if (!isObject(options)) throw new CacheError('InvalidOptions', `createInformerCache takes one options object with a client; got ${options === null ? 'null' : typeof options}`);
-  if ((options as { client?: unknown }).client === undefined) throw new CacheError('InvalidOptions', 'createInformerCache: client is required: the Client whose live calls list and watch');
-  for (const [option, ok, expects] of CACHE_CHECKS) {
-    const value = (options as unknown as Record<string, unknown>)[option];
-    if (value !== undefined && !ok(value)) {
-      throw new CacheError('InvalidOptions', `createInformerCache: ${option} must be ${expects}; got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
-    }
-  }
+  const fail = (message: string): CacheError => new CacheError('InvalidOptions', message);
+  checkOptions('createInformerCache', options, CACHE_CHECKS, fail);
+  if ((options as { client?: unknown }).client === undefined) throw fail('createInformerCache: client is required: the Client whose live calls list and watch');
 }
 
 interface Entry {

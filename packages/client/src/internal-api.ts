@@ -21,6 +21,8 @@ export { HASH_SPACE_END, inShardRanges, shardKey } from './shard.js';
 export { applyPatch, jsonPointer, patchContentType } from './patch.js';
 export type { JsonPatchOperation, MergeFromOptions, PatchType } from './patch.js';
 export { DEFAULT_RETRY } from './retry.js';
+export { checkOptions, describeValue, hasMethods, isKindList, isKindRef, isMs, isNonEmptyString, isObject } from './options-validation.js';
+export type { OptionCheck } from './options-validation.js';
 export { compareResourceVersions } from './resource-version.js';
 export type { ReadYourWritesOptions, ReadYourWritesOutcome, ResourceVersionTracker } from './read-your-writes.js';
 export type { RetryFn } from './retry.js';

@@ -8,7 +8,7 @@
 import { ClientError } from './errors.js';
 import type { ClientOptions } from './client.js';
 
-/** What a value is, for a message ("a number", "null", "an object with keys qps, burst"). */
+/** What a value is, for a message ("a number (0)", "null", "an object with keys qps, burst"). */
 export function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
@@ -17,32 +17,61 @@ export function describeValue(value: unknown): string {
     return keys.length > 0 ? `an object with keys ${keys.join(', ')}` : 'an empty object';
   }
   if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
-  return `${typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`}${typeof value === 'number' || typeof value === 'boolean' ? ` (${String(value)})` : ''}`;
+  if (value === undefined) return 'undefined';
+  return typeof value === 'number' || typeof value === 'boolean' ? `a ${typeof value} (${String(value)})` : `a ${typeof value}`;
 }
 
-/** Whether `value` is an object whose named members are all functions. */
-export function hasMethods(value: unknown, ...names: string[]): boolean {
-  return typeof value === 'object' && value !== null && names.every((n) => typeof (value as Record<string, unknown>)[n] === 'function');
+/** A plain object (not null, not an array). */
+export const isObject = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A predicate: an object whose named members are all functions (a Transport has `request` and `stream`). */
+export const hasMethods =
+  (...names: string[]) =>
+  (v: unknown): boolean =>
+    isObject(v) && names.every((n) => typeof (v as Record<string, unknown>)[n] === 'function');
+/** `{ apiVersion, kind }` with both strings (a descriptor or a TypeRef). */
+export const isKindRef = (k: unknown): boolean => isObject(k) && typeof (k as { apiVersion?: unknown }).apiVersion === 'string' && typeof (k as { kind?: unknown }).kind === 'string';
+/** An array of kind references. */
+export const isKindList = (v: unknown): boolean => Array.isArray(v) && v.every(isKindRef);
+/** A duration in milliseconds: a finite number >= 0. */
+export const isMs = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+/** A non-empty string. */
+export const isNonEmptyString = (v: unknown): boolean => typeof v === 'string' && v.length > 0;
+
+/** One option: its name, the test of a value, and what it expects, said to the user. */
+export type OptionCheck = readonly [option: string, ok: (value: unknown) => boolean, expects: string];
+
+/**
+ * Check an options object against its table, before anything is built: the
+ * one mechanism behind createClient's, createInformerCache's, createCluster's
+ * and createManager's checks (each package raises its own error family
+ * through `fail`). An absent (undefined) option is never checked; `options`
+ * itself may be undefined only when `optional`.
+ *
+ * @example
+ * ```ts
+ * checkOptions('createThing', { timeoutMs: -1 }, [['timeoutMs', isMs, 'a number of ms >= 0']], (m) => new Error(m));
+ * // throws: "createThing: timeoutMs must be a number of ms >= 0; got a number (-1)"
+ * ```
+ */
+export function checkOptions(fn: string, options: unknown, checks: readonly OptionCheck[], fail: (message: string) => Error, optional = false): void {
+  if (options === undefined && optional) return;
+  if (!isObject(options)) throw fail(`${fn} takes one options object; got ${describeValue(options)}`);
+  const record = options as Readonly<Record<string, unknown>>;
+  for (const [option, ok, expects] of checks) {
+    const value = record[option];
+    if (value !== undefined && !ok(value)) throw fail(`${fn}: ${option} must be ${expects}; got ${describeValue(value)}`);
+  }
 }
-
-/** Whether `value` is an array of `{ apiVersion, kind }` strings. */
-export function isKindList(value: unknown): boolean {
-  return Array.isArray(value) && value.every((k) => typeof k === 'object' && k !== null && typeof (k as { apiVersion?: unknown }).apiVersion === 'string' && typeof (k as { kind?: unknown }).kind === 'string');
-}
-
-type Check = readonly [option: string, ok: (value: unknown) => boolean, expects: string];
-
-const isObject = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The checks of `ClientOptions`; an absent (undefined) option is never checked. */
-const CHECKS: readonly Check[] = [
+const CHECKS: readonly OptionCheck[] = [
   ['kubeConfig', isObject, 'a RestConfig (loadKubeConfig()) or a @kubernetes/client-node KubeConfig'],
-  ['transport', (v) => hasMethods(v, 'request', 'stream'), 'a Transport (createTransport(kubeConfig, options)); rate limits and timeouts such as { qps } go in transportOptions'],
+  ['transport', hasMethods('request', 'stream'), 'a Transport (createTransport(kubeConfig, options)); rate limits and timeouts such as { qps } go in transportOptions'],
   ['transportOptions', isObject, 'an object of transport tuning ({ qps, burst, timeoutMs, ... })'],
-  ['scheme', (v) => hasMethods(v, 'has', 'extend'), 'a Scheme (builtinScheme, or builtinScheme.extend(MyKind))'],
-  ['mapper', (v) => hasMethods(v, 'restMapping'), 'a RESTMapper (createDynamicRESTMapper(...))'],
+  ['scheme', hasMethods('has', 'extend'), 'a Scheme (builtinScheme, or builtinScheme.extend(MyKind))'],
+  ['mapper', hasMethods('restMapping'), 'a RESTMapper (createDynamicRESTMapper(...))'],
   ['fieldOwner', (v) => typeof v === 'string' && v.length > 0 && v.length <= 128, 'a non-empty string of at most 128 characters (the field manager of writes)'],
-  ['cache', (v) => hasMethods(v, 'get', 'list'), 'a Reader with get and list (createInformerCache(...) of @kubeloop/cache)'],
+  ['cache', hasMethods('get', 'list'), 'a Reader with get and list (createInformerCache(...) of @kubeloop/cache)'],
   ['uncached', isKindList, 'an array of kinds (descriptors such as Secret, or { apiVersion, kind })'],
   ['cacheUnstructured', (v) => typeof v === 'boolean', 'true or false'],
   [
@@ -58,10 +87,5 @@ const CHECKS: readonly Check[] = [
  * @throws ClientError `InvalidOptions` naming the first wrong option.
  */
 export function validateClientOptions(options: ClientOptions): void {
-  if (!isObject(options)) throw new ClientError('InvalidOptions', `createClient takes one options object; got ${describeValue(options)}`);
-  const record = options as Readonly<Record<string, unknown>>;
-  for (const [option, ok, expects] of CHECKS) {
-    const value = record[option];
-    if (value !== undefined && !ok(value)) throw new ClientError('InvalidOptions', `createClient: ${option} must be ${expects}; got ${describeValue(value)}`);
-  }
+  checkOptions('createClient', options, CHECKS, (message) => new ClientError('InvalidOptions', message));
 }
