@@ -6,13 +6,8 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { DependencyContainer } from 'tsyringe';
-import type { InformerCacheOptions } from '@kubeloop/cache';
-import type { KubeConfigLike, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
-import type { ReadYourWritesOptions } from '@kubeloop/client/internal';
-import type { ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import type { CertificateSource, TokenAuthorizerOptions, WebhookServerOptions } from '@kubeloop/webhook';
-import type { Cluster } from './cluster.js';
-import type { EventRecorderTuning } from './events/recorder.js';
+import type { Cluster, ClusterOptions } from './cluster.js';
 import type { LeadershipGate } from './leadership.js';
 
 /** Leader-election settings; see `createLeaderElector` for each timing's meaning. */
@@ -48,32 +43,17 @@ export interface SecureMetricsOptions {
   readonly minTlsVersion?: 'TLSv1.2' | 'TLSv1.3';
 }
 
-/** Options for {@link createManager}. Every field is optional. */
-export interface ManagerOptions {
-  /** Where to connect. Default: KUBECONFIG, ~/.kube/config, or in-cluster (ignored when `transport` or `cluster` is given). */
-  readonly kubeConfig?: KubeConfigLike;
-  /** A ready transport instead of one made from `kubeConfig` (for example `@kubeloop/testing`'s fake API). Default: made from `kubeConfig`. */
-  readonly transport?: Transport;
-  /** A ready cluster to run on; then kubeConfig, transport, scheme, fieldOwner, namespaces, cache, uncached, readYourWrites, transportOptions and eventRecorder are not used. Default: one made from those options. */
+/**
+ * Options for {@link createManager}. Every field is optional. The fields it
+ * shares with {@link ClusterOptions} (kubeConfig, transport,
+ * transportOptions, scheme, fieldOwner, namespaces, cache, uncached,
+ * readYourWrites, eventRecorder) build the manager's cluster, with the
+ * defaults documented there; none of them is used with `cluster`.
+ */
+export interface ManagerOptions
+  extends Pick<ClusterOptions, 'kubeConfig' | 'transport' | 'transportOptions' | 'scheme' | 'fieldOwner' | 'namespaces' | 'cache' | 'uncached' | 'readYourWrites' | 'eventRecorder'> {
+  /** A ready cluster to run on; then the options shared with ClusterOptions are not used. Default: one made from those options. */
   readonly cluster?: Cluster;
-  /** The kinds the client types. Default: `builtinScheme`. */
-  readonly scheme?: Scheme;
-  /** Field manager for writes and server-side apply. Default: none (apply then needs a per-call fieldManager). */
-  readonly fieldOwner?: string;
-  /** Namespaces the cache covers. Default: all. */
-  readonly namespaces?: readonly string[];
-  /** More cache options (per-kind selectors, transforms, reflector tuning). */
-  readonly cache?: Omit<InformerCacheOptions, 'client' | 'namespaces'>;
-  /** Kinds the client never reads from the cache (Secrets, say). Default: none. */
-  readonly uncached?: readonly (ResourceDescriptor | TypeRef)[];
-  /**
-   * Read-your-writes for the manager's client: after a write through it
-   * returns resourceVersion r, a cached get or list of that object never
-   * returns an older copy (it waits for the cache, up to `timeoutMs`,
-   * default 2000, then reads live; `kubeloop_client_read_your_writes_total`
-   * counts both). `false` turns it off. Not used with `cluster`. Default: on.
-   */
-  readonly readYourWrites?: false | ReadYourWritesOptions;
   /**
    * Where /metrics listens: `host:port` (`127.0.0.1:8080`), `:port` for every
    * interface, IPv4 and IPv6 (an explicit choice: anyone who can reach the
@@ -171,10 +151,6 @@ export interface ManagerOptions {
    * collectors. Once per registry. Default: true.
    */
   readonly defaultMetrics?: boolean;
-  /** Transport tuning (QPS, burst, timeouts). */
-  readonly transportOptions?: TransportOptions;
-  /** Tuning of the event recorders (queue size, spam filter, series interval, retries); not used with `cluster`. Default: client-go's; see `EventRecorderTuning`. */
-  readonly eventRecorder?: EventRecorderTuning;
   /**
    * `/readyz` fails when an informer has been out of contact with the API
    * server (failed lists or watches, no watch open) for longer than this.
