@@ -187,16 +187,52 @@ export function formatMicroTime(epochMs: number): string {
   return `${seconds}.${String(micros).padStart(6, '0')}Z`;
 }
 
-function positive(value: number, what: string): number {
+function positive(value: number, what: string, who: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new LeaderElectionError('InvalidOptions', `leader election: ${what} must be a positive number of milliseconds, got ${String(value)}`);
+    throw new LeaderElectionError('InvalidOptions', `${who}: ${what} must be a positive number of milliseconds, got ${String(value)}`);
   }
   return value;
 }
 
-function nonEmpty(value: unknown, what: string): string {
+/** A Lease holder's identity and timings, checked: what an elector and a ring member share. */
+export interface LeaseTimings {
+  readonly identity: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}
+
+/**
+ * Resolve and check a Lease holder's identity (default `${hostname}_${random UUID}`)
+ * and timings (client-go's defaults): each positive, lease duration >
+ * renew deadline > retry period × `retryFactor` (the largest jittered
+ * wait between attempts). `who` starts each message ("leader election",
+ * "shard ring").
+ *
+ * @throws LeaderElectionError `InvalidOptions`
+ */
+export function resolveLeaseTimings(
+  options: { readonly identity?: string | undefined; readonly leaseDurationMs?: number | undefined; readonly renewDeadlineMs?: number | undefined; readonly retryPeriodMs?: number | undefined },
+  who: string,
+  retryFactor: number,
+): LeaseTimings {
+  const identity = options.identity === undefined ? `${hostname()}_${randomUUID()}` : nonEmpty(options.identity, 'identity', who);
+  const leaseDurationMs = positive(options.leaseDurationMs ?? LEADER_ELECTION_DEFAULTS.leaseDurationMs, 'leaseDurationMs', who);
+  const renewDeadlineMs = positive(options.renewDeadlineMs ?? LEADER_ELECTION_DEFAULTS.renewDeadlineMs, 'renewDeadlineMs', who);
+  const retryPeriodMs = positive(options.retryPeriodMs ?? LEADER_ELECTION_DEFAULTS.retryPeriodMs, 'retryPeriodMs', who);
+  if (leaseDurationMs <= renewDeadlineMs) {
+    throw new LeaderElectionError('InvalidOptions', `${who}: leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`);
+  }
+  if (renewDeadlineMs <= retryPeriodMs * retryFactor) {
+    const bound = retryFactor === 1 ? `retryPeriodMs (${retryPeriodMs})` : `retryPeriodMs × ${retryFactor} (${retryPeriodMs * retryFactor})`;
+    throw new LeaderElectionError('InvalidOptions', `${who}: renewDeadlineMs (${renewDeadlineMs}) must be greater than ${bound}`);
+  }
+  return { identity, leaseDurationMs, renewDeadlineMs, retryPeriodMs };
+}
+
+function nonEmpty(value: unknown, what: string, who = 'leader election'): string {
   if (typeof value !== 'string' || value.trim() === '') {
-    throw new LeaderElectionError('InvalidOptions', `leader election: ${what} must be a non-empty string`);
+    throw new LeaderElectionError('InvalidOptions', `${who}: ${what} must be a non-empty string`);
   }
   return value;
 }
@@ -251,19 +287,7 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
   if (typeof options.client !== 'object' || options.client === null) throw new LeaderElectionError('InvalidOptions', 'leader election: a client is required');
   const namespace = nonEmpty(options.namespace, 'namespace');
   const name = nonEmpty(options.name, 'name (of the Lease)');
-  const identity = options.identity === undefined ? `${hostname()}_${randomUUID()}` : nonEmpty(options.identity, 'identity');
-  const leaseDurationMs = positive(options.leaseDurationMs ?? LEADER_ELECTION_DEFAULTS.leaseDurationMs, 'leaseDurationMs');
-  const renewDeadlineMs = positive(options.renewDeadlineMs ?? LEADER_ELECTION_DEFAULTS.renewDeadlineMs, 'renewDeadlineMs');
-  const retryPeriodMs = positive(options.retryPeriodMs ?? LEADER_ELECTION_DEFAULTS.retryPeriodMs, 'retryPeriodMs');
-  if (leaseDurationMs <= renewDeadlineMs) {
-    throw new LeaderElectionError('InvalidOptions', `leader election: leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`);
-  }
-  if (renewDeadlineMs <= retryPeriodMs * LEADER_ELECTION_JITTER_FACTOR) {
-    throw new LeaderElectionError(
-      'InvalidOptions',
-      `leader election: renewDeadlineMs (${renewDeadlineMs}) must be greater than retryPeriodMs × ${LEADER_ELECTION_JITTER_FACTOR} (${retryPeriodMs * LEADER_ELECTION_JITTER_FACTOR})`,
-    );
-  }
+  const { identity, leaseDurationMs, renewDeadlineMs, retryPeriodMs } = resolveLeaseTimings(options, 'leader election', LEADER_ELECTION_JITTER_FACTOR);
   return new Elector(options, namespace, name, identity, leaseDurationMs, renewDeadlineMs, retryPeriodMs);
 }
 

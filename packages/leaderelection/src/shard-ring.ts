@@ -21,15 +21,13 @@
  * cannot renew for `renewDeadlineMs` (< the lease duration) stops all its
  * buckets first, so it has stopped before anyone may take them.
  */
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fnv1a64, isAlreadyExists, isNotFound } from '@kubeloop/client';
 import type { Client, ShardRange } from '@kubeloop/client';
 import { Lease } from '@kubeloop/scheme';
 import { sleep } from '@kubeloop/workqueue';
 import { LeaderElectionError } from './errors.js';
-import { formatMicroTime, LEADER_ELECTION_DEFAULTS } from './leader-elector.js';
+import { formatMicroTime, resolveLeaseTimings } from './leader-elector.js';
 import { assignBuckets, bucketOf, bucketsToRanges, checkBuckets, DEFAULT_RING_BUCKETS } from './ring-assignment.js';
 
 /** The label naming a member Lease's ring. */
@@ -173,13 +171,6 @@ export function memberLeaseName(ring: string, identity: string): string {
 }
 
 
-function positive(value: number, what: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new LeaderElectionError('InvalidOptions', `shard ring: ${what} must be a positive number of milliseconds, got ${String(value)}`);
-  }
-  return value;
-}
-
 /**
  * Create a member of a shard ring (nothing happens until `run`). Throws
  * LeaderElectionError `InvalidOptions` for timings that cannot work, a ring
@@ -197,15 +188,9 @@ export function createShardRing(options: ShardRingOptions): ShardRing {
   if (typeof options.name !== 'string' || !/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(options.name)) {
     throw new LeaderElectionError('InvalidOptions', `shard ring: name ${JSON.stringify(options.name)} must be a DNS label (lower case letters, digits and '-', at most 63)`);
   }
-  const leaseDurationMs = positive(options.leaseDurationMs ?? LEADER_ELECTION_DEFAULTS.leaseDurationMs, 'leaseDurationMs');
-  const renewDeadlineMs = positive(options.renewDeadlineMs ?? LEADER_ELECTION_DEFAULTS.renewDeadlineMs, 'renewDeadlineMs');
-  const retryPeriodMs = positive(options.retryPeriodMs ?? LEADER_ELECTION_DEFAULTS.retryPeriodMs, 'retryPeriodMs');
-  if (leaseDurationMs <= renewDeadlineMs) throw new LeaderElectionError('InvalidOptions', `shard ring: leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`);
-  if (renewDeadlineMs <= retryPeriodMs) throw new LeaderElectionError('InvalidOptions', `shard ring: renewDeadlineMs (${renewDeadlineMs}) must be greater than retryPeriodMs (${retryPeriodMs})`);
+  const { identity, leaseDurationMs, renewDeadlineMs, retryPeriodMs } = resolveLeaseTimings(options, 'shard ring', 1);
   const buckets = options.buckets ?? DEFAULT_RING_BUCKETS;
   checkBuckets(buckets);
-  const identity = options.identity ?? `${hostname()}_${randomUUID()}`;
-  if (typeof identity !== 'string' || identity === '') throw new LeaderElectionError('InvalidOptions', 'shard ring: identity must be a non-empty string');
   return new Ring(options, identity, leaseDurationMs, renewDeadlineMs, retryPeriodMs, buckets);
 }
 
