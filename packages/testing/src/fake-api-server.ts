@@ -12,7 +12,9 @@ import { createTestClock } from './clock.js';
 import type { TestClock } from './clock.js';
 import { TestingError } from './errors.js';
 import { FakeApi } from './internal/api.js';
-import type { RequestAttributes } from './internal/api.js';
+import type { RequestAttributes, Verb } from './internal/request-info.js';
+
+export type { Verb };
 import { listen } from './internal/http-server.js';
 import { memoryTransport } from './internal/memory-transport.js';
 import { typeFromCRD } from './internal/resources.js';
@@ -20,27 +22,17 @@ import { ApiError, alreadyExists, conflict, forbidden, invalid, MODIFIED, Networ
 import type { ObjectValidator } from './validator.js';
 import { descriptorCheck } from './internal/schema-check.js';
 
-/** The API verbs, as RBAC names them. */
-export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
-
 /**
- * One request the fake served (its request log, and what interceptors match).
+ * One request the fake served (its request log, and what interceptors match):
+ * `verb`, `group`, `version`, `resource` (the plural, e.g. `configmaps`),
+ * `kind`, `subresource`, `namespace`, `name`, and when it arrived.
  *
  * @example
  * ```ts
  * const updates = fake.requests.filter((r: RequestRecord) => r.verb === 'update' && r.kind === 'ConfigMap');
  * ```
  */
-export interface RequestRecord {
-  readonly verb: Verb;
-  readonly group: string;
-  readonly version: string;
-  /** The plural resource name, e.g. `configmaps`. */
-  readonly resource: string;
-  readonly kind: string;
-  readonly subresource: string | undefined;
-  readonly namespace: string | undefined;
-  readonly name: string | undefined;
+export interface RequestRecord extends RequestAttributes {
   /** Reading of the fake's clock when the request arrived, ms since the epoch. */
   readonly at: number;
 }

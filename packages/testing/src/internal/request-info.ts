@@ -42,6 +42,7 @@ export interface WatchSession {
 
 export type CoreResponse = BufferedResponse | WatchSession;
 
+/** The API verbs, as RBAC names them. */
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
 
 /** What an interceptor decides about one request. */
