@@ -33,6 +33,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
 import { createClient } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { createEnvironment } from '@kubeloop/envtest';
@@ -102,19 +103,13 @@ function start(spec: Spec): Running {
   const [cmd, ...args] = spec.command;
   const proc = spawn(cmd!, args, { cwd: spec.cwd ?? here, env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info', ...spec.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: Record<string, unknown>[] = [];
-  let buffer = '';
   let stderr = '';
   proc.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-  proc.stdout.on('data', (d: Buffer) => {
-    buffer += d.toString();
-    const parts = buffer.split('\n');
-    buffer = parts.pop() ?? '';
-    for (const p of parts) {
-      try {
-        lines.push(JSON.parse(p) as Record<string, unknown>);
-      } catch {
-        /* not JSON */
-      }
+  createInterface({ input: proc.stdout }).on('line', (line) => {
+    try {
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      /* not JSON */
     }
   });
   let exited = false;
