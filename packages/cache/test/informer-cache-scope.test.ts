@@ -13,6 +13,16 @@ import { createInformerCache, isCacheError } from '../src/index.js';
 import type { InformerCache } from '../src/index.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
 
+/** What `fn` throws (undefined when it returns). */
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+}
+
 let env: Environment;
 let live: Client;
 let ns: string;
@@ -61,12 +71,7 @@ describe('cache-wide default selectors', () => {
       ['defaultLabelSelector', 'team in (red'],
       ['defaultFieldSelector', 'metadata.name in (a)'],
     ] as const) {
-      let err: unknown;
-      try {
-        createInformerCache({ client: live, [option]: value });
-      } catch (e) {
-        err = e;
-      }
+      const err = thrown(() => createInformerCache({ client: live, [option]: value }));
       expect(isCacheError(err) && err.reason).toBe('InvalidOptions');
       expect((err as Error).message).toContain(option);
     }
@@ -76,12 +81,10 @@ describe('cache-wide default selectors', () => {
 describe('startInformersOnRead: false', () => {
   it('a read of a kind nobody cached is NotCached, naming the kind and the fixes; nothing was listed', async () => {
     const c = cache({ startInformersOnRead: false, byKind: [{ kind: Secret, options: {} }] });
-    let err: unknown;
-    try {
-      await c.list(ServiceAccount, { namespace: ns });
-    } catch (e) {
-      err = e;
-    }
+    const err = await c.list(ServiceAccount, { namespace: ns }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(isClientError(err) && err.reason).toBe('NotCached');
     expect((err as Error).message).toMatch(/ServiceAccount\.v1 is not cached.*byKind.*getInformer.*uncached.*apiReader/);
     await expect(c.get(ConfigMap, { namespace: ns, name: 'a' })).rejects.toSatisfy((e) => isClientError(e) && e.reason === 'NotCached');
@@ -111,12 +114,7 @@ describe('createInformerCache checks its options', () => {
     ['onError', 'log', /a function \(kind, err, phase\)/],
     ['onHandlerError', true, /a function \(kind, err\)/],
   ] as const)('%s: %j', (option, value, expects) => {
-    let err: unknown;
-    try {
-      createInformerCache({ client: live, [option]: value });
-    } catch (e) {
-      err = e;
-    }
+    const err = thrown(() => createInformerCache({ client: live, [option]: value }));
     expect(isCacheError(err) && err.reason).toBe('InvalidOptions');
     expect((err as Error).message).toContain(`createInformerCache: ${option} must be`);
     expect((err as Error).message).toMatch(expects);
