@@ -13,7 +13,7 @@ import { ConfigMap, Secret } from '@kubeloop/scheme';
 import { Result } from '../src/index.js';
 import type { LeadershipContext, LeadershipGate, Manager } from '../src/index.js';
 import { uniqueName } from '../../../test/support/env.js';
-import { eventually, metric, newNamespace, probe, run, testClient, testManager } from './support.js';
+import { eventually, metric, newNamespace, probe, run, readyz, testClient, testManager } from './support.js';
 
 let client: Client;
 let ns: string;
@@ -65,11 +65,6 @@ function recordConfigMaps(m: Manager, prefix: string, name = 'configmap'): strin
   return seen;
 }
 
-async function readyz(m: Manager): Promise<string> {
-  const res = await fetch(`${m.healthUrl!}/readyz?verbose`);
-  return res.text();
-}
-
 describe('a custom leadership gate', () => {
   it('drives leader-only work: never leads, then leads, then loses, then leads again (warm: nothing missed)', async () => {
     const manual = manualGate();
@@ -85,7 +80,7 @@ describe('a custom leadership gate', () => {
     // Never led: a warm standby, its caches synced, nothing reconciled, no leader-only work.
     await eventually(() => m.controllers()[0], (c) => c?.warm === true && c.synced, 'the warm controller to sync');
     await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${prefix}-a`, namespace: ns } });
-    await eventually(() => readyz(m), (t) => t.includes('[+]leader-election ok: warm standby (leader: someone-else)'), 'readyz to say warm standby');
+    await eventually(() => readyz(m), (r) => r.body.includes('[+]leader-election ok: warm standby (leader: someone-else)'), 'readyz to say warm standby');
     expect(await metric(m.registry, 'kubeloop_leadership_state', { state: 'warm_standby' })).toBe(1);
     await sleep(300);
     expect(seen).toEqual([]);
@@ -98,7 +93,7 @@ describe('a custom leadership gate', () => {
     await eventually(() => seen, (s) => s.includes(`${prefix}-a`), 'the change made while standing by');
     expect(leaderWork.state).toEqual({ started: 1, stopped: 0 });
     expect(m.isLeader()).toBe(true);
-    expect(await readyz(m)).toContain('[+]leader-election ok: leading');
+    expect((await readyz(m)).body).toContain('[+]leader-election ok: leading');
     expect(await metric(m.registry, 'kubeloop_leadership_state', { state: 'leading' })).toBe(1);
 
     // Loses: once stepDown resolves, leader-only work has stopped; changes wait.
@@ -124,7 +119,7 @@ describe('a custom leadership gate', () => {
     const prefix = uniqueName('cold');
     const seen = recordConfigMaps(m, prefix);
     const r = run(m);
-    await eventually(() => readyz(m), (t) => t.includes('[+]leader-election ok: standby (leader: someone-else)'), 'readyz to say standby');
+    await eventually(() => readyz(m), (r) => r.body.includes('[+]leader-election ok: standby (leader: someone-else)'), 'readyz to say standby');
     expect(m.cache.informers()).toEqual([]);
     expect(m.controllers()[0]).toMatchObject({ warm: false, started: false, synced: false });
     await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${prefix}-a`, namespace: ns } });

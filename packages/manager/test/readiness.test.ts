@@ -9,7 +9,7 @@ import { ConfigMap } from '@kubeloop/scheme';
 import { createLogger, createManager, Result } from '../src/index.js';
 import { loadKubeConfig } from '@kubeloop/client';
 import { testKubeConfig, testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
-import { eventually, newNamespace, testClient } from './support.js';
+import { eventually, newNamespace, readyz, testClient } from './support.js';
 import { cm, openWatch, sendList, startLoopbackApi, watchLine } from '../../cache/test/loopback-api.js';
 
 describe('readiness and informer freshness', () => {
@@ -28,21 +28,17 @@ describe('readiness and informer freshness', () => {
     manager.controller().for(ConfigMap).complete(() => Result.done());
     const ac = new AbortController();
     const running = manager.start(ac.signal);
-    const readyz = async (): Promise<{ status: number; body: string }> => {
-      const res = await fetch(`${manager.healthUrl}/readyz?verbose`);
-      return { status: res.status, body: await res.text() };
-    };
-    await eventually(readyz, (r) => r.status === 200, 'ready');
+    await eventually(() => readyz(manager), (r) => r.status === 200, 'ready');
 
     await proxy.refuse();
-    const stale = await eventually(readyz, (r) => r.status === 500, 'not ready while cut off');
+    const stale = await eventually(() => readyz(manager), (r) => r.status === 500, 'not ready while cut off');
     expect(stale.body).toMatch(/\[-\]informers failed: stale: ConfigMap\.v1 out of contact for \d+ s/);
     expect(stale.body).toContain('ECONNREFUSED');
     // liveness is not readiness: the process is fine
     expect((await fetch(`${manager.healthUrl}/healthz`)).status).toBe(200);
 
     await proxy.accept();
-    await eventually(readyz, (r) => r.status === 200, 'ready again once watching');
+    await eventually(() => readyz(manager), (r) => r.status === 200, 'ready again once watching');
     ac.abort();
     await running;
     await proxy.close();
@@ -79,13 +75,9 @@ describe('readiness and informer freshness', () => {
       manager.controller().for(ConfigMap).complete(() => Result.done());
       const ac = new AbortController();
       const running = manager.start(ac.signal);
-      const readyz = async (): Promise<{ status: number; body: string }> => {
-        const res = await fetch(`${manager.healthUrl}/readyz?verbose`);
-        return { status: res.status, body: await res.text() };
-      };
       await eventually(() => api.count('watch'), (n) => n >= 2, 'the re-watch');
       const asked = api.requests.filter((r) => r.kind === 'watch')[1]!.at;
-      const failing = await eventually(readyz, (r) => r.status === 500, 'not ready while the re-watch delivers nothing', 10_000);
+      const failing = await eventually(() => readyz(manager), (r) => r.status === 500, 'not ready while the re-watch delivers nothing', 10_000);
       const after = Date.now() - asked;
       expect(failing.body).toMatch(/\[-\]informers failed: stale: ConfigMap\.v1 out of contact for \d+ s/);
       process.stderr.write(`[readiness] ${stall}: /readyz failing ${after} ms after the re-watch was asked for (informerStaleAfterMs ${staleAfterMs}, watchIdleTimeoutMs ${watchIdleTimeoutMs})\n`);
@@ -105,11 +97,7 @@ describe('readiness and informer freshness', () => {
     });
     const ac = new AbortController();
     const running = manager.start(ac.signal).catch((err: unknown) => err);
-    const readyz = async (): Promise<{ status: number; body: string }> => {
-      const res = await fetch(`${manager.healthUrl}/readyz?verbose`);
-      return { status: res.status, body: await res.text() };
-    };
-    const failing = await eventually(readyz, (r) => r.status === 500, 'not ready while the Lease is refused', 10_000);
+    const failing = await eventually(() => readyz(manager), (r) => r.status === 500, 'not ready while the Lease is refused', 10_000);
     expect(failing.body).toMatch(/\[-\]leader-election failed: .*could not be read or written .*forbidden/);
     expect(manager.isLeader()).toBe(false);
     ac.abort();

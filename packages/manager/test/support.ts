@@ -111,3 +111,9 @@ export function probe(): { state: { started: number; stopped: number }; runnable
   };
   return { state, runnable };
 }
+
+/** `GET /readyz?verbose` on a manager's probe server: its status and the checks it lists. */
+export async function readyz(manager: Manager): Promise<{ status: number; body: string }> {
+  const res = await fetch(`${manager.healthUrl!}/readyz?verbose`);
+  return { status: res.status, body: await res.text() };
+}

@@ -18,7 +18,7 @@ import type { Client } from '@kubeloop/client';
 import { ConfigMap } from '@kubeloop/scheme';
 import { createLogger, createManager, Result } from '../src/index.js';
 import { testKubeConfig, testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
-import { eventually, newNamespace, testClient } from './support.js';
+import { eventually, newNamespace, readyz, testClient } from './support.js';
 
 const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 300 };
 
@@ -89,8 +89,7 @@ describe('a warm standby', () => {
       const running = standby.start(stop.signal);
       running.catch(() => undefined);
       await eventually(() => standby.controllers()[0], (c) => c?.warm === true && c.synced, 'the standby warm and synced');
-      const readyz = async (): Promise<string> => (await fetch(`${standby.healthUrl!}/readyz?verbose`)).text();
-      expect(await readyz()).toContain('[+]leader-election ok: warm standby (leader: killed-leader)');
+      expect((await readyz(standby)).body).toContain('[+]leader-election ok: warm standby (leader: killed-leader)');
       expect(reconciled).toEqual([]);
 
       // A change the standby sees while it stands by (its cache has it: no request), then the leader is killed.
@@ -103,7 +102,7 @@ describe('a warm standby', () => {
 
       await eventually(() => reconciled, (r) => r.length > 0, 'the standby to take over and reconcile', 15_000);
       expect(standby.leadershipState()).toBe('leading');
-      expect(await readyz()).toContain('[+]leader-election ok: leading');
+      expect((await readyz(standby)).body).toContain('[+]leader-election ok: leading');
       // The change first (its key moved up in the queue), then the rest of what the standby holds.
       expect(reconciled[0]).toBe('cm-7');
       await eventually(() => new Set(reconciled).size, (n) => n >= 20, 'every ConfigMap reconciled');
