@@ -14,7 +14,7 @@ export type { ClusterOptions } from './cluster.js';
 export type { BuilderWatchOptions } from './controller/builder.js';
 export type { AdmissionClass, ReconcilerClass, WebhookRegistration } from './controller/di.js';
 export { requestKey } from './controller/reconcile.js';
-export type { ReconcilerLike } from './controller/reconcile.js';
+export type { ReconcilerLike, RequeueOptions } from './controller/reconcile.js';
 export type { EventHandler } from './controller/handlers.js';
 export type { SourceContext } from './controller/source.js';
 export type { OperationResult, StartingObject } from './controllerutil/create-or-update.js';

@@ -22,8 +22,13 @@
 export interface WorkQueueMetrics {
   /** `key` was marked for processing; `workqueue_adds_total` counts these. */
   add(key: string): void;
-  /** The number of keys waiting to be handed out (including keys re-added while in flight) is now `n`. */
-  depth(n: number): void;
+  /**
+   * The number of keys waiting to be handed out (including keys re-added
+   * while in flight) is now `n`. A priority queue also passes how many of
+   * them wait at each priority (a priority it has seen stays, at 0, once
+   * empty); the FIFO queue passes none.
+   */
+  depth(n: number, byPriority?: ReadonlyMap<number, number>): void;
   /** A worker took `key`: its wait in the queue ends and its processing starts. */
   get(key: string): void;
   /** The worker that held `key` called `done`. */

@@ -80,6 +80,13 @@ export interface WorkQueue {
    */
   get(signal?: AbortSignal): Promise<string | undefined>;
   /**
+   * As `get`, with the priority the key was waiting at (0 on the FIFO
+   * queue): a controller re-adds a failed or requeued key at that priority,
+   * as controller-runtime does, so a low-priority resync stays low and a
+   * user's edit stays high across retries.
+   */
+  getWithPriority(signal?: AbortSignal): Promise<{ readonly key: string; readonly priority: number } | undefined>;
+  /**
    * Gives `key` back after processing; if it was added meanwhile it waits
    * again, at the end of the line. Does nothing for a key that is not held.
    */
@@ -242,7 +249,8 @@ interface ReadyKeys {
   push(key: string, priority: number): void;
   /** The priority a waiting key has, or undefined. */
   priorityOf(key: string): number | undefined;
-  shift(): string | undefined;
+  /** The next key to hand out, with the priority it was waiting at. */
+  shift(): Entry | undefined;
   clear(): void;
 }
 
@@ -258,8 +266,9 @@ class FifoKeys implements ReadyKeys {
   priorityOf(): number | undefined {
     return undefined;
   }
-  shift(): string | undefined {
-    return this.#fifo.shift();
+  shift(): Entry | undefined {
+    const key = this.#fifo.shift();
+    return key === undefined ? undefined : { key, priority: 0 };
   }
   clear(): void {
     this.#fifo.clear();
@@ -301,13 +310,13 @@ class PriorityKeys implements ReadyKeys {
     return this.#live.get(key)?.priority;
   }
 
-  shift(): string | undefined {
+  shift(): Entry | undefined {
     for (const priority of this.#order) {
       const line = this.#lines.get(priority)!;
       for (let entry = line.shift(); entry !== undefined; entry = line.shift()) {
         if (this.#live.get(entry.key) !== entry) continue; // moved up, or taken and added again since
         this.#live.delete(entry.key);
-        return entry.key;
+        return entry;
       }
     }
     return undefined;
@@ -321,7 +330,7 @@ class PriorityKeys implements ReadyKeys {
 }
 
 interface Waiter {
-  readonly resolve: (key: string | undefined) => void;
+  readonly resolve: (entry: Entry | undefined) => void;
   readonly detach: () => void;
 }
 
@@ -345,6 +354,9 @@ class RateLimitingQueue implements WorkQueue {
   readonly #heldPriority = new Map<string, number>();
   /** Keys that need processing: waiting in #queue, or held and re-added. */
   readonly #dirty = new Set<string>();
+  /** Priority queues only: each dirty key's priority, and how many dirty keys each priority has (the depth per priority). */
+  readonly #dirtyPriority = new Map<string, number>();
+  readonly #depthByPriority = new Map<number, number>();
   /** Keys held by a worker, between get and done. */
   readonly #processing = new Set<string>();
   /** Pending gets, oldest first. Non-empty only while #queue is empty. */
@@ -386,11 +398,16 @@ class RateLimitingQueue implements WorkQueue {
       // Already waiting (or held and re-added): a higher priority moves it up.
       if (this.#processing.has(key)) this.#heldPriority.set(key, Math.max(priority, this.#heldPriority.get(key) ?? priority));
       else if (this.#queue.priorityOf(key) !== undefined) this.#queue.push(key, priority); // FIFO keys have no priority to raise
+      if (this.#priorities && priority > this.#dirtyPriority.get(key)!) {
+        this.#countDirty(key, priority);
+        this.#reportDepth();
+      }
       return;
     }
     this.#dirty.add(key);
+    if (this.#priorities) this.#countDirty(key, priority);
     this.#metrics.add(key);
-    this.#metrics.depth(this.#dirty.size);
+    this.#reportDepth();
     if (this.#processing.has(key)) {
       this.#heldPriority.set(key, priority);
       return;
@@ -453,17 +470,26 @@ class RateLimitingQueue implements WorkQueue {
   }
 
   get(signal?: AbortSignal): Promise<string | undefined> {
-    if (this.#shuttingDown && !this.#drain) return Promise.resolve(undefined);
-    const key = this.#take();
-    if (key !== undefined) return Promise.resolve(key);
-    if (this.#drained() || signal?.aborted === true) return Promise.resolve(undefined);
+    return this.#next(signal, (entry) => entry?.key);
+  }
+
+  getWithPriority(signal?: AbortSignal): Promise<Entry | undefined> {
+    return this.#next(signal, (entry) => entry);
+  }
+
+  /** The next waiting entry, as `get` describes, handed out as `as` makes it. */
+  #next<T>(signal: AbortSignal | undefined, as: (entry: Entry | undefined) => T): Promise<T> {
+    if (this.#shuttingDown && !this.#drain) return Promise.resolve(as(undefined));
+    const entry = this.#take();
+    if (entry !== undefined) return Promise.resolve(as(entry));
+    if (this.#drained() || signal?.aborted === true) return Promise.resolve(as(undefined));
     return new Promise((resolve) => {
       const onAbort = (): void => {
         const i = this.#waiters.indexOf(waiter);
         if (i >= 0) this.#waiters.splice(i, 1);
-        resolve(undefined);
+        resolve(as(undefined));
       };
-      const waiter: Waiter = { resolve, detach: () => signal?.removeEventListener('abort', onAbort) };
+      const waiter: Waiter = { resolve: (e) => resolve(as(e)), detach: () => signal?.removeEventListener('abort', onAbort) };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#waiters.push(waiter);
     });
@@ -492,7 +518,9 @@ class RateLimitingQueue implements WorkQueue {
     this.#heldPriority.clear();
     if (this.#dirty.size > 0) {
       this.#dirty.clear();
-      this.#metrics.depth(0);
+      this.#dirtyPriority.clear();
+      for (const p of this.#depthByPriority.keys()) this.#depthByPriority.set(p, 0);
+      this.#reportDepth();
     }
     this.#releaseWaiters();
     for (const resolve of this.#drainers.splice(0)) resolve();
@@ -511,14 +539,31 @@ class RateLimitingQueue implements WorkQueue {
   }
 
   /** Hands the next waiting key to the caller: it is now held. */
-  #take(): string | undefined {
-    const key = this.#queue.shift();
-    if (key === undefined) return undefined;
+  #take(): Entry | undefined {
+    const entry = this.#queue.shift();
+    if (entry === undefined) return undefined;
+    const { key } = entry;
     this.#processing.add(key);
     this.#dirty.delete(key);
+    if (this.#priorities) this.#countDirty(key, undefined);
     this.#metrics.get(key);
-    this.#metrics.depth(this.#dirty.size);
-    return key;
+    this.#reportDepth();
+    return entry;
+  }
+
+  /** Moves `key` to `priority` in the per-priority depth (undefined: no longer dirty). */
+  #countDirty(key: string, priority: number | undefined): void {
+    const old = this.#dirtyPriority.get(key);
+    if (old !== undefined) this.#depthByPriority.set(old, this.#depthByPriority.get(old)! - 1);
+    if (priority === undefined) this.#dirtyPriority.delete(key);
+    else {
+      this.#dirtyPriority.set(key, priority);
+      this.#depthByPriority.set(priority, (this.#depthByPriority.get(priority) ?? 0) + 1);
+    }
+  }
+
+  #reportDepth(): void {
+    this.#metrics.depth(this.#dirty.size, this.#priorities ? this.#depthByPriority : undefined);
   }
 
   /** Serves pending gets from waiting keys, oldest get first. */

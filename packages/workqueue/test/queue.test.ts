@@ -503,6 +503,8 @@ class Model {
   readonly heldPriority = new Map<string, number>();
   readonly waiters: number[] = [];
   readonly held = new Map<number, string>();
+  /** The priority each worker's key was handed out at. */
+  readonly heldAt = new Map<number, number>();
   readonly delayed = new Map<string, { at: number; seq: number; p: number }>();
   readonly limiter = exponentialFailureRateLimiter(5, MAX_BACKOFF);
   time = 0;
@@ -576,6 +578,14 @@ class Model {
     this.time = target;
   }
 
+  /** Keys that need processing by priority: waiting ones at theirs, held and re-added ones at the priority they will wait at. */
+  depthByPriority(): Map<number, number> {
+    const depth = new Map<number, number>();
+    for (const { p } of this.queue.values()) depth.set(p, (depth.get(p) ?? 0) + 1);
+    for (const p of this.heldPriority.values()) depth.set(p, (depth.get(p) ?? 0) + 1);
+    return depth;
+  }
+
   /** The next key to hand out: highest priority, then earliest add. */
   private next(): string | undefined {
     let best: [string, { p: number; seq: number }] | undefined;
@@ -589,6 +599,7 @@ class Model {
     while (this.waiters.length > 0 && this.queue.size > 0) {
       const worker = this.waiters.shift()!;
       const key = this.next()!;
+      this.heldAt.set(worker, this.queue.get(key)!.p);
       this.queue.delete(key);
       this.processing.add(key);
       this.dirty.delete(key);
@@ -623,7 +634,7 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
   { arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 40 }) }), weight: 2 },
 );
 
-type WorkerState = { state: 'idle' } | { state: 'waiting'; abort: AbortController } | { state: 'holding'; key: string };
+type WorkerState = { state: 'idle' } | { state: 'waiting'; abort: AbortController } | { state: 'holding'; key: string; priority: number };
 
 /** Drives a real queue and the model side by side and records what happened. */
 class Harness {
@@ -635,11 +646,24 @@ class Harness {
   readonly gets: [number, string][] = [];
   readonly violations: string[] = [];
   private clock = 0;
+  /** What the queue last reported through its metrics: the depth, and the depth per priority (priority queues). */
+  reportedDepth = 0;
+  reportedByPriority: ReadonlyMap<number, number> | undefined;
 
   constructor(priorities: boolean) {
     this.model = new Model(priorities);
     const create = priorities ? createPriorityQueue : createWorkQueue;
-    this.queue = create({ now: () => Date.now(), rateLimiter: exponentialFailureRateLimiter(5, MAX_BACKOFF) });
+    const metrics = {
+      add() {},
+      get() {},
+      done() {},
+      retry() {},
+      depth: (n: number, byPriority?: ReadonlyMap<number, number>) => {
+        this.reportedDepth = n;
+        this.reportedByPriority = byPriority === undefined ? undefined : new Map(byPriority);
+      },
+    };
+    this.queue = create({ now: () => Date.now(), rateLimiter: exponentialFailureRateLimiter(5, MAX_BACKOFF), metrics });
   }
 
   held(): string[] {
@@ -707,13 +731,14 @@ class Harness {
     const abort = new AbortController();
     this.workers[index] = { state: 'waiting', abort };
     this.model.get(index);
-    void this.queue.get(abort.signal).then((key) => {
-      if (key === undefined) {
+    void this.queue.getWithPriority(abort.signal).then((got) => {
+      if (got === undefined) {
         this.workers[index] = { state: 'idle' };
         return;
       }
+      const { key, priority } = got;
       if (this.held().includes(key)) this.violations.push(`${key} handed to worker ${index} while another worker holds it`);
-      this.workers[index] = { state: 'holding', key };
+      this.workers[index] = { state: 'holding', key, priority };
       this.gets.push([this.clock++, key]);
     });
   }
@@ -721,10 +746,16 @@ class Harness {
   /** The real queue must agree with the model on every worker and every count. */
   compare(): void {
     const { model, queue } = this;
-    const real = this.workers.map((w) => (w.state === 'holding' ? `holds ${w.key}` : w.state));
-    const expected = this.workers.map((_, i) => (model.held.has(i) ? `holds ${model.held.get(i)!}` : model.waiters.includes(i) ? 'waiting' : 'idle'));
+    const real = this.workers.map((w) => (w.state === 'holding' ? `holds ${w.key} at ${w.priority}` : w.state));
+    const expected = this.workers.map((_, i) => (model.held.has(i) ? `holds ${model.held.get(i)!} at ${model.heldAt.get(i)!}` : model.waiters.includes(i) ? 'waiting' : 'idle'));
     expect(real).toEqual(expected);
     expect(queue.len()).toBe(model.queue.size);
+    // The depth reported to metrics, in all and (priority queue) per priority: priorities seen stay, at 0.
+    expect(this.reportedDepth).toBe(model.dirty.size);
+    if (model.priorities) {
+      const reported = [...(this.reportedByPriority ?? new Map<number, number>())].filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);
+      expect(reported).toEqual([...model.depthByPriority()].sort((a, b) => a[0] - b[0]));
+    } else expect(this.reportedByPriority).toBeUndefined();
     expect(Date.now()).toBe(model.time);
     for (const key of KEYS) expect(queue.numRequeues(key)).toBe(model.limiter.numRequeues(key));
     const held = this.held();

@@ -291,12 +291,12 @@ export class Controller {
 
   private async worker(queue: WorkQueue, stopSignal: AbortSignal): Promise<void> {
     for (;;) {
-      const key = await queue.get(stopSignal);
-      if (key === undefined) return;
+      const got = await queue.getWithPriority(stopSignal);
+      if (got === undefined) return;
       try {
-        await this.process(queue, key, stopSignal);
+        await this.process(queue, got.key, got.priority, stopSignal);
       } finally {
-        queue.done(key);
+        queue.done(got.key);
       }
     }
   }
@@ -347,9 +347,9 @@ export class Controller {
     }
   }
 
-  private async process(queue: WorkQueue, key: string, stopSignal: AbortSignal): Promise<void> {
+  private async process(queue: WorkQueue, key: string, priority: number, stopSignal: AbortSignal): Promise<void> {
     const shard = this.options.shard;
-    if (!shard) return this.reconcileKey(queue, key, stopSignal);
+    if (!shard) return this.reconcileKey(queue, key, priority, stopSignal);
     const bucket = await this.bucketOf(shard, requestOf(key), stopSignal);
     // Not ours now (or not cached here): its owner reconciles it, and enqueues it when the bucket starts there.
     if (bucket === undefined || !shard.ring.active().has(bucket)) {
@@ -358,7 +358,7 @@ export class Controller {
     }
     this.inFlight.set(bucket, (this.inFlight.get(bucket) ?? 0) + 1);
     try {
-      await this.reconcileKey(queue, key, stopSignal);
+      await this.reconcileKey(queue, key, priority, stopSignal);
     } finally {
       const left = (this.inFlight.get(bucket) ?? 1) - 1;
       if (left > 0) this.inFlight.set(bucket, left);
@@ -367,7 +367,8 @@ export class Controller {
     }
   }
 
-  private async reconcileKey(queue: WorkQueue, key: string, stopSignal: AbortSignal): Promise<void> {
+  /** Reconcile one key handed out at `priority`; a requeue or a retry waits at that priority unless the result names another. */
+  private async reconcileKey(queue: WorkQueue, key: string, priority: number, stopSignal: AbortSignal): Promise<void> {
     const request = requestOf(key);
     const reconcileID = randomUUID();
     const log = this.log.child({ ...(request.namespace ? { namespace: request.namespace } : {}), name: request.name, reconcileID });
@@ -400,12 +401,12 @@ export class Controller {
       const r = result ?? { kind: 'done' as const };
       if (r.kind === 'requeueAfter' && r.delayMs > 0) {
         queue.forget(key);
-        queue.addAfter(key, r.delayMs);
+        queue.addWithOptions(key, { afterMs: r.delayMs, priority: r.priority ?? priority });
         m.reconcileTotal.inc({ controller: this.name, result: 'requeue_after' });
         outcome = { result: 'requeue_after' };
       } else if (r.kind === 'requeue' || r.kind === 'requeueAfter') {
         // requeueAfter(0) is a requeue with backoff, never a hot loop.
-        queue.addRateLimited(key);
+        queue.addWithOptions(key, { rateLimited: true, priority: r.priority ?? priority });
         m.reconcileTotal.inc({ controller: this.name, result: 'requeue' });
         outcome = { result: 'requeue' };
       } else {
@@ -422,7 +423,7 @@ export class Controller {
         queue.forget(key);
         log.error({ err }, 'reconcile failed with a terminal error; not retrying');
       } else {
-        queue.addRateLimited(key);
+        queue.addWithOptions(key, { rateLimited: true, priority });
         log.error({ err, retries: queue.numRequeues(key) }, 'reconcile failed; retrying with backoff');
       }
     } finally {

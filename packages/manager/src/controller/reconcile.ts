@@ -25,11 +25,33 @@ export interface ReconcileContext {
   readonly controller: string;
 }
 
-/** What to do after a reconcile. Build it with {@link Result}. */
+/**
+ * What to do after a reconcile. Build it with {@link Result}. A requeue's
+ * `priority` (priority queues: controllers' default) is the priority the key
+ * waits at; without one it keeps the priority it was handed out at.
+ */
 export type ReconcileResult =
   | { readonly kind: 'done' }
-  | { readonly kind: 'requeueAfter'; readonly delayMs: number }
-  | { readonly kind: 'requeue' };
+  | { readonly kind: 'requeueAfter'; readonly delayMs: number; readonly priority?: number }
+  | { readonly kind: 'requeue'; readonly priority?: number };
+
+/** Options of a requeue ({@link Result.requeue}, {@link Result.requeueAfter}). */
+export interface RequeueOptions {
+  /**
+   * The priority the key waits at (higher first; `LOW_PRIORITY` is -100, an
+   * edit's events 0), as controller-runtime's `Result.Priority`. Default: the
+   * priority the key was handed out at, so a resync's low priority and an
+   * edit's normal one carry over.
+   */
+  readonly priority?: number;
+}
+
+function withPriority<R extends ReconcileResult>(result: R, options: RequeueOptions | undefined): R {
+  const priority = options?.priority;
+  if (priority === undefined) return result;
+  if (typeof priority !== 'number' || !Number.isFinite(priority)) throw new ManagerError('InvalidOptions', `a requeue's priority must be a finite number, got ${String(priority)}`);
+  return { ...result, priority };
+}
 
 /**
  * Named constructors for reconcile results.
@@ -38,18 +60,19 @@ export type ReconcileResult =
  * ```ts
  * return Result.requeueAfter(30_000); // look again in 30 s
  * return Result.done();               // until something changes
+ * return Result.requeueAfter(60_000, { priority: -100 }); // a slow poll, behind every edit (LOW_PRIORITY of @kubeloop/workqueue)
  * ```
  */
 export const Result = Object.freeze({
   /** Nothing more to do until the object (or something it watches) changes. */
   done: (): ReconcileResult => ({ kind: 'done' }),
   /** Reconcile again after `delayMs` (failure backoff is reset). `0` requeues with the per-key backoff, as {@link Result.requeue}: never a hot loop. */
-  requeueAfter: (delayMs: number): ReconcileResult => {
+  requeueAfter: (delayMs: number, options?: RequeueOptions): ReconcileResult => {
     if (!Number.isFinite(delayMs) || delayMs < 0) throw new ManagerError('InvalidOptions', `requeueAfter needs a delay >= 0, got ${delayMs}`);
-    return { kind: 'requeueAfter', delayMs };
+    return withPriority({ kind: 'requeueAfter', delayMs }, options);
   },
   /** Reconcile again with the per-key exponential backoff (5 ms → 1000 s). */
-  requeue: (): ReconcileResult => ({ kind: 'requeue' }),
+  requeue: (options?: RequeueOptions): ReconcileResult => withPriority({ kind: 'requeue' }, options),
 });
 
 /** A reconciler as a class. */

@@ -64,7 +64,9 @@ function scrapeGauge(registry: Registry, name: string, help: string, pick: (ages
 /**
  * Work queue metrics in `registry`, with controller-runtime's names, labels
  * (`name` and `controller`, both the queue's name; `workqueue_depth` also has
- * `priority`, empty as for controller-runtime's non-priority queue) and
+ * `priority`: empty for a FIFO queue, as controller-runtime's non-priority
+ * queue; for a priority queue one series per priority it has seen, its
+ * number as the label, as controller-runtime's priority queue) and
  * buckets. Many queues share one registry; each `name` is its own series.
  * `workqueue_unfinished_work_seconds` and
  * `workqueue_longest_running_processor_seconds` are computed when the
@@ -154,13 +156,22 @@ export function createWorkQueueMetrics(registry: Registry, name: string, options
 
   /** Key -> when it was first marked for processing since it was last taken. */
   const addedAt = new Map<string, number>();
+  /** Whether the queue reports its depth per priority (a priority queue): the `priority=""` series is then dropped. */
+  let perPriority = false;
   return {
     add(key) {
       adds.inc(labels);
       if (!addedAt.has(key)) addedAt.set(key, now());
     },
-    depth(n) {
-      depth.set(depthLabels, n);
+    depth(n, byPriority) {
+      if (byPriority === undefined) depth.set(depthLabels, n);
+      else {
+        if (!perPriority) {
+          perPriority = true;
+          depth.remove(depthLabels);
+        }
+        for (const [priority, count] of byPriority) depth.set({ ...labels, priority: String(priority) }, count);
+      }
       // No key is waiting, so no wait is being timed (keys dropped at shut down).
       if (n === 0) addedAt.clear();
     },

@@ -13,7 +13,7 @@ import type { Client } from '@kubeloop/client';
 import { ConfigMap } from '@kubeloop/scheme';
 import { createWorkQueue } from '@kubeloop/workqueue';
 import { enqueueMapped, observableSource, Result, terminalError } from '../../src/index.js';
-import type { Manager, Request } from '../../src/index.js';
+import type { Manager, ReconcileResult, Request } from '../../src/index.js';
 import { eventually, metric, newNamespace, run, synced, testClient, testManager } from '../support.js';
 import type { Running } from '../support.js';
 
@@ -78,6 +78,64 @@ describe('priority: a change made while the initial list is worked off goes firs
     const position = order.indexOf('listed-059', 1);
     if (editFirst) expect(position, `order: ${order.slice(0, 5).join(', ')}`).toBe(1);
     else expect(position).toBeGreaterThan(N / 2);
+  });
+});
+
+describe('priority across requeues (controller-runtime v0.21 keeps it; v0.23 Result.Priority)', () => {
+  /**
+   * N ConfigMaps listed at start (LOW_PRIORITY), one worker, each reconcile
+   * a few ms. The first key handed out is held until the rest of the list
+   * is waiting, then answers `first` (a throw, or a result); every later
+   * reconcile answers done. Returns the order of reconciles.
+   */
+  async function afterFirst(name: string, first: () => ReconcileResult): Promise<{ order: string[]; depthWhileHeld: { low: number | undefined; unlabelled: number | undefined } }> {
+    const own = await newNamespace(client, 'rqp');
+    const N = 30;
+    await Promise.all(Array.from({ length: N }, (_, i) => configMap(`listed-${String(i).padStart(3, '0')}`, own)));
+    const order: string[] = [];
+    let started: () => void = () => undefined;
+    const firstStarted = new Promise<void>((resolve) => (started = resolve));
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const manager = testManager(own);
+    manager.controller().named(name).for(ConfigMap).complete(async (req) => {
+      order.push(req.name);
+      if (order.length === 1) {
+        started();
+        await held;
+        return first();
+      }
+      await sleep(3);
+      return Result.done();
+    });
+    start(manager);
+    await firstStarted;
+    // The rest of the initial list waits at LOW_PRIORITY (-100), counted per priority; no unlabelled series for a priority queue.
+    const low = await eventually(() => metric(manager.registry, 'workqueue_depth', { name, controller: name, priority: '-100' }), (v) => v === N - 1, 'the rest of the list waiting at -100');
+    const unlabelled = await metric(manager.registry, 'workqueue_depth', { name, controller: name, priority: '' });
+    release();
+    await eventually(() => order.length, (n) => n >= N + 1, 'every ConfigMap reconciled, the first twice');
+    return { order, depthWhileHeld: { low, unlabelled } };
+  }
+
+  it('a failed key is retried at the priority it was handed out at: a listed key behind the rest of the list; workqueue_depth per priority', async () => {
+    const { order, depthWhileHeld } = await afterFirst('rqp-error', () => {
+      throw new Error('first attempt fails');
+    });
+    expect(depthWhileHeld).toEqual({ low: 29, unlabelled: undefined });
+    // Re-added at LOW_PRIORITY after its 5 ms backoff, behind the 29 keys already waiting there (each reconcile takes >= 3 ms).
+    expect(order.lastIndexOf(order[0]!), `order: ${order.join(', ')}`).toBe(order.length - 1);
+  });
+
+  it('Result.requeue({ priority }) puts the key ahead of lower priorities; Result.requeue() keeps the priority it had', async () => {
+    const raised = await afterFirst('rqp-raised', () => Result.requeue({ priority: 10 }));
+    expect(raised.order.lastIndexOf(raised.order[0]!), `order: ${raised.order.join(', ')}`).toBeLessThan(10);
+    const kept = await afterFirst('rqp-kept', () => Result.requeue());
+    expect(kept.order.lastIndexOf(kept.order[0]!), `order: ${kept.order.join(', ')}`).toBe(kept.order.length - 1);
+  });
+
+  it('a priority that is not a finite number is refused where it is written', () => {
+    expect(() => Result.requeueAfter(1000, { priority: Number.NaN })).toThrow(/priority must be a finite number/);
   });
 });
 
