@@ -20,6 +20,18 @@ export interface ApiWarning {
 }
 
 /**
+ * Node hands header values over as Latin-1 (one character per byte); the
+ * API server writes its warnings' text in UTF-8 ("é" arrives as "Ã©"), so
+ * the bytes are decoded again. A value with characters above U+00FF did not
+ * come off the wire that way and is kept as it is.
+ */
+function utf8(value: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (!/[^\x00-\x7f]/.test(value) || /[^\x00-\xff]/.test(value)) return value;
+  return Buffer.from(value, 'latin1').toString('utf8');
+}
+
+/**
  * Parse `Warning` header values: each is `code agent "text"` with an
  * optional quoted date; Node joins repeated headers with `, `. Values that
  * do not parse are kept whole as the text (a warning is never dropped).
@@ -28,7 +40,7 @@ export function parseWarningHeader(value: string | readonly string[] | undefined
   if (value === undefined) return [];
   const out: { code: number; agent: string; text: string }[] = [];
   for (const header of typeof value === 'string' ? [value] : value) {
-    let rest = header.trim();
+    let rest = utf8(header).trim();
     while (rest.length > 0) {
       const m = /^(\d{3})\s+(\S+)\s+"((?:[^"\\]|\\.)*)"(?:\s+"[^"]*")?\s*(?:,\s*)?/.exec(rest);
       if (!m) {
