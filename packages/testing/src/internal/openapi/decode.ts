@@ -89,73 +89,108 @@ function mismatch(ctx: Context, value: unknown, r: Resolved): DecodeError {
 const TIME_LAYOUT = '2006-01-02T15:04:05Z07:00';
 const MICRO_LAYOUT = '2006-01-02T15:04:05.000000Z07:00';
 
-/** Parse a timestamp as Go's time.Parse does with the RFC 3339 layouts; the message of its first failure. */
-function parseTime(text: string, micro: boolean): Date {
+/** A parsed timestamp: epoch milliseconds (UTC) and the fraction of its second as written (at most nine digits). */
+interface Parsed {
+  readonly ms: number;
+  readonly fraction: string;
+}
+
+/**
+ * Parse a timestamp as Go's time.Parse does with the RFC 3339 layouts,
+ * element by element: a number out of range fails at once (month, hour,
+ * minute, second, zone offset), the day of the month after the whole text,
+ * and the message is Go's for the first failure.
+ */
+function parseTime(text: string, micro: boolean): Parsed {
   const layout = micro ? MICRO_LAYOUT : TIME_LAYOUT;
-  const fail = (rest: string, elem: string): never => {
+  const cannot = (rest: string, elem: string): never => {
     throw new DecodeError(`parsing time ${JSON.stringify(text)} as ${JSON.stringify(layout)}: cannot parse ${JSON.stringify(rest)} as ${JSON.stringify(elem)}`);
   };
-  const steps: [RegExp, string][] = [
-    [/^\d{4}/, '2006'],
-    [/^-/, '-'],
-    [/^\d{2}/, '01'],
-    [/^-/, '-'],
-    [/^\d{2}/, '02'],
-    [/^T/, 'T'],
-    [/^\d{2}/, '15'],
-    [/^:/, ':'],
-    [/^\d{2}/, '04'],
-    [/^:/, ':'],
-    [/^\d{2}/, '05'],
-  ];
-  let rest = text;
-  const parts: string[] = [];
-  for (const [re, elem] of steps) {
-    const m = re.exec(rest);
-    if (!m) fail(rest, elem);
-    parts.push(m![0]);
-    rest = rest.slice(m![0].length);
-  }
-  let fraction = '';
-  if (micro) {
-    const m = /^\.\d{6}/.exec(rest);
-    if (!m) fail(rest, '.000000');
-    fraction = m![0].slice(1);
-    rest = rest.slice(7);
-  } else {
-    const m = /^[.,]\d+/.exec(rest);
-    if (m) {
-      fraction = m[0].slice(1);
-      rest = rest.slice(m[0].length);
-    }
-  }
-  let offsetMinutes = 0;
-  if (rest === 'Z') rest = '';
-  else {
-    const m = /^([+-])(\d{2}):(\d{2})$/.exec(rest);
-    if (!m) fail(rest, 'Z07:00');
-    offsetMinutes = (m![1] === '-' ? -1 : 1) * (Number(m![2]) * 60 + Number(m![3]));
-    rest = '';
-  }
-  const [year = 0, , month = 0, , day = 0, , hour = 0, , minute = 0, , second = 0] = parts.map(Number);
   const range = (what: string): never => {
     throw new DecodeError(`parsing time ${JSON.stringify(text)}: ${what} out of range`);
   };
+  const digit = (c: string | undefined): boolean => c !== undefined && c >= '0' && c <= '9';
+  let rest = text;
+  const literal = (l: string): void => {
+    if (!rest.startsWith(l)) cannot(rest, l);
+    rest = rest.slice(l.length);
+  };
+  /** Go's getnum: one or two digits, two when `fixed`. */
+  const num = (elem: string, fixed: boolean): number => {
+    if (!digit(rest[0])) cannot(rest, elem);
+    if (!digit(rest[1])) {
+      if (fixed) cannot(rest, elem);
+      const n = Number(rest[0]);
+      rest = rest.slice(1);
+      return n;
+    }
+    const n = Number(rest.slice(0, 2));
+    rest = rest.slice(2);
+    return n;
+  };
+  if (rest.length < 4 || !/^\d{4}/.test(rest)) cannot(rest, '2006');
+  const year = Number(rest.slice(0, 4));
+  rest = rest.slice(4);
+  literal('-');
+  const month = num('01', true);
   if (month < 1 || month > 12) range('month');
-  const daysIn = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  literal('-');
+  const day = num('02', true);
+  literal('T');
+  const hour = num('15', false);
+  if (hour >= 24) range('hour');
+  literal(':');
+  const minute = num('04', true);
+  if (minute >= 60) range('minute');
+  literal(':');
+  const second = num('05', true);
+  if (second >= 60) range('second');
+  let fraction = '';
+  if (micro) {
+    // ".000000": a period or comma and exactly six digits
+    if (rest.length < 7 || (rest[0] !== '.' && rest[0] !== ',') || !/^\d{6}/.test(rest.slice(1, 7))) cannot(rest, '.000000');
+    fraction = rest.slice(1, 7);
+    rest = rest.slice(7);
+  } else if ((rest[0] === '.' || rest[0] === ',') && digit(rest[1])) {
+    // a fraction the layout does not name is read all the same
+    let n = 1;
+    while (digit(rest[n])) n++;
+    fraction = rest.slice(1, Math.min(n, 10));
+    rest = rest.slice(n);
+  }
+  let offsetMinutes = 0;
+  if (rest[0] === 'Z') rest = rest.slice(1);
+  else {
+    if (rest.length < 6 || rest[3] !== ':' || !/^\d\d$/.test(rest.slice(1, 3)) || !/^\d\d$/.test(rest.slice(4, 6))) cannot(rest, 'Z07:00');
+    const hh = Number(rest.slice(1, 3));
+    const mm = Number(rest.slice(4, 6));
+    if (hh > 24) range('time zone offset hour');
+    if (mm > 60) range('time zone offset minute');
+    if (rest[0] !== '+' && rest[0] !== '-') cannot(rest, 'Z07:00');
+    offsetMinutes = (rest[0] === '-' ? -1 : 1) * (hh * 60 + mm);
+    rest = rest.slice(6);
+  }
+  if (rest.length > 0) throw new DecodeError(`parsing time ${JSON.stringify(text)}: extra text: ${JSON.stringify(rest)}`);
+  const daysIn = new Date(Date.UTC(2000, month, 0)).getUTCDate() - (month === 2 && !leapYear(year) ? 1 : 0);
   if (day < 1 || day > daysIn) range('day');
-  if (hour > 23) range('hour');
-  if (minute > 59) range('minute');
-  if (second > 59) range('second');
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second) - offsetMinutes * 60_000;
-  const date = new Date(ms);
-  (date as Date & { micros?: string }).micros = fraction.padEnd(6, '0').slice(0, 6);
-  return date;
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, 0);
+  return { ms: date.getTime() - offsetMinutes * 60_000, fraction };
 }
 
-function formatTime(date: Date, micro: boolean): string {
-  const base = date.toISOString().slice(0, 19);
-  return micro ? `${base}.${(date as Date & { micros?: string }).micros ?? '000000'}Z` : `${base}Z`;
+function leapYear(year: number): boolean {
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+}
+
+/** As metav1.Time (seconds) and MicroTime (six digits) write a time: RFC 3339 in UTC, the year as four digits. */
+function formatTime(parsed: Parsed, micro: boolean): string {
+  const d = new Date(parsed.ms);
+  const year = d.getUTCFullYear();
+  const two = (n: number): string => String(n).padStart(2, '0');
+  const base = `${year < 0 ? '-' : ''}${String(Math.abs(year)).padStart(4, '0')}-${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())}T${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}`;
+  return micro ? `${base}.${parsed.fraction.padEnd(6, '0').slice(0, 6)}Z` : `${base}Z`;
 }
 
 const BASE64 = /[A-Za-z0-9+/]/;
