@@ -298,7 +298,6 @@ export class Reflector<T extends KubeObject> {
   private synced = false;
   /** The shard ranges of this list and the watches after it. */
   private ranges: readonly ShardRange[] | undefined;
-  private serverIgnoresShard = false;
   /** Set by `reshard()`: the current request is abandoned and the list starts again with the new ranges. */
   private reshardPending = false;
   private reshardSignal = new AbortController();
@@ -485,7 +484,7 @@ export class Reflector<T extends KubeObject> {
 
   /** The selector to send now: none once the server has shown it ignores it. */
   private sentSelector() {
-    if (!this.options.shard || !this.ranges || this.serverIgnoresShard) return undefined;
+    if (!this.options.shard || !this.ranges || this.stats.shardServer === 'ignored') return undefined;
     return serverSelector(this.options.shard, this.ranges);
   }
 
@@ -495,7 +494,6 @@ export class Reflector<T extends KubeObject> {
     if (!shard || !this.ranges || inShard(object, shard, this.ranges)) return true;
     this.stats.shardDropped++;
     if (asked) {
-      this.serverIgnoresShard = true;
       this.stats.shardServer = 'ignored';
     }
     return false;
