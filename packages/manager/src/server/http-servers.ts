@@ -204,7 +204,10 @@ class ConnectionGuard {
     }
     this.open.set(key, { socket, client, busy: 0 });
     this.perClient.set(client, (this.perClient.get(client) ?? 0) + 1);
-    socket.once('close', () => this.forget(key));
+    // Only this socket's own entry: a later connection may reuse the address and port.
+    socket.once('close', () => {
+      if (this.open.get(key)?.socket === socket) this.forget(key);
+    });
   }
 
   busy(socket: Socket, res: ServerResponse): void {
