@@ -9,10 +9,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
+import { installCRDs } from '@kubeloop/envtest';
 import { ConfigMap, Secret } from '@kubeloop/scheme';
 import { Result } from '../src/index.js';
 import type { LeadershipContext, LeadershipGate, Manager } from '../src/index.js';
-import { uniqueName } from '../../../test/support/env.js';
+import { testKubeConfig, uniqueName } from '../../../test/support/env.js';
+import { testCRD } from '../../../test/support/crds.js';
 import { eventually, metric, newNamespace, probe, run, readyz, testClient, testManager } from './support.js';
 
 let client: Client;
@@ -155,24 +157,10 @@ describe('a running manager', () => {
     await eventually(() => m.isLeader(), (v) => v, 'leading');
     // Installed only now: the manager's mapper has never seen the group.
     const group = `${uniqueName('late')}.kubeloop.test`;
-    const crdName = `gizmos.${group}`;
-    await client.create({
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: crdName },
-      spec: {
-        group,
-        scope: 'Namespaced',
-        names: { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo', listKind: 'GizmoList' },
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-      },
-    });
+    const crd = testCRD(group, 'Gizmo');
+    const crdName = crd.metadata.name;
+    await installCRDs(testKubeConfig(), [crd]); // established and served
     const Gizmo = { apiVersion: `${group}/v1`, kind: 'Gizmo' };
-    await eventually(
-      async () => (await client.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' }, { name: crdName })) as { status?: { conditions?: { type: string; status: string }[] } },
-      (crd) => crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false,
-      'the CRD to be established',
-    );
     const seen: string[] = [];
     m.controller()
       .for(Gizmo)
