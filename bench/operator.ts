@@ -21,18 +21,24 @@
  *   (e) the operator's RSS and V8 heap (after a full GC) at idle before any
  *       HardDisk exists, and at the end, holding N.
  *
- * The floor: a plain script (node's fetch, no framework) that makes exactly
- * the writes the reconciles need, through the same proxy, with the
- * operator's concurrency (one worker, its default): for (a) the finalizer
- * patch, the ConfigMap create and the status patch per disk; for (b) the
- * same, each disk as soon as the client's create returns; for (c) the
- * ConfigMap delete and the finalizer removal, each disk as soon as the
- * client's delete returns. Prints tables with kubeloop/floor ratios, then one
- * JSON line of the figures.
+ * The floor: a plain script (node's fetch, no framework, in a process of its
+ * own as the operator is) that makes exactly the writes the reconciles make,
+ * through the same proxy, with the operator's concurrency (one worker, its
+ * default): for (a) the finalizer patch, the ConfigMap create, its Event
+ * (written in the background, 4 in flight, as the operator's recorder writes
+ * it) and the status patch per disk; for (b) the same, each disk as soon as
+ * the client's create returns; for (c) the ConfigMap delete, its Event and
+ * the finalizer removal, each disk as soon as the client's delete returns.
+ * Both are timed by the same watches of the driver: until it sees every disk
+ * `Bound` (or every ConfigMap gone). (a) runs `--repeat` times for each, in
+ * alternating order, each in a fresh namespace (cleared afterwards, untimed),
+ * and its ratio is the median of the pairs' ratios. Prints tables with
+ * kubeloop/floor ratios, then one JSON line of the figures.
  *
  *   pnpm bench:operator              (from the repository root, after a build; N = 1000)
  *   pnpm bench:operator --n=200
  *   pnpm bench:operator --read-your-writes=off   (the manager's client without read-your-writes)
+ *   pnpm bench:operator --repeat=5               (pairs of (a), default 3)
  */
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -41,7 +47,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Informer, clientListWatcher } from '@kubeloop/cache';
-import { createClient, loadKubeConfig } from '@kubeloop/client';
+import { createClient, loadKubeConfig, mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import type { RecordedRequest } from '@kubeloop/envtest';
 import { createLogger, createManager } from '@kubeloop/manager';
@@ -123,6 +129,183 @@ async function child(kubeconfigPath: string, readYourWrites: boolean): Promise<v
   process.exit(0);
 }
 
+// --- the floor process ------------------------------------------------------------
+
+type ToFloor =
+  | { type: 'a'; ns: string; n: number; uids: string[] }
+  | { type: 'b'; ns: string; n: number }
+  | { type: 'c'; ns: string; n: number }
+  | { type: 'drain' };
+type FromFloor = { type: 'done' } | { type: 'error'; message: string };
+
+const diskName = (i: number): string => `disk-${String(i).padStart(5, '0')}`;
+const diskObject = (ns: string, i: number): HardDisk & { apiVersion: 'crd-demo.io/v1'; kind: 'HardDisk' } => ({
+  apiVersion: GROUP_VERSION,
+  kind: 'HardDisk',
+  metadata: { name: diskName(i), namespace: ns },
+  spec: { size: `${10 + (i % 90)}Gi`, storageClass: i % 2 ? 'fast' : 'standard' },
+});
+
+/**
+ * The floor: node's fetch and nothing else, in a process of its own as the
+ * operator is (so neither shares a thread with the proxy or the driver's
+ * watches). It makes a phase's writes when the driver asks; the driver times
+ * the phase by its watches, as it times the operator's.
+ */
+function floorProcess(proxyUrl: string): void {
+  const name = diskName;
+  const call = async (method: string, path: string, body: unknown, contentType = 'application/json'): Promise<Record<string, unknown>> => {
+    const res = await fetch(`${proxyUrl}${path}`, { method, headers: { 'content-type': contentType, accept: 'application/json' }, body: JSON.stringify(body) });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
+    return JSON.parse(text) as Record<string, unknown>;
+  };
+  const MERGE = 'application/merge-patch+json';
+  const paths = (ns: string) => ({
+    disks: `/apis/${GROUP_VERSION}/namespaces/${ns}/harddisks`,
+    configMaps: `/api/v1/namespaces/${ns}/configmaps`,
+    events: `/apis/events.k8s.io/v1/namespaces/${ns}/events`,
+  });
+  /**
+   * The Events the reconciles record ("Provisioned", "Released"), written as
+   * the operator's recorder writes them: in the background, at most 4 in
+   * flight (the recorder's default concurrency), never waited for by a reconcile.
+   */
+  const eventQueue: (() => Promise<unknown>)[] = [];
+  let eventsInFlight = 0;
+  let eventsIdle: (() => void) | undefined;
+  const pumpEvents = (): void => {
+    while (eventsInFlight < 4 && eventQueue.length > 0) {
+      const write = eventQueue.shift()!;
+      eventsInFlight++;
+      void write()
+        .catch((err: unknown) => process.stderr.write(`[bench:operator floor] event: ${String(err)}\n`))
+        .finally(() => {
+          eventsInFlight--;
+          pumpEvents();
+          if (eventsInFlight === 0 && eventQueue.length === 0) eventsIdle?.();
+        });
+    }
+  };
+  const recordEvent = (ns: string, i: number, uid: string, reason: 'Provisioned' | 'Released', note: string): void => {
+    const at = new Date().toISOString().replace('Z', '000Z');
+    eventQueue.push(() =>
+      call('POST', paths(ns).events, {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name: `${name(i)}.${reason.toLowerCase()}${Date.now().toString(16)}`, namespace: ns },
+        eventTime: at,
+        reportingController: 'harddisk-controller',
+        reportingInstance: 'bench-floor',
+        action: reason === 'Released' ? 'Finalize' : 'Reconcile',
+        reason,
+        type: 'Normal',
+        note,
+        regarding: { apiVersion: GROUP_VERSION, kind: 'HardDisk', namespace: ns, name: name(i), ...(uid ? { uid } : {}) },
+      }),
+    );
+    pumpEvents();
+  };
+  const eventsDrained = (): Promise<void> =>
+    eventsInFlight === 0 && eventQueue.length === 0 ? Promise.resolve() : new Promise<void>((r) => (eventsIdle = r));
+  /** The writes of a first reconcile, for one disk: finalizer, ConfigMap, its Event (in the background), status. */
+  const reconcileWrites = async (ns: string, i: number, uid: string): Promise<void> => {
+    const d = diskObject(ns, i);
+    const p = paths(ns);
+    await call('PATCH', `${p.disks}/${name(i)}`, { metadata: { finalizers: [FINALIZER] } }, MERGE);
+    await call('POST', p.configMaps, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: `${name(i)}-disk`,
+        namespace: ns,
+        labels: { 'crd-demo.io/disk': name(i) },
+        ownerReferences: [{ apiVersion: GROUP_VERSION, kind: 'HardDisk', name: name(i), uid, controller: true, blockOwnerDeletion: true }],
+      },
+      data: { size: d.spec!.size, storageClass: d.spec!.storageClass!, medium: 'ssd', iops: '16000' },
+    });
+    recordEvent(ns, i, uid, 'Provisioned', `ConfigMap ${name(i)}-disk created`);
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    await call(
+      'PATCH',
+      `${p.disks}/${name(i)}/status`,
+      {
+        status: {
+          phase: 'Bound',
+          configMapName: `${name(i)}-disk`,
+          observedGeneration: 1,
+          conditions: [{ type: 'Ready', status: 'True', reason: 'Provisioned', message: `ConfigMap ${name(i)}-disk`, observedGeneration: 1, lastTransitionTime: now }],
+        },
+      },
+      MERGE,
+    );
+  };
+  /** A single worker taking disks as the producer hands them over (the operator's one reconcile worker). */
+  const worker = (work: (i: number, uid: string) => Promise<void>) => {
+    const queue: { i: number; uid: string }[] = [];
+    let wake: (() => void) | undefined;
+    let closed = false;
+    const done = (async () => {
+      for (;;) {
+        const next = queue.shift();
+        if (next) {
+          await work(next.i, next.uid);
+          continue;
+        }
+        if (closed) return;
+        await new Promise<void>((r) => (wake = r));
+      }
+    })();
+    return {
+      add: (i: number, uid: string) => {
+        queue.push({ i, uid });
+        wake?.();
+      },
+      close: () => {
+        closed = true;
+        wake?.();
+        return done;
+      },
+    };
+  };
+  const created = (o: Record<string, unknown>): string => String((o['metadata'] as { uid?: string }).uid);
+
+  const phase = async (m: ToFloor): Promise<void> => {
+    if (m.type === 'drain') return eventsDrained();
+    const p = paths(m.ns);
+    if (m.type === 'a') {
+      for (let i = 0; i < m.n; i++) await reconcileWrites(m.ns, i, m.uids[i]!);
+      return;
+    }
+    if (m.type === 'b') {
+      const w = worker((i, uid) => reconcileWrites(m.ns, i, uid));
+      await pool(m.n, DRIVER_IN_FLIGHT, async (i) => w.add(i, created(await call('POST', p.disks, diskObject(m.ns, i)))));
+      await w.close();
+      return;
+    }
+    const w = worker(async (i) => {
+      await call('DELETE', `${p.configMaps}/${name(i)}-disk`, {});
+      recordEvent(m.ns, i, '', 'Released', `released ConfigMap ${name(i)}-disk`);
+      await call('PATCH', `${p.disks}/${name(i)}`, { metadata: { finalizers: null } }, MERGE);
+    });
+    await pool(m.n, DRIVER_IN_FLIGHT, async (i) => {
+      await call('DELETE', `${p.disks}/${name(i)}`, {});
+      w.add(i, '');
+    });
+    await w.close();
+  };
+  let chain = Promise.resolve();
+  process.on('message', (m: ToFloor) => {
+    chain = chain.then(() =>
+      phase(m).then(
+        () => void process.send?.({ type: 'done' } satisfies FromFloor),
+        (err: unknown) => void process.send?.({ type: 'error', message: String(err) } satisfies FromFloor),
+      ),
+    );
+  });
+  process.on('disconnect', () => process.exit(0));
+}
+
 // --- the driver -------------------------------------------------------------------
 
 function param(name: string, fallback: string): string {
@@ -176,6 +359,7 @@ const mib = (bytes: number): number => Number((bytes / 1048576).toFixed(1));
 
 async function main(): Promise<void> {
   const N = Math.max(1, Number.parseInt(param('n', '1000'), 10));
+  const REPEAT = Math.max(1, Number.parseInt(param('repeat', '3'), 10));
   const started = Date.now();
   const log = (line: string): void => void process.stderr.write(`[bench:operator +${s(Date.now() - started)}s] ${line}\n`);
 
@@ -202,27 +386,24 @@ async function main(): Promise<void> {
   const namespace = 'bench';
   await driver.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
 
-  // What the driver sees, through watches (its own informers, straight to the API server).
-  const disks = new Informer<KubeObject>([{ lw: clientListWatcher(driver, HardDisk, { namespace }), namespace }], { unsafeDisableDeepFreeze: true });
-  const configMaps = new Informer<KubeObject>([{ lw: clientListWatcher(driver, ConfigMap, { namespace, labelSelector: 'crd-demo.io/disk' }), namespace }], {
+  // What the driver sees, through watches (its own informers, straight to the API server, in every
+  // namespace): the operator's phases and the floor's are observed alike, by the same watches.
+  const disks = new Informer<KubeObject>([{ lw: clientListWatcher(driver, HardDisk, {}), namespace: '' }], { unsafeDisableDeepFreeze: true });
+  const configMaps = new Informer<KubeObject>([{ lw: clientListWatcher(driver, ConfigMap, { labelSelector: 'crd-demo.io/disk' }), namespace: '' }], {
     unsafeDisableDeepFreeze: true,
   });
   disks.start();
   configMaps.start();
   await Promise.all([disks.waitForSync(), configMaps.waitForSync()]);
-  const bound = (): number => {
+  const count = (informer: Informer<KubeObject>, ns: string, ok: (o: KubeObject) => boolean = () => true): number => {
     let n = 0;
-    for (const d of disks.store.values()) if ((d as HardDisk).status?.phase === 'Bound') n++;
+    for (const o of informer.store.values()) if (o.metadata?.namespace === ns && ok(o)) n++;
     return n;
   };
+  const bound = (ns = namespace): number => count(disks, ns, (d) => (d as HardDisk).status?.phase === 'Bound');
 
-  const name = (i: number): string => `disk-${String(i).padStart(5, '0')}`;
-  const disk = (ns: string, i: number): HardDisk & { apiVersion: 'crd-demo.io/v1'; kind: 'HardDisk' } => ({
-    apiVersion: GROUP_VERSION,
-    kind: 'HardDisk',
-    metadata: { name: name(i), namespace: ns },
-    spec: { size: `${10 + (i % 90)}Gi`, storageClass: i % 2 ? 'fast' : 'standard' },
-  });
+  const name = diskName;
+  const disk = diskObject;
 
   // --- operator processes ---
   interface Operator {
@@ -305,144 +486,131 @@ async function main(): Promise<void> {
   before = stats.reconciles;
   t0 = performance.now();
   await pool(N, DRIVER_IN_FLIGHT, (i) => driver.delete(HardDisk, { namespace, name: name(i) }));
-  await until('all ConfigMaps gone (c)', () => configMaps.store.size === 0);
+  await until('all ConfigMaps gone (c)', () => count(configMaps, namespace) === 0);
   const c = performance.now() - t0;
-  await until('all HardDisks gone (c)', () => disks.store.size === 0);
+  await until('all HardDisks gone (c)', () => count(disks, namespace) === 0);
   stats = await settle(op);
   record('c', c, stats.reconciles - before, stats);
   await op.stop();
 
-  // (a) N exist, then the operator starts.
-  await pool(N, DRIVER_IN_FLIGHT, (i) => driver.create(disk(namespace, i)));
-  await until('all created (a)', () => disks.store.size === N);
-  proxy.clearRequests();
-  op = startOperator();
-  rywBase = { cache: 0, live: 0 };
-  const aStart = await op.startedAt;
-  await until('all Bound (a)', () => bound() === N);
-  const a = Date.now() - aStart;
-  stats = await settle(op);
-  record('a', a, stats.reconciles, stats);
-  await op.stop();
+  /** Create N disks in `ns` (untimed) and wait until the driver has seen them all. */
+  const seed = async (ns: string): Promise<string[]> => {
+    await driver.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    const uids: string[] = [];
+    await pool(N, DRIVER_IN_FLIGHT, async (i) => void (uids[i] = (await driver.create(disk(ns, i))).metadata.uid!));
+    await until(`all created in ${ns}`, () => count(disks, ns) === N);
+    return uids;
+  };
+  /** Remove `ns`'s disks and ConfigMaps (untimed; envtest runs no garbage collector): finalizers off, then delete. */
+  const cleanup = async (ns: string): Promise<void> => {
+    await pool(N, DRIVER_IN_FLIGHT, (i) => driver.patch(HardDisk, { namespace: ns, name: name(i) }, mergePatch({ metadata: { finalizers: null } })));
+    await driver.deleteAllOf(HardDisk, { namespace: ns });
+    await driver.deleteAllOf(ConfigMap, { namespace: ns, labelSelector: 'crd-demo.io/disk' });
+    await until(`${ns} emptied`, () => count(disks, ns) === 0 && count(configMaps, ns) === 0);
+  };
 
-  // (d) steady state: restarted over N HardDisks that need nothing.
-  proxy.clearRequests();
-  op = startOperator();
-  rywBase = { cache: 0, live: 0 };
-  const dStart = await op.startedAt;
-  const steadyDeadline = Date.now() + PHASE_DEADLINE_MS;
-  stats = await settle(op);
-  while (stats.reconciles < N) {
-    if (Date.now() > steadyDeadline) throw new Error(`timed out waiting for ${N} steady-state reconciles (${stats.reconciles})`);
+  /** (a) for kubeloop: N exist in `ns`, then the operator starts; until all Bound. With `steady`, (d) follows over the same disks. */
+  const operatorA = async (ns: string, steady: boolean): Promise<number> => {
+    await seed(ns);
+    proxy.clearRequests();
+    op = startOperator();
+    rywBase = { cache: 0, live: 0 };
+    const aStart = await op.startedAt;
+    await until('all Bound (a)', () => bound(ns) === N);
+    const a = Date.now() - aStart;
     stats = await settle(op);
-  }
-  record('steady', Date.now() - dStart, stats.reconciles, stats);
-  const end = await op.stats(true);
-  log(`end: rss ${mib(end.rss)} MiB, heap ${mib(end.heapUsed)} MiB`);
-  await op.stop();
-  await disks.stop();
-  await configMaps.stop();
-
-  // --- the floor: the same writes, no framework, through the same proxy ---
-  const floorNs = 'bench-floor';
-  await driver.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: floorNs } });
-  const call = async (method: string, path: string, body: unknown, contentType = 'application/json'): Promise<Record<string, unknown>> => {
-    const res = await fetch(`${proxy.url}${path}`, { method, headers: { 'content-type': contentType, accept: 'application/json' }, body: JSON.stringify(body) });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
-    return JSON.parse(text) as Record<string, unknown>;
-  };
-  const MERGE = 'application/merge-patch+json';
-  const disksPath = `/apis/${GROUP_VERSION}/namespaces/${floorNs}/harddisks`;
-  const cmPath = `/api/v1/namespaces/${floorNs}/configmaps`;
-  /** The three writes of a first reconcile, for one disk. */
-  const reconcileWrites = async (i: number, uid: string): Promise<void> => {
-    const d = disk(floorNs, i);
-    await call('PATCH', `${disksPath}/${name(i)}`, { metadata: { finalizers: [FINALIZER] } }, MERGE);
-    await call('POST', cmPath, {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: {
-        name: `${name(i)}-disk`,
-        namespace: floorNs,
-        labels: { 'crd-demo.io/disk': name(i) },
-        ownerReferences: [{ apiVersion: GROUP_VERSION, kind: 'HardDisk', name: name(i), uid, controller: true, blockOwnerDeletion: true }],
-      },
-      data: { size: d.spec!.size, storageClass: d.spec!.storageClass!, medium: 'ssd', iops: '16000' },
-    });
-    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    await call(
-      'PATCH',
-      `${disksPath}/${name(i)}/status`,
-      {
-        status: {
-          phase: 'Bound',
-          configMapName: `${name(i)}-disk`,
-          observedGeneration: 1,
-          conditions: [{ type: 'Ready', status: 'True', reason: 'Provisioned', message: `ConfigMap ${name(i)}-disk`, observedGeneration: 1, lastTransitionTime: now }],
-        },
-      },
-      MERGE,
-    );
-  };
-  /** A single worker taking disks as the producer hands them over (the operator's one reconcile worker). */
-  const worker = (work: (i: number, uid: string) => Promise<void>) => {
-    const queue: { i: number; uid: string }[] = [];
-    let wake: (() => void) | undefined;
-    let closed = false;
-    const done = (async () => {
-      for (;;) {
-        const next = queue.shift();
-        if (next) {
-          await work(next.i, next.uid);
-          continue;
-        }
-        if (closed) return;
-        await new Promise<void>((r) => (wake = r));
+    if (!phases['a']) record('a', a, stats.reconciles, stats);
+    else log(`a (${ns}): ${s(a)} s`);
+    await op.stop();
+    if (steady) {
+      // (d) steady state: restarted over N HardDisks that need nothing.
+      proxy.clearRequests();
+      op = startOperator();
+      rywBase = { cache: 0, live: 0 };
+      const dStart = await op.startedAt;
+      const steadyDeadline = Date.now() + PHASE_DEADLINE_MS;
+      stats = await settle(op);
+      while (stats.reconciles < N) {
+        if (Date.now() > steadyDeadline) throw new Error(`timed out waiting for ${N} steady-state reconciles (${stats.reconciles})`);
+        stats = await settle(op);
       }
-    })();
-    return {
-      add: (i: number, uid: string) => {
-        queue.push({ i, uid });
-        wake?.();
-      },
-      close: () => {
-        closed = true;
-        wake?.();
-        return done;
-      },
-    };
+      record('steady', Date.now() - dStart, stats.reconciles, stats);
+      end = await op.stats(true);
+      log(`end: rss ${mib(end.rss)} MiB, heap ${mib(end.heapUsed)} MiB`);
+      await op.stop();
+    }
+    await cleanup(ns);
+    return a;
   };
-  const created = (o: Record<string, unknown>): string => String((o['metadata'] as { uid?: string }).uid);
+  let end: ChildStats | undefined;
+
+  // --- the floor: the same writes, no framework, through the same proxy, from a process of its own ---
+  const floorProc = fork(fileURLToPath(import.meta.url), ['--floor', proxy.url], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const floorReplies: ((m: FromFloor) => void)[] = [];
+  floorProc.on('message', (m: FromFloor) => floorReplies.shift()?.(m));
+  /** Ask the floor process to do a phase's writes; resolves when it has made them (its Events may still be in flight). */
+  const floor = (m: ToFloor): Promise<FromFloor> =>
+    new Promise<FromFloor>((resolve, reject) => {
+      floorReplies.push((reply) => (reply.type === 'error' ? reject(new Error(`floor: ${reply.message}`)) : resolve(reply)));
+      floorProc.send(m);
+    });
+  let floorNs = 'bench-floor';
+  await driver.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: floorNs } });
 
   // floor (b): creates (16 in flight), each followed by its reconcile's writes in one worker.
   proxy.clearRequests();
   t0 = performance.now();
-  let w = worker(reconcileWrites);
-  await pool(N, DRIVER_IN_FLIGHT, async (i) => w.add(i, created(await call('POST', disksPath, disk(floorNs, i)))));
-  await w.close();
+  await floor({ type: 'b', ns: floorNs, n: N });
+  await until('all Bound (floor b)', () => bound(floorNs) === N);
   const floorB = performance.now() - t0;
+  await floor({ type: 'drain' });
   const floorBRequests = proxy.requests.length;
 
-  // floor (c): deletes (16 in flight), each followed by the ConfigMap delete and the finalizer removal.
+  // floor (c): deletes (16 in flight), each followed by the ConfigMap delete, its Event and the finalizer removal.
   t0 = performance.now();
-  w = worker(async (i) => {
-    await call('DELETE', `${cmPath}/${name(i)}-disk`, {});
-    await call('PATCH', `${disksPath}/${name(i)}`, { metadata: { finalizers: null } }, MERGE);
-  });
-  await pool(N, DRIVER_IN_FLIGHT, async (i) => {
-    await call('DELETE', `${disksPath}/${name(i)}`, {});
-    w.add(i, '');
-  });
-  await w.close();
+  await floor({ type: 'c', ns: floorNs, n: N });
+  await until('all ConfigMaps gone (floor c)', () => count(configMaps, floorNs) === 0);
   const floorC = performance.now() - t0;
+  await floor({ type: 'drain' });
+  await until('all HardDisks gone (floor c)', () => count(disks, floorNs) === 0);
 
-  // floor (a): N exist (created untimed), then the writes, one worker.
-  const uids: string[] = [];
-  await pool(N, DRIVER_IN_FLIGHT, async (i) => void (uids[i] = created(await call('POST', disksPath, disk(floorNs, i)))));
-  t0 = performance.now();
-  for (let i = 0; i < N; i++) await reconcileWrites(i, uids[i]!);
-  const floorA = performance.now() - t0;
+  /** (a) for the floor: N exist in `ns`, then the writes, one worker; until the driver sees all Bound. */
+  const floorA = async (ns: string): Promise<number> => {
+    const uids = await seed(ns);
+    floorNs = ns;
+    t0 = performance.now();
+    await floor({ type: 'a', ns, n: N, uids });
+    await until('all Bound (floor a)', () => bound(ns) === N);
+    const ms = performance.now() - t0;
+    await floor({ type: 'drain' });
+    await cleanup(ns);
+    return ms;
+  };
+
+  // (a), kubeloop and the floor in alternating order, `--repeat` pairs (default 3): the API server's
+  // speed drifts during a run on a shared machine, so each pair is compared, and the median ratio reported.
+  const pairs: { kubeloop: number; floor: number }[] = [];
+  for (let r = 0; r < REPEAT; r++) {
+    const operatorFirst = r % 2 === 0;
+    let k = 0;
+    let f = 0;
+    if (operatorFirst) k = await operatorA(`bench-a${r}`, r === 0);
+    f = await floorA(`bench-a${r}-floor`);
+    if (!operatorFirst) k = await operatorA(`bench-a${r}`, false);
+    pairs.push({ kubeloop: k, floor: f });
+    log(`(a) pair ${r + 1}/${REPEAT}: kubeloop ${s(k)} s, floor ${s(f)} s, ${(k / f).toFixed(2)}x`);
+  }
+  const median = (xs: number[]): number => {
+    const sorted = [...xs].sort((x, y) => x - y);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  };
+  const aRatio = median(pairs.map((p) => p.kubeloop / p.floor));
+  phases['a']!.ms = median(pairs.map((p) => p.kubeloop));
+  const floorAms = median(pairs.map((p) => p.floor));
+  floorProc.disconnect();
+  await disks.stop();
+  await configMaps.stop();
 
   await proxy.close();
   await env.stop();
@@ -451,15 +619,20 @@ async function main(): Promise<void> {
   // --- report ---
   const ratio = (x: number, y: number): string => (y > 0 ? `${(x / y).toFixed(2)}x` : '-');
   const rows = [
-    ['(a) start with N existing -> all Bound', phases['a']!.ms, floorA],
-    ['(b) N created while running -> all Bound', phases['b']!.ms, floorB],
-    ['(c) all deleted -> all ConfigMaps gone', phases['c']!.ms, floorC],
+    [`(a) start with N existing -> all Bound (median of ${REPEAT})`, phases['a']!.ms, floorAms, `${aRatio.toFixed(2)}x`],
+    ['(b) N created while running -> all Bound', phases['b']!.ms, floorB, ratio(phases['b']!.ms, floorB)],
+    ['(c) all deleted -> all ConfigMaps gone', phases['c']!.ms, floorC, ratio(phases['c']!.ms, floorC)],
   ] as const;
   const out: string[] = [];
   out.push(`\nOperator throughput, N = ${N} HardDisks (envtest; operator: examples/harddisk-operator with default options, one worker)\n`);
   out.push('| phase | kubeloop s | floor s | kubeloop/floor |');
   out.push('|---|---:|---:|---:|');
-  for (const [label, k, f] of rows) out.push(`| ${label} | ${s(k)} | ${s(f)} | ${ratio(k, f)} |`);
+  for (const [label, k, f, r] of rows) out.push(`| ${label} | ${s(k)} | ${s(f)} | ${r} |`);
+  out.push('');
+  out.push('(a) pair by pair (odd pairs: kubeloop first; even: the floor first); the (a) ratio above is the median of these:\n');
+  out.push('| pair | kubeloop s | floor s | kubeloop/floor |');
+  out.push('|---|---:|---:|---:|');
+  pairs.forEach((p, i) => out.push(`| ${i + 1} | ${s(p.kubeloop)} | ${s(p.floor)} | ${ratio(p.kubeloop, p.floor)} |`));
   out.push('');
   out.push('Requests by verb and resource (operator, at the proxy):\n');
   const keys = [...new Set(Object.values(phases).flatMap((p) => [...p.requests.keys()]))].sort();
@@ -481,21 +654,25 @@ async function main(): Promise<void> {
   out.push('| operator memory | RSS MiB | heap MiB (after GC) |');
   out.push('|---|---:|---:|');
   out.push(`| idle, no HardDisk | ${mib(idle.rss)} | ${mib(idle.heapUsed)} |`);
-  out.push(`| end, ${N} HardDisks cached | ${mib(end.rss)} | ${mib(end.heapUsed)} |`);
+  out.push(`| end, ${N} HardDisks cached | ${mib(end!.rss)} | ${mib(end!.heapUsed)} |`);
   process.stdout.write(`${out.join('\n')}\n\n`);
   process.stdout.write(
     `${JSON.stringify({
       bench: 'operator',
       n: N,
-      seconds: { a: s(phases['a']!.ms), b: s(phases['b']!.ms), c: s(phases['c']!.ms), floorA: s(floorA), floorB: s(floorB), floorC: s(floorC) },
+      seconds: { a: s(phases['a']!.ms), b: s(phases['b']!.ms), c: s(phases['c']!.ms), floorA: s(floorAms), floorB: s(floorB), floorC: s(floorC) },
+      ratioA: Number(aRatio.toFixed(3)),
+      pairsA: pairs.map((p) => ({ kubeloop: s(p.kubeloop), floor: s(p.floor) })),
       requests: Object.fromEntries(Object.entries(phases).map(([k, p]) => [k, { reconciles: p.reconciles, total: p.total, byVerb: Object.fromEntries(p.requests), readYourWrites: p.readYourWrites }])),
-      memoryMiB: { idleRss: mib(idle.rss), idleHeap: mib(idle.heapUsed), endRss: mib(end.rss), endHeap: mib(end.heapUsed) },
+      memoryMiB: { idleRss: mib(idle.rss), idleHeap: mib(idle.heapUsed), endRss: mib(end!.rss), endHeap: mib(end!.heapUsed) },
     })}\n`,
   );
 }
 
 if (process.argv[2] === '--child') {
   await child(process.argv[3]!, process.argv[4] !== 'off');
+} else if (process.argv[2] === '--floor') {
+  floorProcess(process.argv[3]!);
 } else {
   await main();
 }
