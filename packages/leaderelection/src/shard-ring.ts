@@ -112,10 +112,19 @@ export interface ShardRing {
   /** The member Lease's name. */
   readonly leaseName: string;
   readonly buckets: number;
-  /** Keep the membership until `signal` aborts: then stop every bucket, drain, and delete the Lease. Never rejects. */
+  /**
+   * Keep the membership until `signal` aborts: then stop every bucket,
+   * drain, and delete the Lease. Rejects only with LeaderElectionError
+   * `AlreadyRunning` when a run of this member is in progress (one member,
+   * one loop; a manager whose leadership is `ringLeadership(ring)` runs it).
+   */
   run(signal: AbortSignal): Promise<void>;
   /** Buckets worked on here now. */
   active(): ReadonlySet<number>;
+  /** Buckets stopped here whose in-flight work is still draining (not yet handed on). */
+  draining(): ReadonlySet<number>;
+  /** Buckets the split gives this member now (worked on, or to be claimed once free). */
+  assigned(): ReadonlySet<number>;
   /** Whether a hash falls in a bucket worked on here now. */
   owns(hash: bigint): boolean;
   /** The bucket of a hash. */
@@ -214,8 +223,9 @@ class Ring implements ShardRing {
   /** Buckets in our Lease (claimed, active or draining). */
   private readonly held = new Set<number>();
   private readonly working = new Set<number>();
-  private readonly draining = new Set<number>();
-  private assigned = new Set<number>();
+  private readonly handingOn = new Set<number>();
+  private assignment = new Set<number>();
+  private running = false;
   private readonly cooldown = new Map<number, number>();
   private readonly listeners = new Set<(change: RingChange) => void>();
   private readonly drainers = new Set<(buckets: ReadonlySet<number>) => Promise<void>>();
@@ -243,6 +253,14 @@ class Ring implements ShardRing {
     return this.working;
   }
 
+  draining(): ReadonlySet<number> {
+    return this.handingOn;
+  }
+
+  assigned(): ReadonlySet<number> {
+    return this.assignment;
+  }
+
   bucketOf(hash: bigint): number {
     return bucketOf(hash, this.buckets);
   }
@@ -252,7 +270,7 @@ class Ring implements ShardRing {
   }
 
   cacheRanges(): ShardRange[] {
-    return bucketsToRanges([...this.working, ...this.draining, ...(this.isMember() ? this.assigned : [])], this.buckets);
+    return bucketsToRanges([...this.working, ...this.handingOn, ...(this.isMember() ? this.assignment : [])], this.buckets);
   }
 
   subscribe(listener: (change: RingChange) => void): () => void {
@@ -292,11 +310,17 @@ class Ring implements ShardRing {
   }
 
   async run(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      await this.round(signal);
-      await sleep(this.retryPeriodMs, signal);
+    if (this.running) throw new LeaderElectionError('AlreadyRunning', `shard ring ${this.name}: member ${this.identity} is already running; run it once (a manager with leadership: ringLeadership(ring) runs it for you)`);
+    this.running = true;
+    try {
+      while (!signal.aborted) {
+        await this.round(signal);
+        await sleep(this.retryPeriodMs, signal);
+      }
+      await this.leave();
+    } finally {
+      this.running = false;
     }
-    await this.leave();
   }
 
   private attemptSignal(signal: AbortSignal): AbortSignal {
@@ -423,25 +447,25 @@ class Ring implements ShardRing {
     if (!this.isMember()) {
       // Cut off: stop everything now (we stop before anyone may take over), drain, hold nothing.
       this.release([...this.working]);
-      for (const b of [...this.held]) if (!this.draining.has(b)) this.held.delete(b);
-      this.assigned = new Set();
+      for (const b of [...this.held]) if (!this.handingOn.has(b)) this.held.delete(b);
+      this.assignment = new Set();
     } else {
       const owners = assignBuckets(this.liveIdentities(), this.buckets);
-      this.assigned = new Set(owners.flatMap((o, b) => (o === this.identity ? [b] : [])));
-      this.release([...this.working].filter((b) => !this.assigned.has(b)));
-      for (const b of [...this.held]) if (!this.working.has(b) && !this.draining.has(b) && !this.assigned.has(b)) this.held.delete(b);
+      this.assignment = new Set(owners.flatMap((o, b) => (o === this.identity ? [b] : [])));
+      this.release([...this.working].filter((b) => !this.assignment.has(b)));
+      for (const b of [...this.held]) if (!this.working.has(b) && !this.handingOn.has(b) && !this.assignment.has(b)) this.held.delete(b);
       let claimed = false;
-      for (const b of this.assigned) {
+      for (const b of this.assignment) {
         const wait = this.cooldown.get(b) ?? 0;
         if (wait > 0) {
           this.cooldown.set(b, wait - 1);
           continue;
         }
-        if (this.held.has(b) || this.draining.has(b) || this.heldByLiveOther(b)) continue;
+        if (this.held.has(b) || this.handingOn.has(b) || this.heldByLiveOther(b)) continue;
         this.held.add(b);
         claimed = true;
       }
-      const pending = [...this.held].filter((b) => !this.working.has(b) && !this.draining.has(b));
+      const pending = [...this.held].filter((b) => !this.working.has(b) && !this.handingOn.has(b));
       if (pending.length > 0 && (!claimed || (await this.writeOwn(signal)))) {
         // Our claim is written: read every Lease again; start what no other live member holds.
         try {
@@ -465,7 +489,7 @@ class Ring implements ShardRing {
       }
     }
     this.rounds++;
-    this.cacheKey = formatBuckets([...this.working, ...this.draining, ...(this.isMember() ? this.assigned : [])]);
+    this.cacheKey = formatBuckets([...this.working, ...this.handingOn, ...(this.isMember() ? this.assignment : [])]);
     const started = [...this.working].filter((b) => !before.has(b));
     const stopped = [...before].filter((b) => !this.working.has(b));
     if (started.length || stopped.length || beforeCache !== this.cacheKey) this.notify({ started, stopped });
@@ -487,13 +511,13 @@ class Ring implements ShardRing {
     const set = new Set(buckets);
     for (const b of set) {
       this.working.delete(b);
-      this.draining.add(b);
+      this.handingOn.add(b);
     }
     this.notify({ started: [], stopped: [...set] });
     void Promise.allSettled([...this.drainers].map((d) => d(set))).then((results) => {
       for (const r of results) if (r.status === 'rejected') this.report(r.reason);
       for (const b of set) {
-        this.draining.delete(b);
+        this.handingOn.delete(b);
         this.held.delete(b);
         this.stats.released++;
       }
@@ -502,15 +526,15 @@ class Ring implements ShardRing {
 
   /** Leave the ring: stop and drain every bucket, then delete our Lease so the others take over at once. */
   private async leave(): Promise<void> {
-    const all = new Set([...this.working, ...this.draining]);
+    const all = new Set([...this.working, ...this.handingOn]);
     this.working.clear();
     if (all.size > 0) {
       this.notify({ started: [], stopped: [...all] });
       await Promise.allSettled([...this.drainers].map((d) => d(all)));
     }
-    this.draining.clear();
+    this.handingOn.clear();
     this.held.clear();
-    this.assigned = new Set();
+    this.assignment = new Set();
     try {
       await this.client.delete(Lease, { namespace: this.namespace, name: this.leaseName }, { timeoutMs: Math.max(this.renewDeadlineMs / 2, 1000) });
     } catch (err) {

@@ -35,6 +35,7 @@ export type { Runnable } from './runnable-groups.js';
 export { signalHandler } from './signals.js';
 export { alwaysLeader, leaseElection } from './leadership.js';
 export type { LeadershipContext, LeadershipGate } from './leadership.js';
+export { LEADER_BUCKET, ringLeadership } from './ring-leadership.js';
 export { createCluster } from './cluster.js';
 export type { Cluster } from './cluster.js';
 export { ManagerError, isManagerError } from './errors.js';

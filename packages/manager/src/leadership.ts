@@ -4,8 +4,9 @@
  * replica may do leader-only work and aborts it when it may not. Two gates
  * ship here: a coordination.k8s.io Lease election (`leaseElection`, what
  * `ManagerOptions.leaderElection` is shorthand for) and `alwaysLeader` (no
- * election: every replica leads). Other gates (a shard ring, an external
- * lock) implement the same interface.
+ * election: every replica leads); `ringLeadership` (ring-leadership.ts)
+ * makes a shard ring one. Other gates (an external lock) implement the
+ * same interface.
  */
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
@@ -77,6 +78,8 @@ export interface LeadershipGate {
   check?(): Error | undefined;
   /** Who leads, when the gate knows (the Lease's holder), for `/readyz`. */
   leader?(): string | undefined;
+  /** One line on the gate's own state for `/readyz` (a shard ring's buckets held here). Default: nothing. */
+  status?(): string | undefined;
   /** What the gate needs of the API server (a Lease's verbs), for `manager.permissions()`. Default: nothing. */
   permissions?(): readonly PermissionRequirement[];
 }

@@ -64,7 +64,8 @@ export function controllersCheck(statuses: () => readonly ControllerStatus[]): H
 /**
  * Fails while the gate reports it cannot do its job (a Lease that cannot be
  * read, say); otherwise says where this replica stands: `leading`, `warm
- * standby` or `standby`, with the leader when the gate knows it.
+ * standby` or `standby`, with the leader when the gate knows it and the
+ * gate's own status (a shard ring's buckets).
  */
 export function leadershipCheck(gate: LeadershipGate, state: () => LeadershipState | undefined): HealthCheck {
   return () => {
@@ -72,6 +73,8 @@ export function leadershipCheck(gate: LeadershipGate, state: () => LeadershipSta
     if (err) throw err;
     const now = state() ?? 'not started';
     const leader = now === 'leading' ? undefined : gate.leader?.();
-    return leader ? `${now} (leader: ${leader})` : now;
+    const status = gate.status?.();
+    const line = leader ? `${now} (leader: ${leader})` : now;
+    return status ? `${line}; ${status}` : line;
   };
 }

@@ -15,6 +15,7 @@ import { createPriorityQueue, defaultControllerRateLimiter, LOW_PRIORITY, sleep 
 import type { RateLimiter, WorkQueue, WorkQueueOptions } from '@kubeloop/workqueue';
 import { isManagerError, ManagerError } from '../errors.js';
 import type { ControllerMetrics } from '../metrics/controller-metrics.js';
+import { shardKeyMetrics } from '../metrics/shard-metrics.js';
 import { createWorkQueueMetrics } from '../metrics/workqueue-metrics.js';
 import { isTerminal, requestKey, requestOf } from './reconcile.js';
 import type { ReconcileContext, ReconcileResult, Reconciler, Request } from './reconcile.js';
@@ -48,7 +49,7 @@ export interface ControllerOptions {
    * 50,000-object cache costs no noticeable load).
    */
   readonly syncPeriodMs?: number;
-  /** Run only while this manager leads. Default: true. */
+  /** Run only while this manager leads. Default: true, false for a sharded controller (`shard`: every replica runs its share). */
   readonly needLeaderElection?: boolean;
   /** While the manager does not lead, run the sources (caches, queue) but no workers, so a takeover needs no sync. Only for leader-only controllers. Default: the manager's `warmStandby`. */
   readonly warmStandby?: boolean;
@@ -58,9 +59,12 @@ export interface ControllerOptions {
    * here. When the ring hands a bucket on, the controller stops taking its
    * keys at once and the ring waits for the reconciles in flight there
    * before the new owner starts; when a bucket starts here, its cached
-   * objects are enqueued. Run the ring (`manager.add((s) => ring.run(s),
-   * { needLeaderElection: false })`) and set `needLeaderElection: false`, so
-   * every replica runs its share. Default: every key.
+   * objects are enqueued. Run the ring: give it to the manager as its
+   * leadership (`ringLeadership(ring)`: leader-only work then runs on the
+   * member holding the ring's leader bucket), or run it yourself
+   * (`manager.add((s) => ring.run(s), { needLeaderElection: false })`).
+   * A sharded controller needs no leadership unless you say so. Default:
+   * every key.
    */
   readonly shard?: ControllerShard;
 }
@@ -135,6 +139,8 @@ export class Controller {
   /** Reconciles in flight per shard bucket (sharded controllers only). */
   private readonly inFlight = new Map<number, number>();
   private readonly drained = new Set<() => void>();
+  /** The uid of each key last reconciled here (sharded by uid), so a deleted object still maps to its bucket. */
+  private readonly uids = new Map<string, string>();
 
   constructor(
     readonly name: string,
@@ -151,7 +157,7 @@ export class Controller {
   }
 
   get needLeaderElection(): boolean {
-    return this.options.needLeaderElection ?? true;
+    return this.options.needLeaderElection ?? this.options.shard === undefined;
   }
 
   status(): ControllerStatus {
@@ -214,6 +220,9 @@ export class Controller {
       const workers = Array.from({ length: this.maxConcurrent }, () => this.worker(queue, signal));
       const shard = this.options.shard;
       if (shard) {
+        const keys = shardKeyMetrics(this.deps.registry);
+        keys.moved.inc({ controller: this.name }, 0);
+        keys.skipped.inc({ controller: this.name }, 0);
         const offDrain = shard.ring.addDrainer((buckets) => this.drain(buckets));
         const offStart = shard.ring.subscribe(({ started }) => void this.enqueueStarted(shard, started, queue, signal));
         signal.addEventListener('abort', () => (offDrain(), offStart()), { once: true });
@@ -301,22 +310,38 @@ export class Controller {
     }
   }
 
-  /** The bucket of a key's object in the ring; undefined when the object is not cached here (gone, or another shard's). */
-  private async bucketOf(shard: ControllerShard, request: Request, signal: AbortSignal): Promise<number | undefined> {
+  /**
+   * The bucket of a key's object in the ring; undefined when the object is
+   * not cached here and was never reconciled here (another shard's). A
+   * deleted object's bucket comes from the uid it had when last reconciled
+   * here, so its owner gives it a final reconcile, as an unsharded
+   * controller does.
+   */
+  private async bucketOf(shard: ControllerShard, key: string, request: Request, signal: AbortSignal): Promise<number | undefined> {
     if (shard.by === 'namespace') return shard.ring.bucketOf(fnv1a64(request.namespace ?? ''));
     const kind = this.deps.forKind;
     if (!kind) return undefined;
+    let uid: string | undefined;
     try {
       const obj = await this.deps.cache.get(kind, request, { signal });
-      const uid = (obj as { metadata?: { uid?: string } }).metadata?.uid;
-      return uid === undefined ? undefined : shard.ring.bucketOf(fnv1a64(uid));
+      uid = (obj as { metadata?: { uid?: string } }).metadata?.uid;
     } catch {
-      return undefined;
+      uid = undefined;
     }
+    if (uid !== undefined) {
+      this.uids.set(key, uid);
+      return shard.ring.bucketOf(fnv1a64(uid));
+    }
+    const last = this.uids.get(key);
+    this.uids.delete(key);
+    return last === undefined ? undefined : shard.ring.bucketOf(fnv1a64(last));
   }
 
   /** Resolves once no reconcile of these buckets is in flight (the ring hands them on then). */
   drain(buckets: ReadonlySet<number>): Promise<void> {
+    // Uids remembered for final reconciles of keys in buckets leaving here: their new owner has them.
+    const shard = this.options.shard;
+    if (shard) for (const [key, uid] of this.uids) if (buckets.has(shard.ring.bucketOf(fnv1a64(uid)))) this.uids.delete(key);
     const busy = (): boolean => [...buckets].some((b) => (this.inFlight.get(b) ?? 0) > 0);
     if (!busy()) return Promise.resolve();
     return new Promise((resolve) => {
@@ -340,7 +365,9 @@ export class Controller {
         const m = obj.metadata;
         if (!m?.name) continue;
         const hash = fnv1a64(shard.by === 'namespace' ? (m.namespace ?? '') : (m.uid ?? ''));
-        if (set.has(shard.ring.bucketOf(hash))) queue.add(requestKey(m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name }));
+        if (!set.has(shard.ring.bucketOf(hash))) continue;
+        queue.add(requestKey(m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name }));
+        shardKeyMetrics(this.deps.registry).moved.inc({ controller: this.name });
       }
     } catch (err) {
       if (!signal.aborted) this.log.warn({ err }, 'could not enqueue the objects of shard buckets that started here');
@@ -350,10 +377,11 @@ export class Controller {
   private async process(queue: WorkQueue, key: string, priority: number, stopSignal: AbortSignal): Promise<void> {
     const shard = this.options.shard;
     if (!shard) return this.reconcileKey(queue, key, priority, stopSignal);
-    const bucket = await this.bucketOf(shard, requestOf(key), stopSignal);
+    const bucket = await this.bucketOf(shard, key, requestOf(key), stopSignal);
     // Not ours now (or not cached here): its owner reconciles it, and enqueues it when the bucket starts there.
     if (bucket === undefined || !shard.ring.active().has(bucket)) {
       queue.forget(key);
+      shardKeyMetrics(this.deps.registry).skipped.inc({ controller: this.name });
       return;
     }
     this.inFlight.set(bucket, (this.inFlight.get(bucket) ?? 0) + 1);

@@ -112,4 +112,12 @@ describe('sharded controllers', () => {
     await eventually(() => reconciledIn('3').size, (n) => n === OBJECTS, 'every change reconciled after the leave', 30_000);
     expect(overlapping()).toEqual([]);
   });
+
+  it('a deleted object gets a final reconcile from the replica that reconciled it (its uid remembered)', async () => {
+    const deleted = Array.from({ length: 10 }, (_, i) => `cm-${i}`);
+    await Promise.all(deleted.map((name) => client.delete(ConfigMap, { namespace: ns, name })));
+    // The reconciler reads the object: gone, it records an empty round.
+    await eventually(() => deleted.filter((name) => reconciledIn('').has(name)), (seen) => seen.length === deleted.length, 'a final reconcile of every deleted object', 30_000);
+    expect(overlapping()).toEqual([]);
+  });
 });
