@@ -165,6 +165,11 @@ describe('a shard ring as leadership: sharded and leader-only work in one manage
     await eventually(() => up().map((r) => r.ring.active().size).reduce((x, y) => x + y, 0), (n) => n === TIMING.buckets, 'every bucket active');
     await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-late', namespace: ns } });
     await eventually(() => sharded.get('cm-late')?.size ?? 0, (n) => n === 1, 'the late ConfigMap reconciled once');
+    // The joiner's share came to it as moved keys (its cached objects enqueued when its buckets started).
+    const joiner = replicas[3]!;
+    const held = [...sharded.entries()].filter(([, ids]) => ids.has('d')).length;
+    expect(held).toBeGreaterThan(0);
+    expect(await metric(joiner.manager.registry, 'kubeloop_shard_keys_moved_total', { controller: 'sharded' })).toBeGreaterThan(0);
     expect(leaders()).toHaveLength(1);
     expect(openLeaderWork()).toEqual(leaders());
     expect(overlapping()).toEqual([]);
