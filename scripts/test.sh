@@ -19,6 +19,17 @@ if ! command -v kubectl >/dev/null 2>&1; then
   fi
 fi
 
+# Prometheus scrapes the example operator in test/grafana-dashboard.test.ts, which runs every query
+# of the scaffold's Grafana dashboard against it (the test says it is skipped, and why, without it).
+if ! command -v prometheus >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test: installing prometheus (Debian package)" >&2
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; } >&2 || echo "test: prometheus could not be installed" >&2
+  else
+    echo "test: prometheus is not installed; the dashboard test needs it (Debian package prometheus)" >&2
+  fi
+fi
+
 # Find or build the control-plane binaries first, with progress on stderr
 # (a cold build takes many minutes; later runs reuse the cache).
 # The workspace's fault tests compact etcd with etcdctl, which setup-envtest's prebuilt archives do

@@ -53,6 +53,11 @@ describe('createProject', () => {
       'config/manager/metrics-service.yaml',
       'config/samples/website.yaml',
       'config/default/kustomization.yaml',
+      'config/grafana/kubeloop-operator.json',
+      'config/grafana/kustomization.yaml',
+      'config/prometheus/monitor.yaml',
+      'config/certmanager/certificates.yaml',
+      'config/network-policy/allow-metrics-traffic.yaml',
     ]) {
       expect(project.files, file).toContain(file);
     }
