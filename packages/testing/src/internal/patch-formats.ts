@@ -23,12 +23,49 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return out;
 }
 
-/** RFC 6902; a failed operation is the API server's 422. */
+/** The value at a JSON pointer, or `undefined` when the path does not lead anywhere. */
+function at(doc: unknown, pointer: string): unknown {
+  let here: unknown = doc;
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    if (Array.isArray(here)) here = /^(0|[1-9]\d*)$/.test(key) ? here[Number(key)] : undefined;
+    else if (isObject(here)) here = Object.hasOwn(here, key) ? here[key] : undefined;
+    else return undefined;
+  }
+  return here;
+}
+
+/**
+ * An operation as the API server's JSON patch library (evanphx/json-patch
+ * v4) reads it where it departs from RFC 6902: `replace` of a key a map
+ * does not have adds it, `test` of such a key with the value `null`
+ * passes (found by the differential fuzzer), and a path that does not
+ * start with `/` loses its first segment.
+ */
+function asServerReads(doc: unknown, given: unknown): Operation {
+  if (!isObject(given) || typeof given['path'] !== 'string' || given['path'] === '') return given as unknown as Operation;
+  // the library skips what comes before the first '/' (`data/x` is `/x`)
+  const op = { ...given };
+  for (const f of ['path', 'from'] as const) {
+    const p = op[f];
+    if (typeof p === 'string' && !p.startsWith('/') && p.includes('/')) op[f] = p.slice(p.indexOf('/'));
+  }
+  const path = op['path'] as string;
+  const parent = at(doc, path.slice(0, path.lastIndexOf('/')));
+  const key = path.slice(path.lastIndexOf('/') + 1).replaceAll('~1', '/').replaceAll('~0', '~');
+  const missingKey = isObject(parent) && !Array.isArray(parent) && !Object.hasOwn(parent, key);
+  if (missingKey && op['op'] === 'replace') return { ...op, op: 'add' } as unknown as Operation;
+  if (missingKey && op['op'] === 'test' && op['value'] === null) return { op: 'test', path: '', value: doc } as Operation;
+  return op as unknown as Operation;
+}
+
+/** RFC 6902, as the API server applies it; a failed operation is the API server's 422. */
 export function jsonPatch(target: Json, ops: unknown): Json {
   if (!Array.isArray(ops)) throw badRequest(`error decoding patch: json: cannot unmarshal ${ops === null ? 'null' : typeof ops === 'object' ? 'object' : typeof ops} into Go value of type []handlers.jsonPatchOp`);
   try {
-    const result = fastJsonPatch.applyPatch(structuredClone(target), ops as Operation[], true, true, false);
-    return result.newDocument;
+    let doc: unknown = structuredClone(target);
+    for (const [i, op] of ops.entries()) doc = fastJsonPatch.applyOperation(doc, asServerReads(doc, op), true, true, false, i).newDocument;
+    return doc as Json;
   } catch {
     // malformed or not applicable: the API server answers 422 with no details (found by the differential fuzzer)
     throw new ApiError(statusOf(422, 'Invalid', 'the server rejected our request due to an error in our request', {}));

@@ -118,17 +118,19 @@ export function finishCreate(s: Storage, t: Target, obj: Json, name: string, man
   zeroStatus(t, obj);
   dropEmpty(t, obj);
   const warnings = validate(s, t, obj, undefined);
-  requireNamespace(s, t, name);
-  const key = objKey(t.namespace, name);
-  if (t.st.objects.has(key)) throw alreadyExists(gr(t.st), name);
-  m['uid'] = randomUUID();
-  m['creationTimestamp'] = s.now();
-  if (t.st.type.generation) m['generation'] = 1;
-  const entries = managed(obj);
-  if (entries.length > 0) m['managedFields'] = renderManaged(entries);
-  if (dry) return withWarnings(buffered(201, render(t.st, obj, t.version)), warnings);
-  s.store(t.st, key, obj, undefined, 'ADDED');
-  return withWarnings(buffered(201, render(t.st, obj, t.version)), warnings);
+  // the strategy's warnings come with the answer also when storing fails (AlreadyExists), as the server's do (found by the differential fuzzer)
+  return warningsAlways(warnings, () => {
+    requireNamespace(s, t, name);
+    const key = objKey(t.namespace, name);
+    if (t.st.objects.has(key)) throw alreadyExists(gr(t.st), name);
+    m['uid'] = randomUUID();
+    m['creationTimestamp'] = s.now();
+    if (t.st.type.generation) m['generation'] = 1;
+    const entries = managed(obj);
+    if (entries.length > 0) m['managedFields'] = renderManaged(entries);
+    if (!dry) s.store(t.st, key, obj, undefined, 'ADDED');
+    return buffered(201, render(t.st, obj, t.version));
+  });
 }
 
 export function create(s: Storage, t: Target, req: CoreRequest): BufferedResponse {

@@ -20,6 +20,8 @@ interface Case {
   readonly reason?: string | undefined;
   /** The start of the message. */
   readonly message?: string;
+  /** Text the `Warning` header must hold. */
+  readonly warning?: string;
 }
 
 const CASES: Case[] = [
@@ -52,12 +54,19 @@ const CASES: Case[] = [
   { what: 'deletecollection across all namespaces', method: 'DELETE', path: '/api/v1/configmaps', query: { labelSelector: 'none=here' }, status: 405, reason: 'MethodNotAllowed', message: 'the server does not allow this method on the requested resource' },
   { what: 'a propagation policy in the query string', method: 'DELETE', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { propagationPolicy: 'Bogus' }, status: 422, reason: 'Invalid', message: 'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Bogus": supported values: "Foreground", "Background", "Orphan", "nil"' },
   { what: 'deletecollection answers the list of what it deleted', method: 'DELETE', path: '/api/v1/namespaces/{ns}/configmaps', query: { labelSelector: 'none=here' }, status: 200 },
+  { what: 'a JSON patch replace of a map key the object lacks (adds it, as the server\'s json-patch v4 does)', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', body: [{ op: 'replace', path: '/data/new', value: '1' }], contentType: 'application/json-patch+json', status: 200 },
+  { what: 'a JSON patch replace under a map the object lacks', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', body: [{ op: 'replace', path: '/metadata/annotations/q', value: '1' }], contentType: 'application/json-patch+json', status: 422, reason: 'Invalid', message: 'the server rejected our request due to an error in our request' },
+  { what: 'a JSON patch test of a missing key against null (passes)', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', body: [{ op: 'test', path: '/data/missing', value: null }], contentType: 'application/json-patch+json', status: 200 },
+  { what: 'a JSON patch test of a missing key against a value', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', body: [{ op: 'test', path: '/data/missing', value: 'x' }], contentType: 'application/json-patch+json', status: 422, reason: 'Invalid' },
+  { what: 'a JSON patch path without a leading slash (its first segment is skipped)', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', body: [{ op: 'add', path: 'data/q', value: '1' }], contentType: 'application/json-patch+json', status: 200, warning: 'unknown field \\"q\\"' },
+  { what: 'a create of an existing custom resource with a domain-less finalizer (409, with the warning)', method: 'POST', path: '/apis/conformance.kubeloop.dev/v1/namespaces/{ns}/widgets', body: { apiVersion: 'conformance.kubeloop.dev/v1', kind: 'Widget', metadata: { name: 'w', finalizers: ['hold'] } }, status: 409, reason: 'AlreadyExists', warning: 'prefer a domain-qualified finalizer name' },
 ];
 
 describe.each(BACKENDS)('raw requests ($backend)', ({ backend }) => {
   const h = useBackend(backend);
   beforeAll(async () => {
     await h().client().create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: h().namespace }, data: { x: '1' } });
+    await h().client().create({ apiVersion: 'conformance.kubeloop.dev/v1', kind: 'Widget', metadata: { name: 'w', namespace: h().namespace } });
   });
 
   it.each(CASES)('$what: $status', async (c) => {
@@ -72,5 +81,6 @@ describe.each(BACKENDS)('raw requests ($backend)', ({ backend }) => {
       expect(res.body['reason']).toBe(c.reason);
       if (c.message) expect(String(res.body['message'])).toContain(c.message);
     }
+    if (c.warning) expect(res.warning).toContain(c.warning);
   });
 });
