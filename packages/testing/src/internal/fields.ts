@@ -310,23 +310,64 @@ export interface ApplyConflict {
 
 export type ApplyResult = { readonly ok: true; readonly object: Json; readonly entries: ManagedEntry[] } | { readonly ok: false; readonly conflicts: readonly ApplyConflict[] };
 
+/**
+ * The order of a merged associative list, as structured-merge-diff's merge
+ * walks it: items only the live list has stay where they were, items the
+ * applied list has come in its order (shared ones where the applied list
+ * puts them). Found by the differential fuzzer.
+ */
+export function mergedOrder(live: readonly string[], applied: readonly string[]): string[] {
+  const inLive = new Set(live);
+  const inApplied = new Set(applied);
+  const shared = applied.filter((k) => inLive.has(k));
+  let s = 0;
+  let nextShared = shared[s++];
+  const out: string[] = [];
+  let l = 0;
+  let r = 0;
+  while (l < live.length || r < applied.length) {
+    if (l < live.length && r < applied.length) {
+      const k = live[l]!;
+      if (k === applied[r]) {
+        out.push(k);
+        l++;
+        r++;
+        nextShared = shared[s++];
+        continue;
+      }
+      if (inApplied.has(k) && nextShared !== undefined && nextShared !== k) {
+        l++;
+        continue;
+      }
+    }
+    if (l < live.length && !inApplied.has(live[l]!)) {
+      out.push(live[l++]!);
+      continue;
+    }
+    if (r < applied.length) {
+      const k = applied[r++]!;
+      out.push(k);
+      if (nextShared === k) nextShared = shared[s++];
+      continue;
+    }
+    l++; // a shared item already taken from the applied list
+  }
+  return out;
+}
+
 function mergeApplied(live: unknown, config: unknown, names: string[], shape: Shape): unknown {
   if (config === null) return undefined;
   if (Array.isArray(config)) {
     const rule = shape.list(names);
     if (rule.type === 'atomic' || !Array.isArray(live)) return config;
-    const out = [...(live as unknown[])];
-    if (rule.type === 'set') {
-      for (const item of config) if (!out.some((x) => sameJson(x, item))) out.push(item);
-      return out;
-    }
-    for (const item of config) {
-      const key = keyElement(item, rule.keys);
-      const index = out.findIndex((x) => keyElement(x, rule.keys) === key);
-      if (index === -1) out.push(item);
-      else out[index] = mergeApplied(out[index], item, names, shape);
-    }
-    return out;
+    const keyOf = (item: unknown): string => (rule.type === 'set' ? canonical(item) : keyElement(item, rule.keys));
+    const liveItems = new Map((live as unknown[]).map((x) => [keyOf(x), x] as const));
+    const appliedItems = new Map((config as unknown[]).map((x) => [keyOf(x), x] as const));
+    return mergedOrder([...liveItems.keys()], [...appliedItems.keys()]).map((k): unknown => {
+      if (!appliedItems.has(k)) return liveItems.get(k);
+      if (!liveItems.has(k) || rule.type === 'set') return appliedItems.get(k);
+      return mergeApplied(liveItems.get(k), appliedItems.get(k), names, shape);
+    });
   }
   if (isObject(config)) {
     if (!isObject(live) || (names.length > 0 && shape.atomicMap(names))) return stripNulls(config);

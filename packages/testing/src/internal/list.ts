@@ -81,19 +81,24 @@ export function list(s: Storage, t: Target, req: CoreRequest): BufferedResponse 
     }
     atRv = token.rv;
     start = token.start;
-  } else if (rvMatch !== '' && rvParam === '') {
-    throw listOptionsInvalid([{ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden unless resourceVersion is provided' }]);
-  } else if (rvMatch === 'Exact') {
-    const rv = parseRv(rvParam, 'resourceVersion');
-    if (rv === 0) throw listOptionsInvalid([{ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"' }]);
-    if (rv > s.resourceVersion) throw tooLarge();
-    if (rv < s.compacted) throw expired(`The resourceVersion for the provided list is too old.`);
-    atRv = rv;
-  } else if (rvMatch !== '' && rvMatch !== 'NotOlderThan') {
-    throw listOptionsInvalid([{ type: 'FieldValueNotSupported', field: 'resourceVersionMatch', value: rvMatch, detail: 'supported values: "Exact", "NotOlderThan", ""' }]);
-  } else if (rvParam !== '' && rvParam !== '0') {
-    const rv = parseRv(rvParam, 'resourceVersion');
-    if (rv > s.resourceVersion) throw tooLarge();
+  } else {
+    // the options checked as the API server's ListOptions validation checks them: every problem at once
+    const errors: FieldError[] = [];
+    if (rvMatch !== '') {
+      if (rvParam === '') errors.push({ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden unless resourceVersion is provided' });
+      if (rvMatch !== 'Exact' && rvMatch !== 'NotOlderThan') errors.push({ type: 'FieldValueNotSupported', field: 'resourceVersionMatch', value: rvMatch, detail: 'supported values: "Exact", "NotOlderThan", ""' });
+      if (rvMatch === 'Exact' && rvParam === '0') errors.push({ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"' });
+    }
+    if (errors.length > 0) throw listOptionsInvalid(errors);
+    if (rvMatch === 'Exact') {
+      const rv = parseRv(rvParam, 'resourceVersion');
+      if (rv > s.resourceVersion) throw tooLarge();
+      if (rv < s.compacted) throw expired(`The resourceVersion for the provided list is too old.`);
+      atRv = rv;
+    } else if (rvParam !== '' && rvParam !== '0') {
+      const rv = parseRv(rvParam, 'resourceVersion');
+      if (rv > s.resourceVersion) throw tooLarge();
+    }
   }
 
   const state = atRv === s.resourceVersion ? t.st.objects : s.stateAt(t.st, atRv);

@@ -43,7 +43,7 @@ function at(doc: unknown, pointer: string): unknown {
  * start with `/` loses its first segment.
  */
 function asServerReads(doc: unknown, given: unknown): Operation {
-  if (!isObject(given) || typeof given['path'] !== 'string' || given['path'] === '') return given as unknown as Operation;
+  if (!isObject(given) || typeof given['path'] !== 'string' || given['path'] === '') return given as Operation;
   // the library skips what comes before the first '/' (`data/x` is `/x`)
   const op = { ...given };
   for (const f of ['path', 'from'] as const) {

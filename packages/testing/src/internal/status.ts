@@ -116,9 +116,10 @@ export function invalid(group: string, kind: string, name: string, errors: reado
   const label = group ? `${kind}.${group}` : kind;
   return new ApiError(
     failure(422, 'Invalid', `${label} "${name}" is invalid: ${summary}`, {
-      name,
+      // empty ones left out, as Go's omitempty does
+      ...(name ? { name } : {}),
       ...(group ? { group } : {}),
-      kind,
+      ...(kind ? { kind } : {}),
       causes: errors.map((e) => ({ reason: e.type, message: fieldErrorText(e), field: e.field })),
     }),
   );

@@ -40,8 +40,12 @@ function eventFor(c: Change, match: (obj: Json) => boolean, renderObject: (obj: 
     type = 'DELETED';
   } else if (now && before) type = 'MODIFIED';
   else if (now) type = 'ADDED';
-  else if (before) type = 'DELETED';
-  else return undefined;
+  else if (before) {
+    // an object leaving the selection: the watch cache sends the object as it was (what matched), at the change's resourceVersion
+    const prev = c.prev;
+    const object = { ...prev, metadata: { ...(prev['metadata'] as Json), resourceVersion: (c.object['metadata'] as Json)['resourceVersion'] } };
+    return JSON.stringify({ type: 'DELETED', object: renderObject(object) });
+  } else return undefined;
   return JSON.stringify({ type, object: renderObject(c.object) });
 }
 
@@ -84,14 +88,14 @@ export class Watches {
     if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeoutParam)}`);
     const { match } = selection(t.st, t.namespace, q);
     const sendInitial = sie === 'true' || sie === '1';
-    if (sie !== null) {
-      const errors: FieldError[] = [];
-      if (rvMatch !== 'NotOlderThan') errors.push({ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan' });
-      if (!bookmarks) errors.push({ type: 'FieldValueForbidden', field: 'allowWatchBookmarks', detail: 'sendInitialEvents requires setting allowWatchBookmarks to true' });
-      if (errors.length > 0) throw listOptionsInvalid(errors);
-    } else if (rvMatch !== '') {
-      throw listOptionsInvalid([{ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided' }]);
+    // the watch's options checked as the API server's ListOptions validation checks them: every problem at once
+    const errors: FieldError[] = [];
+    if (sie !== null && rvMatch !== 'NotOlderThan') errors.push({ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan' });
+    if (rvMatch !== '') {
+      if (sie === null) errors.push({ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided' });
+      if (rvMatch !== 'NotOlderThan') errors.push({ type: 'FieldValueNotSupported', field: 'resourceVersionMatch', value: rvMatch, detail: 'supported values: "NotOlderThan"' });
     }
+    if (errors.length > 0) throw listOptionsInvalid(errors);
     const metadataOnly = acceptAs(req.accept) === 'PartialObjectMetadata';
     const apiVersion = apiVersionOf(t.st.type, t.version);
     const renderObject = (obj: Json): Json => {
@@ -108,7 +112,9 @@ export class Watches {
     let ended = false;
     const event = (type: string, object: Json): string => JSON.stringify({ type, object });
     const key = typeKey(t.st.type.group, t.st.type.plural);
-    if (sendInitial || rvParam === '' || rvParam === '0') {
+    // initial events: asked for (`sendInitialEvents=true`), or a watch from "any" or "now" that did not say `sendInitialEvents=false`;
+    // the end bookmark to a watch that takes bookmarks (also without sendInitialEvents, as kube-apiserver v1.37 does)
+    if (sendInitial || (sie === null && (rvParam === '' || rvParam === '0'))) {
       if (sendInitial && rvParam !== '' && rvParam !== '0') {
         const rv = parseRv(rvParam, 'resourceVersion', true);
         if (rv > s.resourceVersion) throw tooLarge();
@@ -117,8 +123,8 @@ export class Watches {
         const obj = t.st.objects.get(k)!;
         if (match(obj)) initial.push(event('ADDED', renderObject(obj)));
       }
-      if (sendInitial) initial.push(event('BOOKMARK', bookmarkObject(s.resourceVersion, { 'k8s.io/initial-events-end': 'true' })));
-    } else {
+      if (bookmarks) initial.push(event('BOOKMARK', bookmarkObject(s.resourceVersion, { 'k8s.io/initial-events-end': 'true' })));
+    } else if (rvParam !== '' && rvParam !== '0') {
       const from = parseRv(rvParam, 'resourceVersion', true);
       if (from < s.compacted) {
         initial.push(event('ERROR', statusOf(410, 'Expired', `too old resource version: ${from} (${s.compacted})`) as unknown as Json));

@@ -181,6 +181,17 @@ describe.each(BACKENDS)('server-side apply ($backend)', ({ backend }) => {
     expect(((both.spec?.['ports'] ?? []) as { name: string }[]).map((p) => p.name).sort()).toEqual(['http', 'https']);
   });
 
+  it('a list-type map merged by apply keeps the order structured-merge-diff gives it', async () => {
+    const ports = (names: string[]): { name: string; port: number }[] => names.map((n) => ({ name: n, port: 1 }));
+    const names = (w: { spec?: Record<string, unknown> }): string[] => ((w.spec?.['ports'] ?? []) as { name: string }[]).map((p) => p.name);
+    const first = h().name('w');
+    await h().client('alpha').apply(widget(h().namespace, first, { ports: ports(['a', 'b', 'c']) }));
+    expect(names(await h().client('beta').apply(widget(h().namespace, first, { ports: ports(['c', 'a']) })))).toEqual(['b', 'c', 'a']);
+    const second = h().name('w');
+    await h().client('alpha').apply(widget(h().namespace, second, { ports: ports(['a', 'b', 'c']) }));
+    expect(names(await h().client('beta').apply(widget(h().namespace, second, { ports: ports(['d', 'a']) })))).toEqual(['d', 'a', 'b', 'c']);
+  });
+
   it('an atomic list (no list type) is owned whole: another value conflicts', async () => {
     const name = h().name('w');
     await h().client('alpha').apply(widget(h().namespace, name, { tags: ['a'] }));

@@ -104,6 +104,55 @@ describe.each(BACKENDS)('watches ($backend)', ({ backend }) => {
     expect(summary(seen)).toEqual([`ADDED ${run}-x`, `MODIFIED ${run}-x`, `DELETED ${run}-x`]);
   });
 
+  it('an object leaving a label selector arrives DELETED as it was when it matched', async () => {
+    const client = h().client();
+    const run = h().name('run');
+    const cm = await client.create(configMap(h().namespace, `${run}-x`, { a: '1' }, { run, phase: 'on' }));
+    const events = await client.watch(ConfigMap, { namespace: h().namespace, labelSelector: { run, phase: 'on' }, resourceVersion: cm.metadata.resourceVersion! });
+    const left = await client.patch(cm, mergePatch({ metadata: { labels: { phase: 'off' } }, data: { a: '2' } }));
+    const [deleted] = await collect(events, (s) => s.length >= 1);
+    expect(deleted!.type).toBe('DELETED');
+    expect(deleted!.object.metadata?.labels).toEqual({ run, phase: 'on' });
+    expect(deleted!.object.data).toEqual({ a: '1' });
+    expect(deleted!.object.metadata?.resourceVersion).toBe(left.metadata.resourceVersion);
+  });
+
+  it('sendInitialEvents=false: no initial events, changes from the resourceVersion on', async () => {
+    const client = h().client();
+    const run = h().name('run');
+    await client.create(configMap(h().namespace, `${run}-a`, {}, { run }));
+    const events = await client.watch(ConfigMap, { namespace: h().namespace, labelSelector: { run }, sendInitialEvents: false, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true });
+    await client.create(configMap(h().namespace, `${run}-b`, {}, { run }));
+    const seen = await collect(events, (s) => s.some((e) => e.type === 'ADDED'));
+    expect(summary(seen.filter((e) => e.type !== 'BOOKMARK'))).toEqual([`ADDED ${run}-b`]);
+  });
+
+  it('sendInitialEvents without allowWatchBookmarks: the initial ADDED events, and no end bookmark', async () => {
+    const client = h().client();
+    const run = h().name('run');
+    await client.create(configMap(h().namespace, `${run}-a`, {}, { run }));
+    const events = await client.watch(ConfigMap, { namespace: h().namespace, labelSelector: { run }, sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: false });
+    await client.create(configMap(h().namespace, `${run}-b`, {}, { run }));
+    const seen = await collect(events, (s) => s.length >= 2);
+    expect(summary(seen)).toEqual([`ADDED ${run}-a`, `ADDED ${run}-b`]);
+  });
+
+  it('from no resourceVersion with bookmarks: the ADDED events end with the initial-events-end bookmark', async () => {
+    const client = h().client();
+    const run = h().name('run');
+    await client.create(configMap(h().namespace, `${run}-a`, {}, { run }));
+    const events = await client.watch(ConfigMap, { namespace: h().namespace, labelSelector: { run }, allowWatchBookmarks: true });
+    const seen = await collect(events, (s) => s.some((e) => e.type === 'BOOKMARK'));
+    expect(summary(seen.slice(0, 1))).toEqual([`ADDED ${run}-a`]);
+    expect(seen[1]?.object.metadata?.annotations?.['k8s.io/initial-events-end']).toBe('true');
+  });
+
+  it('resourceVersionMatch=Exact on a watch is 422 naming both problems', async () => {
+    const err = await expectStatus(h().client().watch(ConfigMap, { namespace: h().namespace, sendInitialEvents: true, resourceVersionMatch: 'Exact', allowWatchBookmarks: true }), 422, 'Invalid');
+    expect(err.status?.message).toBe('ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"]');
+    expect(err.status?.details).toEqual({ group: 'meta.k8s.io', kind: 'ListOptions', causes: expect.any(Array) as unknown });
+  });
+
   it('a field selector on metadata.name sees only that object', async () => {
     const client = h().client();
     const name = h().name('only');

@@ -13,6 +13,7 @@
  * A disagreement fails with the seed, the sequence and both answers; it
  * becomes a fix in the fake or a documented limit (docs/testing-fake.md).
  */
+import { writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, isClientError } from '@kubeloop/client';
@@ -24,6 +25,8 @@ import { createFakeApiServer } from '../../src/index.js';
 import type { FakeApiServer } from '../../src/index.js';
 import { CRDS, Widget } from '../conformance/backends.js';
 import { testKubeconfigPath, uniqueName } from '../../../../test/support/env.js';
+import { allPages, send, watchAnswer } from './answers.js';
+import type { Backend } from './answers.js';
 import { KINDS, normalise, normaliseEvent, step, toRequest } from './requests.js';
 import type { RawAnswer, RawRequest, Step } from './requests.js';
 
@@ -31,32 +34,12 @@ const seedText = process.env['KUBELOOP_FUZZ_SEED'] ?? '24';
 const SEED = seedText === 'random' ? Math.floor(Math.random() * 2 ** 31) : Number(seedText);
 const RUNS = Number(process.env['KUBELOOP_FUZZ_RUNS'] ?? '30');
 const BUDGET_MS = Number(process.env['KUBELOOP_FUZZ_BUDGET_MS'] ?? '25000');
+/** A file to write every disagreement to (the failure message shows the first few). */
+const REPORT = process.env['KUBELOOP_FUZZ_REPORT'];
 const DESCRIPTORS = [ConfigMap, Secret, Widget] as const;
+/** The watches each sequence keeps open per kind: all objects, and those labelled app=x. */
+const WATCH_SELECTORS = [undefined, 'app=x'] as const;
 
-interface Backend {
-  readonly name: 'fake' | 'envtest';
-  readonly client: Client;
-  /** The last resourceVersion seen per object path, to tell whether a write changed it. */
-  readonly rvs: Map<string, string>;
-}
-
-async function send(b: Backend, r: RawRequest): Promise<RawAnswer> {
-  const res = await b.client.transport.request({
-    method: r.method,
-    path: r.path,
-    ...(r.query && Object.keys(r.query).length > 0 ? { query: r.query } : {}),
-    ...(r.body === undefined ? {} : { body: r.body }),
-    ...(r.contentType ? { contentType: r.contentType } : {}),
-  });
-  let body: unknown;
-  try {
-    body = JSON.parse(res.body);
-  } catch {
-    body = { text: res.body };
-  }
-  const w = res.headers['warning'];
-  return { status: res.status, body, warning: Array.isArray(w) ? w.join(', ') : w };
-}
 
 /** Whether this answer's object has another resourceVersion than the last answer for the same object had. */
 function rvChanged(b: Backend, path: string, a: RawAnswer): boolean | undefined {
@@ -81,11 +64,11 @@ interface Outcome {
 }
 
 /** A watch from `rv`; the server answers 429 while a new CRD's watch cache starts, so retry that for a few seconds. */
-async function openWatch(client: Client, kind: (typeof DESCRIPTORS)[number], namespace: string, rv: string): Promise<AsyncIterableIterator<WatchEvent<unknown>>> {
+async function openWatch(client: Client, kind: (typeof DESCRIPTORS)[number], namespace: string, rv: string, labelSelector: string | undefined): Promise<AsyncIterableIterator<WatchEvent<unknown>>> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {
-      return (await client.watch(kind, { namespace, resourceVersion: rv, allowWatchBookmarks: false })) as AsyncIterableIterator<WatchEvent<unknown>>;
+      return (await client.watch(kind, { namespace, resourceVersion: rv, allowWatchBookmarks: false, ...(labelSelector ? { labelSelector } : {}) })) as AsyncIterableIterator<WatchEvent<unknown>>;
     } catch (err) {
       if (!isClientError(err) || err.code !== 429 || Date.now() > deadline) throw err;
       await new Promise((r) => setTimeout(r, 200));
@@ -98,10 +81,13 @@ async function runSequence(fake: Backend, real: Backend, steps: readonly Step[])
   const namespaces = { fake: uniqueName('fz'), envtest: uniqueName('fz') };
   const disagreements: Disagreement[] = [];
   const watches: { b: Backend; events: WatchEvent<unknown>[]; iterator: AsyncIterableIterator<WatchEvent<unknown>>; done: Promise<void> }[] = [];
+  const startRvs = { fake: '', envtest: '' };
   for (const b of [fake, real]) {
     const created = await b.client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespaces[b.name] } });
-    for (const d of DESCRIPTORS) {
-      const iterator = await openWatch(b.client, d, namespaces[b.name], created.metadata.resourceVersion!);
+    startRvs[b.name] = created.metadata.resourceVersion!;
+    // a watch of everything and one with a label selector (objects entering and leaving it) per kind
+    for (const [d, labelSelector] of DESCRIPTORS.flatMap((d) => WATCH_SELECTORS.map((l) => [d, l] as const))) {
+      const iterator = await openWatch(b.client, d, namespaces[b.name], created.metadata.resourceVersion!, labelSelector);
       const events: WatchEvent<unknown>[] = [];
       const done = (async () => {
         try {
@@ -119,8 +105,8 @@ async function runSequence(fake: Backend, real: Backend, steps: readonly Step[])
       const answers: Record<'fake' | 'envtest', { request: RawRequest; answer: RawAnswer; normal: string }> = {} as never;
       for (const b of [fake, real]) {
         const ns = namespaces[b.name];
-        const request = await toRequest(s, ns, (path) => send(b, { method: 'GET', path }));
-        const answer = await send(b, request);
+        const request = await toRequest(s, ns, (path) => send(b, { method: 'GET', path }), startRvs[b.name]);
+        const answer = s.op === 'watch' ? await watchAnswer(b, request, b.name === 'fake' ? 50 : 400) : s.op === 'list' && s.pages ? await allPages(b, request) : await send(b, request);
         requests++;
         answers[b.name] = { request, answer, normal: normalise(answer, ns, rvChanged(b, request.path, answer), s.op === 'deletecollection') };
       }
@@ -131,13 +117,16 @@ async function runSequence(fake: Backend, real: Backend, steps: readonly Step[])
     }
     // the watch streams: the fake's events are all there at once; wait for the server's, then compare per kind
     const deadline = Date.now() + 3000;
-    const count = (name: 'fake' | 'envtest', kind: number): number => watches.filter((w) => w.b.name === name)[kind]!.events.length;
-    while (Date.now() < deadline && KINDS.some((_, k) => count('envtest', k) < count('fake', k))) await new Promise((r) => setTimeout(r, 50));
+    const count = (name: 'fake' | 'envtest', i: number): number => watches.filter((w) => w.b.name === name)[i]!.events.length;
+    const opened = watches.length / 2;
+    const indices = [...Array(opened).keys()];
+    while (Date.now() < deadline && indices.some((i) => count('envtest', i) < count('fake', i))) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 100));
-    for (const [k, kind] of KINDS.entries()) {
-      const f = watches.filter((w) => w.b.name === 'fake')[k]!.events.map((e) => normaliseEvent(e, namespaces.fake));
-      const e = watches.filter((w) => w.b.name === 'envtest')[k]!.events.map((ev) => normaliseEvent(ev, namespaces.envtest));
-      if (JSON.stringify(f) !== JSON.stringify(e)) disagreements.push({ step: -1, request: `WATCH ${kind.name}`, fake: JSON.stringify(f), envtest: JSON.stringify(e) });
+    for (const i of indices) {
+      const f = watches.filter((w) => w.b.name === 'fake')[i]!.events.map((e) => normaliseEvent(e, namespaces.fake));
+      const e = watches.filter((w) => w.b.name === 'envtest')[i]!.events.map((ev) => normaliseEvent(ev, namespaces.envtest));
+      const what = `WATCH ${KINDS[Math.floor(i / WATCH_SELECTORS.length)]!.name}${WATCH_SELECTORS[i % WATCH_SELECTORS.length] ? ` labelSelector=${WATCH_SELECTORS[i % WATCH_SELECTORS.length]!}` : ''}`;
+      if (JSON.stringify(f) !== JSON.stringify(e)) disagreements.push({ step: -1, request: what, fake: JSON.stringify(f), envtest: JSON.stringify(e) });
     }
   } finally {
     for (const w of watches) await w.iterator.return?.();
@@ -184,6 +173,7 @@ describe('the fake and kube-apiserver answer generated request sequences alike',
     );
     const total = found.reduce((n, f) => n + f.disagreements.length, 0);
     console.log(`differential fuzzer: seed ${SEED}, ${sequences} sequences, ${requests} requests (${requests / 2} per backend), ${found.length} sequences with disagreements, ${total} disagreements`);
+    if (REPORT) writeFileSync(REPORT, found.map((f) => f.disagreements.map((d) => `step ${d.step}: ${d.request}\n  fake:    ${d.fake}\n  envtest: ${d.envtest}`).join('\n')).join('\n---\n'));
     const report = found
       .slice(0, 3)
       .map((f) => f.disagreements.slice(0, 4).map((d) => `step ${d.step}: ${d.request}\n  fake:    ${d.fake}\n  envtest: ${d.envtest}`).join('\n'))

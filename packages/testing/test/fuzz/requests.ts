@@ -40,8 +40,9 @@ export type Step =
   | { readonly op: 'apply'; readonly kind: number; readonly name: string; readonly manager: string; readonly force: boolean; readonly body: Json; readonly query: Record<string, string> }
   | { readonly op: 'delete'; readonly kind: number; readonly name: string; readonly body: Json | undefined; readonly query: Record<string, string> }
   | { readonly op: 'deletecollection'; readonly kind: number; readonly query: Record<string, string> }
-  | { readonly op: 'list'; readonly kind: number; readonly query: Record<string, string> }
-  | { readonly op: 'scale'; readonly kind: number; readonly name: string; readonly replicas: number | string | undefined };
+  | { readonly op: 'list'; readonly kind: number; readonly query: Record<string, string>; readonly pages: boolean }
+  | { readonly op: 'watch'; readonly kind: number; readonly query: Record<string, string> }
+  | { readonly op: 'scale'; readonly kind: number; readonly name: string; readonly replicas: number | string | undefined; readonly query: Record<string, string> };
 
 const name = fc.constantFrom(...NAMES);
 const labels = fc.dictionary(fc.constantFrom(...LABEL_KEYS), fc.constantFrom(...LABEL_VALUES), { maxKeys: 2 });
@@ -102,7 +103,15 @@ function withoutNullDataValues(b: Json): Json {
   return { ...b, data: Object.fromEntries(Object.entries(b['data'] as Json).filter(([, v]) => v !== null)) };
 }
 
+/**
+ * resourceVersions a list or watch asks for: none, "any" (`0`), the one the
+ * sequence's namespace was created at (`<start>`), or the newest (`<current>`,
+ * read from a list just before); each backend fills in its own.
+ */
+const RVS = ['', '0', '<start>', '<current>'] as const;
+
 const writeQuery = fc.record({ dryRun: fc.constantFrom('All'), fieldValidation: fc.constantFrom('Strict', 'Ignore') }, { requiredKeys: [] });
+const dryRunQuery = fc.record({ dryRun: fc.constantFrom('All') }, { requiredKeys: [] });
 const kindIndex = fc.integer({ min: 0, max: KINDS.length - 1 });
 
 function mergeBody(kind: number): fc.Arbitrary<Json> {
@@ -129,26 +138,55 @@ export const step: fc.Arbitrary<Step> = kindIndex.chain((kind): fc.Arbitrary<Ste
     name.map((n): Step => ({ op: 'get', kind, name: n })),
     fc.record({ n: name, change: mergeBody(kind), rv: fc.constantFrom('current' as const, 'current' as const, 'stale' as const, 'none' as const), reorder: fc.boolean(), query: writeQuery }).map(({ n, change, rv, reorder, query }): Step => ({ op: 'update', kind, name: n, change, rv, reorder, query })),
     fc.tuple(name, mergeBody(kind), writeQuery, fc.constantFrom<'merge' | 'strategic'>(...(k.builtin ? (['merge', 'strategic'] as const) : (['merge'] as const)))).map(([n, b, query, type]): Step => ({ op: 'patch', kind, name: n, type, body: b, query })),
-    fc.tuple(name, jsonPatch(kind)).map(([n, b]): Step => ({ op: 'patch', kind, name: n, type: 'json', body: b, query: {} })),
+    fc.tuple(name, jsonPatch(kind), writeQuery).map(([n, b, query]): Step => ({ op: 'patch', kind, name: n, type: 'json', body: b, query })),
     fc
       .tuple(name, fc.constantFrom(...MANAGERS), fc.boolean(), fc.record({ dryRun: fc.constantFrom('All') }, { requiredKeys: [] }))
       .chain(([n, manager, force, query]) => body(kind, n).map((b): Step => ({ op: 'apply', kind, name: n, manager, force, body: withoutNullDataValues(k.builtin ? b : withoutEmptyMetadataMaps(b)), query }))),
     fc
       .tuple(
         name,
-        fc.option(fc.record({ propagationPolicy: fc.constantFrom('Orphan', 'Background', 'Foreground'), preconditions: fc.constant({ uid: '00000000-0000-0000-0000-000000000000' }), dryRun: fc.constant(['All']) }, { requiredKeys: [] }), { nil: undefined }),
+        fc.option(fc.record({ propagationPolicy: fc.constantFrom('Orphan', 'Background', 'Foreground'), preconditions: fc.constantFrom<Json>({ uid: '00000000-0000-0000-0000-000000000000' }, { resourceVersion: '1' }, {}), dryRun: fc.constant(['All']) }, { requiredKeys: [] }), { nil: undefined }),
         fc.record({ dryRun: fc.constantFrom('All'), propagationPolicy: fc.constantFrom('Orphan', 'Foreground'), gracePeriodSeconds: fc.constantFrom('0', '30') }, { requiredKeys: [] }),
       )
       .map(([n, b, query]): Step => ({ op: 'delete', kind, name: n, body: b, query })),
     fc.record({ labelSelector: fc.constantFrom('app=x', 'tier', '!app'), dryRun: fc.constantFrom('All') }, { requiredKeys: [] }).map((query): Step => ({ op: 'deletecollection', kind, query })),
-    fc.record({ labelSelector: fc.constantFrom('app=x', 'app in (x,y)', 'tier', 'app!=y'), fieldSelector: fc.constantFrom('metadata.name=a', 'metadata.name!=b'), limit: fc.constantFrom('1', '2') }, { requiredKeys: [] }).map((query): Step => ({ op: 'list', kind, query })),
+    fc
+      .tuple(
+        fc.record(
+          {
+            labelSelector: fc.constantFrom('app=x', 'app in (x,y)', 'tier', 'app!=y'),
+            fieldSelector: fc.constantFrom('metadata.name=a', 'metadata.name!=b'),
+            limit: fc.constantFrom('1', '2'),
+            resourceVersion: fc.constantFrom(...RVS),
+            resourceVersionMatch: fc.constantFrom('NotOlderThan', 'Exact'),
+          },
+          { requiredKeys: [] },
+        ),
+        fc.boolean(),
+      )
+      .map(([query, pages]): Step => ({ op: 'list', kind, query, pages })),
+    fc
+      .record(
+        {
+          sendInitialEvents: fc.constantFrom('true', 'false'),
+          resourceVersion: fc.constantFrom(...RVS),
+          resourceVersionMatch: fc.constantFrom('NotOlderThan', 'NotOlderThan', 'Exact'),
+          allowWatchBookmarks: fc.constantFrom('true', 'true', 'false'),
+          labelSelector: fc.constantFrom('app=x', 'app!=y'),
+          fieldSelector: fc.constantFrom('metadata.name=a'),
+        },
+        { requiredKeys: [] },
+      )
+      .map((query): Step => ({ op: 'watch', kind, query })),
   ];
   if (k.status) {
     options.push(
       fc
         .tuple(name, fc.record({ status: fc.record({ phase: fc.constantFrom('Ready', 'Gone'), replicas: fc.integer({ min: 0, max: 2 }) }, { requiredKeys: [] }), metadata: fc.record({ labels }, { requiredKeys: [] }), spec: fc.record({ size: fc.constant(9) }) }, { requiredKeys: ['status'] }))
-        .map(([n, b]): Step => ({ op: 'patch', kind, name: n, type: 'merge', body: b, query: {}, subresource: 'status' })),
-      fc.tuple(name, fc.option(fc.oneof(fc.integer({ min: 0, max: 3 }), fc.constant<number | string>(-1), fc.constant<number | string>('2')), { nil: undefined })).map(([n, replicas]): Step => ({ op: 'scale', kind, name: n, replicas })),
+        .chain(([n, b]) => dryRunQuery.map((query): Step => ({ op: 'patch', kind, name: n, type: 'merge', body: b, query, subresource: 'status' }))),
+      fc
+        .tuple(name, fc.option(fc.oneof(fc.integer({ min: 0, max: 3 }), fc.constant<number | string>(-1), fc.constant<number | string>('2')), { nil: undefined }), dryRunQuery)
+        .map(([n, replicas, query]): Step => ({ op: 'scale', kind, name: n, replicas, query })),
     );
   }
   return fc.oneof(...options);
@@ -192,10 +230,20 @@ function mergeInto(target: unknown, patch: unknown): unknown {
  * The raw requests of a step on one backend; `read` fetches the current
  * object (for an update, which sends the object read back, changed).
  */
-export async function toRequest(s: Step, namespace: string, read: (path: string) => Promise<RawAnswer>): Promise<RawRequest> {
+export async function toRequest(s: Step, namespace: string, read: (path: string) => Promise<RawAnswer>, startRv: string): Promise<RawRequest> {
   const k = KINDS[s.kind]!;
   const collection = k.path.replace('{ns}', namespace);
   const fill = (v: unknown): string => JSON.stringify(v);
+  /** The query with `<start>` and `<current>` filled in. */
+  const resolve = async (query: Record<string, string>): Promise<Record<string, string>> => {
+    const rv = query['resourceVersion'];
+    if (rv === '<start>') return { ...query, resourceVersion: startRv };
+    if (rv === '<current>') {
+      const list = await read(collection);
+      return { ...query, resourceVersion: String((list.body as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion) };
+    }
+    return query;
+  };
   switch (s.op) {
     case 'create':
       return { method: 'POST', path: collection, query: s.query, body: fill(s.body) };
@@ -221,11 +269,13 @@ export async function toRequest(s: Step, namespace: string, read: (path: string)
     case 'deletecollection':
       return { method: 'DELETE', path: collection, query: s.query };
     case 'list':
-      return { method: 'GET', path: collection, query: s.query };
+      return { method: 'GET', path: collection, query: await resolve(s.query) };
+    case 'watch':
+      return { method: 'GET', path: collection, query: { ...(await resolve(s.query)), watch: 'true' } };
     case 'scale':
       return s.replicas === undefined
         ? { method: 'GET', path: `${collection}/${s.name}/scale` }
-        : { method: 'PATCH', path: `${collection}/${s.name}/scale`, body: fill({ spec: { replicas: s.replicas } }), contentType: CONTENT_TYPES.merge };
+        : { method: 'PATCH', path: `${collection}/${s.name}/scale`, query: s.query, body: fill({ spec: { replicas: s.replicas } }), contentType: CONTENT_TYPES.merge };
   }
 }
 
@@ -247,6 +297,7 @@ function normaliseObject(obj: unknown, rvChanged: boolean | undefined, deleteCol
     o['metadata'] = m;
   }
   if (Array.isArray(o['items'])) o['items'] = (o['items'] as unknown[]).map((i) => normaliseObject(i, undefined));
+  if (Array.isArray(o['events'])) o['events'] = (o['events'] as Json[]).map((e) => ({ type: e['type'], object: normaliseObject(e['object'], undefined) }));
   if (o['kind'] === 'Status' && typeof o['details'] === 'object' && o['details'] !== null) {
     const d = { ...(o['details'] as Json) };
     if (d['uid'] !== undefined) d['uid'] = '<uid>';
