@@ -8,7 +8,7 @@
  * informer, as controller-runtime does: the scope comes from the client's
  * mapper when the informer starts.
  */
-import { ClientError, matchesLabels, parseFieldSelector, parseLabelSelector } from '@kubeloop/client';
+import { ClientError, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from '@kubeloop/client';
 import { checkOptions, fieldValue, hasMethods, isKindRef, isMetadataRef, isMs, isNonEmptyString, isObject } from '@kubeloop/client/internal';
 import type { Client, GetOptions, KindRef, ListOptions, ObjectKey, Reader, TypeRef } from '@kubeloop/client';
 import type { ListFor, ObjectFor, OptionCheck, Selector } from '@kubeloop/client/internal';
@@ -18,6 +18,7 @@ import type { InformerErrorPhase, InformerOptions, InformerSource, InformerSourc
 import { CacheError, isCacheError } from './errors.js';
 import { clientListWatcher } from './list-watch.js';
 import type { ReflectorOptions, ReflectorStats } from './reflector.js';
+import { inShard } from './shard-filter.js';
 import type { ShardFilter } from './shard-filter.js';
 import { keyOf, NAMESPACE_INDEX } from './store.js';
 
@@ -163,6 +164,13 @@ export interface InformerCache extends Reader {
   observedResourceVersion(kind: KindRef, namespace: string | undefined): string | undefined;
   /** Resolves at the next change to the informer of `kind` (at once when it has none), or when `signal` aborts. */
   nextChange(kind: KindRef, signal: AbortSignal): Promise<void>;
+  /**
+   * Whether the informer of `kind` would hold `object` as it is: its
+   * namespaces, label and field selectors and shard admit it. Undefined when
+   * there is no informer for the kind. The client's read-your-writes does not
+   * wait for a written object the cache would never hold.
+   */
+  admits(kind: KindRef, object: KubeObject): boolean | undefined;
 }
 
 function describe(kind: KindRef): { id: string; ref: ResourceDescriptor | TypeRef; label: string } {
@@ -217,6 +225,8 @@ function checkCacheOptions(options: InformerCacheOptions): void {
 interface Entry {
   readonly informer: Informer<KubeObject>;
   readonly namespaces: readonly string[] | undefined;
+  /** Whether the informer's namespaces, selectors and shard admit an object. */
+  readonly admits: (object: KubeObject) => boolean;
   readonly label: string;
   readonly listKind: string;
   readonly apiVersion: string;
@@ -294,9 +304,22 @@ class Cache implements InformerCache {
         }
       : [source('')];
     const informer = new Informer<KubeObject>(sources, informerOptions);
+    // Parsed once (the constructor checked the defaults; a kind's own selectors are checked by its list-watch).
+    let selectors: { labels: ReturnType<typeof parseLabelSelector>; fields: ReturnType<typeof parseFieldSelector> } | undefined;
+    try {
+      selectors = { labels: parseLabelSelector(per.labelSelector ?? this.options.defaultLabelSelector), fields: parseFieldSelector(per.fieldSelector ?? this.options.defaultFieldSelector) };
+    } catch {
+      selectors = undefined; // the list-watch reports it; meanwhile every object counts as admitted
+    }
+    const shard = per.shard;
+    const admits = (o: KubeObject): boolean =>
+      (!namespaces || !o.metadata?.namespace || namespaces.includes(o.metadata.namespace)) &&
+      (!selectors || (matchesLabels(selectors.labels, o.metadata?.labels) && matchesFields(selectors.fields, o))) &&
+      (!shard || inShard(o, shard));
     entry = {
       informer,
       namespaces,
+      admits,
       label,
       listKind: isMetadataRef(kind) ? 'PartialObjectMetadataList' : `${ref.kind}List`,
       apiVersion: isMetadataRef(kind) ? 'meta.k8s.io/v1' : ref.apiVersion,
@@ -411,6 +434,10 @@ class Cache implements InformerCache {
     if (!entry) return undefined;
     if (namespace && entry.namespaces && !entry.namespaces.includes(namespace)) return undefined;
     return entry.informer.observedResourceVersion(namespace);
+  }
+
+  admits(kind: KindRef, object: KubeObject): boolean | undefined {
+    return this.entries.get(describe(kind).id)?.admits(object);
   }
 
   nextChange(kind: KindRef, signal: AbortSignal): Promise<void> {

@@ -44,10 +44,10 @@ afterAll(async () => {
 type Read = Parameters<NonNullable<ReadYourWritesOptions['onRead']>>[0];
 
 /** A cached client over the lagging proxy, its ConfigMap informer started; `reads` records how reads that waited were served. */
-async function cachedClient(readYourWrites?: false | ReadYourWritesOptions): Promise<{ client: CachedClient; reads: Read[] }> {
+async function cachedClient(readYourWrites?: false | ReadYourWritesOptions, labelSelector?: string): Promise<{ client: CachedClient; reads: Read[] }> {
   const reads: Read[] = [];
   const apiReader = createClient({ kubeConfig: proxy.kubeConfig, fieldOwner: 'ryw-test' });
-  const cache = createInformerCache({ client: apiReader, namespaces: [ns] });
+  const cache = createInformerCache({ client: apiReader, namespaces: [ns], ...(labelSelector ? { defaultLabelSelector: labelSelector } : {}) });
   caches.push(cache);
   const client = createClient({
     kubeConfig: proxy.kubeConfig,
@@ -100,6 +100,47 @@ describe('read-your-writes, the cache 400 ms behind', () => {
     const got = await client.get(ConfigMap, { namespace: ns, name });
     expect(got.data?.['step']).toBe('1');
     expect(reads.map((r) => `${r.op}:${r.outcome}`)).toEqual(['get:live']);
+  });
+
+  it('a written object the cache’s selector never admits is not waited for; one that leaves it is gone from the cache', async () => {
+    // A bound far longer than the test: a read that waited for it would be 'live' (or time the test out).
+    const { client, reads } = await cachedClient({ timeoutMs: 60_000 }, 'tier=kept');
+    const outside = uniqueName('cm');
+    await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: outside, namespace: ns, labels: { tier: 'other' } } });
+    // The cache never holds it: its answer is NotFound, at once, from the cache.
+    await expect(client.get(ConfigMap, { namespace: ns, name: outside })).rejects.toSatisfy(isNotFound);
+    expect(reads.map((r) => `${r.op}:${r.outcome}`)).toEqual(['get:cache']);
+
+    // Held, then relabelled out of the selector: the cached copy from before the write is never served.
+    const leaving = uniqueName('cm');
+    await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: leaving, namespace: ns, labels: { tier: 'kept' } }, data: { step: '1' } });
+    expect((await client.get(ConfigMap, { namespace: ns, name: leaving })).data?.['step']).toBe('1');
+    await client.patch(ConfigMap, { namespace: ns, name: leaving }, mergePatch({ metadata: { labels: { tier: 'other' } }, data: { step: '2' } }));
+    await expect(client.get(ConfigMap, { namespace: ns, name: leaving })).rejects.toSatisfy(isNotFound);
+    const listed = await client.list(ConfigMap, { namespace: ns });
+    expect(listed.items.map((o) => o.metadata?.name)).not.toContain(leaving);
+    expect(reads.map((r) => `${r.op}:${r.outcome}`)).toEqual(['get:cache', 'get:cache', 'get:cache']); // the list had nothing left to wait for
+  });
+
+  it('deleteAllOf: a cached list right after shows none of the deleted objects, one held by a finalizer as deleting; taking the finalizer off makes it gone', async () => {
+    const { client, reads } = await cachedClient();
+    const batch = uniqueName('batch');
+    const names = [0, 1, 2].map((i) => `${batch}-${i}`);
+    for (const [i, name] of names.entries()) {
+      await client.create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: ns, labels: { batch }, ...(i === 0 ? { finalizers: ['example.com/hold'] } : {}) },
+      });
+    }
+    expect((await client.list(ConfigMap, { namespace: ns, labelSelector: { batch } })).items).toHaveLength(3);
+    await client.deleteAllOf(ConfigMap, { namespace: ns, labelSelector: { batch } });
+    const after = await client.list(ConfigMap, { namespace: ns, labelSelector: { batch } });
+    expect(after.items.map((o) => o.metadata?.name)).toEqual([names[0]]);
+    expect(after.items[0]?.metadata?.deletionTimestamp).toBeDefined();
+    expect(reads.at(-1)).toMatchObject({ op: 'list', outcome: 'cache' });
+    await client.patch(ConfigMap, { namespace: ns, name: names[0]! }, mergePatch({ metadata: { finalizers: null } }));
+    await expect(client.get(ConfigMap, { namespace: ns, name: names[0]! })).rejects.toSatisfy(isNotFound);
   });
 
   it('writes by someone else are not waited for; with the option off, the lag shows', async () => {

@@ -527,7 +527,7 @@ class KubeClient implements Client {
     if (r.mapping.scope === 'Namespaced' && !options?.namespace) {
       throw new ClientError('InvalidRequest', `deleteAllOf ${r.label} needs a namespace`);
     }
-    await this.send('DELETE', this.path(r, options?.namespace, undefined, undefined, 'deleteAllOf'), {
+    const answer = await this.send<{ items?: unknown }>('DELETE', this.path(r, options?.namespace, undefined, undefined, 'deleteAllOf'), {
       query: {
         dryRun: options?.dryRun ? 'All' : undefined,
         labelSelector: renderSelector(options?.labelSelector),
@@ -536,6 +536,17 @@ class KubeClient implements Client {
       body: deleteBody(options),
       ...call(options),
     });
+    // The server answers with the objects it deleted: each is a write to read after. One with
+    // finalizers left is still there (deleting, at the answer's resourceVersion); the rest are gone.
+    if (Array.isArray(answer?.items)) {
+      for (const item of answer.items as { metadata?: { name?: unknown; namespace?: unknown; uid?: unknown; finalizers?: unknown } }[]) {
+        const m = item?.metadata;
+        if (typeof m?.name !== 'string') continue;
+        const key = { name: m.name, ...(typeof m.namespace === 'string' && m.namespace ? { namespace: m.namespace } : {}) };
+        const deleting = Array.isArray(m.finalizers) && m.finalizers.length > 0;
+        this.wrote(kind, key, options, deleting ? item : { kind: 'Status', details: { uid: m.uid } });
+      }
+    }
   }
 
   private nameOf(obj: AnyKubeObject, op: string): string {

@@ -27,6 +27,13 @@ export interface ResourceVersionTracker {
   observedResourceVersion(kind: KindRef, namespace: string | undefined): string | undefined;
   /** Resolves at the cache's next change to `kind`, or when `signal` aborts. */
   nextChange(kind: KindRef, signal: AbortSignal): Promise<void>;
+  /**
+   * Whether the cache would hold `object` as written (its namespaces,
+   * selectors and shard admit it); undefined when it cannot tell. A written
+   * object the cache would not hold is waited for only while the cache still
+   * holds an older copy (the watch removes it at the write's resourceVersion).
+   */
+  admits?(kind: KindRef, object: { metadata?: { namespace?: string; labels?: Record<string, string> } }): boolean | undefined;
 }
 
 /** How a read that had a write to wait for was served. */
@@ -56,6 +63,8 @@ interface Expectation {
   readonly resourceVersion: string | undefined;
   /** For such a delete: the deleted object's UID (gone once the cache holds no object of that UID under the name). */
   readonly goneUid: string | undefined;
+  /** The written object is outside the cache's namespaces, selectors or shard: met once the cache holds no copy of it. */
+  readonly outside: boolean;
 }
 
 function kindId(kind: KindRef): string {
@@ -92,17 +101,28 @@ export class WriteTracker {
   /** Remember what a write answered (an object with a resourceVersion, or a delete's Status). */
   wrote(kind: KindRef, key: ObjectKey, answer: unknown): void {
     if (answer === null || typeof answer !== 'object') return;
-    const a = answer as { kind?: unknown; metadata?: { resourceVersion?: unknown; name?: unknown }; details?: { uid?: unknown } };
+    const a = answer as {
+      kind?: unknown;
+      metadata?: { resourceVersion?: unknown; name?: unknown; uid?: unknown; deletionTimestamp?: unknown; finalizers?: unknown };
+      details?: { uid?: unknown };
+    };
     let exp: Expectation;
-    if (a.kind === 'Status') {
+    const m0 = a.metadata;
+    // A write that took the last finalizer off a deleting object deleted it: the server answers with the
+    // object at the resourceVersion before the deletion (the deletion itself comes later), so it is
+    // waited for as a delete, by UID.
+    if (a.kind !== 'Status' && m0?.deletionTimestamp && (!Array.isArray(m0.finalizers) || m0.finalizers.length === 0) && typeof m0.uid === 'string' && m0.uid) {
+      exp = { namespace: key.namespace || undefined, name: key.name, resourceVersion: undefined, goneUid: m0.uid, outside: false };
+    } else if (a.kind === 'Status') {
       const uid = a.details?.uid;
       if (typeof uid !== 'string' || uid === '') return;
-      exp = { namespace: key.namespace || undefined, name: key.name, resourceVersion: undefined, goneUid: uid };
+      exp = { namespace: key.namespace || undefined, name: key.name, resourceVersion: undefined, goneUid: uid, outside: false };
     } else {
       const rv = a.metadata?.resourceVersion;
       // An answer that is not the object (an eviction's Status, a scale) says nothing about the object's version.
       if (typeof rv !== 'string' || rv === '' || (typeof a.metadata?.name === 'string' && a.metadata.name !== key.name)) return;
-      exp = { namespace: key.namespace || undefined, name: key.name, resourceVersion: rv, goneUid: undefined };
+      const outside = this.cache.admits?.(kind, answer) === false;
+      exp = { namespace: key.namespace || undefined, name: key.name, resourceVersion: rv, goneUid: undefined, outside };
     }
     const id = kindId(kind);
     let m = this.byKind.get(id);
@@ -127,6 +147,8 @@ export class WriteTracker {
   /** Whether the cache has seen an expectation: true, false, or undefined when it cannot tell (not comparable). */
   private met(kind: KindRef, exp: Expectation, cached?: { uid?: string } | null): boolean | undefined {
     if (exp.resourceVersion === undefined) return cached !== undefined && (cached === null || cached.uid !== exp.goneUid);
+    // Never to be held: nothing to wait for once no older copy is held either.
+    if (exp.outside && cached === null) return true;
     const observed = this.cache.observedResourceVersion(kind, exp.namespace);
     if (observed === undefined) return true;
     const c = compareResourceVersions(observed, exp.resourceVersion);
@@ -172,7 +194,8 @@ export class WriteTracker {
       let all: boolean | undefined = true;
       for (let i = pending.length - 1; i >= 0; i--) {
         const [k, exp] = pending[i]!;
-        const cached = exp.resourceVersion === undefined ? await this.peek(kind, { name: exp.name, ...(exp.namespace ? { namespace: exp.namespace } : {}) }) : undefined;
+        const cached =
+          exp.resourceVersion === undefined || exp.outside ? await this.peek(kind, { name: exp.name, ...(exp.namespace ? { namespace: exp.namespace } : {}) }) : undefined;
         const ok = this.met(kind, exp, cached);
         if (ok === true) {
           pending.splice(i, 1);
