@@ -266,7 +266,12 @@ describe('field selectors: the parser, the cache and the fake answer as the API 
     const field = fc.constantFrom('metadata.name', 'metadata.namespace', ' metadata.name', 'metadata.name ', '');
     const op = fc.constantFrom('=', '==', '!=', '', '!', '=!', '===');
     const value = fc.array(fc.constantFrom('a', 'b', ns, '\\,', '\\=', '\\\\', '\\', '\\x', '=', ' ', '!'), { maxLength: 3 }).map((vs) => vs.join(''));
-    const term = fc.tuple(field, op, value).map(([f, o, v]) => `${f}${o}${v}`);
+    // without an operator a value that starts with a name character lengthens the field's name ("metadata.namea="): a field the
+    // server does not know, which only the server can refuse (the parser and the cache accept any field), so not generated
+    const term = fc
+      .tuple(field, op, value)
+      .filter(([, o, v]) => o !== '' || !/^[A-Za-z0-9]/.test(v))
+      .map(([f, o, v]) => `${f}${o}${v}`);
     await fc.assert(
       fc.asyncProperty(
         fc.array(term, { maxLength: 3 }).map((ts) => ts.join(',')),
