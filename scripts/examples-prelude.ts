@@ -13,6 +13,7 @@ import type { Environment } from '@kubeloop/envtest';
 import type { LeaderElector } from '@kubeloop/leaderelection';
 import type { ControllerBuilder, EventRecorder, Manager, ReconcileContext, Reconciler, Request } from '@kubeloop/manager';
 import type { RoleManifest } from '@kubeloop/manager/rbac';
+import type { Fleet } from '@kubeloop/manager/fleet';
 import type { RESTMapper } from '@kubeloop/mapper';
 import type { ConfigMap, Deployment, KubeObject, Pod, Scheme, Secret } from '@kubeloop/scheme';
 import type { FakeApiServer } from '@kubeloop/testing';
@@ -32,6 +33,8 @@ export declare const kubeConfig: KubeConfigLike;
 export declare const kc: KubeConfigLike;
 export declare const env: Environment;
 export declare const fake: FakeApiServer;
+export declare const fakeApi: FakeApiServer;
+export declare const fleet: Fleet;
 export declare const server: WebhookServer;
 export declare const hook: Webhook;
 export declare const tm: TestManager;
@@ -81,6 +84,7 @@ export declare const body: unknown;
 
 // The application's own functions.
 export declare function tryAgain(): Promise<boolean>;
+export declare function backendUp(): boolean;
 export declare function pruneOldBackups(): Promise<void>;
 export declare function releaseDisk(disk: HardDisk): Promise<void>;
 export declare function runReport(signal: AbortSignal): Promise<void>;
@@ -95,6 +99,7 @@ export declare function writeFileSyncAndReturnPath(content: string): string;
 
 // A kind of someone else's CRD.
 export declare const Widget: { readonly apiVersion: 'example.com/v1'; readonly kind: 'Widget' };
+export declare const FleetConfig: { readonly apiVersion: 'fleet.example.com/v1'; readonly kind: 'FleetConfig' };
 export interface Certificate extends KubeObject {
   spec?: { secretName: string; dnsNames: string[]; issuerRef: { name: string } };
 }

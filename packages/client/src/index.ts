@@ -32,7 +32,7 @@ export type { DeepReadonly, Fetched, KindRef, ObjectKey, PartialObjectMetadata, 
 export type { ApplyOptions, CallOptions, DeleteAllOfOptions, DeleteOptions, GetOptions, ListOptions, WatchOptions, WriteOptions } from './options.js';
 export { createTransport } from './transport.js';
 export type { Transport, TransportOptions } from './transport.js';
-export { loadKubeConfig } from './kubeconfig.js';
+export { kubeConfigFromText, loadKubeConfig } from './kubeconfig.js';
 export type { KubeConfigLike, RestConfig } from './kubeconfig.js';
 export { transportDiscovery } from './discovery.js';
 export { ClientError, isAlreadyExists, isClientError, isConflict, isForbidden, isGone, isInvalid, isInvalidConfig, isNetworkError, isNotFound, isResponseTooLarge, isServerError, isTLSError, isTimeout, isTooManyRequests, isUnauthorized } from './errors.js';

@@ -10,7 +10,7 @@ import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ClientError } from './errors.js';
-import { mergeKubeconfigs, readKubeconfig } from './internal/kubeconfig-file.js';
+import { mergeKubeconfigs, parseKubeconfig, readKubeconfig } from './internal/kubeconfig-file.js';
 import type { FileExec, MergedKubeconfig } from './internal/kubeconfig-file.js';
 
 /**
@@ -215,6 +215,25 @@ export function loadKubeConfig(pathOrOptions?: string | LoadKubeConfigOptions): 
     `no kubeconfig found: KUBECONFIG is not set, ${def} does not exist, and this is not a pod (KUBERNETES_SERVICE_HOST is not set). ` +
       'Point KUBECONFIG at a kubeconfig file, pass one to loadKubeConfig({ path }), or run in a cluster.',
   );
+}
+
+/**
+ * A `RestConfig` from a kubeconfig's text (a kubeconfig kept in a Secret, as
+ * Cluster API and fleet tools keep them): the same parser and checks as
+ * {@link loadKubeConfig}. Such a kubeconfig should embed what it needs
+ * (`certificate-authority-data`, `token`...): a relative file path in it is
+ * resolved against `source` as if it were a file's path.
+ *
+ * @throws {@link ClientError} `InvalidConfig` for text that is not a kubeconfig (the message names `source` and the field), a missing context, cluster or user, or a server that is not an http(s) URL.
+ * @example
+ * ```ts
+ * const secret = await client.get(Secret, { namespace: 'fleet-system', name: 'eu-1' });
+ * const config = kubeConfigFromText(Buffer.from(secret.data!['kubeconfig']!, 'base64').toString('utf8'), { source: 'Secret fleet-system/eu-1' });
+ * ```
+ */
+export function kubeConfigFromText(text: string, options: { readonly context?: string; readonly source?: string } = {}): RestConfig {
+  if (typeof text !== 'string') throw new ClientError('InvalidConfig', `kubeConfigFromText needs the kubeconfig's YAML text; got ${typeof text}`);
+  return resolveContext(mergeKubeconfigs([parseKubeconfig(text, options.source ?? 'kubeconfig text')]), options.context);
 }
 
 /**

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigMap } from '@kubeloop/scheme';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, createTransport, isInvalidConfig, isUnauthorized, loadKubeConfig } from '../src/index.js';
+import { createClient, createTransport, isInvalidConfig, isUnauthorized, kubeConfigFromText, loadKubeConfig } from '../src/index.js';
 import { loadInClusterConfig } from '../src/internal-api.js';
 import type { ClientError, RestConfig, Transport } from '../src/index.js';
 import type { ExecConfig } from '../src/internal-api.js';
@@ -218,6 +218,17 @@ describe('loadKubeConfig: files', () => {
     await mkdir(join(home, '.kube'));
     await writeFile(join(home, '.kube', 'config'), await readFile(testKubeconfigPath(), 'utf8'));
     expect(loadKubeConfig({ env: { HOME: home } }).server).toBe(admin.server);
+  });
+});
+
+describe('kubeConfigFromText', () => {
+  it("reads a kubeconfig's text (as kept in a Secret) with the same parser: it talks to the server; bad text names its source", async () => {
+    const config = kubeConfigFromText(await readFile(testKubeconfigPath(), 'utf8'), { source: 'Secret fleet/eu-1 key kubeconfig' });
+    expect(config.server).toBe(admin.server);
+    expect((await who(config)).username).toBe('admin');
+    expect(thrown(() => kubeConfigFromText('clusters: [nope: {', { source: 'Secret fleet/eu-1 key kubeconfig' })).message).toContain('kubeconfig Secret fleet/eu-1 key kubeconfig is not valid YAML');
+    expect(thrown(() => kubeConfigFromText('')).message).toContain('has no current-context');
+    expect(thrown(() => kubeConfigFromText(undefined as never)).message).toContain("needs the kubeconfig's YAML text");
   });
 });
 

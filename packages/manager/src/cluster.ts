@@ -29,6 +29,8 @@ import { validateClusterOptions } from './options-validation.js';
 
 /** Options for {@link createCluster}. Every field is optional. */
 export interface ClusterOptions {
+  /** The cluster's name in a fleet (`@kubeloop/manager/fleet`): a `cluster` field on its log lines and a `cluster` label on its informer metrics. Default: none (a manager's own cluster). */
+  readonly name?: string;
   /** Where to connect. Default: KUBECONFIG, ~/.kube/config, or in-cluster (ignored when `transport` is given). */
   readonly kubeConfig?: KubeConfigLike;
   /** A ready transport to use instead of one made from `kubeConfig` (a test double such as `@kubeloop/testing`'s fake API, or a shared one). Default: made from `kubeConfig`. */
@@ -126,7 +128,8 @@ function warningHandler(logger: Logger, registry: Registry | undefined, own: ((w
  */
 export function createCluster(options: ClusterOptions = {}): Cluster {
   validateClusterOptions(options);
-  const logger = options.logger ?? createLogger();
+  const baseLogger = options.logger ?? createLogger();
+  const logger = options.name === undefined ? baseLogger : baseLogger.child({ cluster: options.name });
   const onRequest = options.registry ? restClientMetrics(options.registry) : undefined;
   const transportOptions = { ...options.transportOptions, ...(onRequest ? { onRequest } : {}), onWarning: warningHandler(logger, options.registry, options.transportOptions?.onWarning) };
   // Event writes get a transport of their own (as client-go's event broadcaster gets a client of its
@@ -173,7 +176,7 @@ export function createCluster(options: ClusterOptions = {}): Cluster {
             : {}),
         };
   const client = createClient({ ...base, cache, readYourWrites, ...(options.uncached ? { uncached: options.uncached } : {}) });
-  if (options.registry) registerInformerMetrics(options.registry, cache);
+  const unregisterMetrics = options.registry ? registerInformerMetrics(options.registry, cache, options.name) : undefined;
   const eventClient = eventTransport === transport ? apiReader : createClient({ ...base, transport: eventTransport });
   const recorders = createEventRecorderProvider({
     ...options.eventRecorder,
@@ -195,6 +198,7 @@ export function createCluster(options: ClusterOptions = {}): Cluster {
     stop: () =>
       (stopping ??= (async () => {
         await cache.stop();
+        unregisterMetrics?.();
         await recorders.stop();
         if (eventTransport !== transport) eventTransport.close();
         transport.close();

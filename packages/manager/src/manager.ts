@@ -157,6 +157,16 @@ export interface Manager {
   registerWebhook(webhookClass: AdmissionClass, registration?: WebhookRegistration): void;
   addHealthzCheck(name: string, check: HealthCheck): void;
   addReadyzCheck(name: string, check: HealthCheck): void;
+  /**
+   * Take a `/readyz` check out (a fleet's member that left). Unknown names are ignored.
+   *
+   * @example
+   * ```ts
+   * manager.addReadyzCheck('backend', () => { if (!backendUp()) throw new Error('backend unreachable'); });
+   * manager.removeReadyzCheck('backend');
+   * ```
+   */
+  removeReadyzCheck(name: string): void;
   /** An event recorder reporting as `name`. */
   recorderFor(name: string): EventRecorder;
   /** Each controller's progress. */
@@ -484,6 +494,10 @@ class KubeManager implements Manager {
 
   addReadyzCheck(name: string, check: HealthCheck): void {
     this.probes.readyz.set(name, check);
+  }
+
+  removeReadyzCheck(name: string): void {
+    this.probes.readyz.delete(name);
   }
 
   recorderFor(name: string): EventRecorder {

@@ -63,7 +63,7 @@ function run(fn: string, options: unknown, checks: readonly OptionCheck[]): void
  * @throws ManagerError `InvalidOptions` naming the first wrong option and what it expects.
  */
 export function validateClusterOptions(options: ClusterOptions | undefined): void {
-  run('createCluster', options, CLUSTER_CHECKS);
+  run('createCluster', options, [...CLUSTER_CHECKS, ['name', (v) => isNonEmptyString(v) && (v as string).length <= 253, "a non-empty string of at most 253 characters (the cluster's name in a fleet)"]]);
 }
 
 /**

@@ -72,7 +72,7 @@ describe('createManager checks its options', () => {
 });
 
 describe('createCluster checks its options', () => {
-  it.each(SHARED)('%s: %j', (option, value, expects) => {
+  it.each([...SHARED, ['name', '', /cluster's name in a fleet/], ['name', 3, /cluster's name in a fleet/]] as const)('%s: %j', (option, value, expects) => {
     expectRefused(refusal(() => createCluster({ [option]: value })), 'createCluster', option, expects);
   });
 

@@ -14,7 +14,7 @@ import type { ShardRing } from '@kubeloop/leaderelection';
 import { createPriorityQueue, defaultControllerRateLimiter, LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
 import type { RateLimiter, WorkQueue, WorkQueueOptions } from '@kubeloop/workqueue';
 import { isManagerError, ManagerError } from '../errors.js';
-import type { ControllerMetrics } from '../metrics/controller-metrics.js';
+import type { ControllerLabels, ControllerMetrics } from '../metrics/controller-metrics.js';
 import { shardKeyMetrics } from '../metrics/shard-metrics.js';
 import { createWorkQueueMetrics } from '../metrics/workqueue-metrics.js';
 import { isTerminal, requestKey, requestOf } from './reconcile.js';
@@ -93,6 +93,8 @@ export interface ControllerDeps {
   readonly kind: string;
   /** Told of every finished reconcile. Default: no one. */
   readonly observe?: (report: ReconcileReport) => void;
+  /** The fleet cluster this controller runs for: a `cluster` label on its metrics and log lines. Default: none (the manager's own cluster). */
+  readonly cluster?: string;
 }
 
 /**
@@ -102,6 +104,8 @@ export interface ControllerDeps {
  */
 export interface ReconcileReport {
   readonly controller: string;
+  /** The fleet cluster the reconcile ran for; absent for the manager's own cluster. */
+  readonly cluster?: string;
   readonly request: Request;
   readonly reconcileID: string;
   /** `success`, `requeue`, `requeue_after` or `error` (a terminal error too). */
@@ -141,6 +145,7 @@ export class Controller {
   private readonly drained = new Set<() => void>();
   /** The uid of each key last reconciled here (sharded by uid), so a deleted object still maps to its bucket. */
   private readonly uids = new Map<string, string>();
+  private readonly labels: ControllerLabels;
 
   constructor(
     readonly name: string,
@@ -153,7 +158,8 @@ export class Controller {
     if (!Number.isInteger(this.maxConcurrent) || this.maxConcurrent < 1) {
       throw new ManagerError('InvalidOptions', `controller ${name}: maxConcurrentReconciles must be a positive integer`);
     }
-    this.log = deps.logger.child({ controller: name, controllerGroup: deps.group, controllerKind: deps.kind });
+    this.labels = deps.cluster === undefined ? { controller: name } : { controller: name, cluster: deps.cluster };
+    this.log = deps.logger.child({ controller: name, controllerGroup: deps.group, controllerKind: deps.kind, ...(deps.cluster === undefined ? {} : { cluster: deps.cluster }) });
   }
 
   get needLeaderElection(): boolean {
@@ -211,7 +217,7 @@ export class Controller {
       own = this.warm ? undefined : this.fill(signal);
       const { queue, synced } = this.warm ?? own!;
       this.started = true;
-      this.deps.metrics.initController(this.name, this.maxConcurrent);
+      this.deps.metrics.initController(this.labels, this.maxConcurrent);
       this.log.info({ workers: this.maxConcurrent, warm: own === undefined }, 'starting controller');
       await Promise.race([synced, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);
       if (signal.aborted) return;
@@ -244,7 +250,7 @@ export class Controller {
     const queue = (this.options.newQueue ?? createPriorityQueue)({
       name: this.name,
       rateLimiter: this.options.rateLimiter ?? defaultControllerRateLimiter(),
-      metrics: createWorkQueueMetrics(this.deps.registry, this.name),
+      metrics: createWorkQueueMetrics(this.deps.registry, this.name, this.deps.cluster === undefined ? {} : { cluster: this.deps.cluster }),
     });
     this.queue = queue;
     this.synced = false;
@@ -253,7 +259,7 @@ export class Controller {
       else queue.addWithOptions(requestKey(request), { priority });
     };
     const onError = (err: unknown, where: string): void => {
-      this.deps.metrics.sourceErrors.inc({ controller: this.name });
+      this.deps.metrics.sourceErrors.inc(this.labels);
       this.log.error({ err, source: where }, 'a predicate, event handler or source failed; the event is dropped');
     };
     for (const s of this.sources) this.pending.add(s);
@@ -407,7 +413,7 @@ export class Controller {
     const timer = timeoutMs ? setTimeout(() => controller.abort(new ManagerError('ReconcileTimeout', `reconcile ran past ${timeoutMs} ms`)), timeoutMs) : undefined;
     const context: ReconcileContext = { signal: controller.signal, log, reconcileID, controller: this.name };
     const m = this.deps.metrics;
-    m.activeWorkers.inc({ controller: this.name });
+    m.activeWorkers.inc(this.labels);
     const started = performance.now();
     let call: Promise<ReconcileResult | void> | undefined;
     let outcome: Pick<ReconcileReport, 'result' | 'error'> = { result: 'success' };
@@ -430,24 +436,24 @@ export class Controller {
       if (r.kind === 'requeueAfter' && r.delayMs > 0) {
         queue.forget(key);
         queue.addWithOptions(key, { afterMs: r.delayMs, priority: r.priority ?? priority });
-        m.reconcileTotal.inc({ controller: this.name, result: 'requeue_after' });
+        m.reconcileTotal.inc({ ...this.labels, result: 'requeue_after' });
         outcome = { result: 'requeue_after' };
       } else if (r.kind === 'requeue' || r.kind === 'requeueAfter') {
         // requeueAfter(0) is a requeue with backoff, never a hot loop.
         queue.addWithOptions(key, { rateLimited: true, priority: r.priority ?? priority });
-        m.reconcileTotal.inc({ controller: this.name, result: 'requeue' });
+        m.reconcileTotal.inc({ ...this.labels, result: 'requeue' });
         outcome = { result: 'requeue' };
       } else {
         queue.forget(key);
-        m.reconcileTotal.inc({ controller: this.name, result: 'success' });
+        m.reconcileTotal.inc({ ...this.labels, result: 'success' });
       }
     } catch (err) {
       outcome = { result: 'error', error: err };
-      m.reconcileTotal.inc({ controller: this.name, result: 'error' });
-      m.reconcileErrors.inc({ controller: this.name });
-      if (PANIC_TYPES.some((t) => err instanceof t)) m.panics.inc({ controller: this.name });
+      m.reconcileTotal.inc({ ...this.labels, result: 'error' });
+      m.reconcileErrors.inc(this.labels);
+      if (PANIC_TYPES.some((t) => err instanceof t)) m.panics.inc(this.labels);
       if (isTerminal(err)) {
-        m.terminalErrors.inc({ controller: this.name });
+        m.terminalErrors.inc(this.labels);
         queue.forget(key);
         log.error({ err }, 'reconcile failed with a terminal error; not retrying');
       } else {
@@ -461,9 +467,9 @@ export class Controller {
       if (call) await call.catch(() => undefined);
       stopSignal.removeEventListener('abort', onStop);
       const durationMs = performance.now() - started;
-      m.reconcileTime.observe({ controller: this.name }, durationMs / 1000);
-      m.activeWorkers.dec({ controller: this.name });
-      this.deps.observe?.({ controller: this.name, request, reconcileID, ...outcome, durationMs });
+      m.reconcileTime.observe(this.labels, durationMs / 1000);
+      m.activeWorkers.dec(this.labels);
+      this.deps.observe?.({ controller: this.name, ...(this.deps.cluster === undefined ? {} : { cluster: this.deps.cluster }), request, reconcileID, ...outcome, durationMs });
     }
   }
 }

@@ -13,39 +13,45 @@ const RECONCILE_BUCKETS = [
   15, 20, 25, 30, 40, 50, 60,
 ];
 
+/** The labels of one controller's series: its name, and in a fleet the cluster it runs for (absent otherwise). */
+export interface ControllerLabels {
+  readonly controller: string;
+  readonly cluster?: string;
+}
+
 /** The reconcile metrics of every controller in one registry. */
 export class ControllerMetrics {
-  readonly reconcileTotal: Counter<'controller' | 'result'>;
-  readonly reconcileErrors: Counter<'controller'>;
-  readonly terminalErrors: Counter<'controller'>;
-  readonly panics: Counter<'controller'>;
-  readonly reconcileTime: Histogram<'controller'>;
-  readonly maxConcurrent: Gauge<'controller'>;
-  readonly activeWorkers: Gauge<'controller'>;
+  readonly reconcileTotal: Counter<'controller' | 'cluster' | 'result'>;
+  readonly reconcileErrors: Counter<'controller' | 'cluster'>;
+  readonly terminalErrors: Counter<'controller' | 'cluster'>;
+  readonly panics: Counter<'controller' | 'cluster'>;
+  readonly reconcileTime: Histogram<'controller' | 'cluster'>;
+  readonly maxConcurrent: Gauge<'controller' | 'cluster'>;
+  readonly activeWorkers: Gauge<'controller' | 'cluster'>;
   /** Not in controller-runtime (a panic in a Go predicate crashes the process): errors thrown by predicates, event handlers and sources. */
-  readonly sourceErrors: Counter<'controller'>;
+  readonly sourceErrors: Counter<'controller' | 'cluster'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.reconcileTotal = once(registry, 'controller_runtime_reconcile_total', () => new Counter({ name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller', labelNames: ['controller', 'result'], registers }));
-    this.reconcileErrors = once(registry, 'controller_runtime_reconcile_errors_total', () => new Counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller', labelNames: ['controller'], registers }));
-    this.terminalErrors = once(registry, 'controller_runtime_terminal_reconcile_errors_total', () => new Counter({ name: 'controller_runtime_terminal_reconcile_errors_total', help: 'Total number of terminal reconciliation errors per controller', labelNames: ['controller'], registers }));
-    this.panics = once(registry, 'controller_runtime_reconcile_panics_total', () => new Counter({ name: 'controller_runtime_reconcile_panics_total', help: 'Total number of reconciliation panics (runtime exceptions: TypeError, ReferenceError, RangeError) per controller', labelNames: ['controller'], registers }));
-    this.reconcileTime = once(registry, 'controller_runtime_reconcile_time_seconds', () => new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller', labelNames: ['controller'], buckets: RECONCILE_BUCKETS, registers }));
-    this.maxConcurrent = once(registry, 'controller_runtime_max_concurrent_reconciles', () => new Gauge({ name: 'controller_runtime_max_concurrent_reconciles', help: 'Maximum number of concurrent reconciles per controller', labelNames: ['controller'], registers }));
-    this.activeWorkers = once(registry, 'controller_runtime_active_workers', () => new Gauge({ name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller', labelNames: ['controller'], registers }));
-    this.sourceErrors = once(registry, 'kubeloop_controller_source_errors_total', () => new Counter({ name: 'kubeloop_controller_source_errors_total', help: 'Errors thrown by predicates, event handlers and sources per controller (the event is dropped)', labelNames: ['controller'], registers }));
+    this.reconcileTotal = once(registry, 'controller_runtime_reconcile_total', () => new Counter({ name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller', labelNames: ['controller', 'cluster', 'result'], registers }));
+    this.reconcileErrors = once(registry, 'controller_runtime_reconcile_errors_total', () => new Counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller', labelNames: ['controller', 'cluster'], registers }));
+    this.terminalErrors = once(registry, 'controller_runtime_terminal_reconcile_errors_total', () => new Counter({ name: 'controller_runtime_terminal_reconcile_errors_total', help: 'Total number of terminal reconciliation errors per controller', labelNames: ['controller', 'cluster'], registers }));
+    this.panics = once(registry, 'controller_runtime_reconcile_panics_total', () => new Counter({ name: 'controller_runtime_reconcile_panics_total', help: 'Total number of reconciliation panics (runtime exceptions: TypeError, ReferenceError, RangeError) per controller', labelNames: ['controller', 'cluster'], registers }));
+    this.reconcileTime = once(registry, 'controller_runtime_reconcile_time_seconds', () => new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller', labelNames: ['controller', 'cluster'], buckets: RECONCILE_BUCKETS, registers }));
+    this.maxConcurrent = once(registry, 'controller_runtime_max_concurrent_reconciles', () => new Gauge({ name: 'controller_runtime_max_concurrent_reconciles', help: 'Maximum number of concurrent reconciles per controller', labelNames: ['controller', 'cluster'], registers }));
+    this.activeWorkers = once(registry, 'controller_runtime_active_workers', () => new Gauge({ name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller', labelNames: ['controller', 'cluster'], registers }));
+    this.sourceErrors = once(registry, 'kubeloop_controller_source_errors_total', () => new Counter({ name: 'kubeloop_controller_source_errors_total', help: 'Errors thrown by predicates, event handlers and sources per controller (the event is dropped)', labelNames: ['controller', 'cluster'], registers }));
   }
 
   /** Zero the counters of a controller so they appear before its first reconcile (as controller-runtime does). */
-  initController(controller: string, maxConcurrent: number): void {
-    for (const result of ['success', 'error', 'requeue', 'requeue_after']) this.reconcileTotal.inc({ controller, result }, 0);
-    this.reconcileErrors.inc({ controller }, 0);
-    this.terminalErrors.inc({ controller }, 0);
-    this.panics.inc({ controller }, 0);
-    this.maxConcurrent.set({ controller }, maxConcurrent);
-    this.activeWorkers.set({ controller }, 0);
-    this.sourceErrors.inc({ controller }, 0);
+  initController(labels: ControllerLabels, maxConcurrent: number): void {
+    for (const result of ['success', 'error', 'requeue', 'requeue_after']) this.reconcileTotal.inc({ ...labels, result }, 0);
+    this.reconcileErrors.inc(labels, 0);
+    this.terminalErrors.inc(labels, 0);
+    this.panics.inc(labels, 0);
+    this.maxConcurrent.set(labels, maxConcurrent);
+    this.activeWorkers.set(labels, 0);
+    this.sourceErrors.inc(labels, 0);
   }
 }
 

@@ -8,11 +8,30 @@ import type { Registry } from 'prom-client';
 import type { InformerCache } from '@kubeloop/cache';
 import { once } from './register.js';
 
+/** The caches each registry reports, with the `cluster` label of each (none for a manager's own cluster). */
+const cachesByRegistry = new WeakMap<Registry, Map<InformerCache, string | undefined>>();
+
+/** Each reported cache's informers, with their labels. */
+function* informersOf(registry: Registry): Generator<[Record<string, string>, ReturnType<InformerCache['informers']>[number]]> {
+  for (const [cache, cluster] of cachesByRegistry.get(registry) ?? []) {
+    for (const i of cache.informers()) yield [cluster === undefined ? { kind: i.kind } : { kind: i.kind, cluster }, i];
+  }
+}
+
 /**
- * Informer metrics, read from the cache at scrape time: list duration,
+ * Informer metrics, read from the caches at scrape time: list duration,
  * relists, 410s, watch restarts, store size, age of the last event, synced.
+ * Many caches may report into one registry (a fleet's clusters, each with a
+ * `cluster` label); the returned function takes this one out again, and its
+ * series vanish from the next scrape.
  */
-export function registerInformerMetrics(registry: Registry, cache: InformerCache): void {
+export function registerInformerMetrics(registry: Registry, cache: InformerCache, cluster?: string): () => void {
+  let caches = cachesByRegistry.get(registry);
+  if (caches === undefined) {
+    caches = new Map();
+    cachesByRegistry.set(registry, caches);
+  }
+  caches.set(cache, cluster);
   const counters: [string, string, (s: { lists: number; relists: number; gone: number; watchRestarts: number; errors: number }) => number][] = [
     ['kubeloop_informer_relists_total', 'Lists after the first (410 Gone, unexpected errors)', (s) => s.relists],
     ['kubeloop_informer_gone_total', '410 Gone / Expired answers to list or watch', (s) => s.gone],
@@ -23,11 +42,11 @@ export function registerInformerMetrics(registry: Registry, cache: InformerCache
     once(registry, name, () => new Counter({
       name,
       help,
-      labelNames: ['kind'],
+      labelNames: ['kind', 'cluster'],
       registers: [registry],
       collect() {
         this.reset();
-        for (const i of cache.informers()) this.inc({ kind: i.kind }, i.stats.reduce((a, s) => a + pick(s), 0));
+        for (const [labels, i] of informersOf(registry)) this.inc(labels, i.stats.reduce((a, s) => a + pick(s), 0));
       },
     }));
   }
@@ -44,12 +63,16 @@ export function registerInformerMetrics(registry: Registry, cache: InformerCache
     once(registry, name, () => new Gauge({
       name,
       help,
-      labelNames: ['kind'],
+      labelNames: ['kind', 'cluster'],
       registers: [registry],
       collect() {
         this.reset();
-        for (const i of cache.informers()) this.set({ kind: i.kind }, read(i));
+        for (const [labels, i] of informersOf(registry)) this.set(labels, read(i));
       },
     }));
   }
+  const registered = caches;
+  return () => {
+    registered.delete(cache);
+  };
 }

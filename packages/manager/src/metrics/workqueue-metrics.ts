@@ -13,6 +13,8 @@ import { once } from './register.js';
 export interface WorkQueueMetricsOptions {
   /** The clock, in milliseconds, used to time waits and work. Default: `performance.now()`. */
   now?: Clock;
+  /** A `cluster` label on every series (a fleet's per-cluster queues share a name). Default: none. */
+  cluster?: string;
 }
 
 /**
@@ -32,11 +34,11 @@ export const WORKQUEUE_METRIC_NAMES = {
   retries: 'workqueue_retries_total',
 } as const;
 
-type Labels = 'name' | 'controller';
+type Labels = 'name' | 'controller' | 'cluster';
 
 /** What one queue contributes to the two gauges computed at scrape time. */
 interface InFlight {
-  readonly labels: Record<Labels, string>;
+  readonly labels: Partial<Record<Labels, string>>;
   readonly now: Clock;
   /** Key -> when its processing started. */
   readonly started: Map<string, number>;
@@ -49,7 +51,7 @@ function scrapeGauge(registry: Registry, name: string, help: string, pick: (ages
   return once(registry, name, () => new Gauge<Labels>({
     name,
     help,
-    labelNames: ['name', 'controller'],
+    labelNames: ['name', 'controller', 'cluster'],
     registers: [registry],
     collect() {
       for (const queue of inFlightByRegistry.get(registry)?.values() ?? []) {
@@ -88,7 +90,7 @@ export function createWorkQueueMetrics(registry: Registry, name: string, options
   if (typeof name !== 'string' || name === '') throw new TypeError('a work queue metrics name must be a non-empty string');
   const now = options.now ?? monotonicNow;
   const registers = [registry];
-  const labels: Record<Labels, string> = { name, controller: name };
+  const labels: Partial<Record<Labels, string>> = options.cluster === undefined ? { name, controller: name } : { name, controller: name, cluster: options.cluster };
   const depthLabels = { ...labels, priority: '' };
 
   let inFlight = inFlightByRegistry.get(registry);
@@ -98,31 +100,31 @@ export function createWorkQueueMetrics(registry: Registry, name: string, options
   }
   const started = new Map<string, number>();
   // A queue created again under the same name (a restarted controller) takes the series over.
-  inFlight.set(name, { labels, now, started });
+  inFlight.set(options.cluster === undefined ? name : `${name}\u0000${options.cluster}`, { labels, now, started });
 
   const depth = once(registry, WORKQUEUE_METRIC_NAMES.depth, () => new Gauge<Labels | 'priority'>({
     name: WORKQUEUE_METRIC_NAMES.depth,
     help: 'Current depth of workqueue by workqueue and priority',
-    labelNames: ['name', 'controller', 'priority'],
+    labelNames: ['name', 'controller', 'cluster', 'priority'],
     registers,
   }));
   const adds = once(registry, WORKQUEUE_METRIC_NAMES.adds, () => new Counter<Labels>({
     name: WORKQUEUE_METRIC_NAMES.adds,
     help: 'Total number of adds handled by workqueue',
-    labelNames: ['name', 'controller'],
+    labelNames: ['name', 'controller', 'cluster'],
     registers,
   }));
   const queueDuration = once(registry, WORKQUEUE_METRIC_NAMES.queueDuration, () => new Histogram<Labels>({
     name: WORKQUEUE_METRIC_NAMES.queueDuration,
     help: 'How long in seconds an item stays in workqueue before being requested',
-    labelNames: ['name', 'controller'],
+    labelNames: ['name', 'controller', 'cluster'],
     buckets: [...WORKQUEUE_DURATION_BUCKETS],
     registers,
   }));
   const workDuration = once(registry, WORKQUEUE_METRIC_NAMES.workDuration, () => new Histogram<Labels>({
     name: WORKQUEUE_METRIC_NAMES.workDuration,
     help: 'How long in seconds processing an item from workqueue takes.',
-    labelNames: ['name', 'controller'],
+    labelNames: ['name', 'controller', 'cluster'],
     buckets: [...WORKQUEUE_DURATION_BUCKETS],
     registers,
   }));
@@ -141,7 +143,7 @@ export function createWorkQueueMetrics(registry: Registry, name: string, options
   const retries = once(registry, WORKQUEUE_METRIC_NAMES.retries, () => new Counter<Labels>({
     name: WORKQUEUE_METRIC_NAMES.retries,
     help: 'Total number of items added to the workqueue with a non-zero delay (rate-limited requeues, explicit RequeueAfter or AddAfter calls)',
-    labelNames: ['name', 'controller'],
+    labelNames: ['name', 'controller', 'cluster'],
     registers,
   }));
 

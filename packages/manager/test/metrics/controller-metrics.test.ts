@@ -13,8 +13,8 @@ import { metric } from '../support.js';
 describe('controller metrics', () => {
   it('zeroes every series of a controller before its first reconcile; two controllers share the registry', async () => {
     const registry = new Registry();
-    new ControllerMetrics(registry).initController('a', 3);
-    new ControllerMetrics(registry).initController('b', 1);
+    new ControllerMetrics(registry).initController({ controller: 'a' }, 3);
+    new ControllerMetrics(registry).initController({ controller: 'b' }, 1);
     for (const result of ['success', 'error', 'requeue', 'requeue_after']) {
       expect(await metric(registry, 'controller_runtime_reconcile_total', { controller: 'a', result })).toBe(0);
     }

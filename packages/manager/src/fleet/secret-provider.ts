@@ -1,0 +1,107 @@
+/**
+ * The kubeconfig-Secret provider: member clusters are Secrets in the host
+ * cluster, selected by a label, each holding a kubeconfig (as
+ * multicluster-runtime's kubeconfig provider and Cluster API keep them). A
+ * Secret added engages its cluster, a changed kubeconfig re-engages it, a
+ * Secret deleted (or no longer labelled) disengages it.
+ */
+import { Informer, clientListWatcher } from '@kubeloop/cache';
+import { kubeConfigFromText } from '@kubeloop/client';
+import { Secret } from '@kubeloop/scheme';
+import { describeError, ManagerError } from '../errors.js';
+import type { ClusterProvider } from './provider.js';
+import { untilAborted } from './provider.js';
+
+/** Options of {@link kubeconfigSecretProvider}. */
+export interface KubeconfigSecretProviderOptions {
+  /** The host namespace holding the Secrets. Required (a provider never reads every Secret of the host). */
+  readonly namespace: string;
+  /** Which Secrets are member clusters. Default: `fleet.kubeloop.dev/kubeconfig=true`. */
+  readonly labelSelector?: string;
+  /** The data key holding the kubeconfig. Default: `kubeconfig` (Cluster API's `value` works too, when named). */
+  readonly key?: string;
+  /** The cluster's name for a Secret. Default: the Secret's name. */
+  readonly clusterName?: (secret: { readonly metadata?: { readonly name?: string; readonly labels?: Readonly<Record<string, string>> } }) => string;
+}
+
+/** The label `kubeconfigSecretProvider` selects by default. */
+export const KUBECONFIG_SECRET_LABEL = 'fleet.kubeloop.dev/kubeconfig';
+
+/**
+ * Member clusters from kubeconfig Secrets in the host cluster. Reads only
+ * the Secrets of `namespace` that carry the label (a list+watch of its own,
+ * through the host's live client: the host's cache never holds Secrets for
+ * it). A Secret whose kubeconfig cannot be read is logged and its cluster
+ * left disengaged until the Secret is fixed.
+ *
+ * @throws {@link ManagerError} `InvalidOptions` without a namespace.
+ * @example
+ * ```ts
+ * // kubectl -n fleet-system create secret generic eu-1 --from-file=kubeconfig=eu-1.yaml
+ * // kubectl -n fleet-system label secret eu-1 fleet.kubeloop.dev/kubeconfig=true
+ * const fleet = createFleet(manager, { provider: kubeconfigSecretProvider({ namespace: 'fleet-system' }) });
+ * ```
+ */
+export function kubeconfigSecretProvider(options: KubeconfigSecretProviderOptions): ClusterProvider {
+  if (typeof options?.namespace !== 'string' || options.namespace === '') {
+    throw new ManagerError('InvalidOptions', "kubeconfigSecretProvider needs { namespace }: the host namespace holding the kubeconfig Secrets (e.g. 'fleet-system')");
+  }
+  const labelSelector = options.labelSelector ?? `${KUBECONFIG_SECRET_LABEL}=true`;
+  const key = options.key ?? 'kubeconfig';
+  const nameOf = options.clusterName ?? ((s) => s.metadata?.name ?? '');
+  return {
+    description: `kubeconfig Secrets in ${options.namespace} (${labelSelector})`,
+    async run(fleet, signal) {
+      const log = fleet.log.child({ component: 'fleet', provider: 'kubeconfig-secrets' });
+      const informer = new Informer([{ lw: clientListWatcher(fleet.host.apiReader, Secret, { namespace: options.namespace, labelSelector }), namespace: options.namespace }]);
+      /** Secret name -> the cluster it engaged and the kubeconfig text it engaged with. */
+      const engaged = new Map<string, { cluster: string; text: string }>();
+      const apply = async (secret: Secret): Promise<void> => {
+        const secretName = secret.metadata?.name ?? '';
+        const encoded = secret.data?.[key];
+        const text = encoded === undefined ? undefined : Buffer.from(encoded, 'base64').toString('utf8');
+        const before = engaged.get(secretName);
+        const cluster = nameOf(secret);
+        if (before && before.cluster === cluster && before.text === text) return; // nothing that matters changed
+        // A new name (or no kubeconfig any more) disengages the old cluster; a new kubeconfig under the same name re-engages it.
+        if (before && (before.cluster !== cluster || text === undefined)) {
+          engaged.delete(secretName);
+          await fleet.disengage(before.cluster);
+        }
+        if (text === undefined) {
+          log.error({ secret: `${options.namespace}/${secretName}`, key }, 'the Secret has no kubeconfig under its key; its cluster stays disengaged');
+          return;
+        }
+        try {
+          const kubeConfig = kubeConfigFromText(text, { source: `Secret ${options.namespace}/${secretName} key ${key}` });
+          await fleet.engage(cluster, { kubeConfig });
+          engaged.set(secretName, { cluster, text });
+        } catch (err) {
+          // A kubeconfig that cannot be read leaves its cluster disengaged (not running on the old credentials).
+          if (engaged.get(secretName)?.cluster === cluster) {
+            engaged.delete(secretName);
+            await fleet.disengage(cluster);
+          }
+          log.error({ secret: `${options.namespace}/${secretName}`, err: describeError(err) }, 'cannot engage the cluster of this Secret; fix the Secret');
+        }
+      };
+      const remove = async (secret: Secret): Promise<void> => {
+        const before = engaged.get(secret.metadata?.name ?? '');
+        if (!before) return;
+        engaged.delete(secret.metadata?.name ?? '');
+        await fleet.disengage(before.cluster);
+      };
+      informer.addEventHandler({
+        onAdd: (s) => apply(s),
+        onUpdate: (_old, s) => apply(s),
+        onDelete: (s) => remove(s),
+      });
+      informer.start();
+      try {
+        await untilAborted(signal);
+      } finally {
+        await informer.stop();
+      }
+    },
+  };
+}
