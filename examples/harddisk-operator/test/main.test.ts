@@ -93,7 +93,7 @@ describe('harddisk-operator main', () => {
     expect(op.lines.at(-1)?.['msg']).toBe('operator stopped');
   });
 
-  it('on an existing cluster behind an http:// kubeconfig: reconciles the sample without ever loading envtest or @kubernetes/client-node', async () => {
+  it('on an existing cluster behind an http:// kubeconfig: reconciles the sample without ever loading envtest, @kubernetes/client-node or Node\'s fetch (undici)', async () => {
     // Plain HTTP on loopback, no insecure-skip-tls-verify: kubeloop's client accepts it (client-node refused it).
     await using proxy = await startApiProxy(testKubeConfig());
     const dir = await mkdtemp(join(tmpdir(), 'harddisk-main-'));
@@ -120,6 +120,10 @@ describe('harddisk-operator main', () => {
     expect(loaded.some((url) => url.includes('/packages/manager/dist/'))).toBe(true);
     expect(loaded.some((url) => url.includes('/js-yaml/'))).toBe(true);
     expect(loaded.filter((url) => url.includes('@kubernetes/client-node') || url.includes('/packages/envtest/'))).toEqual([]);
+    // Nor Node's fetch (undici, about 8 MiB of RSS), which an ES import of node:http used to load
+    // through its lazy WebSocket getters; the internal list is there (node:https is, for one).
+    expect(loaded).toContain('node-internal:https');
+    expect(loaded.filter((line) => line.includes('undici'))).toEqual([]);
     // The CRD went in through kubeloop's client: server-side apply, through this proxy.
     expect(proxy.count((r) => r.method === 'PATCH' && r.path === '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/harddisks.crd-demo.io')).toBe(1);
   });

@@ -12,8 +12,7 @@
 import { parseWarningHeader } from './warnings.js';
 import type { ApiWarning } from './warnings.js';
 import './internal/node-version.js';
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
@@ -23,6 +22,12 @@ import type * as Hpagent from 'hpagent';
 import type { AuthState, TlsMaterial } from './internal/credentials.js';
 import { sleep, TokenBucket } from '@kubeloop/workqueue';
 import type { KubeConfigLike, RestConfig } from './kubeconfig.js';
+
+// node:http through getBuiltinModule, not `import { ... } from 'node:http'`: an ES import of a
+// builtin reads every export to build its namespace, and node:http's lazy WebSocket, CloseEvent
+// and MessageEvent getters then load undici (Node's fetch), about 8 MiB of RSS an operator never
+// uses (docs/benchmarks.md, Memory). node:https has no such getters.
+const { Agent: HttpAgentClass, request: httpRequest } = process.getBuiltinModule('node:http');
 
 /** Query parameters; `undefined` values are left out. */
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -375,7 +380,7 @@ class HttpTransport implements Transport {
     const proxy = this.config.proxyUrl;
     // hpagent (a CONNECT-tunnelling agent) is loaded only when a config names a proxy.
     const { HttpProxyAgent, HttpsProxyAgent } = proxy ? (load('hpagent') as typeof Hpagent) : ({} as Partial<typeof Hpagent>);
-    if (!this.https) return proxy && HttpProxyAgent ? new HttpProxyAgent({ ...common, proxy }) : new HttpAgent(common);
+    if (!this.https) return proxy && HttpProxyAgent ? new HttpProxyAgent({ ...common, proxy }) : new HttpAgentClass(common);
     const tlsOptions = {
       ...(tls.ca ? { ca: tls.ca } : {}),
       ...(tls.cert ? { cert: tls.cert } : {}),

@@ -9,7 +9,6 @@
  * for a bearer token allowed to `get` the path (TokenReview and
  * SubjectAccessReview), as controller-runtime's secure metrics do.
  */
-import { createServer } from 'node:http';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Server as HttpsServer } from 'node:https';
@@ -19,6 +18,11 @@ import type { Registry } from 'prom-client';
 import { checkServingCertificate } from '@kubeloop/webhook';
 import type { CertificateSource, ServingCertificate } from '@kubeloop/webhook';
 import { describeError, ManagerError } from '../errors.js';
+
+// Not `import { createServer } from 'node:http'`: an ES import of node:http builds its namespace
+// from every export, and its lazy WebSocket getters load undici, about 8 MiB of RSS (see
+// @kubeloop/client's transport).
+const { createServer } = process.getBuiltinModule('node:http');
 
 type Server = HttpServer | HttpsServer;
 
