@@ -8,6 +8,8 @@
  * - cache (WatchList) / cache (LIST): kubeloop's client and informer cache
  *   alone (support/memory-cache.ts), the initial state streamed or listed
  *   in pages, to compare sync time and peak RSS both ways;
+ * - cache-no-intern (only when named in --only): the cache with WatchList
+ *   and `internStrings: false`, to see what interning saves per object;
  * - example: examples/harddisk-operator/dist/main.js as the README runs it
  *   on an existing cluster (`--no-sample`; its controller owns ConfigMaps,
  *   so it caches every one);
@@ -286,6 +288,7 @@ async function main(): Promise<void> {
     { name: 'floor', command: [process.execPath, scripts.get('memory-floor.ts')!], env: floorEnv, synced: (l) => l['synced'] !== undefined, reportsMemory: true, relisted: relistLine },
     { name: 'cache-watchlist', command: [process.execPath, scripts.get('memory-cache.ts')!, kubeconfig, 'true'], synced: (l) => l['synced'] !== undefined, reportsMemory: true, relisted: relistLine },
     { name: 'cache-list', command: [process.execPath, scripts.get('memory-cache.ts')!, kubeconfig, 'false'], synced: (l) => l['synced'] !== undefined, reportsMemory: true, relisted: relistLine },
+    { name: 'cache-no-intern', command: [process.execPath, scripts.get('memory-cache.ts')!, kubeconfig, 'true', 'false'], synced: (l) => l['synced'] !== undefined, reportsMemory: true, relisted: relistLine },
     {
       name: 'example',
       command: [process.execPath, ...exampleFlags, join(root, 'examples', 'harddisk-operator', 'dist', 'main.js'), '--kubeconfig', kubeconfig, '--no-sample', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],

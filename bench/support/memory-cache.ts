@@ -2,9 +2,10 @@
  * kubeloop's cache alone, for `pnpm bench:memory`: the client and an
  * informer cache holding every ConfigMap of the cluster, with the default
  * reflector options except `useWatchList` (argv: true or false), so the
- * initial sync's time and peak RSS can be compared both ways.
+ * initial sync's time and peak RSS can be compared both ways, and
+ * `internStrings` (argv: true, the default, or false).
  *
- *   node support/memory-cache.ts KUBECONFIG true|false
+ *   node support/memory-cache.ts KUBECONFIG true|false [true|false]
  *
  * Prints one JSON line once synced (`synced`), one per relist (`relisted`),
  * and its memory on SIGUSR2 (`memory`).
@@ -14,11 +15,12 @@ import { createInformerCache } from '@kubeloop/cache';
 import { ConfigMap } from '@kubeloop/scheme';
 import { getHeapSpaceStatistics } from 'node:v8';
 
-const [kubeconfig, watchList] = process.argv.slice(2);
+const [kubeconfig, watchList, intern] = process.argv.slice(2);
 const say = (line: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
 const cache = createInformerCache({
   client: createClient({ kubeConfig: loadKubeConfig(kubeconfig), fieldOwner: 'bench-memory' }),
   reflector: { useWatchList: watchList !== 'false' },
+  internStrings: intern !== 'false',
 });
 const started = performance.now();
 const informer = await cache.getInformer(ConfigMap);

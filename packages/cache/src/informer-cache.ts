@@ -83,6 +83,13 @@ export interface InformerCacheOptions {
   readonly transform?: Transform<KubeObject>;
   /** Hand out cached objects unfrozen (mutating them corrupts the cache). Default: false. */
   readonly unsafeDisableDeepFreeze?: boolean;
+  /**
+   * Share one copy of the metadata strings cached objects repeat (namespace,
+   * label values, owner references' apiVersion and kind, finalizers,
+   * creationTimestamp) instead of one per object: about a fifth less heap
+   * per cached ConfigMap, content unchanged. Default: true.
+   */
+  readonly internStrings?: boolean;
   /** Reflector tuning (page size, deadlines, backoff, WatchList). Default: the reflector's defaults. */
   readonly reflector?: ReflectorOptions;
   /**
@@ -209,6 +216,7 @@ const CACHE_CHECKS: readonly OptionCheck[] = [
   ['startInformersOnRead', (v) => typeof v === 'boolean', 'true or false'],
   ['transform', isFn, 'a function (object) => object'],
   ['unsafeDisableDeepFreeze', (v) => typeof v === 'boolean', 'true or false'],
+  ['internStrings', (v) => typeof v === 'boolean', 'true or false'],
   ['reflector', isObject, 'an object of reflector tuning ({ pageSize, useWatchList, ... })'],
   ['resyncPeriodMs', isMs, 'a number of ms >= 0'],
   ['onError', isFn, 'a function (kind, err, phase) => void'],
@@ -279,6 +287,7 @@ class Cache implements InformerCache {
     const informerOptions: InformerOptions<KubeObject> = {
       ...((per.transform ?? this.options.transform) ? { transform: per.transform ?? this.options.transform! } : {}),
       ...(this.options.unsafeDisableDeepFreeze ? { unsafeDisableDeepFreeze: true } : {}),
+      ...(this.options.internStrings !== undefined ? { internStrings: this.options.internStrings } : {}),
       ...(this.options.reflector || per.shard ? { reflector: { ...this.options.reflector, ...(per.shard ? { shard: per.shard } : {}) } } : {}),
       ...(this.options.resyncPeriodMs !== undefined ? { resyncPeriodMs: this.options.resyncPeriodMs } : {}),
       ...(this.options.onError ? { onError: (err: unknown, phase: InformerErrorPhase) => this.options.onError!(label, err, phase) } : {}),
