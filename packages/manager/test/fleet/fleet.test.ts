@@ -5,7 +5,7 @@
  * nothing behind (informers, their metrics, readiness, connections).
  */
 import { mergePatch } from '@kubeloop/client';
-import { createEnvironment } from '@kubeloop/envtest';
+import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
 import type { Environment } from '@kubeloop/envtest';
 import { readFileSync } from 'node:fs';
 import { ConfigMap, Secret } from '@kubeloop/scheme';
@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createFleet, KUBECONFIG_SECRET_LABEL, kubeconfigSecretProvider, manualProvider, staticProvider } from '../../src/fleet/index.js';
 import type { FleetReconcileReport } from '../../src/fleet/index.js';
 import { isManagerError } from '../../src/index.js';
-import { eventually, LogCapture, newNamespace, readyz, run, testClient, testManager } from '../support.js';
+import { eventually, LogCapture, metric, newNamespace, readyz, run, testClient, testManager } from '../support.js';
 import { connectionsTo, copyIn, COPY_LABEL, memberClient, registerCopyController, reportKey } from './support.js';
 
 const planes = inject('existingCluster') ? undefined : { m1: createEnvironment(), m2: createEnvironment(), m3: createEnvironment() };
@@ -191,6 +191,71 @@ describe.skipIf(planes === undefined)('the kubeconfig-Secret provider', () => {
       await running.stop();
       host.transport.close();
       for (const c of Object.values(members)) c.transport.close();
+    }
+  });
+});
+
+describe.skipIf(planes === undefined)('a member that stops answering', () => {
+  const env = (name: 'm1' | 'm2' | 'm3'): Environment => planes![name];
+
+  it("does not hold up the others: m1 keeps converging while m2 is black-holed, and m2's /readyz check says so", async () => {
+    const host = testClient('fleet-test');
+    const ns = await newNamespace(host, 'fleet-iso');
+    const proxy = await startApiProxy(env('m2').kubeConfig);
+    const registry = new Registry();
+    const manager = testManager(ns, { registry, healthProbeBindAddress: '127.0.0.1:0' });
+    const provider = manualProvider();
+    const fleet = createFleet(manager, {
+      provider,
+      informerStaleAfterMs: 1_000,
+      // m2's requests into the black hole stay in flight for 15 s: its reconcile holds its worker through every round below.
+      clusters: { fieldOwner: 'fleet-test', transportOptions: { timeoutMs: 15_000 }, cache: { reflector: { watchIdleTimeoutMs: 3_000, useWatchList: false } } },
+    });
+    registerCopyController(fleet, ns);
+    const m1 = memberClient(env('m1').kubeConfig);
+    const m2 = memberClient(env('m2').kubeConfig);
+    await provider.engage('m1', { kubeConfig: env('m1').kubeConfig });
+    await provider.engage('m2', { kubeConfig: proxy.kubeConfig });
+    const running = run(manager);
+    /** ms from a host change until m1's copy shows it. */
+    const round = async (level: number): Promise<number> => {
+      const t0 = performance.now();
+      await host.patch(ConfigMap, { namespace: ns, name: 'policy' }, mergePatch({ data: { level: String(level) } }));
+      await eventually(() => copyIn(m1, ns, 'policy'), (d) => d?.['level'] === String(level), `level ${level} in m1`, 30_000);
+      return performance.now() - t0;
+    };
+    try {
+      await host.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: ns, name: 'policy', labels: { [COPY_LABEL]: 'true' } }, data: { level: '0' } });
+      for (const c of [m1, m2]) await eventually(() => copyIn(c, ns, 'policy'), (d) => d?.['level'] === '0', 'the first copy');
+      const healthy: number[] = [];
+      for (let i = 1; i <= 5; i++) {
+        healthy.push(await round(i));
+        await eventually(() => copyIn(m2, ns, 'policy'), (d) => d?.['level'] === String(i), `level ${i} in m2`);
+      }
+      proxy.blackhole(true);
+      const cut: number[] = [];
+      for (let i = 6; i <= 10; i++) {
+        cut.push(await round(i));
+        // m1 converged while m2's reconcile was stuck on its worker (one worker per cluster: with one shared worker, m1 would wait).
+        expect(await metric(registry, 'controller_runtime_active_workers', { controller: 'copy', cluster: 'm2' })).toBe(1);
+      }
+      // m2 got none of it, and its readiness check reports it (without failing the replica's /readyz).
+      expect(await copyIn(m2, ns, 'policy')).toEqual({ level: '5' });
+      const ready = await eventually(() => readyz(manager), (r) => /\[\+\]cluster-m2 ok: not ready: stale/.test(r.body), 'm2 reported stale', 20_000);
+      expect(ready.status).toBe(200);
+      expect(ready.body).toContain('[+]cluster-m1 ok: engaged');
+      const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+      process.stderr.write(`[fleet isolation] host change -> m1 copy, ms: m2 healthy ${healthy.map((x) => x.toFixed(0)).join(' ')} (median ${median(healthy).toFixed(0)}); m2 black-holed ${cut.map((x) => x.toFixed(0)).join(' ')} (median ${median(cut).toFixed(0)})\n`);
+      proxy.blackhole(false);
+      // m2 catches up once it answers again.
+      await eventually(() => copyIn(m2, ns, 'policy'), (d) => d?.['level'] === '10', 'm2 catching up', 60_000);
+    } finally {
+      proxy.blackhole(false);
+      await running.stop();
+      await proxy.close();
+      host.transport.close();
+      m1.transport.close();
+      m2.transport.close();
     }
   });
 });
