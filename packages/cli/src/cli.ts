@@ -16,6 +16,8 @@ import { dev } from './dev.js';
 import { generateCrds } from './generate-crds.js';
 import { generateRbac } from './generate-rbac.js';
 import { generateTypes } from './generate-types.js';
+import { generateWebhooks } from './generate-webhooks.js';
+import { createWebhook } from './create-webhook.js';
 
 /** Where a command writes: lines for the user (stdout) and diagnostics (stderr). */
 export interface CliIO {
@@ -178,6 +180,85 @@ const generateRbacCommand: Command = {
   },
 };
 
+const generateWebhooksCommand: Command = {
+  path: ['generate', 'webhooks'],
+  summary: 'write config/webhook/manifests.yaml (webhook configurations and the certificate roles) from the webhooks the project registers (--check: fail with a diff when the file is stale)',
+  help: [
+    '  --setup <module#export>   the built module and function that registers the webhooks on a manager; default: "kubeloop".webhooks.setup',
+    '  --name <name>             names the configurations, Service and Secret (<name>-webhook-service...); default: "kubeloop".webhooks.name, else the package name',
+    '  --namespace <ns>          the operator\'s namespace (the Service\'s); default: "kubeloop".webhooks.namespace',
+    '  --certificates <who>      managed (the operator makes them: roles included) or provided (cert-manager, a mounted Secret); default: "kubeloop".webhooks.certificates, else managed',
+    '  --out <file>              default: "kubeloop".webhooks.outFile, else config/webhook/manifests.yaml',
+    '  --check                   write nothing; exit 1 and print a diff when the file differs',
+  ].join('\n'),
+  options: { setup: { type: 'string' }, name: { type: 'string' }, namespace: { type: 'string' }, certificates: { type: 'string' }, out: { type: 'string' }, check: { type: 'boolean', default: false } },
+  async run(values, _positionals, ctx) {
+    const config = ctx.config.webhooks ?? {};
+    const setup = typeof values['setup'] === 'string' ? values['setup'] : config.setup;
+    if (!setup) throw new CliError('Usage', 'generate webhooks needs --setup dist/webhooks/index.js#setupWebhooks, or "kubeloop": { "webhooks": { "setup": ... } } in package.json (kubeloop create webhook sets it)');
+    const name = typeof values['name'] === 'string' ? values['name'] : (config.name ?? ctx.config.packageName?.replace(/^@[^/]+\//, ''));
+    if (!name) throw new CliError('Usage', 'generate webhooks needs --name <name> (or a package.json name)');
+    const namespace = typeof values['namespace'] === 'string' ? values['namespace'] : config.namespace;
+    if (!namespace) throw new CliError('Usage', `generate webhooks needs --namespace <the operator's namespace>, or "kubeloop": { "webhooks": { "namespace": ... } } in package.json`);
+    const certificates = typeof values['certificates'] === 'string' ? values['certificates'] : (config.certificates ?? 'managed');
+    if (certificates !== 'managed' && certificates !== 'provided') throw new CliError('Usage', `--certificates must be managed or provided, not ${JSON.stringify(certificates)}`);
+    const outFile = typeof values['out'] === 'string' ? values['out'] : (config.outFile ?? 'config/webhook/manifests.yaml');
+    const check = values['check'] === true;
+    const result = await generateWebhooks({ setup, name, namespace, certificates, outFile, kindModules: ctx.config.crds?.modules ?? [], ...(ctx.config.rbac?.name ? { serviceAccount: ctx.config.rbac.name } : {}), check, cwd: ctx.cwd });
+    const summary = `${result.webhooks.length} webhook(s)${result.webhooks.length > 0 ? ` (${result.webhooks.map((w) => `${w.type} ${w.kind.kind}`).join(', ')})` : ''}`;
+    if (check) {
+      if (result.changed.length > 0) {
+        ctx.out(result.diff);
+        throw new CliError('Stale', `${outFile} is stale; run: kubeloop generate webhooks`);
+      }
+      ctx.err(`kubeloop: ${outFile} up to date: ${summary}`);
+      return 0;
+    }
+    ctx.err(`kubeloop: ${result.changed.length > 0 ? 'wrote' : 'unchanged'} ${outFile}: ${summary}`);
+    return 0;
+  },
+};
+
+const createWebhookCommand: Command = {
+  path: ['create', 'webhook'],
+  summary: 'add a validating and/or defaulting webhook for a kind of the project: its class, its registration (src/webhooks/index.ts), the webhook manifests\' kustomization and the "kubeloop".webhooks settings',
+  help: [
+    '  --group <group>               the kind\'s API group (required)',
+    '  --version <version>           the kind\'s version (required)',
+    '  --kind <Kind>                 the kind, exported from src/apis (required)',
+    '  --defaulting                  a defaulter (a mutating webhook)',
+    '  --programmatic-validation     a validator (a validating webhook)',
+    '  --dry-run                     write nothing; list what would be written',
+  ].join('\n'),
+  options: {
+    group: { type: 'string' },
+    version: { type: 'string' },
+    kind: { type: 'string' },
+    defaulting: { type: 'boolean', default: false },
+    'programmatic-validation': { type: 'boolean', default: false },
+    'dry-run': { type: 'boolean', default: false },
+  },
+  async run(values, _positionals, ctx) {
+    for (const flag of ['group', 'version', 'kind']) {
+      if (typeof values[flag] !== 'string') throw new CliError('Usage', `create webhook needs --${flag}`);
+    }
+    const dryRun = values['dry-run'] === true;
+    const result = await createWebhook({
+      group: values['group'] as string,
+      version: values['version'] as string,
+      kind: values['kind'] as string,
+      defaulting: values['defaulting'] === true,
+      validation: values['programmatic-validation'] === true,
+      cwd: ctx.cwd,
+      dryRun,
+    });
+    for (const f of result.created) ctx.out(`${dryRun ? 'would create' : 'created'} ${f}`);
+    for (const f of result.changed) ctx.out(`${dryRun ? 'would change' : 'changed'} ${f}`);
+    if (!dryRun) ctx.err('kubeloop: next, fill in the webhook class, run `pnpm generate` (build, write the CRDs, the role and config/webhook/manifests.yaml), then `pnpm test`');
+    return 0;
+  },
+};
+
 const createApiCommand: Command = {
   path: ['create', 'api'],
   summary: 'add a kind to a project made by pnpm create kubeloop: its schema, a controller, a sample, a unit test, its registration (src/main.ts, src/controllers/index.ts)',
@@ -275,7 +356,7 @@ const devCommand: Command = {
 };
 
 /** Every command `kubeloop` knows, in help order. */
-export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand, generateRbacCommand, createApiCommand, deployCommand, devCommand];
+export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand, generateRbacCommand, generateWebhooksCommand, createApiCommand, createWebhookCommand, deployCommand, devCommand];
 
 function usage(): string {
   const lines = ['usage: kubeloop <command> [flags]', '', 'commands:'];

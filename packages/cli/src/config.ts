@@ -36,6 +36,19 @@ export interface KubeloopConfig {
     /** Namespaces a namespace-restricted manager covers. Default: all. */
     readonly namespaces?: readonly string[];
   };
+  /** Settings of `kubeloop generate webhooks` (`kubeloop create webhook` writes them). */
+  readonly webhooks?: {
+    /** The built module and export that registers the webhooks: `dist/webhooks/index.js#setupWebhooks`. */
+    readonly setup?: string;
+    /** Names the configurations, Service and Secret (`<name>-webhook-service`). Default: the package name's last part. */
+    readonly name?: string;
+    /** The operator's namespace (the Service's). */
+    readonly namespace?: string;
+    /** `managed` (the operator makes its certificates) or `provided` (cert-manager, a mounted Secret). Default: `managed`. */
+    readonly certificates?: 'managed' | 'provided';
+    /** The file written. Default: `config/webhook/manifests.yaml`. */
+    readonly outFile?: string;
+  };
   /** The package's name (package.json `name`). */
   readonly packageName?: string;
 }
@@ -98,6 +111,19 @@ export async function readConfig(cwd: string): Promise<KubeloopConfig> {
     const unknown = Object.keys(r).filter((k) => !['setup', 'name', 'outFile', 'leaderElectionNamespace', 'secureMetrics', 'namespaces'].includes(k));
     if (unknown.length > 0) throw fail(`.rbac has unknown settings: ${unknown.join(', ')} (known: setup, name, outFile, leaderElectionNamespace, secureMetrics, namespaces)`);
     out.rbac = r;
+  }
+  const webhooks = (field as Record<string, unknown>)['webhooks'];
+  if (webhooks !== undefined) {
+    if (typeof webhooks !== 'object' || webhooks === null || Array.isArray(webhooks)) throw fail('.webhooks must be an object');
+    const w = webhooks as Record<string, unknown>;
+    const known = ['setup', 'name', 'namespace', 'certificates', 'outFile'];
+    for (const key of known) {
+      if (w[key] !== undefined && typeof w[key] !== 'string') throw fail(`.webhooks.${key} must be a string`);
+    }
+    if (w['certificates'] !== undefined && w['certificates'] !== 'managed' && w['certificates'] !== 'provided') throw fail('.webhooks.certificates must be "managed" or "provided"');
+    const unknown = Object.keys(w).filter((k) => !known.includes(k));
+    if (unknown.length > 0) throw fail(`.webhooks has unknown settings: ${unknown.join(', ')} (known: ${known.join(', ')})`);
+    out.webhooks = w;
   }
   return out;
 }

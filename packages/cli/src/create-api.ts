@@ -39,9 +39,9 @@ export interface CreateApiResult {
   readonly changed: readonly string[];
 }
 
-const KIND = /^[A-Z][A-Za-z0-9]{0,62}$/;
-const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
-const GROUP = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+export const KIND = /^[A-Z][A-Za-z0-9]{0,62}$/;
+export const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
+export const GROUP = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 const PLURAL = /^[a-z][a-z0-9-]{0,62}$/;
 
 /** The plural kubebuilder would pick for most English kinds. */
@@ -53,11 +53,11 @@ export function pluralOf(kind: string): string {
 }
 
 /** An import line of a generated file (written so, it is never taken for one of this file's own imports). */
-function use(names: string, from: string): string {
+export function use(names: string, from: string): string {
   return `import ${names} from '${from}';`;
 }
 
-function kebab(kind: string): string {
+export function kebab(kind: string): string {
   return kind.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
 }
 
@@ -223,7 +223,7 @@ spec:
 }
 
 /** Insert `text` before the line holding `marker`. */
-function before(source: string, marker: string, text: string): string {
+export function before(source: string, marker: string, text: string): string {
   const i = source.indexOf(marker);
   const lineStart = source.lastIndexOf('\n', i) + 1;
   return `${source.slice(0, lineStart)}${text}${source.slice(lineStart)}`;

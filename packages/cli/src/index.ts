@@ -15,6 +15,14 @@
  *   function registers watch and declare (`permissions`), plus events,
  *   leader election and secure metrics; `--check` as above.
  *
+ * - `kubeloop generate webhooks` writes config/webhook/manifests.yaml (the
+ *   validating and mutating webhook configurations calling the operator's
+ *   Service, and the roles its self-managed certificates need) from the
+ *   webhooks the project's webhook setup function registers; `--check` as above.
+ *
+ * - `kubeloop create webhook` adds a validating and/or defaulting webhook
+ *   class for a kind and wires it (src/webhooks, main, the manifests).
+ *
  * - `kubeloop create api` adds a kind, its controller, test and sample to a
  *   scaffolded project; `kubeloop deploy` applies config/default with the
  *   image set at deploy time; `kubeloop dev` runs the inner loop (a cluster,
@@ -43,9 +51,13 @@ export { CRD_MARKER, generateCrds, renderCrd } from './generate-crds.js';
 export type { GenerateCrdsOptions, GenerateCrdsResult } from './generate-crds.js';
 export { RBAC_MARKER, generateRbac, renderRoles } from './generate-rbac.js';
 export type { GenerateRbacOptions, GenerateRbacResult } from './generate-rbac.js';
+export { WEBHOOKS_MARKER, generateWebhooks, renderWebhookManifests, webhookManifests, webhookNames } from './generate-webhooks.js';
+export type { GenerateWebhooksOptions, GenerateWebhooksResult } from './generate-webhooks.js';
 export { TYPES_MARKER, crdToTypeScript, generateTypes, openApiToTypeScript } from './generate-types.js';
 export type { GenerateTypesOptions, GenerateTypesResult, GeneratedKind } from './generate-types.js';
 export { createApi, pluralOf } from './create-api.js';
+export { createWebhook } from './create-webhook.js';
+export type { CreateWebhookOptions, CreateWebhookResult } from './create-webhook.js';
 export type { CreateApiOptions, CreateApiResult } from './create-api.js';
 export { deploy, imageOverride } from './deploy.js';
 export type { DeployOptions, ImageOverride } from './deploy.js';

@@ -9,7 +9,7 @@
 export type { SecureMetricsOptions } from './options.js';
 export type { RunnableFn } from './runnable-groups.js';
 export type { LeadershipEnd, LeadershipState } from './leadership.js';
-export type { WebhookBuilder } from './webhook/builder.js';
+export type { AdmissionOperation, RegisteredWebhook, WebhookBuilder } from './webhook/builder.js';
 export type { ClusterOptions } from './cluster.js';
 export type { BuilderWatchOptions } from './controller/builder.js';
 export type { AdmissionClass, ReconcilerClass, WebhookRegistration } from './controller/di.js';

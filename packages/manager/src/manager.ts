@@ -59,7 +59,7 @@ import { parseBindAddress } from './server/http-servers.js';
 import { startManagerServers } from './server/manager-servers.js';
 import type { ManagerServers } from './server/manager-servers.js';
 import { ConversionEndpoint, webhookBuilder } from './webhook/builder.js';
-import type { WebhookBuilder } from './webhook/builder.js';
+import type { RegisteredWebhook, WebhookBuilder } from './webhook/builder.js';
 
 /** The manager. */
 export interface Manager {
@@ -155,6 +155,20 @@ export interface Manager {
    * ```
    */
   registerWebhook(webhookClass: AdmissionClass, registration?: WebhookRegistration): void;
+  /**
+   * The webhooks registered with {@link Manager.webhook} and
+   * {@link Manager.registerWebhook}, in registration order: what the API
+   * server must be told (the webhook configurations, the CRD conversions).
+   * `kubeloop generate webhooks` writes config/webhook/manifests.yaml from
+   * it; main can name the configurations managed certificates inject their
+   * CA into. Webhooks put on `webhookServer` directly are not listed.
+   *
+   * @example
+   * ```ts
+   * for (const w of manager.registeredWebhooks()) console.log(w.type, w.path, w.operations.join(','));
+   * ```
+   */
+  registeredWebhooks(): RegisteredWebhook[];
   addHealthzCheck(name: string, check: HealthCheck): void;
   addReadyzCheck(name: string, check: HealthCheck): void;
   /**
@@ -266,6 +280,7 @@ class KubeManager implements Manager {
   private readonly gate: LeadershipGate;
   private readonly controllerRecords = new Map<string, ControllerRecord>();
   private conversionEndpoint: ConversionEndpoint | undefined;
+  private readonly webhookRecords: RegisteredWebhook[] = [];
   private readonly probes = new Probes();
   private readonly metrics: ControllerMetrics;
   private readonly metricsAuthorizer: TokenAuthorizer | undefined;
@@ -335,8 +350,21 @@ class KubeManager implements Manager {
       });
       this.webhookServer = server;
       // Every replica serves admissions and conversions, leader or not, until the others have stopped.
-      this.servers.add({ run: runnableFn(server), name: `runnable ${this.runnableCount++} (webhook server)` });
-      this.probes.readyz.set('webhook', () => server.readyCheck());
+      // A server with nothing registered at start does not listen, nor ask for a certificate: a
+      // project's main can configure it before it has any webhook.
+      let serving = false;
+      const run = async (signal: AbortSignal): Promise<void> => {
+        if (server.paths.length === 0) {
+          this.logger.info({ component: 'webhook' }, 'no webhook is registered: the webhook server does not start');
+          if (signal.aborted) return;
+          await new Promise<void>((done) => signal.addEventListener('abort', () => done(), { once: true }));
+          return;
+        }
+        serving = true;
+        await server.start(signal);
+      };
+      this.servers.add({ run, name: `runnable ${this.runnableCount++} (webhook server)` });
+      this.probes.readyz.set('webhook', () => (serving || server.paths.length > 0 ? server.readyCheck() : undefined));
     }
 
     this.container = createManagerContainer(options.container ?? rootContainer, this.cluster, this.logger, this);
@@ -459,7 +487,11 @@ class KubeManager implements Manager {
       throw new ManagerError('InvalidOptions', `webhook(${kind.kind}) needs a webhook server: set createManager({ webhook: { certificates, port } })`);
     }
     this.conversionEndpoint ??= new ConversionEndpoint(this.webhookServer);
-    return webhookBuilder(kind, this.webhookServer, this.conversionEndpoint);
+    return webhookBuilder(kind, this.webhookServer, this.conversionEndpoint, (w) => this.webhookRecords.push(w));
+  }
+
+  registeredWebhooks(): RegisteredWebhook[] {
+    return [...this.webhookRecords];
   }
 
   registerWebhook(webhookClass: AdmissionClass, registration?: WebhookRegistration): void {

@@ -5,6 +5,7 @@
  *   node dist/main.js [--kubeconfig PATH] [--leader-elect] [--leader-election-namespace NS]
  *                     [--metrics-bind-address 127.0.0.1:8443] [--health-probe-bind-address 127.0.0.1:8081]
  *                     [--no-metrics-secure] [--metrics-cert-dir DIR]
+ *                     [--webhook-port 9443] [--webhook-cert-dir DIR] [--no-webhooks]
  *
  * /metrics is served over HTTPS to callers whose bearer token may `get` it
  * (config/rbac/metrics-reader-role.yaml; the operator checks tokens with
@@ -13,6 +14,15 @@
  * when they change: cert-manager's Secret), else a self-signed one made at
  * start (Prometheus then needs `insecure_skip_verify`). --no-metrics-secure
  * serves plain HTTP to anyone who can reach it.
+ *
+ * Webhooks (`kubeloop create webhook` adds them to src/webhooks) are served
+ * over HTTPS on --webhook-port. The certificate comes from --webhook-cert-dir
+ * (tls.crt and tls.key: what `kubeloop-envtest start --webhooks
+ * config/webhook/manifests.yaml` writes for a local run, or cert-manager's
+ * Secret), else, in a pod, the operator makes and renews its own in the
+ * Secret {{name}}-webhook-server-cert and puts its CA into the webhook
+ * configurations of config/webhook/manifests.yaml. --no-webhooks serves none.
+ * With no webhook registered, no webhook server starts.
  *
  * The cluster comes from --kubeconfig, else KUBECONFIG, else the in-cluster
  * service account, else ~/.kube/config. Logs are pretty and coloured on a
@@ -26,7 +36,8 @@ import { parseArgs } from 'node:util';
 import { isClientError, loadKubeConfig } from '@kubeloop/client';
 import { createLogger, createManager, isManagerError, signalHandler } from '@kubeloop/manager';
 import { builtinScheme } from '@kubeloop/scheme';
-import { watchCertificateFiles } from '@kubeloop/webhook';
+import { managedCertificates, watchCertificateFiles } from '@kubeloop/webhook';
+import type { CertificateSource } from '@kubeloop/webhook';
 import { Website } from './apis/index.js';
 import { setupControllers } from './controllers/index.js';
 // kubeloop:scaffold:imports (`kubeloop create api` adds imports above this line)
@@ -59,6 +70,9 @@ const { values } = configured(() => parseArgs({
     'metrics-secure': { type: 'boolean', default: true },
     'metrics-cert-dir': { type: 'string' },
     'health-probe-bind-address': { type: 'string', default: '127.0.0.1:8081' },
+    webhooks: { type: 'boolean', default: true },
+    'webhook-port': { type: 'string', default: '9443' },
+    'webhook-cert-dir': { type: 'string' },
   },
   allowNegative: true,
 }));
@@ -76,6 +90,30 @@ if (values['leader-elect'] && !leaderElectionNamespace) {
   log.error('--leader-elect outside a cluster needs --leader-election-namespace: the namespace of the Lease (the generated role allows {{name}}-system)');
   process.exit(2); // the logger writes synchronously: the line is out
 }
+const webhookPort = Number(values['webhook-port']);
+if (!Number.isInteger(webhookPort) || webhookPort < 1 || webhookPort > 65535) {
+  log.error(`--webhook-port must be a port number (1-65535), not ${JSON.stringify(values['webhook-port'])}`);
+  process.exit(2);
+}
+const webhookCertDir = values['webhook-cert-dir'];
+const podNamespace = process.env['POD_NAMESPACE'];
+// Chosen when the webhook server starts, once setupWebhooks has said which configurations and CRDs call it.
+const webhookCertificates: CertificateSource = {
+  start: (signal, update) => {
+    if (webhookCertDir) return watchCertificateFiles({ certFile: join(webhookCertDir, 'tls.crt'), keyFile: join(webhookCertDir, 'tls.key') }).start(signal, update);
+    const webhooks = manager.registeredWebhooks();
+    const service = `{{name}}-webhook-service.${podNamespace}.svc`;
+    return managedCertificates({
+      client: manager.apiReader,
+      secret: { namespace: podNamespace!, name: '{{name}}-webhook-server-cert' },
+      hosts: [service, `${service}.cluster.local`],
+      validatingWebhookConfigurations: webhooks.some((w) => w.type === 'validating') ? ['{{name}}-validating-webhook-configuration'] : [],
+      mutatingWebhookConfigurations: webhooks.some((w) => w.type === 'mutating') ? ['{{name}}-mutating-webhook-configuration'] : [],
+      conversionCRDs: webhooks.filter((w) => w.type === 'conversion').map((w) => `${w.kind.plural}.${w.kind.group}`),
+      log: log.child({ component: 'webhook-certificates' }),
+    }).start(signal, update);
+  },
+};
 const manager = configured(() => createManager({
   kubeConfig,
   scheme: builtinScheme.extend(Website /* kubeloop:scaffold:kinds */),
@@ -85,8 +123,14 @@ const manager = configured(() => createManager({
   ...(values['metrics-secure'] ? { secureMetrics: metricsCertDir ? { certificates: watchCertificateFiles({ certFile: join(metricsCertDir, 'tls.crt'), keyFile: join(metricsCertDir, 'tls.key') }) } : {} } : {}),
   healthProbeBindAddress: values['health-probe-bind-address'],
   ...(values['leader-elect'] && leaderElectionNamespace ? { leaderElection: { name: '{{name}}-leader', namespace: leaderElectionNamespace, releaseOnCancel: true } } : {}),
+  ...(values.webhooks ? { webhook: { port: webhookPort, certificates: webhookCertificates } } : {}),
 }));
 setupControllers(manager);
+// kubeloop:scaffold:webhooks (`kubeloop create webhook` registers the webhooks above this line)
+if (manager.registeredWebhooks().length > 0 && !webhookCertDir && !podNamespace) {
+  log.error('webhooks outside a cluster need --webhook-cert-dir: `kubeloop-envtest start --crds config/crd --webhooks config/webhook/manifests.yaml` writes a certificate and prints the flags; or run with --no-webhooks');
+  process.exit(2);
+}
 
 log.info({ server: kubeConfig.server, source: kubeConfig.source, leaderElect: values['leader-elect'] }, 'starting {{name}}');
 try {

@@ -3,7 +3,7 @@
  * (controller-runtime's `ctrl.NewWebhookManagedBy(mgr).For(&T{})`).
  */
 import type { KubeObject, ResourceDescriptor } from '@kubeloop/scheme';
-import { conversionWebhook, mutatingWebhook, validatingWebhook } from '@kubeloop/webhook';
+import { conversionWebhook, mutatePath, mutatingWebhook, validatePath, validatingWebhook } from '@kubeloop/webhook';
 import type { AdmissionWebhookOptions, Defaulter, DefaulterFn, KindConversion, Validator, Webhook, WebhookServer } from '@kubeloop/webhook';
 import { ManagerError } from '../errors.js';
 
@@ -42,7 +42,28 @@ export interface WebhookBuilder<T extends KubeObject> {
   complete(): void;
 }
 
-/** @internal */
+/** An operation an admission webhook is called for. */
+export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
+
+/**
+ * A webhook registered with `manager.webhook(Kind)` (or
+ * `manager.registerWebhook`), as the API server must be told of it: which
+ * configuration (validating, mutating) or CRD conversion calls which path,
+ * for which kind and operations. `manager.registeredWebhooks()` lists them;
+ * `kubeloop generate webhooks` writes the webhook configurations from them,
+ * as `kubeloop generate rbac` writes roles from `manager.permissions()`.
+ */
+export interface RegisteredWebhook {
+  /** `validating` and `mutating` are admission webhooks; `conversion` is the kind's CRD conversion at `/convert`. */
+  readonly type: 'validating' | 'mutating' | 'conversion';
+  /** The kind (for a conversion, its hub). */
+  readonly kind: ResourceDescriptor;
+  /** The path the webhook server serves it at. */
+  readonly path: string;
+  /** The operations the API server should send (admission only): a validator's create, update and delete methods; CREATE and UPDATE for a defaulter. Empty for a conversion. */
+  readonly operations: readonly AdmissionOperation[];
+}
+
 /**
  * The manager's one `/convert` endpoint: the kinds' conversions are added as
  * their webhooks are built; the endpoint, registered on the first, always
@@ -71,7 +92,17 @@ export class ConversionEndpoint {
   }
 }
 
-export function webhookBuilder<T extends KubeObject>(kind: ResourceDescriptor<T>, server: WebhookServer, conversions: ConversionEndpoint): WebhookBuilder<T> {
+/** @internal What a validator's methods say the API server should send it. */
+function validatedOperations(validator: Validator<KubeObject>): AdmissionOperation[] {
+  const ops: AdmissionOperation[] = [];
+  if (typeof validator.validateCreate === 'function') ops.push('CREATE');
+  if (typeof validator.validateUpdate === 'function') ops.push('UPDATE');
+  if (typeof validator.validateDelete === 'function') ops.push('DELETE');
+  return ops;
+}
+
+/** @internal `registered` receives each webhook as complete() puts it on the server. */
+export function webhookBuilder<T extends KubeObject>(kind: ResourceDescriptor<T>, server: WebhookServer, conversions: ConversionEndpoint, registered: (webhook: RegisteredWebhook) => void = () => undefined): WebhookBuilder<T> {
   let validator: Validator<T> | undefined;
   let defaulter: Defaulter<T> | DefaulterFn<T> | undefined;
   let conversion: KindConversion<T> | undefined;
@@ -102,9 +133,20 @@ export function webhookBuilder<T extends KubeObject>(kind: ResourceDescriptor<T>
         throw new ManagerError('InvalidRegistration', `webhook(${name}).withConversion: the conversion is of ${conversion.hub.kind}.${conversion.hub.group}, not of this kind`);
       }
       try {
-        if (conversion) conversions.add(conversion);
-        if (defaulter) server.register(mutatingWebhook(kind, defaulter, options.mutate));
-        if (validator) server.register(validatingWebhook(kind, validator, options.validate));
+        const webhooks: RegisteredWebhook[] = [];
+        if (conversion) {
+          conversions.add(conversion);
+          webhooks.push({ type: 'conversion', kind: conversion.hub, path: '/convert', operations: [] });
+        }
+        if (defaulter) {
+          server.register(mutatingWebhook(kind, defaulter, options.mutate));
+          webhooks.push({ type: 'mutating', kind, path: options.mutate?.path ?? mutatePath(kind), operations: ['CREATE', 'UPDATE'] });
+        }
+        if (validator) {
+          server.register(validatingWebhook(kind, validator, options.validate));
+          webhooks.push({ type: 'validating', kind, path: options.validate?.path ?? validatePath(kind), operations: validatedOperations(validator as Validator<KubeObject>) });
+        }
+        for (const w of webhooks) registered(w);
       } catch (cause) {
         throw new ManagerError('InvalidRegistration', `webhook(${name}): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
       }
