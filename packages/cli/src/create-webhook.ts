@@ -232,8 +232,8 @@ export async function createWebhook(options: CreateWebhookOptions): Promise<Crea
   }
   if (!existsSync(join(cwd, paths.kustomization))) created.push([paths.kustomization, KUSTOMIZATION]);
   if (!existsSync(join(cwd, paths.service))) created.push([paths.service, serviceFile(name, namespace)]);
-  if (!/^\s*-\s*\.\.\/webhook\s*$/m.test(defaultKustomization)) {
-    const manager = /^(\s*)-\s*\.\.\/manager\s*$/m.exec(defaultKustomization);
+  if (!/^[ \t]*-[ \t]*\.\.\/webhook[ \t]*$/m.test(defaultKustomization)) {
+    const manager = /^([ \t]*)-[ \t]*\.\.\/manager[ \t]*$/m.exec(defaultKustomization);
     if (!manager) throw new CliError('InvalidInput', `${paths.defaultKustomization} lists no ../manager resource to add ../webhook after: add "- ../webhook" to its resources by hand`);
     const end = manager.index + manager[0].length;
     changed.push([paths.defaultKustomization, `${defaultKustomization.slice(0, end)}\n${manager[1]}- ../webhook${defaultKustomization.slice(end)}`]);

@@ -92,7 +92,7 @@ if (values['leader-elect'] && !leaderElectionNamespace) {
 }
 const webhookPort = Number(values['webhook-port']);
 if (!Number.isInteger(webhookPort) || webhookPort < 1 || webhookPort > 65535) {
-  log.error(`--webhook-port must be a port number (1-65535), not ${JSON.stringify(values['webhook-port'])}`);
+  process.stderr.write(`{{name}}: --webhook-port must be a port number (1-65535), not ${values['webhook-port']}\n`);
   process.exit(2);
 }
 const webhookCertDir = values['webhook-cert-dir'];

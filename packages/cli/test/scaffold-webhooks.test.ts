@@ -1,0 +1,180 @@
+/**
+ * A new project with `kubeloop create webhook`: the webhook class and its
+ * wiring are written (src/webhooks, main, config/webhook, config/default,
+ * package.json), bad requests are refused with nothing written, the project
+ * builds with tsc, `kubeloop generate webhooks` writes its manifests from the
+ * built code, and the real API server of the shared control plane calls back
+ * into the built operator through those manifests (envtest's
+ * installWebhooks pointing them at the local process, as `kubeloop-envtest
+ * start --webhooks` does): a Website the webhook refuses is refused with its
+ * message, a Website without content is stored defaulted.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installWebhooks } from '@kubeloop/envtest';
+import type { InstalledWebhooks } from '@kubeloop/envtest';
+import { createProject } from 'create-kubeloop';
+import { createWebhook, generateCrds, generateWebhooks, isCliError, readConfig, runCli } from '../src/index.js';
+import { kubectl, kubectlOk } from '../../../test/support/kubectl.js';
+import { testKubeConfig, testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
+import { io } from './support.js';
+
+// Inside this package, so the project's imports of @kubeloop/* resolve to the workspace's packages.
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..', '..');
+const tsc = join(root, 'node_modules', '.bin', 'tsc');
+let parent: string;
+
+beforeAll(() => {
+  parent = mkdtempSync(join(here, '..', '.tmp-scaffold-webhooks-'));
+});
+afterAll(() => {
+  rmSync(parent, { recursive: true, force: true });
+});
+
+function run(cmd: string, args: readonly string[], cwd: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, output }));
+  });
+}
+
+/** Builds the project with tsc: pino-pretty (loaded by main on a terminal only) is not installed here, so a declaration stands in for its types. */
+async function build(dir: string): Promise<void> {
+  await mkdir(join(dir, 'typings'), { recursive: true });
+  await writeFile(join(dir, 'typings', 'pino-pretty.d.ts'), "declare module 'pino-pretty';\n");
+  await writeFile(join(dir, 'tsconfig.build-test.json'), JSON.stringify({ extends: './tsconfig.json', include: ['src', 'typings'] }));
+  const r = await run(tsc, ['-p', 'tsconfig.build-test.json'], dir);
+  if (r.code !== 0) throw new Error(`tsc failed in ${dir}:\n${r.output}`);
+}
+
+async function reason(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    if (isCliError(err)) return `${err.reason}: ${err.message}`;
+    throw err;
+  }
+  throw new Error('expected a CliError');
+}
+
+describe('kubeloop create webhook on a new project', () => {
+  it('refuses what it cannot do, writing nothing', async () => {
+    const dir = (await createProject({ name: 'demo', cwd: join(parent, 'refused') })).directory;
+    const before = await readFile(join(dir, 'src/main.ts'), 'utf8');
+    expect(await reason(createWebhook({ group: 'demo.example.com', version: 'v1', kind: 'Website', cwd: dir }))).toMatch(/^Usage: create webhook needs --defaulting .*--programmatic-validation/);
+    expect(await reason(createWebhook({ group: 'demo.example.com', version: 'v1', kind: 'Blog', validation: true, cwd: dir }))).toBe(
+      'InvalidInput: src/apis/index.ts does not export Blog: add the kind first (kubeloop create api --group demo.example.com --version v1 --kind Blog)',
+    );
+    expect(await reason(createWebhook({ group: 'other.example.com', version: 'v1', kind: 'Website', validation: true, cwd: dir }))).toBe(
+      "InvalidInput: src/apis/website.ts does not define Website as other.example.com/v1: pass the kind's own --group and --version",
+    );
+    await writeFile(join(dir, 'src/main.ts'), before.replace(/.*kubeloop:scaffold:webhooks.*\n/, ''));
+    expect(await reason(createWebhook({ group: 'demo.example.com', version: 'v1', kind: 'Website', validation: true, cwd: dir }))).toMatch(/^InvalidInput: src\/main.ts has no \/\/ kubeloop:scaffold:webhooks marker/);
+    expect(existsSync(join(dir, 'src/webhooks'))).toBe(false);
+    const usage = io();
+    expect(await runCli(['create', 'webhook', '--group', 'demo.example.com', '--kind', 'Website', '--cwd', dir], usage.io)).toBe(2);
+    expect(usage.err.join('')).toContain('create webhook needs --version');
+  });
+
+  it('wires a defaulting and validating webhook that the API server calls in the built operator', async () => {
+    const name = uniqueName('wh');
+    const group = `${name}.example.com`;
+    const dir = (await createProject({ name, cwd: join(parent, 'called') })).directory;
+    const cli = io();
+    expect(await runCli(['create', 'webhook', '--group', group, '--version', 'v1', '--kind', 'Website', '--defaulting', '--programmatic-validation', '--cwd', dir], cli.io)).toBe(0);
+    expect(cli.out).toEqual([
+      'created src/webhooks/website-webhook.ts',
+      'created src/webhooks/index.ts',
+      'created config/webhook/kustomization.yaml',
+      'created config/webhook/service.yaml',
+      'changed src/main.ts',
+      'changed config/default/kustomization.yaml',
+      'changed package.json',
+    ]);
+    expect(await readFile(join(dir, 'src/main.ts'), 'utf8')).toContain("import { setupWebhooks } from './webhooks/index.js';");
+    expect(await readFile(join(dir, 'config/default/kustomization.yaml'), 'utf8')).toContain('  - ../manager\n  - ../webhook\n');
+    const config = await readConfig(dir);
+    expect(config.webhooks).toEqual({ setup: 'dist/webhooks/index.js#setupWebhooks', namespace: `${name}-system` });
+    const manifest = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(manifest.scripts['generate']).toBe('tsc -p tsconfig.json && kubeloop generate crds && kubeloop generate rbac && kubeloop generate webhooks');
+    expect(manifest.scripts['generate:check']).toContain('&& kubeloop generate webhooks --check');
+    // A second webhook for the same kind is refused.
+    expect(await reason(createWebhook({ group, version: 'v1', kind: 'Website', validation: true, cwd: dir }))).toBe('InvalidInput: src/webhooks/website-webhook.ts exists already: Website has its webhook; nothing was written');
+
+    // The user fills in the class, as its comments say.
+    const classFile = join(dir, 'src/webhooks/website-webhook.ts');
+    let source = await readFile(classFile, 'utf8');
+    source = source.replace("import type { Defaulter, FieldError, Validator } from '@kubeloop/webhook';", "import { fieldError } from '@kubeloop/webhook';\nimport type { Defaulter, FieldError, Validator } from '@kubeloop/webhook';");
+    source = source.replace('void obj; // nothing to default yet', "obj.spec.content ??= '<p>coming soon</p>';");
+    source = source.replace('void obj; // no checks yet', "if (obj.spec.title === 'forbidden') errors.push(fieldError.forbidden('spec.title', 'this title is reserved'));");
+    await writeFile(classFile, source);
+    await build(dir);
+
+    const generated = await generateWebhooks({ setup: config.webhooks!.setup!, kindModules: config.crds!.modules!, name, namespace: config.webhooks!.namespace!, cwd: dir });
+    expect(generated.webhooks.map((w) => `${w.type} ${w.path} ${w.operations.join(',')}`)).toEqual([`mutating /mutate-${group.replaceAll('.', '-')}-v1-website CREATE,UPDATE`, `validating /validate-${group.replaceAll('.', '-')}-v1-website CREATE,UPDATE`]);
+    // The CLI's own check agrees with the file the library wrote, settings read from package.json.
+    expect(await runCli(['generate', 'webhooks', '--check', '--cwd', dir], io().io)).toBe(0);
+    await generateCrds({ modules: config.crds!.modules!, outDir: 'config/crd', cwd: dir });
+
+    // The real API server, calling the local operator.
+    const kubeconfig = testKubeconfigPath();
+    await kubectlOk(['apply', '--server-side', '-k', join(dir, 'config/crd')]);
+    let hooks: InstalledWebhooks | undefined;
+    let operator: ChildProcess | undefined;
+    let output = '';
+    try {
+      await kubectlOk(['wait', '--for=condition=Established', `crd/websites.${group}`, '--timeout=30s']);
+      hooks = await installWebhooks(testKubeConfig(), { configurations: [join(dir, 'config/webhook/manifests.yaml')] });
+      expect(hooks.configurations.map((c) => `${c.kind} ${c.name}`)).toEqual([`ValidatingWebhookConfiguration ${name}-validating-webhook-configuration`, `MutatingWebhookConfiguration ${name}-mutating-webhook-configuration`]);
+      operator = spawn('node', ['dist/main.js', '--kubeconfig', kubeconfig, '--webhook-cert-dir', hooks.certDir, '--webhook-port', String(hooks.port), '--metrics-bind-address', '0', '--health-probe-bind-address', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      operator.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+      operator.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+      const website = (n: string, spec: object): string => JSON.stringify({ apiVersion: `${group}/v1`, kind: 'Website', metadata: { name: n, namespace: 'default' }, spec });
+      // The API server reads configurations through an informer, and the operator takes a moment to listen: retry until the webhook answers.
+      const deadline = Date.now() + 60_000;
+      let refused = await kubectl(['create', '-f', '-'], { stdin: website('refused', { title: 'forbidden' }) });
+      while (!refused.stderr.includes('this title is reserved')) {
+        if (Date.now() > deadline) throw new Error(`the webhook never refused; last answer: ${refused.stderr}\noperator:\n${output}`);
+        if (refused.code === 0) await kubectl(['delete', `websites.${group}`, 'refused', '-n', 'default', '--wait=false']);
+        await new Promise((r) => setTimeout(r, 500));
+        refused = await kubectl(['create', '-f', '-'], { stdin: website('refused', { title: 'forbidden' }) });
+      }
+      expect(refused.code).toBe(1);
+      expect(refused.stderr.trim()).toBe('The Website "refused" is invalid: spec.title: Forbidden: this title is reserved');
+      await kubectlOk(['create', '-f', '-'], { stdin: website('defaulted', { title: 'hello' }) });
+      const stored = JSON.parse(await kubectlOk(['get', `websites.${group}`, 'defaulted', '-n', 'default', '-o', 'json'])) as { spec: { content?: string } };
+      expect(stored.spec.content).toBe('<p>coming soon</p>');
+    } finally {
+      if (operator && operator.exitCode === null) {
+        const exited = new Promise((r) => operator!.once('exit', r));
+        operator.kill('SIGTERM');
+        await exited;
+      }
+      await hooks?.uninstall();
+      await kubectl(['delete', '--ignore-not-found', '--wait=false', 'crd', `websites.${group}`]);
+    }
+    expect(output).toContain('webhook server listening');
+  });
+
+  it('main refuses to serve webhooks outside a cluster without a certificate, saying how to get one', async () => {
+    const dir = (await createProject({ name: 'nocert', cwd: join(parent, 'nocert') })).directory;
+    await createWebhook({ group: 'nocert.example.com', version: 'v1', kind: 'Website', validation: true, cwd: dir });
+    await build(dir);
+    const r = await run('node', ['dist/main.js', '--kubeconfig', testKubeconfigPath(), '--metrics-bind-address', '0', '--health-probe-bind-address', '0'], dir);
+    expect(r.code).toBe(2);
+    expect(r.output).toContain('webhooks outside a cluster need --webhook-cert-dir: `kubeloop-envtest start --crds config/crd --webhooks config/webhook/manifests.yaml` writes a certificate and prints the flags; or run with --no-webhooks');
+    const bad = await run('node', ['dist/main.js', '--kubeconfig', testKubeconfigPath(), '--webhook-port', '99999'], dir);
+    expect(bad.code).toBe(2);
+    expect(bad.output).toContain('nocert: --webhook-port must be a port number (1-65535), not 99999');
+  });
+});
