@@ -20,7 +20,7 @@ import { isManagerError, webhook } from '../../src/index.js';
 import type { Manager } from '../../src/index.js';
 import { testCRD } from '../../../../test/support/crds.js';
 import { uniqueName } from '../../../../test/support/env.js';
-import { eventually, newNamespace, run, testClient, testManager } from '../support.js';
+import { eventually, newNamespace, readyz, run, testClient, testManager } from '../support.js';
 import type { Running } from '../support.js';
 
 const group = `${uniqueName('mgrhook')}.webhook.kubeloop.dev`;
@@ -178,6 +178,42 @@ describe('a manager with a webhook server', () => {
     expect(isManagerError(nothing) && nothing.message).toBe('Nothing has no validateCreate, validateUpdate, validateDelete or default method');
     const unresolved = fail(() => m.registerWebhook(VolumeAdmission, { for: Volume, inject: [Symbol('missing')] }));
     expect(isManagerError(unresolved) && unresolved.reason).toBe('Resolution');
+  });
+
+  it('registeredWebhooks lists what the API server must be told: type, kind, path, the operations a validator has methods for', () => {
+    const m = testManager(ns, { webhook: { port: 0, certificates: watchCertificateFiles({ certFile: hooks.certFile, keyFile: hooks.keyFile }) } });
+    const VolumeV2 = defineKind<Volume>({ group, version: 'v2', kind: 'Volume', plural: 'volumes', namespaced: true, listKind: 'VolumeList' });
+    m.webhook(Volume)
+      .withValidator({ validateUpdate: () => undefined, validateDelete: () => undefined })
+      .withDefaulter(() => undefined)
+      .withConversion(defineConversion(Volume, [spoke(VolumeV2, { toHub: (v: Volume) => v, fromHub: (v: Volume) => v })]))
+      .withOptions({ validate: { path: '/check-volumes' } })
+      .complete();
+    expect(m.registeredWebhooks().map((w) => ({ ...w, kind: `${w.kind.kind}.${w.kind.version}` }))).toEqual([
+      { type: 'conversion', kind: 'Volume.v1', path: '/convert', operations: [] },
+      { type: 'mutating', kind: 'Volume.v1', path: mutatePath(Volume), operations: ['CREATE', 'UPDATE'] },
+      { type: 'validating', kind: 'Volume.v1', path: '/check-volumes', operations: ['UPDATE', 'DELETE'] },
+    ]);
+    // A copy: the caller cannot change what the manager knows.
+    m.registeredWebhooks().pop();
+    expect(m.registeredWebhooks()).toHaveLength(3);
+    expect(testManager(ns).registeredWebhooks()).toEqual([]);
+  });
+
+  it('a webhook server with nothing registered does not start: no certificate asked for, /readyz passes', async () => {
+    let asked = 0;
+    const m = testManager(ns, {
+      healthProbeBindAddress: '127.0.0.1:0',
+      webhook: { port: 0, certificates: { start: () => ((asked += 1), Promise.reject(new Error('no certificate here'))) } },
+    });
+    const idle = run(m);
+    try {
+      const ready = await eventually(() => readyz(m), (r) => r.status === 200, '/readyz to pass');
+      expect(ready.body).toContain('[+]webhook ok');
+      expect(asked).toBe(0);
+    } finally {
+      await idle.stop();
+    }
   });
 
   it('conversions: one /convert for every kind; one per kind, of that kind', () => {
