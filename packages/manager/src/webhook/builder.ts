@@ -93,7 +93,7 @@ export class ConversionEndpoint {
 }
 
 /** @internal What a validator's methods say the API server should send it. */
-function validatedOperations(validator: Validator<KubeObject>): AdmissionOperation[] {
+function validatedOperations<T extends KubeObject>(validator: Validator<T>): AdmissionOperation[] {
   const ops: AdmissionOperation[] = [];
   if (typeof validator.validateCreate === 'function') ops.push('CREATE');
   if (typeof validator.validateUpdate === 'function') ops.push('UPDATE');
@@ -144,7 +144,7 @@ export function webhookBuilder<T extends KubeObject>(kind: ResourceDescriptor<T>
         }
         if (validator) {
           server.register(validatingWebhook(kind, validator, options.validate));
-          webhooks.push({ type: 'validating', kind, path: options.validate?.path ?? validatePath(kind), operations: validatedOperations(validator as Validator<KubeObject>) });
+          webhooks.push({ type: 'validating', kind, path: options.validate?.path ?? validatePath(kind), operations: validatedOperations(validator) });
         }
         for (const w of webhooks) registered(w);
       } catch (cause) {
