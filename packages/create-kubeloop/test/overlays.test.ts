@@ -129,6 +129,11 @@ describe('the scaffold\'s kustomize components', () => {
     const servingCert = find(objects, 'Certificate', `${NAME}-serving-cert`).spec as { dnsNames: string[]; secretName: string };
     expect(servingCert.dnsNames).toContain(`${NAME}-webhook-service.${NS}.svc`);
     expect(servingCert.secretName).toBe(`${NAME}-webhook-server-cert`);
+    // The webhook certificate is mounted where --webhook-cert-dir points: the operator serves with it.
+    const webhookVolume = pod.volumes.find((v) => v.secret?.secretName === servingCert.secretName);
+    expect(webhookVolume).toBeDefined();
+    const webhookMount = pod.containers[0]!.volumeMounts.find((m) => m.name === webhookVolume!.name);
+    expect(pod.containers[0]!.args).toContain(`--webhook-cert-dir=${webhookMount!.mountPath}`);
   });
 
   it('certmanager: webhook configurations get cainjector\'s annotation, their own annotations kept', () => {
