@@ -71,6 +71,8 @@ const generateCrdsCommand: Command = {
     const check = values['check'] === true;
     const result = await generateCrds({ modules, outDir, check, cwd: ctx.cwd });
     const names = result.crds.map((c) => c.metadata.name).join(', ');
+    const foreign = [...new Set(result.foreign.map((k) => `${k.kind}.${k.group}`))];
+    if (foreign.length > 0) ctx.err(`kubeloop: no CRD for ${foreign.join(', ')}: marked crd.foreign (another project's; vendor its CRD for tests)`);
     if (check) {
       if (result.changed.length > 0 || result.orphaned.length > 0) {
         ctx.out(result.diff);

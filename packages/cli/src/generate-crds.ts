@@ -32,8 +32,10 @@ export interface GenerateCrdsOptions {
 
 /** What {@link generateCrds} did. */
 export interface GenerateCrdsResult extends FileReport {
-  /** The kinds found. */
+  /** The kinds found, whose CRDs were generated. */
   readonly kinds: readonly ResourceDescriptor[];
+  /** Kinds found marked `crd.foreign` (another project's): no CRD written for them. */
+  readonly foreign: readonly ResourceDescriptor[];
   /** The CRDs generated, in file order. */
   readonly crds: readonly GeneratedCRD[];
 }
@@ -60,7 +62,8 @@ export function renderCrd(crd: GeneratedCRD, modules: readonly string[]): string
 /**
  * Generates the CRDs of the schema-first kinds exported by `modules` and
  * writes them to `outDir` as `<plural>.<group>.yaml`, or with `check`
- * compares them with what is there.
+ * compares them with what is there. Kinds marked `crd.foreign` (another
+ * project's, as `generate types` writes them) get no CRD.
  *
  * @throws {@link CliError} `ModuleLoadFailed`, `NoKinds`, or `InvalidSchema`
  * (a schema the API server would refuse, or an invalid default: the message
@@ -77,9 +80,13 @@ export function renderCrd(crd: GeneratedCRD, modules: readonly string[]): string
 export async function generateCrds(options: GenerateCrdsOptions): Promise<GenerateCrdsResult> {
   const cwd = resolve(options.cwd ?? process.cwd());
   if (options.modules.length === 0) throw new CliError('Usage', 'no module to load kinds from: pass --module <path> or set "kubeloop": { "crds": { "modules": [...] } } in package.json');
-  const kinds = await loadKinds(options.modules, cwd);
+  const exported = await loadKinds(options.modules, cwd);
+  // Another project's kinds (crd.foreign, as generate types marks them): their CRDs are theirs, vendored for tests, never written here.
+  const foreign = exported.filter((k) => k.schema?.crd.foreign === true);
+  const kinds = exported.filter((k) => !foreign.includes(k));
   if (kinds.length === 0) {
-    throw new CliError('NoKinds', `no schema-first kind is exported by ${options.modules.join(', ')} (kinds are defineKind({ ..., schema }) values exported by name or in an exported array)`);
+    const skipped = foreign.length > 0 ? `; ${[...new Set(foreign.map((k) => `${k.kind}.${k.group}`))].join(', ')} ${foreign.length === 1 ? 'is' : 'are'} marked crd.foreign (another project's CRD)` : '';
+    throw new CliError('NoKinds', `no schema-first kind is exported by ${options.modules.join(', ')} (kinds are defineKind({ ..., schema }) values exported by name or in an exported array)${skipped}`);
   }
   let crds: GeneratedCRD[];
   try {
@@ -99,5 +106,5 @@ export async function generateCrds(options: GenerateCrdsOptions): Promise<Genera
   const dir = resolve(cwd, options.outDir ?? 'crd');
   const files = crds.map((crd) => ({ path: join(dir, `${crd.metadata.name}.yaml`), text: renderCrd(crd, options.modules) }));
   const report = await syncFiles(files, { check: options.check ?? false, dir, marker: CRD_MARKER, cwd });
-  return { ...report, kinds, crds };
+  return { ...report, kinds, foreign, crds };
 }

@@ -157,7 +157,8 @@ export function crdToTypeScript(crd: Json, source: string): { text: string; kind
     const schema = isObject(v['schema']) && isObject(v['schema']['openAPIV3Schema']) ? v['schema']['openAPIV3Schema'] : { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
     const root: Json = { ...schema, properties: Object.fromEntries(Object.entries(isObject(schema['properties']) ? schema['properties'] : {}).filter(([k]) => !['apiVersion', 'kind', 'metadata'].includes(k))) };
     if (Array.isArray(root['required'])) root['required'] = (root['required'] as string[]).filter((r) => r !== 'status');
-    const crdOptions: Json = {};
+    // Kinds made from a CRD are another project's: generate crds writes no CRD for them, generate rbac no status verbs.
+    const crdOptions: Json = { foreign: true };
     if (typeof names['singular'] === 'string' && names['singular'] !== kind.toLowerCase()) crdOptions['singular'] = names['singular'];
     if (Array.isArray(names['shortNames']) && names['shortNames'].length > 0) crdOptions['shortNames'] = names['shortNames'];
     if (Array.isArray(names['categories']) && names['categories'].length > 0) crdOptions['categories'] = names['categories'];

@@ -103,6 +103,16 @@ export interface CustomResourceOptions {
    * same schema).
    */
   readonly conversion?: ConversionWebhookTarget;
+  /**
+   * The kind belongs to another project (cert-manager's Certificate, say):
+   * its CRD is theirs, installed by them. `kubeloop generate types` sets it
+   * on the kinds it writes from CRDs. `kubeloop generate crds` writes no CRD
+   * for it (keep its CRD under vendor/crds for tests), and a controller `for`
+   * it gets no permission on its status (a controller reporting status on
+   * someone else's kind declares that in `permissions`). Kind-wide.
+   * Default: false (the project's own kind).
+   */
+  readonly foreign?: boolean;
 }
 
 /** Where the API server sends ConversionReviews: a Service in the cluster, or a URL. */

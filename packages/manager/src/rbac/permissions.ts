@@ -127,7 +127,8 @@ function resolveKind(scheme: Scheme, ref: KindRef | ResourceDescriptor, where: s
     );
   }
   const schema = (target.schema ?? known?.schema)?.crd;
-  return { group, plural, namespaced, label: target.kind, statusSubresource: Boolean(schema?.subresources?.status) };
+  // A kind of another project (crd.foreign): its status is its controller's, not ours to write.
+  return { group, plural, namespaced, label: target.kind, statusSubresource: Boolean(schema?.subresources?.status) && schema?.foreign !== true };
 }
 
 function kindOf(entry: unknown): KindRef | undefined {
@@ -145,7 +146,8 @@ function kindOf(entry: unknown): KindRef | undefined {
  * For each controller: get, list and watch on every kind it watches (the
  * cache lists and watches it; reads of uncached kinds get it); on its `for`
  * kind's `status` subresource get, update and patch when the kind declares
- * the subresource; `update` on the `for` kind's `finalizers` when it owns
+ * the subresource and is the project's own (not `crd.foreign`: another
+ * project's kind is only read unless its writes are declared); `update` on the `for` kind's `finalizers` when it owns
  * kinds (an owner reference with blockOwnerDeletion needs it where the
  * OwnerReferencesPermissionEnforcement admission plugin runs); whatever it
  * declares in `permissions`. For the manager: create and patch on
