@@ -120,7 +120,14 @@ async function start(crds: string[], kubeconfigOut: string | undefined, featureG
   console.log(`control plane ready in ${((Date.now() - startedAt) / 1000).toFixed(1)}s: ${where} at ${env.server}`);
   console.log(`kubeconfig: ${path}`);
   if ((webhooks.configurations?.length ?? 0) > 0 || (webhooks.conversionCRDs?.length ?? 0) > 0) {
-    installed = await installWebhooks(env.kubeConfig, webhooks);
+    try {
+      installed = await installWebhooks(env.kubeConfig, webhooks);
+    } catch (err) {
+      // Nothing would serve what was asked for: say why and take the control plane down, rather than run on without it.
+      console.error(`envtest: the webhooks could not be installed: ${isEnvtestError(err) ? `${err.reason}: ${err.message}` : String(err)}`);
+      await env.stop();
+      return 1;
+    }
     const configs = installed.configurations.map((c) => `${c.kind}/${c.name}`).join(', ') || 'none';
     console.log(`webhooks: ${configs}${webhooks.conversionCRDs?.length ? `; conversion of ${webhooks.conversionCRDs.join(', ')}` : ''} call ${installed.url}`);
     console.log(`serve them with the certificate in ${installed.certDir} (tls.crt, tls.key): --webhook-cert-dir ${installed.certDir} --webhook-port ${installed.port}`);

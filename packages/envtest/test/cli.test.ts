@@ -49,6 +49,26 @@ describe('kubeloop-envtest start', () => {
     expect((result as { stderr: string }).stderr).toContain('envtest: InvalidOptions: feature gate "ShardedListAndWatch=yes" is not Name=true or Name=false');
   });
 
+  it('--webhooks naming a file that is not there: says so, stops the control plane and exits 1 (instead of running on without the webhooks)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'envtest-cli-nohooks-'));
+    try {
+      const child = spawn(process.execPath, [cli, 'start', '--kubeconfig-out', join(dir, 'kubeconfig'), '--webhooks', join(dir, 'missing.yaml')], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code).toBe(1);
+      expect(out).toContain(`envtest: the webhooks could not be installed: InvalidOptions: webhook configuration path ${join(dir, 'missing.yaml')} cannot be read`);
+      expect(out).not.toContain('Press Ctrl-C');
+      // The control plane it had started is gone: its kubeconfig reaches nothing.
+      const server = /^\s+server: (.+)$/m.exec(await readFile(join(dir, 'kubeconfig'), 'utf8'))?.[1] ?? '';
+      const reached = await fetch(`${server}/readyz`, { signal: AbortSignal.timeout(5000) }).then(() => true, () => false);
+      expect(reached).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('--crds takes a kustomize directory; --webhooks points a project\'s configurations at a local process, whose certificate it writes', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'envtest-cli-hooks-'));
     try {
