@@ -1,6 +1,7 @@
 /**
  * The `kubeloop` command line: a table of commands (`generate crds`,
- * `generate types`, `generate rbac`, `create api`), each with its flags,
+ * `generate types`, `generate rbac`, `create api`, `deploy`, `dev`,
+ * `shards`), each with its flags,
  * parsed with node:util's parseArgs. A new command is one more entry in the
  * table.
  */
@@ -18,6 +19,7 @@ import { generateRbac } from './generate-rbac.js';
 import { generateTypes } from './generate-types.js';
 import { generateWebhooks } from './generate-webhooks.js';
 import { createWebhook } from './create-webhook.js';
+import { describeShards, renderShards } from './shards.js';
 
 /** Where a command writes: lines for the user (stdout) and diagnostics (stderr). */
 export interface CliIO {
@@ -357,8 +359,30 @@ const devCommand: Command = {
   },
 };
 
+const shardsCommand: Command = {
+  path: ['shards'],
+  summary: 'show a shard ring: its members, whether each is live, the buckets and hash ranges each holds, and buckets nobody holds',
+  help: [
+    '  --ring <name>         the ring (its Leases are labelled kubeloop.dev/shard-ring=<name>); required',
+    '  -n, --namespace <ns>  where its Leases are; default: the kubeconfig context\'s namespace, else default',
+    '  --kubeconfig <path>   the cluster; default: KUBECONFIG, else ~/.kube/config',
+    '  --json                print the view as JSON',
+  ].join('\n'),
+  options: { ring: { type: 'string' }, namespace: { type: 'string', short: 'n' }, kubeconfig: { type: 'string' }, json: { type: 'boolean', default: false } },
+  async run(values, _positionals, ctx) {
+    if (typeof values['ring'] !== 'string') throw new CliError('Usage', 'shards needs --ring <name> (the shard ring\'s name, as given to createShardRing)');
+    const view = await describeShards({
+      ring: values['ring'],
+      ...(typeof values['namespace'] === 'string' ? { namespace: values['namespace'] } : {}),
+      ...(typeof values['kubeconfig'] === 'string' ? { kubeconfigPath: values['kubeconfig'] } : {}),
+    });
+    ctx.out(values['json'] === true ? `${JSON.stringify(view, (_k, v: unknown) => (v === Infinity ? null : v), 2)}\n` : renderShards(view));
+    return 0;
+  },
+};
+
 /** Every command `kubeloop` knows, in help order. */
-export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand, generateRbacCommand, generateWebhooksCommand, createApiCommand, createWebhookCommand, deployCommand, devCommand];
+export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand, generateRbacCommand, generateWebhooksCommand, createApiCommand, createWebhookCommand, deployCommand, devCommand, shardsCommand];
 
 function usage(): string {
   const lines = ['usage: kubeloop <command> [flags]', '', 'commands:'];

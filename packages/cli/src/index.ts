@@ -63,5 +63,7 @@ export { deploy, imageOverride } from './deploy.js';
 export type { DeployOptions, ImageOverride } from './deploy.js';
 export { dev } from './dev.js';
 export type { DevOptions } from './dev.js';
+export { describeShards, renderShards } from './shards.js';
+export type { ShardMemberView, ShardRingView, ShardsOptions } from './shards.js';
 export { CliError, isCliError } from './errors.js';
 export type { CliErrorReason } from './errors.js';
