@@ -347,7 +347,8 @@ async function main(): Promise<void> {
   // The example holding HardDisks it reconciled (their ConfigMaps too); the bench's ConfigMaps gone first.
   let disks: Figures | undefined;
   if (harddisks > 0 && only.includes('example')) {
-    await driver.deleteAllOf(ConfigMap, { namespace: NAMESPACE });
+    // Deleting 10,000+ ConfigMaps in one call can take minutes on a busy machine.
+    await driver.deleteAllOf(ConfigMap, { namespace: NAMESPACE, timeoutMs: 600_000 });
     const example = specs.find((s) => s.name === 'example')!;
     const p = start(example);
     try {
