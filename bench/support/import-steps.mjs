@@ -8,6 +8,7 @@
  *   node --expose-gc --max-semi-space-size=1 bench/support/import-steps.mjs
  */
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -33,7 +34,7 @@ const steps = [
 ];
 if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc');
 const settle = async () => {
-  await new Promise((r) => setTimeout(r, 30));
+  await sleep(30);
   for (let i = 0; i < 3; i++) globalThis.gc();
 };
 const status = () => {
