@@ -10,5 +10,7 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/bootstrap.sh
 source scripts/bootstrap.sh
 # --max-semi-space-size=1: V8's young generation capped at 1 MiB per semi-space instead of up to
-# 16, about 15 MiB less RSS for an operator at no measured cost in throughput (docs/benchmarks.md, Memory).
-exec node --max-semi-space-size=1 examples/harddisk-operator/dist/main.js "$@"
+# 16, about 15 MiB less RSS. --no-opt --no-maglev: no optimizing compilers (Sparkplug baseline code
+# only), about 17 MiB less RSS holding 1,000 HardDisks for 11-24 % more CPU and no loss measured in
+# bench:operator (docs/benchmarks.md, Memory). Drop the two flags for a CPU-bound operator.
+exec node --max-semi-space-size=1 --no-opt --no-maglev examples/harddisk-operator/dist/main.js "$@"
