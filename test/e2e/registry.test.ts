@@ -263,6 +263,8 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     await timed('pnpm build (demo)', () => ok('pnpm', ['build'], { cwd: project, env, timeoutMs: 5 * MINUTE }));
     expect(existsSync(join(project, 'dist', 'main.js'))).toBe(true);
     await timed('pnpm typecheck (demo, src + test)', () => ok('pnpm', ['typecheck'], { cwd: project, env, timeoutMs: 5 * MINUTE }));
+    // The kind create api added lints clean under the scaffold's eslint.config.js (typescript-eslint, type-aware).
+    await timed('pnpm lint (demo, src + test)', () => ok('pnpm', ['lint'], { cwd: project, env, timeoutMs: 5 * MINUTE }));
     await timed('pnpm generate:check (demo)', () => ok('pnpm', ['generate:check'], { cwd: project, env, timeoutMs: 5 * MINUTE }));
   }, 15 * MINUTE);
 

@@ -36,6 +36,7 @@ describe('createProject', () => {
       'README.md',
       'package.json',
       'tsconfig.json',
+      'eslint.config.js',
       'vitest.config.ts',
       'src/main.ts',
       'src/apis/index.ts',

@@ -61,7 +61,7 @@ describe('the Website controller', () => {
   it('follows spec changes', async () => {
     const site = await client.create(website('blog', 'Blog'));
     await eventually(async () => expect((await client.get(ConfigMap, { namespace, name: configMapNameOf('blog') })).data?.['index.html']).toContain('Blog'));
-    const latest = await client.get(Website, { namespace, name: site.metadata!.name! });
+    const latest = await client.get(Website, { namespace, name: site.metadata.name });
     await client.update({ ...latest, spec: { ...latest.spec, title: 'Blog & News' } });
     await eventually(async () => expect((await client.get(ConfigMap, { namespace, name: configMapNameOf('blog') })).data?.['index.html']).toContain('Blog &#38; News'));
   });
