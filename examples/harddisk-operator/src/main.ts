@@ -27,8 +27,10 @@
  * them without the flag: envtest's installWebhooks makes a certificate and
  * points the configurations and the CRD at this process, so `kubectl get
  * harddisks` (v2, kubectl's default) and `harddisks.v1.crd-demo.io` both
- * work. On another cluster without the webhook Service deployed, ask for v1
- * by name (`kubectl get harddisks.v1.crd-demo.io`).
+ * work. On another cluster without --webhook-cert-dir nothing would answer a
+ * conversion, so it installs the CRD serving v1 alone, without conversion
+ * (an installed CRD that converts through a webhook is updated to that
+ * first): `kubectl get harddisks` works there too, for everyone.
  *
  * With --metrics-cert-dir (tls.crt and tls.key, reloaded as well) /metrics is
  * served over HTTPS to callers whose bearer token may `get` it (TokenReview +
@@ -46,7 +48,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type * as JsYaml from 'js-yaml';
-import { createClient, isClientError, loadKubeConfig } from '@kubeloop/client';
+import { createClient, isClientError, isNotFound, loadKubeConfig, mergePatch } from '@kubeloop/client';
 import type { Client, KubeConfigLike } from '@kubeloop/client';
 import type { Environment, InstalledWebhooks } from '@kubeloop/envtest';
 import { createLogger, createManager, isManagerError, signalHandler } from '@kubeloop/manager';
@@ -118,21 +120,41 @@ const yaml = (): typeof JsYaml => createRequire(import.meta.url)('js-yaml') as t
 /**
  * Apply the HardDisk CRD (generated from the kinds, the same CRD `kubeloop generate crds` writes
  * to crd/) with server-side apply, then wait until HardDisks can be listed: established, its names
- * accepted and served by discovery.
+ * accepted and served by discovery. When this process serves no conversion webhook
+ * (`servesConversion` false), only v1, the storage version, is served and nothing converts: a v2
+ * served through a webhook nobody answers would make `kubectl get harddisks` (v2, its default)
+ * fail for every user with a StorageReadError.
  */
-async function installCRD(client: Client): Promise<void> {
-  const [crd] = generateCRDs([HardDisk, HardDiskV2]);
-  if (!crd) throw new Error('generateCRDs returned no CRD for HardDisk');
+async function installCRD(client: Client, servesConversion: boolean): Promise<void> {
+  const [generated] = generateCRDs([HardDisk, HardDiskV2]);
+  if (!generated) throw new Error('generateCRDs returned no CRD for HardDisk');
+  const name = generated.metadata.name;
+  const crd = servesConversion
+    ? generated
+    : { ...generated, spec: { ...generated.spec, conversion: { strategy: 'None' as const }, versions: generated.spec.versions.map((v) => (v.storage ? v : { ...v, served: false })) } };
+  if (!servesConversion) {
+    // Server-side apply cannot take an installed CRD off webhook conversion: the webhook stanza
+    // stays (another manager set it, or apply keeps what it does not name) and the API server
+    // refuses "webhookClientConfig should not be set when strategy is not Webhook". One merge
+    // patch sets the strategy, drops the stanza and stops serving v2 together.
+    const current = await client.get(CustomResourceDefinition, { name }).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    });
+    if (current?.spec.conversion?.strategy === 'Webhook') {
+      await client.patch(CustomResourceDefinition, { name }, mergePatch({ spec: { conversion: { strategy: 'None', webhook: null }, versions: crd.spec.versions } }));
+    }
+  }
   await client.apply(crd, { force: true });
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const current = await client.get(CustomResourceDefinition, { name: crd.metadata.name });
+    const current = await client.get(CustomResourceDefinition, { name });
     const accepted = current.status?.conditions?.find((c) => c.type === 'NamesAccepted');
-    if (accepted?.status === 'False') throw new Error(`CRD ${crd.metadata.name}: names not accepted: ${accepted.message ?? ''}`);
+    if (accepted?.status === 'False') throw new Error(`CRD ${name}: names not accepted: ${accepted.message ?? ''}`);
     const established = current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
     const lastError = established ? await client.list(HardDisk, { limit: 1 }).then(() => undefined, (err: unknown) => err) : undefined;
     if (established && lastError === undefined) return;
-    if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} was not established and served within 30 s`, { cause: lastError });
+    if (Date.now() > deadline) throw new Error(`CRD ${name} was not established and served within 30 s`, { cause: lastError });
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -162,7 +184,7 @@ if (values.envtest || !clusterConfigured()) {
   // loaded on this path (test/main.test.ts checks), so the operator's RSS is the framework's own.
   const rest = configured(() => loadKubeConfig(values.kubeconfig));
   kubeConfig = rest;
-  await installCRD(createClient({ kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'harddisk-operator' }));
+  await installCRD(createClient({ kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'harddisk-operator' }), Boolean(values['webhook-cert-dir']));
   log.info({ server: rest.server }, 'using the cluster from the kubeconfig; CRD installed');
 }
 

@@ -3,9 +3,12 @@
  * the StorageClassCatalog dependency is resolved by its type): it installs
  * the CRD on the configured cluster, runs the operator, applies the sample,
  * logs the status turning Bound, and stops cleanly on SIGTERM (on an
- * existing cluster without loading envtest or client-node); with
+ * existing cluster without loading envtest or client-node); serving no
+ * webhook there, it installs the CRD serving v1 alone, taking an installed
+ * CRD off webhook conversion, so kubectl's default version reads; with
  * --envtest on a control plane of its own, serving its webhooks so kubectl
- * works at either HardDisk version.
+ * works at either HardDisk version. The file's cluster is a control plane of
+ * its own too (the shared one's CRD converts through a webhook other files use).
  */
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -14,13 +17,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
-import { startApiProxy } from '@kubeloop/envtest';
-import { testKubeConfig, testKubeconfigPath } from '../../../test/support/env.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
+import type { Environment } from '@kubeloop/envtest';
 import { kubectl, kubectlOk } from '../../../test/support/kubectl.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const main = join(here, '..', 'dist', 'main.js');
+const crdDir = join(here, '..', 'crd');
 
 /** dist/main.js running: its JSON log lines as they come, its stderr, and how it ends. */
 interface Running {
@@ -81,9 +85,79 @@ function startMain(args: readonly string[], options: { nodeArgs?: readonly strin
 const sampleBound = (l: Record<string, unknown>): boolean => l['msg'] === 'sample-disk status' && l['phase'] === 'Bound';
 
 describe('harddisk-operator main', () => {
+  // A control plane of its own: without --webhook-cert-dir main installs the CRD serving v1 alone,
+  // while the shared plane's CRD is the webhook-converted one other test files use at the same time.
+  let env: Environment;
+  beforeAll(async () => {
+    env = createEnvironment();
+    await env.start();
+  }, 240_000);
+  afterAll(async () => {
+    await env.stop();
+  });
+
+  /** kubectl as a user who has not used this cluster before: no cached discovery (it would name a version the CRD no longer serves). */
+  const fresh = async (args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> => {
+    const cache = await mkdtemp(join(tmpdir(), 'kubectl-cache-'));
+    try {
+      return await kubectl(['--cache-dir', cache, ...args], { kubeconfig: env.kubeconfigPath });
+    } finally {
+      await rm(cache, { recursive: true, force: true });
+    }
+  };
+  /** The CRD's conversion strategy and which versions it serves, as `None v1=true v2=false`. */
+  const served = async (): Promise<string[]> =>
+    (await fresh(['get', 'crd', 'harddisks.crd-demo.io', '-o', 'jsonpath={.spec.conversion.strategy} {range .spec.versions[*]}{.name}={.served} {end}'])).stdout.trim().split(' ').sort();
+  const synced = (l: Record<string, unknown>): boolean => l['msg'] === 'caches synced; starting workers';
+  /** main.js without a sample, until its controller runs; then stopped. */
+  const runUntilSynced = async (): Promise<void> => {
+    const op = startMain(['--kubeconfig', env.kubeconfigPath, '--no-sample', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0']);
+    try {
+      await op.until(synced);
+    } finally {
+      op.kill();
+    }
+    expect(await op.exited).toBe(0);
+  };
+  const disk = (name: string): string => JSON.stringify({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', metadata: { name, namespace: 'default' }, spec: { size: '5Gi', storageClass: 'fast' } });
+
+  it('on a cluster without the CRD, serving no webhook: it installs the CRD serving v1 alone, so kubectl get harddisks works for everyone', async () => {
+    // The first test of the file, on a control plane nothing has touched: no CRD yet.
+    expect((await fresh(['get', 'crd', 'harddisks.crd-demo.io'])).code).not.toBe(0);
+    await runUntilSynced();
+    expect(await served()).toEqual(['None', 'v1=true', 'v2=false']);
+    // kubectl's default version is the highest served one: v1, read without any conversion.
+    await kubectlOk(['apply', '--server-side', '-f', '-'], { kubeconfig: env.kubeconfigPath, stdin: disk('plain-disk') });
+    const listed = await fresh(['get', 'harddisks', '-n', 'default', '-o', 'name']);
+    expect(listed.stderr).toBe('');
+    expect(listed.stdout).toContain('harddisk.crd-demo.io/plain-disk');
+  });
+
+  it('on a cluster whose CRD converts through a webhook nobody serves (kubectl apply -f crd/): it takes the CRD off the webhook, and kubectl get harddisks works again', async () => {
+    // As a user who ran `kubectl apply --server-side -f crd/` has it: v2 served through the webhook
+    // Service, which is not deployed, so reading a disk at v2 (kubectl's default) fails.
+    await kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', crdDir], { kubeconfig: env.kubeconfigPath });
+    expect(await served()).toEqual(['Webhook', 'v1=true', 'v2=true']);
+    const broken = await fresh(['get', 'harddisks', '-n', 'default', '-o', 'name']);
+    expect(broken.code).not.toBe(0);
+    expect(broken.stderr).toContain('conversion webhook');
+    await runUntilSynced();
+    expect(await served()).toEqual(['None', 'v1=true', 'v2=false']);
+    const crd = JSON.parse((await fresh(['get', 'crd', 'harddisks.crd-demo.io', '-o', 'json'])).stdout) as { spec: { conversion: Record<string, unknown> } };
+    expect(crd.spec.conversion).toEqual({ strategy: 'None' });
+    const listed = await fresh(['get', 'harddisks', '-n', 'default', '-o', 'name']);
+    expect(listed.stderr).toBe('');
+    expect(listed.stdout).toContain('harddisk.crd-demo.io/plain-disk');
+  });
+
   it('reconciles the sample to Bound and exits 0 on SIGTERM', async () => {
-    const op = startMain(['--kubeconfig', testKubeconfigPath(), '--replicas', '2', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0']);
-    await op.until(sampleBound);
+    const op = startMain(['--kubeconfig', env.kubeconfigPath, '--replicas', '2', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0']);
+    try {
+      await op.until(sampleBound);
+    } catch (err) {
+      op.kill();
+      throw err;
+    }
     // Two replicas, one leader: exactly one of them reconciled.
     const reconcilers = new Set(op.lines.filter((l) => l['controller'] === 'harddisk' && l['reconcileID']).map((l) => l['replica']));
     expect(reconcilers.size).toBe(1);
@@ -95,7 +169,7 @@ describe('harddisk-operator main', () => {
 
   it('on an existing cluster behind an http:// kubeconfig: reconciles the sample without ever loading envtest, @kubernetes/client-node or Node\'s fetch (undici)', async () => {
     // Plain HTTP on loopback, no insecure-skip-tls-verify: kubeloop's client accepts it (client-node refused it).
-    await using proxy = await startApiProxy(testKubeConfig());
+    await using proxy = await startApiProxy(env.kubeConfig);
     const dir = await mkdtemp(join(tmpdir(), 'harddisk-main-'));
     const kubeconfig = join(dir, 'kubeconfig');
     const moduleLog = join(dir, 'modules.log');
@@ -155,7 +229,7 @@ describe('harddisk-operator main', () => {
       [['--kubeconfig', join(dir, 'bad.yaml')], `harddisk-operator: kubeconfig ${join(dir, 'bad.yaml')} is not valid YAML`],
       [['--replicas', '3'], 'harddisk-operator: --replicas must be 1 or 2, not 3'],
       [['--frobnicate'], "harddisk-operator: Unknown option '--frobnicate'"],
-      [['--kubeconfig', testKubeconfigPath(), '--no-sample', '--metrics-bind-address', 'nonsense'], 'harddisk-operator: bind address "nonsense" is not valid'],
+      [['--kubeconfig', env.kubeconfigPath, '--no-sample', '--metrics-bind-address', 'nonsense'], 'harddisk-operator: bind address "nonsense" is not valid'],
     ] as const) {
       const op = startMain(args);
       expect(await op.exited).toBe(2);
@@ -180,7 +254,7 @@ describe('harddisk-operator main', () => {
   });
 
   it('--leader-elect in two processes: one identity each, exactly one leads', async () => {
-    const args = ['--kubeconfig', testKubeconfigPath(), '--leader-elect', '--no-sample', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
+    const args = ['--kubeconfig', env.kubeconfigPath, '--leader-elect', '--no-sample', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
     const a = startMain(args);
     const b = startMain(args);
     try {
