@@ -446,6 +446,30 @@ describe('over HTTP', () => {
       await endpoint.close();
     }
   }, 30_000);
+
+  it('kubectl get all lists the workloads (discovery categories) and kubectl get <kind> <name> prints a Table row', async () => {
+    const kubectl = await run('kubectl', ['version', '--client']).then(() => true).catch(() => false);
+    if (!kubectl) return; // kubectl is optional on a developer machine
+    const f = fake();
+    const client = f.client();
+    await client.create({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'default' }, spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx:1' }] } } } });
+    await client.create({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { ports: [{ port: 80 }] } });
+    await client.create(cm('not-a-workload', { a: '1' }));
+    const endpoint = await f.listen();
+    const dir = mkdtempSync(join(tmpdir(), 'kubeloop-fake-'));
+    try {
+      const kubeconfig = join(dir, 'kubeconfig');
+      writeFileSync(kubeconfig, endpoint.kubeconfig);
+      const k = (...args: string[]): Promise<{ stdout: string }> => run('kubectl', ['--kubeconfig', kubeconfig, ...args]);
+      const all = (await k('get', 'all', '-n', 'default', '-o', 'name')).stdout.split('\n').filter(Boolean).sort();
+      expect(all).toEqual(['deployment.apps/web', 'service/web']);
+      const one = (await k('get', 'deployment', 'web', '-n', 'default')).stdout;
+      expect(one).toMatch(/^NAME\s+AGE\nweb\s+\d+s\n$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await endpoint.close();
+    }
+  }, 30_000);
 });
 
 describe('bad input never crashes it', () => {

@@ -12,7 +12,7 @@ import { collectGarbage } from './controllers/garbage-collector.js';
 import { finalizeNamespaces } from './controllers/namespaces.js';
 import { runAfterChanges } from './controllers/run.js';
 import { deleteCollection, del } from './delete.js';
-import { aggregatedDocument, AGGREGATED_CONTENT_TYPE, apiGroupDocument, apiGroupListDocument, apiVersionsDocument, resourceListDocument, wantsAggregated } from './discovery.js';
+import { aggregatedDocument, AGGREGATED_CONTENT_TYPE, apiGroupDocument, apiGroupListDocument, apiVersionsDocument, OTHER_SUBRESOURCES, resourceListDocument, wantsAggregated } from './discovery.js';
 import { objKey } from './json.js';
 import type { Json } from './json.js';
 import { get, list } from './list.js';
@@ -26,7 +26,7 @@ import { ApiError, methodNotAllowed, NetworkFault, resourceNotFound, statusOf } 
 import type { StatusBody } from './status.js';
 import { render, Storage } from './storage.js';
 import type { Validator } from './storage.js';
-import { getScale, updateScale } from './subresources.js';
+import { evict, finalizeNamespace, getScale, tokenRequest, updateScale } from './subresources.js';
 import { Watches } from './watch.js';
 import { create, update } from './write.js';
 
@@ -143,8 +143,20 @@ export class FakeApi {
     if (!st) throw resourceNotFound();
     if (namespace !== undefined && !st.type.namespaced) throw resourceNotFound();
     if (st.type.namespaced && name !== undefined && namespace === undefined) throw resourceNotFound();
-    if (subresource !== undefined && !(subresource === 'status' && st.type.status) && !(subresource === 'scale' && st.type.scale)) throw resourceNotFound();
+    const other = st.type.builtin ? OTHER_SUBRESOURCES[typeKey(st.type.group, st.type.plural)] : undefined;
+    if (subresource !== undefined && !(subresource === 'status' && st.type.status) && !(subresource === 'scale' && st.type.scale) && other?.name !== subresource) throw resourceNotFound();
     const target: Target = { st, version, namespace, name, subresource };
+    if (other !== undefined && subresource === other.name) {
+      // eviction and token take a POST (create), finalize a PUT (update)
+      const verb = other.verbs[0] === 'create' ? 'create' : 'update';
+      if (method !== (verb === 'create' ? 'POST' : 'PUT')) throw methodNotAllowed();
+      const attrs: RequestAttributes = { verb, group, version, resource, kind: st.type.kind, subresource, namespace, name };
+      this.options.record(attrs);
+      await this.options.intercept(attrs);
+      if (subresource === 'eviction') return evict(this.storage, target, req);
+      if (subresource === 'token') return tokenRequest(this.storage, target, req);
+      return finalizeNamespace(this.storage, target, req);
+    }
     const verb = verbOf(method, target, req.query);
     const attrs: RequestAttributes = { verb, group, version, resource, kind: st.type.kind, subresource, namespace, name };
     this.options.record(attrs);
@@ -152,7 +164,7 @@ export class FakeApi {
     const s = this.storage;
     switch (verb) {
       case 'get':
-        return subresource === 'scale' ? getScale(target) : get(target, req);
+        return subresource === 'scale' ? getScale(target) : get(s, target, req);
       case 'list':
         return list(s, target, req);
       case 'watch':

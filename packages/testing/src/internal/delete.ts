@@ -70,7 +70,8 @@ export function deleteObject(s: Storage, t: Target, obj: Json, opts: Json, dry: 
     if (finalizers.length > 0) nm['finalizers'] = finalizers;
     if (!already) {
       nm['deletionTimestamp'] = s.now();
-      nm['deletionGracePeriodSeconds'] = 0;
+      // the namespace storage deletes without a grace period (found by comparing with kube-apiserver)
+      if (!isNamespace) nm['deletionGracePeriodSeconds'] = 0;
       if (typeof nm['generation'] === 'number' && nm['generation'] > 0) nm['generation'] = nm['generation'] + 1;
       if (isNamespace) next['status'] = { ...(isObject(next['status']) ? next['status'] : {}), phase: 'Terminating' };
     }

@@ -37,8 +37,23 @@ export function groupVersions(types: Iterable<ResourceType>): GroupVersions[] {
   return [...byGroup.entries()].map(([group, versions]) => ({ group, versions })).sort((a, b) => (a.group === '' ? -1 : b.group === '' ? 1 : 0));
 }
 
+/** Subresources served besides status and scale (subresources.ts): what they answer with and their verbs. */
+export const OTHER_SUBRESOURCES: Readonly<Record<string, { readonly name: string; readonly group?: string; readonly version?: string; readonly kind?: string; readonly verbs: readonly string[] }>> = {
+  '/pods': { name: 'eviction', group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] },
+  '/serviceaccounts': { name: 'token', group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] },
+  '/namespaces': { name: 'finalize', verbs: ['update'] },
+};
+
 function subresources(t: ResourceType): string[] {
-  return [...(t.status ? ['status'] : []), ...(t.scale ? ['scale'] : [])];
+  const other = t.builtin ? OTHER_SUBRESOURCES[`${t.group}/${t.plural}`] : undefined;
+  return [...(t.status ? ['status'] : []), ...(t.scale ? ['scale'] : []), ...(other ? [other.name] : [])].sort();
+}
+
+/** What a subresource answers with (undefined: the kind itself) and its verbs. */
+function subresourceKind(t: ResourceType, s: string): { group?: string; version?: string; kind?: string; verbs: readonly string[] } {
+  if (s === 'scale') return { group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: SUB_VERBS };
+  if (s === 'status') return { verbs: SUB_VERBS };
+  return OTHER_SUBRESOURCES[`${t.group}/${t.plural}`]!;
 }
 
 function aggregatedResource(t: ResourceType): Record<string, unknown> {
@@ -49,13 +64,13 @@ function aggregatedResource(t: ResourceType): Record<string, unknown> {
     singularResource: t.singular,
     verbs: VERBS,
     ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}),
+    ...(t.categories.length > 0 ? { categories: t.categories } : {}),
     ...(subresources(t).length > 0
       ? {
-          subresources: subresources(t).map((s) => ({
-            subresource: s,
-            responseKind: s === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : { group: '', version: '', kind: t.kind },
-            verbs: SUB_VERBS,
-          })),
+          subresources: subresources(t).map((s) => {
+            const k = subresourceKind(t, s);
+            return { subresource: s, responseKind: { group: k.group ?? '', version: k.version ?? '', kind: k.kind ?? t.kind }, verbs: k.verbs };
+          }),
         }
       : {}),
   };
@@ -102,15 +117,18 @@ export function resourceListDocument(types: readonly ResourceType[], group: stri
   if (served.length === 0) return undefined;
   const resources: Record<string, unknown>[] = [];
   for (const t of served) {
-    resources.push({ name: t.plural, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: VERBS, ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}) });
+    resources.push({
+      name: t.plural,
+      singularName: t.singular,
+      namespaced: t.namespaced,
+      kind: t.kind,
+      verbs: VERBS,
+      ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}),
+      ...(t.categories.length > 0 ? { categories: t.categories } : {}),
+    });
     for (const s of subresources(t)) {
-      resources.push({
-        name: `${t.plural}/${s}`,
-        singularName: '',
-        namespaced: t.namespaced,
-        ...(s === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : { kind: t.kind }),
-        verbs: SUB_VERBS,
-      });
+      const k = subresourceKind(t, s);
+      resources.push({ name: `${t.plural}/${s}`, singularName: '', namespaced: t.namespaced, ...(k.group !== undefined ? { group: k.group, version: k.version } : {}), kind: k.kind ?? t.kind, verbs: k.verbs });
     }
   }
   return JSON.stringify({ kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources });

@@ -13,6 +13,7 @@ import { selection } from './selection.js';
 import { ApiError, badRequest, expired, invalid, notFound, statusOf } from './status.js';
 import type { FieldError } from './status.js';
 import { apiVersionOf, gr, partial, render } from './storage.js';
+import { table } from './table.js';
 import type { Storage } from './storage.js';
 
 interface ContinueToken {
@@ -27,10 +28,12 @@ export function existing(t: Target): Json {
   return obj;
 }
 
-export function get(t: Target, req: CoreRequest): BufferedResponse {
+export function get(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
   const obj = existing(t);
   const rendered = render(t.st, obj, t.version);
   if (t.subresource === undefined && acceptAs(req.accept) === 'PartialObjectMetadata') return buffered(200, partial(rendered));
+  // a single object asked for as a Table is a Table of one row, as `kubectl get <kind> <name>` reads it
+  if (t.subresource === undefined && acceptAs(req.accept) === 'Table') return buffered(200, table([rendered], {}, req, s.now()));
   return buffered(200, rendered);
 }
 
@@ -119,7 +122,7 @@ export function list(s: Storage, t: Target, req: CoreRequest): BufferedResponse 
   if (as === 'PartialObjectMetadata') {
     return buffered(200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: listMeta, items: items.map((i) => partial(i)) });
   }
-  if (as === 'Table') return buffered(200, table(items, listMeta));
+  if (as === 'Table') return buffered(200, table(items, listMeta, req, s.now()));
   const apiVersion = apiVersionOf(t.st.type, t.version);
   if (t.st.type.builtin) {
     for (const item of items) {
@@ -128,21 +131,4 @@ export function list(s: Storage, t: Target, req: CoreRequest): BufferedResponse 
     }
   }
   return buffered(200, { kind: t.st.type.listKind, apiVersion, metadata: listMeta, items });
-}
-
-/** The minimal Table kubectl prints: name and age. */
-function table(items: Json[], listMeta: Json): Json {
-  return {
-    kind: 'Table',
-    apiVersion: 'meta.k8s.io/v1',
-    metadata: listMeta,
-    columnDefinitions: [
-      { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.', priority: 0 },
-      { name: 'Created At', type: 'date', format: '', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.', priority: 0 },
-    ],
-    rows: items.map((i) => {
-      const m = i['metadata'] as Json;
-      return { cells: [m['name'], m['creationTimestamp']], object: partial(i) };
-    }),
-  };
 }

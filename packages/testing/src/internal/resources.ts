@@ -27,6 +27,8 @@ export interface ResourceType {
   readonly listKind: string;
   readonly namespaced: boolean;
   readonly shortNames: readonly string[];
+  /** Discovery categories (`all` makes `kubectl get all` list the kind). */
+  readonly categories: readonly string[];
   readonly status: boolean;
   readonly scale: ScaleSpec | undefined;
   /** metadata.generation is kept (set to 1, bumped on spec changes). */
@@ -182,6 +184,23 @@ const SHORT_NAMES: Record<string, string[]> = {
   'events.k8s.io/events': ['ev'],
 };
 
+/** The categories kube-apiserver v1.37 puts built-in resources in (`kubectl get all`). */
+const CATEGORIES: Record<string, string[]> = {
+  '/pods': ['all'],
+  '/services': ['all'],
+  '/replicationcontrollers': ['all'],
+  'apps/deployments': ['all'],
+  'apps/replicasets': ['all'],
+  'apps/statefulsets': ['all'],
+  'apps/daemonsets': ['all'],
+  'batch/jobs': ['all'],
+  'batch/cronjobs': ['all'],
+  'autoscaling/horizontalpodautoscalers': ['all'],
+  'apiextensions.k8s.io/customresourcedefinitions': ['api-extensions'],
+  'admissionregistration.k8s.io/mutatingwebhookconfigurations': ['api-extensions'],
+  'admissionregistration.k8s.io/validatingwebhookconfigurations': ['api-extensions'],
+};
+
 /** Kinds that are subresources, not resources (served under their parent). */
 const NOT_RESOURCES = new Set(['policy/Eviction']);
 
@@ -200,6 +219,7 @@ export function builtinTypes(): ResourceType[] {
       listKind: d.listKind ?? `${d.kind}List`,
       namespaced: d.namespaced,
       shortNames: SHORT_NAMES[key] ?? [],
+      categories: CATEGORIES[key] ?? [],
       status: STATUS.has(key),
       scale: SCALE[key],
       generation: GENERATION.has(key),
@@ -223,6 +243,7 @@ export interface CustomTypeSpec {
   readonly listKind?: string;
   readonly namespaced: boolean;
   readonly shortNames?: readonly string[];
+  readonly categories?: readonly string[];
   readonly status?: boolean;
   readonly scale?: ScaleSpec;
   readonly selectableFields?: readonly string[];
@@ -240,6 +261,7 @@ export function customType(spec: CustomTypeSpec): ResourceType {
     listKind: spec.listKind ?? `${spec.kind}List`,
     namespaced: spec.namespaced,
     shortNames: spec.shortNames ?? [],
+    categories: spec.categories ?? [],
     status: spec.status ?? false,
     scale: spec.scale,
     generation: true,
@@ -279,6 +301,7 @@ export function typeFromCRD(crd: Json): ResourceType | undefined {
     ...(typeof names?.['listKind'] === 'string' ? { listKind: names['listKind'] } : {}),
     namespaced: spec?.['scope'] !== 'Cluster',
     ...(Array.isArray(names?.['shortNames']) ? { shortNames: names['shortNames'] as string[] } : {}),
+    ...(Array.isArray(names?.['categories']) ? { categories: names['categories'] as string[] } : {}),
     status: sub['status'] !== undefined,
     ...(scale && typeof scale['specReplicasPath'] === 'string' && typeof scale['statusReplicasPath'] === 'string'
       ? {

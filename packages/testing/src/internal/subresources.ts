@@ -1,9 +1,11 @@
 /**
  * Subresources beyond status (which the write path handles with its
  * scope): `scale` as an autoscaling/v1 Scale read from and written to the
- * replicas paths of the kind (built-in workloads, CRDs that declare one).
+ * replicas paths of the kind (built-in workloads, CRDs that declare one);
+ * a Pod's `eviction`, a ServiceAccount's `token` and a Namespace's
+ * `finalize`.
  */
-import { isObject } from './json.js';
+import { isObject, show } from './json.js';
 import type { Json } from './json.js';
 import { existing } from './list.js';
 import { jsonPatch, mergePatch } from './patch-formats.js';
@@ -13,6 +15,9 @@ import { badRequest, conflict, invalid, MODIFIED } from './status.js';
 import { gr } from './storage.js';
 import type { Storage } from './storage.js';
 import { commit } from './write.js';
+import { parseManaged } from './fields.js';
+import { deleteObject } from './delete.js';
+import { createHash, randomUUID } from 'node:crypto';
 
 function scaleOf(t: Target, obj: Json): Json {
   const spec = t.st.type.scale!;
@@ -74,3 +79,89 @@ export function patchScale(s: Storage, t: Target, req: CoreRequest, contentType:
   const patched = contentType === 'application/json-patch+json' ? jsonPatch(current, body) : (mergePatch(current, body) as Json);
   return setReplicas(s, t, req, patched);
 }
+
+/**
+ * `POST pods/{name}/eviction`: the Pod is deleted with the Eviction's
+ * `deleteOptions`, 201 with a success Status. PodDisruptionBudgets are not
+ * consulted: kube-apiserver ignores them for a Pending Pod, and no Pod of
+ * the fake runs (docs/testing-fake.md).
+ */
+export function evict(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
+  const body = parseJsonBody(req.body, req.contentType);
+  if (body['kind'] !== undefined && body['kind'] !== 'Eviction') throw badRequest(`the kind in the data (${show(body['kind'])}) does not match the expected kind (Eviction)`);
+  const m = isObject(body['metadata']) ? body['metadata'] : {};
+  if (m['name'] !== undefined && m['name'] !== t.name) throw badRequest('name in URL does not match name in Eviction object');
+  const pod: Target = { ...t, subresource: undefined };
+  const obj = existing(pod);
+  const opts = isObject(body['deleteOptions']) ? body['deleteOptions'] : {};
+  const dry = dryRun(req) || (Array.isArray(opts['dryRun']) && (opts['dryRun'] as unknown[]).includes('All'));
+  deleteObject(s, pod, obj, opts, dry);
+  return buffered(201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
+}
+
+/**
+ * `PUT namespaces/{name}/finalize`: only `spec.finalizers` changes; a
+ * terminating Namespace left without finalizers goes, as the namespace
+ * storage deletes it during that update.
+ */
+export function finalizeNamespace(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
+  const body = parseJsonBody(req.body, req.contentType);
+  const m = isObject(body['metadata']) ? body['metadata'] : {};
+  if (m['name'] !== undefined && m['name'] !== t.name) throw badRequest(`the name of the object (${show(m['name'])}) does not match the name on the URL (${t.name!})`);
+  const ns: Target = { ...t, subresource: undefined };
+  const old = existing(ns);
+  const rv = m['resourceVersion'];
+  if (rv !== undefined && rv !== '' && rv !== (old['metadata'] as Json)['resourceVersion']) throw conflict(gr(t.st), t.name!, MODIFIED);
+  const next = structuredClone(old);
+  const finalizers = isObject(body['spec']) && Array.isArray(body['spec']['finalizers']) ? (body['spec']['finalizers'] as unknown[]) : [];
+  const spec = isObject(next['spec']) ? { ...next['spec'] } : {};
+  if (finalizers.length > 0) spec['finalizers'] = finalizers;
+  else delete spec['finalizers'];
+  next['spec'] = spec;
+  // the server records no field ownership for a finalize
+  return commit(s, ns, old, next, 'main', parseManaged((old['metadata'] as Json)['managedFields']), fieldManager(req, false), dryRun(req), undefined);
+}
+
+/**
+ * `POST serviceaccounts/{name}/token`: a TokenRequest answered with a
+ * token for the account. The token is JWT-shaped with the claims a real
+ * one has (issuer, subject, audiences, expiry, the account's name and
+ * uid) but it is not signed: nothing verifies it against the fake.
+ */
+export function tokenRequest(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
+  const body = parseJsonBody(req.body, req.contentType);
+  const account = existing({ ...t, subresource: undefined });
+  const spec = isObject(body['spec']) ? body['spec'] : {};
+  const expirationSeconds = spec['expirationSeconds'] === undefined || spec['expirationSeconds'] === null ? 3600 : spec['expirationSeconds'];
+  if (typeof expirationSeconds !== 'number' || !Number.isInteger(expirationSeconds)) throw badRequest('TokenRequest in version "v1" cannot be handled as a TokenRequest: spec.expirationSeconds must be an integer');
+  if (expirationSeconds < 600) {
+    throw invalid('authentication.k8s.io', 'TokenRequest', '', [{ type: 'FieldValueInvalid', field: 'spec.expirationSeconds', value: expirationSeconds, detail: 'may not specify a duration less than 10 minutes' }]);
+  }
+  const audiences = Array.isArray(spec['audiences']) && spec['audiences'].length > 0 ? (spec['audiences'] as string[]) : [FAKE_ISSUER];
+  const now = Date.parse(s.now());
+  const expires = new Date(now + expirationSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const am = account['metadata'] as Json;
+  const claims = {
+    aud: audiences,
+    exp: Math.floor(now / 1000) + expirationSeconds,
+    iat: Math.floor(now / 1000),
+    iss: FAKE_ISSUER,
+    jti: randomUUID(),
+    'kubernetes.io': { namespace: t.namespace, serviceaccount: { name: t.name, uid: am['uid'] } },
+    nbf: Math.floor(now / 1000),
+    sub: `system:serviceaccount:${t.namespace!}:${t.name!}`,
+  };
+  const part = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64url');
+  const unsigned = `${part({ alg: 'none', kid: 'kubeloop-fake' })}.${part(claims)}`;
+  const token = `${unsigned}.${createHash('sha256').update(unsigned).digest('base64url')}`;
+  return buffered(201, {
+    kind: 'TokenRequest',
+    apiVersion: 'authentication.k8s.io/v1',
+    metadata: { name: t.name, namespace: t.namespace, creationTimestamp: null },
+    spec: { audiences, expirationSeconds, boundObjectRef: isObject(spec['boundObjectRef']) ? spec['boundObjectRef'] : null },
+    status: { token, expirationTimestamp: expires },
+  });
+}
+
+/** The issuer (and default audience) of the fake's service account tokens. */
+export const FAKE_ISSUER = 'https://kubernetes.default.svc.cluster.local';

@@ -152,7 +152,17 @@ export function create(s: Storage, t: Target, req: CoreRequest): BufferedRespons
     throw new ApiError(statusOf(500, undefined, 'resourceVersion should not be set on objects to be created'));
   }
   for (const f of SERVER_METADATA) delete m[f];
-  return warningsAlways(warnings, () => finishCreate(s, t, obj, name, (o) => recordUpdate([], undefined, render(t.st, o, t.version), writeContext(s, t, manager, 'main')), dry));
+  // what the writer owns: the object as decoded (defaults included), not what the strategy adds after (a Namespace's spec.finalizers)
+  const owned = (o: Json): Json => {
+    const r = render(t.st, o, t.version);
+    if (t.st.type.group === '' && t.st.type.kind === 'Namespace' && isObject(r['spec'])) {
+      const { finalizers: _f, ...spec } = r['spec'];
+      if (Object.keys(spec).length > 0) r['spec'] = spec;
+      else delete r['spec'];
+    }
+    return r;
+  };
+  return warningsAlways(warnings, () => finishCreate(s, t, obj, name, (o) => recordUpdate([], undefined, owned(o), writeContext(s, t, manager, 'main')), dry));
 }
 
 /** Kinds whose status strategy keeps the old labels (the apps workloads). */
@@ -238,7 +248,9 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
   if (dry) return withWarnings(buffered(200, render(t.st, next, t.version)), warnings);
   const key = objKey(t.namespace, om['name'] as string);
   const finalizers = (nextMeta['finalizers'] as string[] | undefined) ?? [];
-  if (om['deletionTimestamp'] !== undefined && finalizers.length === 0) {
+  // a Namespace also waits for its spec.finalizers (the namespace storage's rule)
+  const nsFinalizers = t.st.type.group === '' && t.st.type.kind === 'Namespace' && isObject(next['spec']) && Array.isArray(next['spec']['finalizers']) ? next['spec']['finalizers'] : [];
+  if (om['deletionTimestamp'] !== undefined && finalizers.length === 0 && nsFinalizers.length === 0) {
     // The last finalizer is gone: the object goes. As on a real server, the
     // DELETED event carries the object as it was stored (finalizer included);
     // the answer is the object as written.

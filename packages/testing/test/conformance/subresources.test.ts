@@ -1,4 +1,4 @@
-/** Conformance: the status and scale subresources, on envtest and on the fake. */
+/** Conformance: the status, scale, eviction, token and finalize subresources, Tables and discovery categories, on envtest and on the fake. */
 import { describe, expect, it } from 'vitest';
 import { mergePatch } from '@kubeloop/client';
 import { Deployment } from '@kubeloop/scheme';
@@ -146,5 +146,88 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
     const wr = await raw(h(), 'PATCH', `/apis/conformance.kubeloop.dev/v1/namespaces/${ns}/widgets/${w.metadata.name}/status`, { contentType: 'application/merge-patch+json', body: { metadata: meta, status: { phase: 'Ready' } } });
     expect((wr.body['metadata'] as Record<string, unknown>)['labels']).toBeUndefined();
     expect((wr.body['metadata'] as Record<string, unknown>)['annotations']).toBeUndefined();
+  });
+
+  describe('eviction, token, finalize; Tables; categories', () => {
+    const TABLE = 'application/json;as=Table;g=meta.k8s.io;v=v1';
+    const pod = (name: string): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox:1' }] } });
+
+    it('a Pod\'s eviction deletes it (201 Success); a dry run keeps it; another name is 400; a missing Pod is 404', async () => {
+      const ns = h().namespace;
+      const name = h().name('p');
+      expect((await raw(h(), 'POST', `/api/v1/namespaces/${ns}/pods`, { body: pod(name) })).status).toBe(201);
+      const eviction = (deleteOptions?: unknown, n = name): Record<string, unknown> => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: n }, ...(deleteOptions ? { deleteOptions } : {}) });
+      const path = `/api/v1/namespaces/${ns}/pods/${name}/eviction`;
+      const dry = await raw(h(), 'POST', path, { body: eviction({ dryRun: ['All'] }) });
+      expect(dry.status).toBe(201);
+      expect(dry.body).toMatchObject({ kind: 'Status', status: 'Success', code: 201 });
+      expect((await raw(h(), 'GET', `/api/v1/namespaces/${ns}/pods/${name}`)).status).toBe(200);
+      expect((await raw(h(), 'POST', path, { body: eviction(undefined, 'other') })).body['message']).toBe('name in URL does not match name in Eviction object');
+      expect((await raw(h(), 'POST', path, { body: eviction() })).status).toBe(201);
+      expect((await raw(h(), 'GET', `/api/v1/namespaces/${ns}/pods/${name}`)).status).toBe(404);
+      expect((await raw(h(), 'POST', path, { body: eviction() })).status).toBe(404);
+      expect((await raw(h(), 'GET', path)).status).toBe(405);
+    });
+
+    it('a ServiceAccount\'s token: a TokenRequest with a JWT-shaped token for the account; under 10 minutes is 422', async () => {
+      const ns = h().namespace;
+      const name = h().name('sa');
+      await raw(h(), 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { body: { metadata: { name } } });
+      const path = `/api/v1/namespaces/${ns}/serviceaccounts/${name}/token`;
+      const res = await raw(h(), 'POST', path, { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: ['example.com'] } } });
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ kind: 'TokenRequest', apiVersion: 'authentication.k8s.io/v1', spec: { audiences: ['example.com'], expirationSeconds: 3600 } });
+      const status = res.body['status'] as { token: string; expirationTimestamp: string };
+      const claims = JSON.parse(Buffer.from(status.token.split('.')[1]!, 'base64url').toString()) as { sub: string; aud: string[] };
+      expect(claims.sub).toBe(`system:serviceaccount:${ns}:${name}`);
+      expect(claims.aud).toEqual(['example.com']);
+      expect(Date.parse(status.expirationTimestamp) - Date.now()).toBeGreaterThan(3000_000);
+      const short = await raw(h(), 'POST', path, { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 60 } } });
+      expect(short.status).toBe(422);
+      expect(short.body['message']).toBe('TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes');
+      expect((await raw(h(), 'POST', `/api/v1/namespaces/${ns}/serviceaccounts/${name}-absent/token`, { body: { spec: {} } })).status).toBe(404);
+    });
+
+    it('a terminating Namespace finalized with no finalizers goes; its managed fields do not change', async () => {
+      const name = h().name('ns');
+      await raw(h(), 'POST', '/api/v1/namespaces', { body: { metadata: { name } } });
+      const deleting = await raw(h(), 'DELETE', `/api/v1/namespaces/${name}`);
+      expect((deleting.body['metadata'] as Record<string, unknown>)['deletionGracePeriodSeconds']).toBeUndefined();
+      const finalized = await raw(h(), 'PUT', `/api/v1/namespaces/${name}/finalize`, { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name }, spec: { finalizers: [] } } });
+      expect(finalized.status).toBe(200);
+      expect(finalized.body['spec']).toEqual({});
+      expect((finalized.body['metadata'] as { managedFields: unknown }).managedFields).toEqual((deleting.body['metadata'] as { managedFields: unknown }).managedFields);
+      expect((await raw(h(), 'GET', `/api/v1/namespaces/${name}`)).status).toBe(404);
+    });
+
+    it('a single object asked for as a Table is a Table of one row; includeObject=None leaves the object out', async () => {
+      const name = h().name('w');
+      await h().client().create(widget(h().namespace, name));
+      const path = `/apis/conformance.kubeloop.dev/v1/namespaces/${h().namespace}/widgets/${name}`;
+      const res = await raw(h(), 'GET', path, { accept: TABLE });
+      expect(res.body).toMatchObject({ kind: 'Table', apiVersion: 'meta.k8s.io/v1' });
+      expect((res.body['columnDefinitions'] as { name: string; type: string }[]).map((c) => `${c.name}:${c.type}`)).toEqual(['Name:string', 'Age:date']);
+      const rows = res.body['rows'] as { cells: unknown[]; object: { kind: string; metadata: { name: string } } }[];
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.cells[0]).toBe(name);
+      expect(rows[0]!.cells[1]).toMatch(/^\d+s$/);
+      expect(rows[0]!.object).toMatchObject({ kind: 'PartialObjectMetadata', metadata: { name } });
+      const none = await raw(h(), 'GET', path, { accept: TABLE, query: { includeObject: 'None' } });
+      expect((none.body['rows'] as { object: unknown }[])[0]!.object).toBeNull();
+    });
+
+    it('discovery: the workloads are in the "all" category, with the eviction, token and finalize subresources', async () => {
+      const core = await raw(h(), 'GET', '/api/v1');
+      const resources = core.body['resources'] as { name: string; categories?: string[]; kind: string; group?: string; version?: string; verbs: string[] }[];
+      const byName = new Map(resources.map((r) => [r.name, r]));
+      expect(byName.get('pods')?.categories).toEqual(['all']);
+      expect(byName.get('services')?.categories).toEqual(['all']);
+      expect(byName.get('configmaps')?.categories).toBeUndefined();
+      expect(byName.get('pods/eviction')).toMatchObject({ group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] });
+      expect(byName.get('serviceaccounts/token')).toMatchObject({ group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] });
+      expect(byName.get('namespaces/finalize')).toMatchObject({ kind: 'Namespace', verbs: ['update'] });
+      const apps = (await raw(h(), 'GET', '/apis/apps/v1')).body['resources'] as { name: string; categories?: string[] }[];
+      for (const r of ['deployments', 'replicasets', 'statefulsets', 'daemonsets']) expect(apps.find((x) => x.name === r)?.categories).toEqual(['all']);
+    });
   });
 });
