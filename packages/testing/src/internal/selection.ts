@@ -7,6 +7,7 @@
  */
 import type { Json } from './json.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
+import { shardMatch } from './shard-selection.js';
 import { badRequest } from './status.js';
 import type { StoredType } from './storage.js';
 
@@ -36,17 +37,21 @@ function fieldFilter(st: StoredType, selector: string | null): (obj: Json) => bo
     });
 }
 
-/** The selection a request's path namespace and query ask for; a malformed selector is 400. */
-export function selection(st: StoredType, namespace: string | undefined, query: URLSearchParams): Selection {
+/**
+ * The selection a request's path namespace and query ask for; a malformed
+ * selector is 400. `shard`: honour `shardSelector` (lists and watches).
+ */
+export function selection(st: StoredType, namespace: string | undefined, query: URLSearchParams, options: { shard?: boolean } = {}): Selection {
   const labels = parseLabelSelector(query.get('labelSelector') ?? undefined);
   const fieldSelector = query.get('fieldSelector');
   const fields = fieldFilter(st, fieldSelector);
+  const shard = options.shard ? shardMatch(query) : undefined;
   return {
-    filtered: !labels.empty || (fieldSelector ?? '') !== '',
+    filtered: !labels.empty || (fieldSelector ?? '') !== '' || shard !== undefined,
     match: (obj) => {
       const m = obj['metadata'] as Json;
       if (namespace !== undefined && m['namespace'] !== namespace) return false;
-      return labels.matches(m['labels'] as Record<string, string> | undefined) && fields(obj);
+      return labels.matches(m['labels'] as Record<string, string> | undefined) && fields(obj) && (shard?.(obj) ?? true);
     },
   };
 }

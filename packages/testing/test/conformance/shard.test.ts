@@ -1,0 +1,72 @@
+/** Conformance: `shardSelector` on lists and watches (ShardedListAndWatch), on envtest (gate on) and on the fake. */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { fnv1a64, matchesShard } from '@kubeloop/client';
+import type { ShardSelector } from '@kubeloop/client';
+import { ConfigMap } from '@kubeloop/scheme';
+import { BACKENDS, useBackend } from './backends.js';
+import { configMap, expectStatus } from './support.js';
+
+const HALF = 1n << 63n;
+const SELECTORS: [string, ShardSelector][] = [
+  ['lower half of uids', { field: 'object.metadata.uid', ranges: [{ start: 0n, end: HALF }] }],
+  ['upper half of uids', { field: 'object.metadata.uid', ranges: [{ start: HALF, end: 1n << 64n }] }],
+  ['two quarters of uids', { field: 'object.metadata.uid', ranges: [{ start: 0n, end: HALF / 2n }, { start: HALF, end: HALF + HALF / 2n }] }],
+];
+
+describe.each(BACKENDS)('shard selectors ($backend)', ({ backend }) => {
+  const h = useBackend(backend);
+  let run: string;
+
+  beforeAll(async () => {
+    run = h().name('shard');
+    const client = h().client();
+    for (let i = 0; i < 24; i++) await client.create(configMap(h().namespace, `${run}-${i}`, {}, { run }));
+  });
+
+  it.each(SELECTORS)('a list with %s returns exactly the objects whose uid hashes into the ranges', async (_what, selector) => {
+    const client = h().client();
+    const all = await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { run } });
+    const sharded = await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { run }, shardSelector: selector });
+    const expected = all.items.filter((o) => matchesShard(o, selector)).map((o) => o.metadata!.name).sort();
+    expect(sharded.items.map((o) => o.metadata!.name).sort()).toEqual(expected);
+    expect(expected.length).toBeLessThan(all.items.length);
+  });
+
+  it('a namespace range selects every object of a namespace whose hash is in it, or none', async () => {
+    const client = h().client();
+    const hash = fnv1a64(h().namespace);
+    const inside: ShardSelector = { field: 'object.metadata.namespace', ranges: [{ start: hash, end: hash + 1n }] };
+    const outside: ShardSelector = { field: 'object.metadata.namespace', ranges: hash === 0n ? [{ start: 1n, end: 2n }] : [{ start: 0n, end: hash }] };
+    expect((await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { run }, shardSelector: inside })).items).toHaveLength(24);
+    expect((await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { run }, shardSelector: outside })).items).toHaveLength(0);
+  });
+
+  it('a watch with a shard selector sends only the objects in range', async () => {
+    const client = h().client();
+    const selector = SELECTORS[0]![1];
+    const ac = new AbortController();
+    const seen: string[] = [];
+    const listed = await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { run }, limit: 1 });
+    const names = Array.from({ length: 12 }, (_, i) => `${run}-w${i}`);
+    const watching = (async () => {
+      for await (const ev of await client.watch(ConfigMap, { namespace: h().namespace, labelSelector: { run }, shardSelector: selector, resourceVersion: listed.metadata!.resourceVersion!, signal: ac.signal })) {
+        if (ev.type === 'ADDED') seen.push(ev.object.metadata!.name!);
+      }
+    })().catch(() => undefined);
+    const created = [];
+    for (const name of names) created.push(await client.create(configMap(h().namespace, name, {}, { run })));
+    const expected = created.filter((o) => matchesShard(o, selector)).map((o) => o.metadata.name).sort();
+    const started = Date.now();
+    while (seen.length < expected.length && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 300));
+    ac.abort();
+    await watching;
+    expect(seen.sort()).toEqual(expected);
+  });
+
+  it('refuses a malformed shard selector as kube-apiserver v1.37 does: 500 InternalError, invalid shard selector', async () => {
+    const client = h().client();
+    const err = await expectStatus(client.list(ConfigMap, { namespace: h().namespace, shardSelector: "shardRange(object.metadata.uid, '0x0', '0x8000000000000000')" }), 500, 'InternalError');
+    expect(err.message).toContain('invalid shard selector: ');
+  });
+});
