@@ -24,7 +24,8 @@
  * The floor: a plain script (node's fetch, no framework, in a process of its
  * own as the operator is) that makes exactly the writes the reconciles make,
  * through the same proxy, with the operator's concurrency (one worker, its
- * default): for (a) the finalizer patch, the ConfigMap create, its Event
+ * default): for (a) one list of the disks (the operator too must learn
+ * them from the API server), then the finalizer patch, the ConfigMap create, its Event
  * (written in the background, 4 in flight, as the operator's recorder writes
  * it) and the status patch per disk; for (b) the same, each disk as soon as
  * the client's create returns; for (c) the ConfigMap delete, its Event and
@@ -132,7 +133,7 @@ async function child(kubeconfigPath: string, readYourWrites: boolean): Promise<v
 // --- the floor process ------------------------------------------------------------
 
 type ToFloor =
-  | { type: 'a'; ns: string; n: number; uids: string[] }
+  | { type: 'a'; ns: string; n: number }
   | { type: 'b'; ns: string; n: number }
   | { type: 'c'; ns: string; n: number }
   | { type: 'drain' };
@@ -274,7 +275,10 @@ function floorProcess(proxyUrl: string): void {
     if (m.type === 'drain') return eventsDrained();
     const p = paths(m.ns);
     if (m.type === 'a') {
-      for (let i = 0; i < m.n; i++) await reconcileWrites(m.ns, i, m.uids[i]!);
+      // As the operator must, it learns the disks from the API server first: one list.
+      const list = (await (await fetch(`${proxyUrl}${p.disks}`, { headers: { accept: 'application/json' } })).json()) as { items: { metadata: { name: string; uid: string } }[] };
+      const uids = new Map(list.items.map((d) => [d.metadata.name, d.metadata.uid]));
+      for (let i = 0; i < m.n; i++) await reconcileWrites(m.ns, i, uids.get(name(i))!);
       return;
     }
     if (m.type === 'b') {
@@ -576,10 +580,10 @@ async function main(): Promise<void> {
 
   /** (a) for the floor: N exist in `ns`, then the writes, one worker; until the driver sees all Bound. */
   const floorA = async (ns: string): Promise<number> => {
-    const uids = await seed(ns);
+    await seed(ns);
     floorNs = ns;
     t0 = performance.now();
-    await floor({ type: 'a', ns, n: N, uids });
+    await floor({ type: 'a', ns, n: N });
     await until('all Bound (floor a)', () => bound(ns) === N);
     const ms = performance.now() - t0;
     await floor({ type: 'drain' });
