@@ -171,18 +171,37 @@ const generateRbacCommand: Command = {
       cwd: ctx.cwd,
     });
     const summary = result.roles.map((r) => `${r.kind} ${r.metadata.namespace ? `${r.metadata.namespace}/` : ''}${r.metadata.name} (${r.rules.length} rules)`).join(', ');
-    if (check) {
-      if (result.changed.length > 0) {
-        ctx.out(result.diff);
-        throw new CliError('Stale', `${outFile} is stale; run: kubeloop generate rbac`);
-      }
-      ctx.err(`kubeloop: ${outFile} up to date: ${summary}`);
-      return 0;
-    }
-    ctx.err(`kubeloop: ${result.changed.length > 0 ? 'wrote' : 'unchanged'} ${outFile}: ${summary}`);
-    return 0;
+    return reportGenerated(ctx, 'rbac', outFile, check, result, summary);
   },
 };
+
+/** Usage error unless every one of `flags` was given a value. */
+function requireFlags(values: Values, flags: readonly string[], command: string): void {
+  for (const flag of flags) if (typeof values[flag] !== 'string') throw new CliError('Usage', `${command} needs --${flag}`);
+}
+
+/** List a scaffolding command's files, as written or (dry run) as they would be. */
+function listWritten(ctx: CommandContext, result: { created: readonly string[]; changed: readonly string[] }, dryRun: boolean): void {
+  for (const f of result.created) ctx.out(`${dryRun ? 'would create' : 'created'} ${f}`);
+  for (const f of result.changed) ctx.out(`${dryRun ? 'would change' : 'changed'} ${f}`);
+}
+
+/**
+ * The end of `generate rbac|webhooks`: with --check, a stale file prints its
+ * diff and fails; otherwise say what was written.
+ */
+function reportGenerated(ctx: CommandContext, command: string, outFile: string, check: boolean, result: { changed: readonly unknown[]; diff: string }, summary: string): number {
+  if (check) {
+    if (result.changed.length > 0) {
+      ctx.out(result.diff);
+      throw new CliError('Stale', `${outFile} is stale; run: kubeloop generate ${command}`);
+    }
+    ctx.err(`kubeloop: ${outFile} up to date: ${summary}`);
+    return 0;
+  }
+  ctx.err(`kubeloop: ${result.changed.length > 0 ? 'wrote' : 'unchanged'} ${outFile}: ${summary}`);
+  return 0;
+}
 
 const generateWebhooksCommand: Command = {
   path: ['generate', 'webhooks'],
@@ -210,16 +229,7 @@ const generateWebhooksCommand: Command = {
     const check = values['check'] === true;
     const result = await generateWebhooks({ setup, name, namespace, certificates, outFile, kindModules: ctx.config.crds?.modules ?? [], ...(ctx.config.rbac?.name ? { serviceAccount: ctx.config.rbac.name } : {}), check, cwd: ctx.cwd });
     const summary = `${result.webhooks.length} webhook(s)${result.webhooks.length > 0 ? ` (${result.webhooks.map((w) => `${w.type} ${w.kind.kind}`).join(', ')})` : ''}`;
-    if (check) {
-      if (result.changed.length > 0) {
-        ctx.out(result.diff);
-        throw new CliError('Stale', `${outFile} is stale; run: kubeloop generate webhooks`);
-      }
-      ctx.err(`kubeloop: ${outFile} up to date: ${summary}`);
-      return 0;
-    }
-    ctx.err(`kubeloop: ${result.changed.length > 0 ? 'wrote' : 'unchanged'} ${outFile}: ${summary}`);
-    return 0;
+    return reportGenerated(ctx, 'webhooks', outFile, check, result, summary);
   },
 };
 
@@ -243,9 +253,7 @@ const createWebhookCommand: Command = {
     'dry-run': { type: 'boolean', default: false },
   },
   async run(values, _positionals, ctx) {
-    for (const flag of ['group', 'version', 'kind']) {
-      if (typeof values[flag] !== 'string') throw new CliError('Usage', `create webhook needs --${flag}`);
-    }
+    requireFlags(values, ['group', 'version', 'kind'], 'create webhook');
     const dryRun = values['dry-run'] === true;
     const result = await createWebhook({
       group: values['group'] as string,
@@ -256,8 +264,7 @@ const createWebhookCommand: Command = {
       cwd: ctx.cwd,
       dryRun,
     });
-    for (const f of result.created) ctx.out(`${dryRun ? 'would create' : 'created'} ${f}`);
-    for (const f of result.changed) ctx.out(`${dryRun ? 'would change' : 'changed'} ${f}`);
+    listWritten(ctx, result, dryRun);
     if (!dryRun) ctx.err('kubeloop: next, fill in the webhook class, run `pnpm generate` (build, write the CRDs, the role and config/webhook/manifests.yaml), then `pnpm test`');
     return 0;
   },
@@ -283,9 +290,7 @@ const createApiCommand: Command = {
     'dry-run': { type: 'boolean', default: false },
   },
   async run(values, _positionals, ctx) {
-    for (const flag of ['group', 'version', 'kind']) {
-      if (typeof values[flag] !== 'string') throw new CliError('Usage', `create api needs --${flag}`);
-    }
+    requireFlags(values, ['group', 'version', 'kind'], 'create api');
     const dryRun = values['dry-run'] === true;
     const result = await createApi({
       group: values['group'] as string,
@@ -296,8 +301,7 @@ const createApiCommand: Command = {
       cwd: ctx.cwd,
       dryRun,
     });
-    for (const f of result.created) ctx.out(`${dryRun ? 'would create' : 'created'} ${f}`);
-    for (const f of result.changed) ctx.out(`${dryRun ? 'would change' : 'changed'} ${f}`);
+    listWritten(ctx, result, dryRun);
     if (!dryRun) ctx.err('kubeloop: next, run `pnpm generate` (build, write the CRD and the RBAC role), then `pnpm test`');
     return 0;
   },

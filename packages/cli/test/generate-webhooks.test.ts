@@ -13,9 +13,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { WEBHOOKS_MARKER, generateWebhooks, isCliError, runCli } from '../src/index.js';
+import { WEBHOOKS_MARKER, generateWebhooks, runCli } from '../src/index.js';
 import type { GenerateWebhooksOptions } from '../src/index.js';
-import { io } from './support.js';
+import { io, reason } from './support.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 let out: string;
@@ -36,16 +36,6 @@ const base = (outFile: string, extra: Partial<GenerateWebhooksOptions> = {}): Ge
   cwd: fixtures,
   ...extra,
 });
-
-async function reason(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    if (isCliError(err)) return `${err.reason}: ${err.message}`;
-    throw err;
-  }
-  throw new Error('expected a CliError');
-}
 
 describe('generate webhooks', () => {
   it('writes a validating and a mutating configuration calling the Service at controller-runtime paths, for the operations the code handles', async () => {

@@ -19,10 +19,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installWebhooks } from '@kubeloop/envtest';
 import type { InstalledWebhooks } from '@kubeloop/envtest';
 import { createProject } from 'create-kubeloop';
-import { createWebhook, generateCrds, generateWebhooks, isCliError, readConfig, runCli } from '../src/index.js';
+import { createWebhook, generateCrds, generateWebhooks, readConfig, runCli } from '../src/index.js';
 import { kubectl, kubectlOk } from '../../../test/support/kubectl.js';
 import { testKubeConfig, testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
-import { io } from './support.js';
+import { io, reason } from './support.js';
 
 // Inside this package, so the project's imports of @kubeloop/* resolve to the workspace's packages.
 const here = dirname(fileURLToPath(import.meta.url));
@@ -55,16 +55,6 @@ async function build(dir: string): Promise<void> {
   await writeFile(join(dir, 'tsconfig.build-test.json'), JSON.stringify({ extends: './tsconfig.json', include: ['src', 'typings'] }));
   const r = await run(tsc, ['-p', 'tsconfig.build-test.json'], dir);
   if (r.code !== 0) throw new Error(`tsc failed in ${dir}:\n${r.output}`);
-}
-
-async function reason(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    if (isCliError(err)) return `${err.reason}: ${err.message}`;
-    throw err;
-  }
-  throw new Error('expected a CliError');
 }
 
 describe('kubeloop create webhook on a new project', () => {
