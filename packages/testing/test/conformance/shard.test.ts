@@ -1,4 +1,5 @@
 /** Conformance: `shardSelector` on lists and watches (ShardedListAndWatch), on envtest (gate on) and on the fake. */
+import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fnv1a64, matchesShard } from '@kubeloop/client';
 import type { ShardSelector } from '@kubeloop/client';
@@ -30,6 +31,29 @@ describe.each(BACKENDS)('shard selectors ($backend)', ({ backend }) => {
     const expected = all.items.filter((o) => matchesShard(o, selector)).map((o) => o.metadata!.name).sort();
     expect(sharded.items.map((o) => o.metadata!.name).sort()).toEqual(expected);
     expect(expected.length).toBeLessThan(all.items.length);
+  });
+
+  it('generated uid ranges: a list returns exactly the objects whose uid hashes into them (the oracle the server is checked against in client/test/shard.test.ts)', async () => {
+    const client = h().client();
+    const all = await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { run } });
+    // 1-3 disjoint ranges: sorted distinct cut points of the 64-bit space, paired up.
+    const ranges = fc
+      .uniqueArray(fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }), { minLength: 2, maxLength: 6 })
+      .map((cuts) => {
+        const sorted = [...cuts].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        const out: { start: bigint; end: bigint }[] = [];
+        for (let i = 0; i + 1 < sorted.length; i += 2) out.push({ start: sorted[i]!, end: sorted[i + 1]! });
+        return out;
+      });
+    await fc.assert(
+      fc.asyncProperty(ranges, async (r) => {
+        const selector: ShardSelector = { field: 'object.metadata.uid', ranges: r };
+        const sharded = await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { run }, shardSelector: selector });
+        const expected = all.items.filter((o) => matchesShard(o, selector)).map((o) => o.metadata!.name).sort();
+        expect(sharded.items.map((o) => o.metadata!.name).sort()).toEqual(expected);
+      }),
+      { numRuns: 40, seed: 20 },
+    );
   });
 
   it('a namespace range selects every object of a namespace whose hash is in it, or none', async () => {
