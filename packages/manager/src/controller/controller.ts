@@ -16,6 +16,7 @@ import type { RateLimiter, WorkQueue, WorkQueueOptions } from '@kubeloop/workque
 import { isManagerError, ManagerError } from '../errors.js';
 import type { ControllerLabels, ControllerMetrics } from '../metrics/controller-metrics.js';
 import { shardKeyMetrics } from '../metrics/shard-metrics.js';
+import type { ShardKeyMetrics } from '../metrics/shard-metrics.js';
 import { createWorkQueueMetrics } from '../metrics/workqueue-metrics.js';
 import { isTerminal, requestKey, requestOf } from './reconcile.js';
 import type { ReconcileContext, ReconcileResult, Reconciler, Request } from './reconcile.js';
@@ -145,6 +146,8 @@ export class Controller {
   private readonly drained = new Set<() => void>();
   /** The uid of each key last reconciled here (sharded by uid), so a deleted object still maps to its bucket. */
   private readonly uids = new Map<string, string>();
+  /** A sharded controller's key counters, looked up once when it starts (not per key). */
+  private shardKeys: ShardKeyMetrics | undefined;
   private readonly labels: ControllerLabels;
 
   constructor(
@@ -226,7 +229,7 @@ export class Controller {
       const workers = Array.from({ length: this.maxConcurrent }, () => this.worker(queue, signal));
       const shard = this.options.shard;
       if (shard) {
-        const keys = shardKeyMetrics(this.deps.registry);
+        const keys = (this.shardKeys ??= shardKeyMetrics(this.deps.registry));
         keys.moved.inc({ controller: this.name }, 0);
         keys.skipped.inc({ controller: this.name }, 0);
         const offDrain = shard.ring.addDrainer((buckets) => this.drain(buckets));
@@ -373,7 +376,7 @@ export class Controller {
         const hash = fnv1a64(shard.by === 'namespace' ? (m.namespace ?? '') : (m.uid ?? ''));
         if (!set.has(shard.ring.bucketOf(hash))) continue;
         queue.add(requestKey(m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name }));
-        shardKeyMetrics(this.deps.registry).moved.inc({ controller: this.name });
+        this.shardKeys?.moved.inc({ controller: this.name });
       }
     } catch (err) {
       if (!signal.aborted) this.log.warn({ err }, 'could not enqueue the objects of shard buckets that started here');
@@ -387,7 +390,7 @@ export class Controller {
     // Not ours now (or not cached here): its owner reconciles it, and enqueues it when the bucket starts there.
     if (bucket === undefined || !shard.ring.active().has(bucket)) {
       queue.forget(key);
-      shardKeyMetrics(this.deps.registry).skipped.inc({ controller: this.name });
+      this.shardKeys?.skipped.inc({ controller: this.name });
       return;
     }
     this.inFlight.set(bucket, (this.inFlight.get(bucket) ?? 0) + 1);
