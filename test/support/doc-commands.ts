@@ -129,6 +129,10 @@ export const NOT_IN_WALKTHROUGH: Readonly<Record<string, RunElsewhere | NotHere>
     notHere: 'an exploratory run: a random seed is meant to find disagreements nobody has seen (docs/testing-fake.md lists the open ones), so it would fail CI at random; CI runs the same suite with its fixed seed (the command above), and the session notes give the random runs made by hand',
   },
   'pnpm -s exec vitest run packages/testing/test/conformance/': { elsewhere: 'scripts/test.sh (CI) runs every test file, the conformance suite among them' },
+  'kubectl create namespace harddisk-system': { elsewhere: 'examples/harddisk-operator/test/main.test.ts runs it exactly as written (sh -c, KUBECONFIG its control plane) before the command below' },
+  'node dist/main.js --shard-ring harddisk-operator --shard-namespace harddisk-system --no-sample --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0': {
+    elsewhere: 'examples/harddisk-operator/test/main.test.ts runs it exactly as written twice (sh -c in the example\'s directory, KUBECONFIG its control plane) and checks the two split the disks',
+  },
   'kubeloop shards --ring harddisk-operator -n harddisk-system': { elsewhere: 'packages/cli/test/shards.test.ts runs it exactly as written (sh -c, with `kubeloop` on PATH the built bin and KUBECONFIG the test plane) while a ring of that name runs' },
   'docker build -t registry.example.com/website-operator:0.1.0 .': { notHere: 'no container runtime on the test machine; the Dockerfile is what the image is built from' },
   'docker push registry.example.com/website-operator:0.1.0': { notHere: 'no container runtime or image registry on the test machine' },

@@ -12,7 +12,7 @@
  * @packageDocumentation
  */
 import 'reflect-metadata';
-import type { Manager } from '@kubeloop/manager';
+import type { ControllerShard, Manager } from '@kubeloop/manager';
 import { TOKENS } from '@kubeloop/manager';
 import { harddiskController, HardDiskReconciler } from './reconciler.js';
 import { StorageClassCatalog } from './storage-classes.js';
@@ -23,12 +23,26 @@ export { HardDiskReconciler, harddiskController } from './reconciler.js';
 export { StorageClassCatalog } from './storage-classes.js';
 export { HardDiskAdmission, defaultHardDisk, hardDiskSpecErrors, hardDiskValidator, QUANTITY, setupHardDiskWebhooks } from './webhooks.js';
 
+/** Options of {@link setupHardDiskController}. */
+export interface HardDiskControllerOptions {
+  /**
+   * Run the controller sharded: each replica reconciles the HardDisks whose
+   * uid hashes into its share of the ring (give the manager's cache the
+   * matching filters: `ringShardFilter(ring)` for HardDisks,
+   * `ringShardFilter(ring, 'controller-owner')` for ConfigMaps). Default:
+   * unsharded.
+   */
+  readonly shard?: ControllerShard;
+}
+
 /**
  * Register the HardDisk controller. `style: 'decorator'` resolves the class
  * from its decorators (needs a build that emits decorator metadata, as tsc
  * does); `'explicit'` names every constructor dependency (works everywhere).
  */
-export function setupHardDiskController(manager: Manager, style: 'decorator' | 'explicit' = 'explicit'): void {
-  if (style === 'decorator') manager.register(HardDiskReconciler);
-  else manager.register(HardDiskReconciler, { ...harddiskController, inject: [TOKENS.Client, TOKENS.EventRecorderProvider, StorageClassCatalog] });
+export function setupHardDiskController(manager: Manager, style: 'decorator' | 'explicit' = 'explicit', options: HardDiskControllerOptions = {}): void {
+  const sharded = options.shard ? { options: { shard: options.shard } } : {};
+  // The decorator's registration is harddiskController; sharded, its options are added to it.
+  if (style === 'decorator') manager.register(HardDiskReconciler, options.shard ? { ...harddiskController, ...sharded } : undefined);
+  else manager.register(HardDiskReconciler, { ...harddiskController, ...sharded, inject: [TOKENS.Client, TOKENS.EventRecorderProvider, StorageClassCatalog] });
 }

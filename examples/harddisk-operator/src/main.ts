@@ -14,9 +14,20 @@
  * quick look at a takeover.
  *
  *   node dist/main.js [--envtest] [--leader-elect] [--replicas 1|2] [--no-sample] [--kubeconfig PATH]
+ *                     [--shard-ring NAME [--shard-identity ID] [--shard-namespace NS] [--shard-lease-duration 15s]]
  *                     [--metrics-bind-address 127.0.0.1:8080] [--health-probe-bind-address 127.0.0.1:8081]
  *                     [--webhook-cert-dir DIR [--webhook-port 9443] [--webhook-host 127.0.0.1]]
  *                     [--metrics-cert-dir DIR]
+ *
+ * Sharded: with --shard-ring NAME every replica (one process each, on a
+ * cluster: not with --envtest) is a member of the shard ring NAME (a Lease
+ * per member in --shard-namespace, default `default`; identity
+ * --shard-identity, else $POD_NAME, else host name plus a random suffix) and
+ * reconciles, lists, watches and caches only its share of the HardDisks (by
+ * uid) and the ConfigMaps they own (by their owner's uid); leader-only work
+ * runs on the member holding the ring's leader bucket. A member not renewed
+ * for --shard-lease-duration (renew deadline 2/3 of it, a round every 2/15)
+ * is taken over by the others. See docs/sharding.md.
  *
  * With --webhook-cert-dir (holding tls.crt and tls.key, reloaded when they
  * change, as cert-manager or a mounted Secret rotates them) the operator also
@@ -51,9 +62,11 @@ import type * as JsYaml from 'js-yaml';
 import { createClient, isClientError, isNotFound, loadKubeConfig, mergePatch } from '@kubeloop/client';
 import type { Client, KubeConfigLike } from '@kubeloop/client';
 import type { Environment, InstalledWebhooks } from '@kubeloop/envtest';
-import { createLogger, createManager, isManagerError, signalHandler } from '@kubeloop/manager';
+import { createShardRing, isLeaderElectionError } from '@kubeloop/leaderelection';
+import type { ShardRing } from '@kubeloop/leaderelection';
+import { createLogger, createManager, isManagerError, ringLeadership, ringShardFilter, signalHandler } from '@kubeloop/manager';
 import type { Manager } from '@kubeloop/manager';
-import { builtinScheme, CustomResourceDefinition } from '@kubeloop/scheme';
+import { builtinScheme, ConfigMap, CustomResourceDefinition } from '@kubeloop/scheme';
 import { generateCRDs } from '@kubeloop/scheme/schema';
 import { watchCertificateFiles } from '@kubeloop/webhook';
 import { HardDisk, HardDiskV2, setupHardDiskController, setupHardDiskWebhooks } from './index.js';
@@ -70,7 +83,11 @@ function configured<T>(step: () => T): T {
     return step();
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    const mistake = isClientError(err) ? err.reason === 'InvalidConfig' : isManagerError(err) ? err.reason === 'InvalidOptions' : err instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'));
+    const mistake = isClientError(err)
+      ? err.reason === 'InvalidConfig'
+      : isManagerError(err) || isLeaderElectionError(err)
+        ? err.reason === 'InvalidOptions'
+        : err instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'));
     if (!mistake) throw err;
     process.stderr.write(`harddisk-operator: ${(err as Error).message}\n`);
     process.exit(2);
@@ -95,6 +112,10 @@ const { values } = configured(() => parseArgs({
     'metrics-cert-dir': { type: 'string' },
     'webhook-port': { type: 'string', default: '9443' },
     'webhook-host': { type: 'string', default: '127.0.0.1' },
+    'shard-ring': { type: 'string' },
+    'shard-identity': { type: 'string' },
+    'shard-namespace': { type: 'string' },
+    'shard-lease-duration': { type: 'string' },
   },
 }));
 
@@ -102,6 +123,38 @@ const replicas = Number.parseInt(values.replicas, 10);
 configured(() => {
   if (!(replicas === 1 || replicas === 2)) throw new UsageError(`--replicas must be 1 or 2, not ${values.replicas}`);
   if (values['webhook-cert-dir'] && !/^\d{1,5}$/.test(values['webhook-port'])) throw new UsageError(`--webhook-port must be a port number, not ${values['webhook-port']}`);
+});
+
+/** Milliseconds of a duration flag such as `15s` or `1500ms`. */
+function durationMs(flag: string, value: string): number {
+  const m = /^(\d+)(ms|s)$/.exec(value);
+  if (!m) throw new UsageError(`${flag} must be a duration such as 15s or 1500ms, not ${value}`);
+  return Number(m[1]) * (m[2] === 's' ? 1000 : 1);
+}
+
+/** --shard-ring and its companions checked before anything connects: the ring's options, or undefined when not sharded. */
+const sharding = configured(() => {
+  const name = values['shard-ring'];
+  if (name === undefined) {
+    const companion = (['shard-identity', 'shard-namespace', 'shard-lease-duration'] as const).find((f) => values[f] !== undefined);
+    if (companion) throw new UsageError(`--${companion} needs --shard-ring NAME`);
+    return undefined;
+  }
+  if (values['leader-elect']) throw new UsageError('--shard-ring replaces --leader-elect (the member holding the ring\'s leader bucket does the leader-only work): drop --leader-elect');
+  if (replicas !== 1) throw new UsageError('--shard-ring runs one member per process: drop --replicas and start one process per replica');
+  if (values.envtest || !clusterConfigured()) throw new UsageError('--shard-ring needs a cluster the replicas share (--kubeconfig, KUBECONFIG or ~/.kube/config), not a control plane of its own (--envtest)');
+  const lease = values['shard-lease-duration'] ?? '15s';
+  const leaseDurationMs = durationMs('--shard-lease-duration', lease);
+  if (leaseDurationMs < 1000) throw new UsageError(`--shard-lease-duration must be at least 1s, not ${lease}`);
+  const identity = values['shard-identity'] ?? process.env['POD_NAME'];
+  return {
+    name,
+    namespace: values['shard-namespace'] ?? 'default',
+    ...(identity === undefined ? {} : { identity }),
+    leaseDurationMs,
+    renewDeadlineMs: Math.round((leaseDurationMs * 2) / 3),
+    retryPeriodMs: Math.round((leaseDurationMs * 2) / 15),
+  };
 });
 
 const log = createLogger();
@@ -164,6 +217,7 @@ async function installCRD(client: Client, servesConversion: boolean): Promise<vo
 let env: Environment | undefined;
 let hooks: InstalledWebhooks | undefined;
 let kubeConfig: KubeConfigLike;
+let ring: ShardRing | undefined;
 if (values.envtest || !clusterConfigured()) {
   log.info('no cluster configured: starting a local control plane (etcd + kube-apiserver) with @kubeloop/envtest');
   const { createEnvironment } = await import('@kubeloop/envtest');
@@ -184,6 +238,9 @@ if (values.envtest || !clusterConfigured()) {
   // loaded on this path (test/main.test.ts checks), so the operator's RSS is the framework's own.
   const rest = configured(() => loadKubeConfig(values.kubeconfig));
   kubeConfig = rest;
+  // The ring's own client (its Lease renewals never wait behind the manager's requests); a bad
+  // ring name or identity ends the process here, before anything is written to the cluster.
+  ring = sharding && configured(() => createShardRing({ client: createClient({ kubeConfig: rest }), ...sharding }));
   await installCRD(createClient({ kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'harddisk-operator' }), Boolean(values['webhook-cert-dir']));
   log.info({ server: rest.server }, 'using the cluster from the kubeconfig; CRD installed');
 }
@@ -202,14 +259,22 @@ for (let i = 0; i < replicas; i++) {
     kubeConfig,
     scheme,
     fieldOwner: 'harddisk-operator',
-    logger: log.child({ replica: i }),
+    logger: log.child(ring ? { replica: i, identity: ring.identity } : { replica: i }),
     ...(i === 0 ? { metricsBindAddress: values['metrics-bind-address'], healthProbeBindAddress: values['health-probe-bind-address'] } : {}),
     ...(i === 0 && metricsCertDir ? { secureMetrics: { certificates: watchCertificateFiles({ certFile: join(metricsCertDir, 'tls.crt'), keyFile: join(metricsCertDir, 'tls.key') }) } } : {}),
     ...(i === 0 && webhookServing ? { webhook: { host: webhookServing.host, port: webhookServing.port, certificates: watchCertificateFiles({ certFile: webhookServing.certFile, keyFile: webhookServing.keyFile }) } } : {}),
     // No fixed identity: the default (host name + random suffix) is unique per process and per manager.
     ...(replicas > 1 || values['leader-elect'] ? { leaderElection: { name: 'harddisk-operator', namespace: 'default', releaseOnCancel: true } } : {}),
+    // Sharded: this replica's share of the HardDisks (the server filters by uid where it has the
+    // ShardedListAndWatch gate, the reflector otherwise) and the ConfigMaps their controller owns.
+    ...(ring
+      ? {
+          leadership: ringLeadership(ring),
+          cache: { byKind: [{ kind: HardDisk, options: { shard: ringShardFilter(ring) } }, { kind: ConfigMap, options: { shard: ringShardFilter(ring, 'controller-owner') } }] },
+        }
+      : {}),
   }));
-  setupHardDiskController(manager, 'decorator');
+  setupHardDiskController(manager, 'decorator', ring ? { shard: { ring } } : {});
   if (manager.webhookServer) setupHardDiskWebhooks(manager, 'decorator');
   managers.push(manager);
 }

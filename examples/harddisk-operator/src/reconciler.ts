@@ -50,7 +50,21 @@ export class HardDiskReconciler implements Reconciler {
     this.recorder = recorders.recorderFor('harddisk-controller');
   }
 
+  /**
+   * At debug level (`KUBELOOP_LOG_LEVEL=debug`) every reconcile logs `reconcile started` and
+   * `reconcile finished` with its key and reconcileID: the sharded test reads them to check that
+   * no two replicas ever reconcile one disk at once.
+   */
   async reconcile(request: Request, ctx: ReconcileContext): Promise<ReconcileResult> {
+    ctx.log.debug('reconcile started');
+    try {
+      return await this.sync(request, ctx);
+    } finally {
+      ctx.log.debug('reconcile finished');
+    }
+  }
+
+  private async sync(request: Request, ctx: ReconcileContext): Promise<ReconcileResult> {
     const key = { namespace: request.namespace!, name: request.name };
     const disk = await this.client.get(HardDisk, key).catch((err: unknown) => {
       if (isNotFound(err)) return undefined;

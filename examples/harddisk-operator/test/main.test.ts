@@ -7,20 +7,29 @@
  * webhook there, it installs the CRD serving v1 alone, taking an installed
  * CRD off webhook conversion, so kubectl's default version reads; with
  * --envtest on a control plane of its own, serving its webhooks so kubectl
- * works at either HardDisk version. The file's cluster is a control plane of
+ * works at either HardDisk version; with --shard-ring in two processes, as
+ * docs/sharding.md runs it, each reconciles its own share of the disks and
+ * one leads. The file's cluster is a control plane of
  * its own too (the shared one's CRD converts through a webhook other files use).
  */
 import { spawn } from 'node:child_process';
+import type { ChildProcessByStdio } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '@kubeloop/client';
 import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
 import type { Environment } from '@kubeloop/envtest';
+import { parseBuckets, SHARD_HELD_ANNOTATION, SHARD_RING_LABEL } from '@kubeloop/leaderelection';
+import { builtinScheme, Lease } from '@kubeloop/scheme';
+import { documentedCommands } from '../../../test/support/doc-commands.js';
 import { kubectl, kubectlOk } from '../../../test/support/kubectl.js';
+import { HardDisk } from '../src/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const main = join(here, '..', 'dist', 'main.js');
@@ -39,7 +48,15 @@ interface Running {
 }
 
 function startMain(args: readonly string[], options: { nodeArgs?: readonly string[]; env?: Record<string, string> } = {}): Running {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), main, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info', ...options.env } });
+  return track(spawn(process.execPath, [...(options.nodeArgs ?? []), main, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info', ...options.env } }));
+}
+
+/** A documented command line run as written (`sh -c`) in the example's directory; SIGTERM goes to its whole process group. */
+function startCommand(text: string, env: Record<string, string>): Running {
+  return track(spawn('sh', ['-c', text], { cwd: join(here, '..'), detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info', ...env } }), true);
+}
+
+function track(child: ChildProcessByStdio<null, Readable, Readable>, group = false): Running {
   const lines: Record<string, unknown>[] = [];
   const waiters = new Set<() => void>();
   let buffer = '';
@@ -78,7 +95,10 @@ function startMain(args: readonly string[], options: { nodeArgs?: readonly strin
         });
       }),
     stderr: () => stderr,
-    kill: () => child.kill('SIGTERM'),
+    kill: () => {
+      if (group && child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGTERM');
+      else child.kill('SIGTERM');
+    },
   };
 }
 
@@ -230,6 +250,11 @@ describe('harddisk-operator main', () => {
       [['--replicas', '3'], 'harddisk-operator: --replicas must be 1 or 2, not 3'],
       [['--frobnicate'], "harddisk-operator: Unknown option '--frobnicate'"],
       [['--kubeconfig', env.kubeconfigPath, '--no-sample', '--metrics-bind-address', 'nonsense'], 'harddisk-operator: bind address "nonsense" is not valid'],
+      [['--kubeconfig', env.kubeconfigPath, '--shard-ring', 'Disks_1'], 'harddisk-operator: shard ring: name "Disks_1" must be a DNS label'],
+      [['--kubeconfig', env.kubeconfigPath, '--shard-ring', 'disks', '--shard-lease-duration', '15'], 'harddisk-operator: --shard-lease-duration must be a duration such as 15s or 1500ms, not 15'],
+      [['--kubeconfig', env.kubeconfigPath, '--shard-ring', 'disks', '--leader-elect'], 'harddisk-operator: --shard-ring replaces --leader-elect'],
+      [['--envtest', '--shard-ring', 'disks'], 'harddisk-operator: --shard-ring needs a cluster the replicas share'],
+      [['--kubeconfig', env.kubeconfigPath, '--shard-identity', 'a'], 'harddisk-operator: --shard-identity needs --shard-ring NAME'],
     ] as const) {
       const op = startMain(args);
       expect(await op.exited).toBe(2);
@@ -273,4 +298,66 @@ describe('harddisk-operator main', () => {
       expect(await b.exited).toBe(0);
     }
   });
+
+  it('--shard-ring in two processes, as docs/sharding.md runs it: each reconciles its own share of the disks, all Bound, and one leads', async () => {
+    const repo = join(here, '..', '..', '..');
+    const block = documentedCommands(repo).filter((c) => c.file === 'docs/sharding.md' && c.text.startsWith('node dist/main.js --shard-ring'));
+    expect(block).toHaveLength(1);
+    const commands = documentedCommands(repo).filter((c) => c.file === 'docs/sharding.md' && c.block === block[0]!.block);
+    expect(commands.map((c) => c.text.split(' ').slice(0, 2).join(' '))).toEqual(['kubectl create', 'node dist/main.js']);
+    const shell = { KUBECONFIG: env.kubeconfigPath };
+    const created = spawn('sh', ['-c', commands[0]!.text], { env: { ...process.env, ...shell }, stdio: 'ignore' });
+    expect(await new Promise((resolve) => created.once('close', resolve))).toBe(0);
+    // Every reconcile's start and end at debug level, with the member's identity.
+    const replicas = [startCommand(commands[1]!.text, { ...shell, KUBELOOP_LOG_LEVEL: 'debug' }), startCommand(commands[1]!.text, { ...shell, KUBELOOP_LOG_LEVEL: 'debug' })];
+    const client = createClient({ kubeConfig: env.kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'main-test' });
+    try {
+      // Both members of the ring, each holding half of its 128 buckets, before any disk is made.
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const leases = (await client.list(Lease, { namespace: 'harddisk-system', labelSelector: `${SHARD_RING_LABEL}=harddisk-operator` })).items;
+        const held = leases.map((l) => parseBuckets(l.metadata?.annotations?.[SHARD_HELD_ANNOTATION], 128).length);
+        if (held.length === 2 && held.every((n) => n === 64)) break;
+        if (Date.now() > deadline) throw new Error(`the ring did not settle: buckets held ${held.join(', ')}\n${replicas.map((r) => r.stderr()).join('\n')}`);
+        await sleep(200);
+      }
+      const names = Array.from({ length: 16 }, (_, i) => `sharded-${i}`);
+      await Promise.all(names.map((name) => client.create({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', metadata: { name, namespace: 'default' }, spec: { size: '1Gi', storageClass: 'standard' } })));
+      const bound = async (): Promise<string[]> => (await client.list(HardDisk, { namespace: 'default' })).items.filter((d) => d.status?.phase === 'Bound').map((d) => d.metadata!.name!);
+      const until = Date.now() + 60_000;
+      for (;;) {
+        const done = await bound();
+        if (names.every((n) => done.includes(n))) break;
+        if (Date.now() > until) throw new Error(`not Bound: ${names.filter((n) => !done.includes(n)).join(', ')}`);
+        await sleep(200);
+      }
+      // Who reconciled each disk: exactly one member, and both members got some.
+      const by = new Map<string, Set<string>>();
+      for (const r of replicas) {
+        for (const l of r.lines) {
+          if (l['msg'] !== 'reconcile started' || !names.includes(String(l['name']))) continue;
+          const set = by.get(String(l['name'])) ?? new Set<string>();
+          by.set(String(l['name']), set.add(String(l['identity'])));
+        }
+      }
+      expect([...by.keys()].sort()).toEqual([...names].sort());
+      expect([...by.values()].filter((ids) => ids.size !== 1)).toEqual([]);
+      expect(new Set([...by.values()].map((ids) => [...ids][0])).size).toBe(2);
+      // Leader-only work on one of them: the member that holds the leader bucket says it leads and has not stopped.
+      const leading = replicas.filter((r) => {
+        const starts = r.lines.filter((l) => String(l['msg']).startsWith('this replica works on the shard ring leader bucket')).length;
+        const stops = r.lines.filter((l) => String(l['msg']).startsWith('the shard ring leader bucket leaves this replica')).length;
+        return starts > stops;
+      });
+      expect(leading).toHaveLength(1);
+    } finally {
+      for (const r of replicas) r.kill();
+    }
+    for (const r of replicas) {
+      await r.exited;
+      expect(r.lines.at(-1)?.['msg']).toBe('operator stopped');
+    }
+    // A member stopped by its signal deletes its Lease: none is left.
+    expect((await client.list(Lease, { namespace: 'harddisk-system', labelSelector: `${SHARD_RING_LABEL}=harddisk-operator` })).items).toEqual([]);
+  }, 180_000);
 });

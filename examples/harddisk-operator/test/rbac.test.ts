@@ -21,7 +21,8 @@ import { createClient, isNotFound, mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
 import type { ApiProxy, Environment } from '@kubeloop/envtest';
-import { createLogger, createManager } from '@kubeloop/manager';
+import { createShardRing } from '@kubeloop/leaderelection';
+import { createLogger, createManager, ringLeadership, ringShardFilter } from '@kubeloop/manager';
 import type { Manager } from '@kubeloop/manager';
 import { auditRequests } from '@kubeloop/manager/rbac';
 import type { RoleManifest } from '@kubeloop/manager/rbac';
@@ -59,8 +60,12 @@ interface Run {
   stop(): Promise<void>;
 }
 
-/** The operator as ServiceAccount `sa`, bound to `roles` (renamed uniquely; the Lease Role is in the roles' own namespace). */
-async function runAs(roles: readonly RoleManifest[]): Promise<Run> {
+/**
+ * The operator as ServiceAccount `sa`, bound to `roles` (renamed uniquely; the Lease Role is in the
+ * roles' own namespace): leader-elected, or `sharded` as main.ts runs it with --shard-ring (a
+ * ring of one member, whose Leases are in the same namespace).
+ */
+async function runAs(roles: readonly RoleManifest[], sharded = false): Promise<Run> {
   const name = uniqueName('hd-op');
   await admin.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: systemNamespace } });
   const subjects = [{ kind: 'ServiceAccount', name, namespace: systemNamespace }];
@@ -89,6 +94,8 @@ async function runAs(roles: readonly RoleManifest[]): Promise<Run> {
   });
   const proxy = await startApiProxy(asServiceAccount);
   const leaseNamespace = roles.find((r) => r.kind === 'Role')?.metadata.namespace ?? 'default';
+  const timing = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
+  const ring = sharded ? createShardRing({ client: createClient({ kubeConfig: proxy.kubeConfig }), namespace: leaseNamespace, name, identity: 'a', ...timing }) : undefined;
   const manager = createManager({
     kubeConfig: proxy.kubeConfig,
     scheme,
@@ -97,9 +104,14 @@ async function runAs(roles: readonly RoleManifest[]): Promise<Run> {
     metricsBindAddress: '127.0.0.1:0',
     healthProbeBindAddress: '127.0.0.1:0',
     secureMetrics: {},
-    leaderElection: { name, namespace: leaseNamespace, leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 },
+    ...(ring
+      ? {
+          leadership: ringLeadership(ring),
+          cache: { byKind: [{ kind: HardDisk, options: { shard: ringShardFilter(ring) } }, { kind: ConfigMap, options: { shard: ringShardFilter(ring, 'controller-owner') } }] },
+        }
+      : { leaderElection: { name, namespace: leaseNamespace, ...timing } }),
   });
-  setupHardDiskController(manager);
+  setupHardDiskController(manager, 'explicit', ring ? { shard: { ring } } : {});
   const stop = new AbortController();
   const running = manager.start(stop.signal).catch(() => undefined);
   return {
@@ -185,6 +197,20 @@ describe('the example operator under the generated role', () => {
     } finally {
       await run.stop();
     }
+  }, 90_000);
+
+  it('sharded (a shard ring as leadership, as main.ts runs with --shard-ring): the same checks, and no request the role denies, its Lease deleted on stop included', async () => {
+    const run = await runAs(generated, true);
+    try {
+      expect(await userChecks(run)).toBeUndefined();
+    } finally {
+      await run.stop();
+    }
+    const leases = run.proxy.requests.filter((r) => r.url.includes('/leases'));
+    // The ring listed the members, created its own Lease, renewed it and deleted it when stopped.
+    expect(new Set(leases.map((r) => r.method))).toEqual(new Set(['GET', 'POST', 'PUT', 'DELETE']));
+    expect(run.proxy.requests.filter((r) => r.status === 403).map((r) => `${r.method} ${r.url}`)).toEqual([]);
+    expect(auditRequests(generated, run.proxy.requests).denied.map((d) => `${d.method} ${d.url}`)).toEqual([]);
   }, 90_000);
 
   const removals = generated.flatMap((role, r) =>

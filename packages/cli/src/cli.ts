@@ -136,6 +136,7 @@ const generateRbacCommand: Command = {
     '  --name <name>                  the roles\' name; default: "kubeloop".rbac.name, else <package>-manager',
     '  --out <file>                   default: "kubeloop".rbac.outFile, else config/rbac/role.yaml',
     '  --leader-election-namespace <ns>  the manager runs with leader election, its Lease in <ns>; default: "kubeloop".rbac.leaderElectionNamespace',
+    '  --shard-ring-namespace <ns>    the manager runs sharded (ringLeadership), its member Leases in <ns>; default: "kubeloop".rbac.shardRingNamespace',
     '  --secure-metrics               the manager serves secure metrics (TokenReview, SubjectAccessReview); default: "kubeloop".rbac.secureMetrics',
     '  --namespace <ns>               a namespace the manager is restricted to (repeatable): Roles there, not a ClusterRole',
     '  --check                        write nothing; exit 1 and print a diff when the file differs',
@@ -145,6 +146,7 @@ const generateRbacCommand: Command = {
     name: { type: 'string' },
     out: { type: 'string' },
     'leader-election-namespace': { type: 'string' },
+    'shard-ring-namespace': { type: 'string' },
     'secure-metrics': { type: 'boolean' },
     namespace: { type: 'string', multiple: true },
     check: { type: 'boolean', default: false },
@@ -157,6 +159,7 @@ const generateRbacCommand: Command = {
     if (!name) throw new CliError('Usage', 'generate rbac needs --name <role name> (or a package.json name)');
     const outFile = typeof values['out'] === 'string' ? values['out'] : (config.outFile ?? 'config/rbac/role.yaml');
     const leaderElectionNamespace = typeof values['leader-election-namespace'] === 'string' ? values['leader-election-namespace'] : config.leaderElectionNamespace;
+    const shardRingNamespace = typeof values['shard-ring-namespace'] === 'string' ? values['shard-ring-namespace'] : config.shardRingNamespace;
     const namespaces = strings(values['namespace']).length > 0 ? strings(values['namespace']) : [...(config.namespaces ?? [])];
     const check = values['check'] === true;
     const result = await generateRbac({
@@ -165,6 +168,7 @@ const generateRbacCommand: Command = {
       outFile,
       kindModules: ctx.config.crds?.modules ?? [],
       ...(leaderElectionNamespace !== undefined ? { leaderElectionNamespace } : {}),
+      ...(shardRingNamespace !== undefined ? { shardRingNamespace } : {}),
       secureMetrics: typeof values['secure-metrics'] === 'boolean' ? values['secure-metrics'] : (config.secureMetrics ?? false),
       namespaces,
       check,

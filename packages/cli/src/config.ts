@@ -31,6 +31,8 @@ export interface KubeloopConfig {
     readonly outFile?: string;
     /** The Lease's namespace when the manager runs with leader election. Default: no leader election. */
     readonly leaderElectionNamespace?: string;
+    /** The namespace of the shard ring's member Leases when the manager runs sharded. Default: no shard ring. */
+    readonly shardRingNamespace?: string;
     /** The manager serves secure metrics. Default: false. */
     readonly secureMetrics?: boolean;
     /** Namespaces a namespace-restricted manager covers. Default: all. */
@@ -103,13 +105,13 @@ export async function readConfig(cwd: string): Promise<KubeloopConfig> {
   if (rbac !== undefined) {
     if (typeof rbac !== 'object' || rbac === null || Array.isArray(rbac)) throw fail('.rbac must be an object');
     const r = rbac as Record<string, unknown>;
-    for (const key of ['setup', 'name', 'outFile', 'leaderElectionNamespace'] as const) {
+    for (const key of ['setup', 'name', 'outFile', 'leaderElectionNamespace', 'shardRingNamespace'] as const) {
       if (r[key] !== undefined && typeof r[key] !== 'string') throw fail(`.rbac.${key} must be a string`);
     }
     if (r['secureMetrics'] !== undefined && typeof r['secureMetrics'] !== 'boolean') throw fail('.rbac.secureMetrics must be true or false');
     if (r['namespaces'] !== undefined && !isStringArray(r['namespaces'])) throw fail('.rbac.namespaces must be an array of namespace names');
-    const unknown = Object.keys(r).filter((k) => !['setup', 'name', 'outFile', 'leaderElectionNamespace', 'secureMetrics', 'namespaces'].includes(k));
-    if (unknown.length > 0) throw fail(`.rbac has unknown settings: ${unknown.join(', ')} (known: setup, name, outFile, leaderElectionNamespace, secureMetrics, namespaces)`);
+    const unknown = Object.keys(r).filter((k) => !['setup', 'name', 'outFile', 'leaderElectionNamespace', 'shardRingNamespace', 'secureMetrics', 'namespaces'].includes(k));
+    if (unknown.length > 0) throw fail(`.rbac has unknown settings: ${unknown.join(', ')} (known: setup, name, outFile, leaderElectionNamespace, shardRingNamespace, secureMetrics, namespaces)`);
     out.rbac = r;
   }
   const webhooks = (field as Record<string, unknown>)['webhooks'];

@@ -3,13 +3,13 @@
  * code. The project's setup function registers its controllers on a manager
  * made here, offline (it never connects); `manager.permissions()` says what
  * they read (what they watch), what they declare they write, and what the
- * manager itself needs (events, leader election's Lease, secure metrics'
- * reviews); `rolesFor` folds that into a ClusterRole and namespaced Roles.
+ * manager itself needs (events, leader election's Lease, a shard ring's
+ * Leases, secure metrics' reviews); `rolesFor` folds that into a ClusterRole and namespaced Roles.
  */
 import { dirname, join, resolve } from 'node:path';
 import type { Manager } from '@kubeloop/manager';
 import type { PermissionRequirement } from '@kubeloop/manager/rbac';
-import { rolesFor } from '@kubeloop/manager/rbac';
+import { rolesFor, shardRingPermission } from '@kubeloop/manager/rbac';
 import type { RoleManifest } from '@kubeloop/manager/rbac';
 import type { Scheme } from '@kubeloop/scheme';
 import { stringify } from 'yaml';
@@ -38,6 +38,8 @@ export interface GenerateRbacOptions {
   readonly outFile?: string;
   /** The Lease's namespace when the manager runs with leader election. Default: no leader election. */
   readonly leaderElectionNamespace?: string;
+  /** The namespace of a shard ring's member Leases when the manager runs sharded (`ringLeadership`). Default: no shard ring. */
+  readonly shardRingNamespace?: string;
   /** The manager serves secure metrics (TokenReview and SubjectAccessReview). Default: false. */
   readonly secureMetrics?: boolean;
   /** The namespaces a namespace-restricted manager covers: Roles there instead of a ClusterRole. Default: all namespaces. */
@@ -109,6 +111,8 @@ export async function generateRbac(options: GenerateRbacOptions): Promise<Genera
   try {
     await setup(manager);
     permissions = manager.permissions();
+    // The ring is built in main.ts from a live client; what its members need is known without one.
+    if (options.shardRingNamespace !== undefined) permissions.push(shardRingPermission(options.shardRingNamespace));
   } catch (cause) {
     throw new CliError('InvalidInput', `${options.setup} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }

@@ -72,6 +72,26 @@ describe('generate rbac', () => {
     expect(JSON.stringify(result.roles)).not.toMatch(/tokenreviews|leases/);
   });
 
+  it('a sharded manager (--shard-ring-namespace, or "shardRingNamespace" in package.json): a ring member\'s Leases, merged with leader election\'s in one rule', async () => {
+    const ring = await generateRbac({ setup: 'controllers.ts#setupControllers', name: 'w', outFile: join(out, 'ring.yaml'), cwd: fixtures, shardRingNamespace: 'ops' });
+    expect(ring.roles.at(-1)).toEqual({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'w', namespace: 'ops' }, rules: [rule('coordination.k8s.io', ['leases'], ['get', 'list', 'create', 'update', 'delete'])] });
+    expect(await readFile(join(out, 'ring.yaml'), 'utf8')).toContain('#   coordination.k8s.io leases get,list,create,update,delete in ops: shard ring membership');
+    const both = io();
+    const args = ['generate', 'rbac', '--setup', 'controllers.ts#setupControllers', '--name', 'w', '--out', join(out, 'both.yaml'), '--cwd', fixtures, '--leader-election-namespace', 'ops', '--shard-ring-namespace', 'ops'];
+    expect(await runCli(args, both.io)).toBe(0);
+    const roles = parseAllDocuments(await readFile(join(out, 'both.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; rules: unknown[] });
+    expect(roles.find((r) => r.kind === 'Role')?.rules).toEqual([rule('coordination.k8s.io', ['leases'], ['get', 'list', 'create', 'update', 'delete'])]);
+    const project = await mkdtemp(join(tmpdir(), 'kubeloop-cli-rbac-ring-'));
+    try {
+      await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'ring-demo', kubeloop: { rbac: { setup: join(fixtures, 'controllers.ts#setupControllers'), shardRingNamespace: 7 } } }));
+      const bad = io();
+      expect(await runCli(['generate', 'rbac', '--cwd', project], bad.io)).toBe(1);
+      expect(bad.err.join('')).toContain('.rbac.shardRingNamespace must be a string');
+    } finally {
+      await rm(project, { recursive: true, force: true });
+    }
+  });
+
   it('--check passes on the file as generated and fails with a diff once it is edited', async () => {
     const outFile = join(out, 'check.yaml');
     const args = ['generate', 'rbac', '--setup', 'controllers.ts#setupControllers', '--name', 'widgets', '--out', outFile, '--cwd', fixtures];

@@ -11,15 +11,10 @@ import { formatBuckets } from '@kubeloop/leaderelection';
 import type { ShardRing } from '@kubeloop/leaderelection';
 import type { LeadershipGate } from './leadership.js';
 import { registerShardRingMetrics } from './metrics/shard-metrics.js';
-import type { PermissionRequirement } from './rbac/permissions.js';
+import { shardRingPermission } from './rbac/permissions.js';
 
 /** The bucket whose owner leads: 0. */
 export const LEADER_BUCKET = 0;
-
-/** What a ring member does with Leases: its own (create, renew, delete) and the others' (list). */
-export function shardRingPermission(namespace: string): PermissionRequirement {
-  return { group: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'list', 'create', 'update', 'delete'], namespaces: [namespace], reason: 'shard ring membership' };
-}
 
 /**
  * Leadership by a shard ring: the manager runs the ring (do not run it

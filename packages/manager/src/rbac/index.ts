@@ -9,7 +9,7 @@
  * const roles = rolesFor(manager.permissions(), { name: 'harddisk-operator' });
  * ```
  */
-export { requiredPermissions } from './permissions.js';
+export { requiredPermissions, shardRingPermission } from './permissions.js';
 export type { NonResourcePermission, Permission, PermissionRequirement, PermissionSources, ResourceName, ResourcePermission, Verb } from './permissions.js';
 export { auditRequests, authorize, requestAttributes, rolesFor, ruleAllows } from './policy.js';
 export type { DeniedRequest, PolicyRule, RequestAttributes, RequestAudit, RoleManifest, RolesOptions, UnusedGrant } from './policy.js';

@@ -217,6 +217,19 @@ export function requiredPermissions(sources: PermissionSources): PermissionRequi
   return out;
 }
 
+/**
+ * What a shard ring member needs: its own Lease in `namespace` (get, create,
+ * renew, delete when it leaves) and the others' (list).
+ *
+ * @example
+ * ```ts
+ * const roles = rolesFor([...manager.permissions(), shardRingPermission('harddisk-system')], { name: 'harddisk-operator' });
+ * ```
+ */
+export function shardRingPermission(namespace: string): PermissionRequirement {
+  return { group: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'list', 'create', 'update', 'delete'], namespaces: [namespace], reason: 'shard ring membership' };
+}
+
 /** What a Lease election needs: get, create and update on leases in `namespace`. */
 export function leasePermission(namespace: string): PermissionRequirement {
   return { group: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'create', 'update'], namespaces: [namespace], reason: 'leader election' };
