@@ -2,7 +2,7 @@
  * A fleet on fakes, as a user's unit tests run one: the host and every
  * member are fake API servers, engaged through `manualProvider` with their
  * in-memory transports. Members converge, one leaves, a new one joins and
- * catches up from the host's objects.
+ * catches up from the host's objects; `onClusterChange` tells each of them.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { isAlreadyExists, isNotFound } from '@kubeloop/client';
@@ -40,6 +40,8 @@ describe('a fleet of fakes', () => {
     const manager = createManager({ transport: host.createTransport(), fieldOwner: 'fleet-fake', logger: createLogger({ level: 'silent' }) });
     const provider = manualProvider();
     const fleet = createFleet(manager, { provider, clusters: { fieldOwner: 'fleet-fake' } });
+    const changes: string[] = [];
+    fleet.onClusterChange(({ type, cluster }) => changes.push(`${type} ${cluster}`));
     fleet
       .controller()
       .named('copy')
@@ -71,7 +73,12 @@ describe('a fleet of fakes', () => {
       await clients.a.update({ ...tampered, data: { level: 'x' } });
       await eventually(async () => expect(await copyIn(clients.a, 'policy')).toBe('1'));
 
+      expect(changes).toEqual(['engaged a', 'engaged b']);
       await provider.disengage('b');
+      expect(changes).toEqual(['engaged a', 'engaged b', 'disengaged b']);
+      // A re-engage (a new target under the same name) is told as engaged, never as a departure.
+      await provider.engage('a', { transport: members.a.createTransport() });
+      expect(changes.slice(3)).toEqual(['engaged a']);
       await provider.engage('c', { transport: members.c.createTransport() });
       await eventually(async () => expect(await copyIn(clients.c, 'policy')).toBe('1'));
       expect([...fleet.clusters()].sort()).toEqual(['a', 'c']);
@@ -84,5 +91,6 @@ describe('a fleet of fakes', () => {
       await running;
     }
     expect(fleet.clusters()).toEqual([]);
+    expect(changes.slice(4).sort()).toEqual(['disengaged a', 'disengaged c', 'engaged c']);
   });
 });

@@ -90,6 +90,27 @@ export interface Fleet {
   status(): readonly FleetClusterStatus[];
   /** Be told of every finished reconcile of every fleet controller, in every cluster. Returns the unsubscribe function. */
   onReconcile(listener: (report: FleetReconcileReport) => void): () => void;
+  /**
+   * Be told when a cluster has engaged (its controllers started) or left
+   * (its controllers, informers and connections gone; not told for a
+   * re-engage, which is `engaged` again). For work the host keeps about its
+   * members: a status entry per member to drop when one leaves. A listener
+   * that throws is logged and ignored. Returns the unsubscribe function.
+   *
+   * @example
+   * ```ts
+   * fleet.onClusterChange(({ type, cluster }) => {
+   *   if (type === 'disengaged') console.log(`${cluster} left the fleet`);
+   * });
+   * ```
+   */
+  onClusterChange(listener: (change: FleetClusterChange) => void): () => void;
+}
+
+/** A cluster that engaged or left, as {@link Fleet.onClusterChange} tells it. */
+export interface FleetClusterChange {
+  readonly type: 'engaged' | 'disengaged';
+  readonly cluster: string;
 }
 
 /**
@@ -139,6 +160,7 @@ class FleetRuntime implements Fleet, FleetEngager {
   /** Engage and disengage of one name run one after another. */
   private readonly pending = new Map<string, Promise<void>>();
   private readonly listeners = new Set<(report: FleetReconcileReport) => void>();
+  private readonly changeListeners = new Set<(change: FleetClusterChange) => void>();
   readonly log: Logger;
   private readonly metrics: ControllerMetrics;
   private running: AbortSignal | undefined;
@@ -177,6 +199,24 @@ class FleetRuntime implements Fleet, FleetEngager {
     return () => {
       this.listeners.delete(entry);
     };
+  }
+
+  onClusterChange(listener: (change: FleetClusterChange) => void): () => void {
+    const entry = (change: FleetClusterChange): void => listener(change);
+    this.changeListeners.add(entry);
+    return () => {
+      this.changeListeners.delete(entry);
+    };
+  }
+
+  private tell(change: FleetClusterChange): void {
+    for (const listener of this.changeListeners) {
+      try {
+        listener(change);
+      } catch (err) {
+        this.log.error({ err, cluster: change.cluster }, 'a fleet cluster-change listener threw; ignored');
+      }
+    }
   }
 
   private addController(definition: FleetControllerDefinition, reconciler: FleetReconciler | FleetReconcileFn): void {
@@ -239,6 +279,7 @@ class FleetRuntime implements Fleet, FleetEngager {
           });
       for (const record of this.records.values()) this.startOn(member, record);
       this.log.info({ cluster: name }, 'cluster engaged');
+      this.tell({ type: 'engaged', cluster: name });
     });
   }
 
@@ -268,6 +309,7 @@ class FleetRuntime implements Fleet, FleetEngager {
     await member.cluster.stop();
     this.manager.removeReadyzCheck(`cluster-${name}`);
     this.log.info({ cluster: name }, `cluster ${why}`);
+    if (why === 'disengaged') this.tell({ type: 'disengaged', cluster: name });
   }
 
   /** Start `record`'s controller for `member`: its sources in that cluster and its workers. */

@@ -28,7 +28,7 @@
  * @packageDocumentation
  */
 export { createFleet } from './fleet.js';
-export type { Fleet, FleetClusterStatus, FleetOptions, FleetReconcileReport, MemberClusterOptions } from './fleet.js';
+export type { Fleet, FleetClusterChange, FleetClusterStatus, FleetOptions, FleetReconcileReport, MemberClusterOptions } from './fleet.js';
 export { everyCluster, FleetControllerBuilder } from './builder.js';
 export type { EventOrigin, FleetControllerDefinition, FleetEventHandler, FleetReconcileContext, FleetReconcileFn, FleetReconciler, FleetRequest, FleetWatch } from './builder.js';
 export { manualProvider, staticProvider } from './provider.js';
