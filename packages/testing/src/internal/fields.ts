@@ -30,9 +30,12 @@ export type Scope = 'main' | 'status';
 /** Metadata fields that field ownership tracks. */
 const TRACKED_METADATA = new Set(['labels', 'annotations', 'finalizers', 'ownerReferences', 'generateName']);
 
-function keyElement(item: unknown, keys: readonly string[]): string {
+function keyElement(item: unknown, keys: readonly string[], defaults: Readonly<Record<string, unknown>> = {}): string {
   const key: Json = {};
-  for (const k of [...keys].sort()) if (isObject(item) && item[k] !== undefined) key[k] = item[k];
+  for (const k of [...keys].sort()) {
+    const value = isObject(item) ? (item[k] ?? defaults[k]) : undefined;
+    if (value !== undefined) key[k] = value;
+  }
   return `k:${JSON.stringify(key)}`;
 }
 
@@ -55,7 +58,7 @@ function walk(value: unknown, names: string[], pes: string[], shape: Shape, mapN
         out.add([...pes, `v:${canonical(item)}`].join(SEP));
         continue;
       }
-      const pe = keyElement(item, rule.keys);
+      const pe = keyElement(item, rule.keys, rule.keyDefaults);
       out.add([...pes, pe].join(SEP));
       if (isObject(item)) for (const [k, v] of Object.entries(item)) if (v !== undefined) walk(v, [...names, k], [...pes, pe, `f:${k}`], shape, mapNodes, out);
     }
@@ -360,7 +363,7 @@ function mergeApplied(live: unknown, config: unknown, names: string[], shape: Sh
   if (Array.isArray(config)) {
     const rule = shape.list(names);
     if (rule.type === 'atomic' || !Array.isArray(live)) return config;
-    const keyOf = (item: unknown): string => (rule.type === 'set' ? canonical(item) : keyElement(item, rule.keys));
+    const keyOf = (item: unknown): string => (rule.type === 'set' ? canonical(item) : keyElement(item, rule.keys, rule.keyDefaults));
     const liveItems = new Map((live as unknown[]).map((x) => [keyOf(x), x] as const));
     const appliedItems = new Map((config as unknown[]).map((x) => [keyOf(x), x] as const));
     return mergedOrder([...liveItems.keys()], [...appliedItems.keys()]).map((k): unknown => {

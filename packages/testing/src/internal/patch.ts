@@ -21,6 +21,7 @@ import { ApiError, badRequest, conflict, invalid, MODIFIED, notFound, statusOf, 
 import { apiVersionOf, gr, render } from './storage.js';
 import type { Storage } from './storage.js';
 import { patchScale } from './subresources.js';
+import { defaultBuiltin } from './defaults.js';
 import { checkKind, checkNamespace, checkPreconditions, commit, decodeBody, finishCreate, SERVER_METADATA, writeContext } from './write.js';
 
 const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
@@ -55,6 +56,7 @@ export function patch(s: Storage, t: Target, req: CoreRequest): BufferedResponse
     try {
       const decoded = decodeBuiltin(patched, current['apiVersion'] as string, t.st.type.kind, fieldValidation(req));
       if (decoded) {
+        defaultBuiltin(current['apiVersion'] as string, t.st.type.group, t.st.type.kind, decoded.object);
         patched = { ...decoded.object, apiVersion: patched['apiVersion'], kind: patched['kind'] };
         warnings = decoded.warnings;
       }

@@ -11,7 +11,13 @@ import { kindSchema, nodeAt, resolve } from './openapi/model.js';
 import type { Resolved, SchemaNode } from './openapi/model.js';
 
 export type ListRule =
-  | { readonly type: 'map'; readonly keys: readonly string[]; readonly patchKey: string }
+  | {
+      readonly type: 'map';
+      readonly keys: readonly string[];
+      readonly patchKey: string;
+      /** Defaults of key fields (a port's `protocol: TCP`): server-side apply fills them in an applied item that leaves them out. */
+      readonly keyDefaults?: Readonly<Record<string, unknown>>;
+    }
   | { readonly type: 'set' }
   | { readonly type: 'atomic' };
 
@@ -65,7 +71,12 @@ export function builtinShape(apiVersion: string, kind: string): Shape {
       const type = extension(nodes, 'x-kubernetes-list-type');
       if (type === 'set') return SET;
       const keys = extension(nodes, 'x-kubernetes-list-map-keys');
-      if (type === 'map' && keys && keys.length > 0) return { type: 'map', keys, patchKey: extension(nodes, 'x-kubernetes-patch-merge-key') ?? keys[0]! };
+      if (type === 'map' && keys && keys.length > 0) {
+        const itemProps = resolve(nodes.resolved?.node.items)?.node.properties ?? {};
+        const keyDefaults: Record<string, unknown> = {};
+        for (const k of keys) if (itemProps[k]?.default !== undefined && itemProps[k]!.default !== '' && itemProps[k]!.default !== 0) keyDefaults[k] = itemProps[k]!.default;
+        return { type: 'map', keys, patchKey: extension(nodes, 'x-kubernetes-patch-merge-key') ?? keys[0]!, keyDefaults };
+      }
       return ATOMIC;
     },
     atomicMap(path) {
@@ -120,7 +131,10 @@ export function schemaShape(schema: Json | undefined): Shape {
       if (type === 'set') return SET;
       if (type === 'map') {
         const keys = Array.isArray(node?.['x-kubernetes-list-map-keys']) ? (node['x-kubernetes-list-map-keys'] as string[]) : [];
-        if (keys.length > 0) return byKey(...keys);
+        const itemProps = ((node?.['items'] as Json | undefined)?.['properties'] ?? {}) as Record<string, Json | undefined>;
+        const keyDefaults: Record<string, unknown> = {};
+        for (const k of keys) if (itemProps[k]?.['default'] !== undefined) keyDefaults[k] = itemProps[k]['default'];
+        if (keys.length > 0) return { ...byKey(...keys), keyDefaults };
       }
       return ATOMIC;
     },

@@ -7,6 +7,8 @@
  * of each change in order (watches, then the controllers).
  */
 import type { TestClock } from '../clock.js';
+import { newServiceAllocator, releaseService } from './defaults.js';
+import type { ServiceAllocator } from './defaults.js';
 import { objKey } from './json.js';
 import type { Json } from './json.js';
 import { customType, typeKey } from './resources.js';
@@ -43,6 +45,8 @@ export class Storage {
   readonly uids = new Map<string, { typeKey: string; key: string }>();
   /** Schema validation per kind (type key) and version. */
   readonly schemaChecks = new Map<string, ReadonlyMap<string, SchemaCheck>>();
+  /** Cluster IPs and node ports of the Services stored. */
+  readonly services: ServiceAllocator = newServiceAllocator();
   private readonly customValidators = new Map<string, readonly Validator[]>();
   private readonly listeners: ((change: Change, st: StoredType) => void)[] = [];
   private rv = 0;
@@ -144,6 +148,7 @@ export class Storage {
     if (type === 'DELETED') {
       st.objects.delete(key);
       this.uids.delete(m['uid'] as string);
+      if (st.type.builtin && tk === '/services') releaseService(this.services, obj['spec'] as Json | undefined);
     } else {
       st.objects.set(key, obj);
       this.uids.set(m['uid'] as string, { typeKey: tk, key });

@@ -98,6 +98,9 @@ export function prepareForCreate(s: Storage, t: Target, obj: Json): void {
     m['labels'] = { ...(m['labels'] as Json | undefined), 'kubernetes.io/metadata.name': m['name'] };
   } else if (kind === 'Pod' && t.st.type.group === '') {
     obj['status'] = { phase: 'Pending', qosClass: qosClass(obj) };
+  } else if (kind === 'DaemonSet' && t.st.type.group === 'apps') {
+    // the DaemonSet strategy records the template's generation (owned by the creator, as the server records it)
+    m['annotations'] = { ...(m['annotations'] as Json | undefined), 'deprecated.daemonset.template.generation': '1' };
   } else if (kind === 'CustomResourceDefinition') {
     obj['status'] = {};
   } else {

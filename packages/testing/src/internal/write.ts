@@ -20,6 +20,8 @@ import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, MODIFIED, notFound, statusOf } from './status.js';
 import { apiVersionOf, gr, render } from './storage.js';
 import type { Storage } from './storage.js';
+import { admitPod, allocateService, defaultBuiltin, overGoZero, prepareJob } from './defaults.js';
+import { typeKey } from './resources.js';
 import { dropEmpty, foldStringData, prepareForCreate, specChanged, validate, zeroStatus } from './strategy.js';
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -92,7 +94,7 @@ export function decodeBody(t: Target, body: Json, validation: FieldValidation): 
     const decoded = decodeBuiltin(body, apiVersion, t.st.type.kind, validation);
     if (!decoded) return { body, warnings: [] };
     // defaults the kind's Go defaulters set while decoding (so the writer owns them)
-    if (t.st.type.group === '' && t.st.type.kind === 'Secret' && (decoded.object['type'] === undefined || decoded.object['type'] === '')) decoded.object['type'] = 'Opaque';
+    defaultBuiltin(apiVersion, t.st.type.group, t.st.type.kind, decoded.object);
     return { body: decoded.object, warnings: decoded.warnings };
   } catch (err) {
     if (err instanceof DecodeError) throw badRequest(`${t.st.type.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.st.type.kind}: ${err.message}`);
@@ -128,6 +130,8 @@ export function finishCreate(s: Storage, t: Target, obj: Json, name: string, man
     if (t.st.type.generation) m['generation'] = 1;
     const entries = managed(obj);
     if (entries.length > 0) m['managedFields'] = renderManaged(entries);
+    // what REST storage and admission add after field ownership is recorded (nobody owns it)
+    if (t.st.type.builtin) restOnCreate(s, t, obj, m['uid'] as string, dry);
     if (!dry) s.store(t.st, key, obj, undefined, 'ADDED');
     return buffered(201, render(t.st, obj, t.version));
   });
@@ -162,7 +166,23 @@ export function create(s: Storage, t: Target, req: CoreRequest): BufferedRespons
     }
     return r;
   };
-  return warningsAlways(warnings, () => finishCreate(s, t, obj, name, (o) => recordUpdate([], undefined, owned(o), writeContext(s, t, manager, 'main')), dry));
+  const zero = t.st.type.builtin ? overGoZero(apiVersionOf(t.st.type, t.version), t.st.type.kind, undefined) : undefined;
+  return warningsAlways(warnings, () => finishCreate(s, t, obj, name, (o) => recordUpdate([], zero, owned(o), writeContext(s, t, manager, 'main')), dry));
+}
+
+/** What a built-in kind's REST storage and admission add on create, unowned: Service IPs and ports, a Pod's priority and tolerations, a Job's selector. */
+function restOnCreate(s: Storage, t: Target, obj: Json, uid: string, dry: boolean): void {
+  switch (typeKey(t.st.type.group, t.st.type.plural)) {
+    case '/services':
+      allocateService(s.services, obj['spec'] as Json | undefined, undefined, dry);
+      return;
+    case '/pods':
+      admitPod(obj['spec'] as Json | undefined);
+      return;
+    case 'batch/jobs':
+      prepareJob(obj, uid);
+      return;
+  }
 }
 
 /** Kinds whose status strategy keeps the old labels (the apps workloads). */
@@ -235,8 +255,10 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
   if (entries) managed = entries;
   else {
     const base = managedGiven === undefined || managedGiven === null ? parseManaged(om['managedFields']) : parseManaged(managedGiven);
-    managed = recordUpdate(base, render(t.st, old, t.version), render(t.st, next, t.version), writeContext(s, t, manager, scope));
+    const before = render(t.st, old, t.version);
+    managed = recordUpdate(base, t.st.type.builtin ? overGoZero(before['apiVersion'] as string, t.st.type.kind, before) : before, render(t.st, next, t.version), writeContext(s, t, manager, scope));
   }
+  if (t.st.type.builtin && scope === 'main' && typeKey(t.st.type.group, t.st.type.plural) === '/services') allocateService(s.services, next['spec'] as Json | undefined, old, dry);
   const rendered = renderManaged(managed);
   if (rendered.length > 0) nextMeta['managedFields'] = rendered;
   else delete nextMeta['managedFields'];
