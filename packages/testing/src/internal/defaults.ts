@@ -36,6 +36,7 @@ function schemaDefaults(value: unknown, r: Resolved | undefined): void {
     return;
   }
   if (!isObject(value)) return;
+  for (const f of NULL_TIMES[r.name ?? ''] ?? []) if (value[f] === undefined) value[f] = null;
   if (node.properties) {
     for (const [k, prop] of Object.entries(node.properties)) {
       if (value[k] === undefined && prop.default !== undefined && !OMITTED_ZEROS.has(`${r.name ?? ''}.${k}`)) value[k] = structuredClone(prop.default);
@@ -47,13 +48,27 @@ function schemaDefaults(value: unknown, r: Resolved | undefined): void {
   }
 }
 
+/** Times in conditions that are Go structs, not pointers: written `null` when not set. */
+const NULL_TIMES: Readonly<Record<string, readonly string[]>> = {
+  'io.k8s.api.apps.v1.DeploymentCondition': ['lastUpdateTime', 'lastTransitionTime'],
+  'io.k8s.api.apps.v1.ReplicaSetCondition': ['lastTransitionTime'],
+  'io.k8s.api.apps.v1.StatefulSetCondition': ['lastTransitionTime'],
+  'io.k8s.api.apps.v1.DaemonSetCondition': ['lastTransitionTime'],
+  'io.k8s.api.batch.v1.JobCondition': ['lastProbeTime', 'lastTransitionTime'],
+  'io.k8s.api.core.v1.PodCondition': ['lastProbeTime', 'lastTransitionTime'],
+  'io.k8s.api.core.v1.NodeCondition': ['lastHeartbeatTime', 'lastTransitionTime'],
+  'io.k8s.api.core.v1.ReplicationControllerCondition': ['lastTransitionTime'],
+  'io.k8s.api.core.v1.PersistentVolumeClaimCondition': ['lastProbeTime', 'lastTransitionTime'],
+};
+
 /** Lists Go writes as `null` when empty (no `omitempty`): present in a zero object. */
 const NULL_LISTS = new Set(['io.k8s.api.core.v1.PodSpec.containers']);
 
 function fillZero(value: Json, r: Resolved | undefined): void {
   for (const [k, prop] of Object.entries(r?.node.properties ?? {})) {
     if (value[k] === undefined) {
-      if (prop.default !== undefined && !OMITTED_ZEROS.has(`${r!.name ?? ''}.${k}`)) value[k] = structuredClone(prop.default);
+      const zero = prop.default === '' || prop.default === 0 || prop.default === false || (isObject(prop.default) && Object.keys(prop.default).length === 0);
+      if (zero && !OMITTED_ZEROS.has(`${r!.name ?? ''}.${k}`)) value[k] = structuredClone(prop.default);
       else if (NULL_LISTS.has(`${r!.name ?? ''}.${k}`)) value[k] = null;
     }
     const child = resolve(prop);
@@ -226,6 +241,7 @@ function handWritten(group: string, kind: string, o: Json): void {
       return;
     case '/Service':
       serviceSpec(spec);
+      for (const ingress of list(obj(obj(o['status'])?.['loadBalancer'])?.['ingress'])) if (ingress['ip'] !== undefined && ingress['ipMode'] === undefined) ingress['ipMode'] = 'VIP';
       return;
     case '/PersistentVolumeClaim':
       pvcSpec(spec);

@@ -8,7 +8,7 @@
 import { isObject, objKey, sameJson, show } from './json.js';
 import type { Json } from './json.js';
 import { existing } from './list.js';
-import { buffered, dryRun, parseJsonBody } from './request-info.js';
+import { buffered, dryRun, parseJsonBody, withWarnings } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
 import { selection } from './selection.js';
 import { conflict, invalid, success } from './status.js';
@@ -56,8 +56,10 @@ export function deleteObject(s: Storage, t: Target, obj: Json, opts: Json, dry: 
     throw invalid('meta.k8s.io', 'DeleteOptions', '', [{ type: 'FieldValueNotSupported', field: 'propagationPolicy', value: policy, detail: 'supported values: "Foreground", "Background", "Orphan", "nil"' }]);
   }
   const orphanDependents = opts['orphanDependents'];
+  // batch/v1 Jobs and ReplicationControllers orphan their dependents unless told otherwise (their strategies' DefaultGarbageCollectionPolicy)
+  const orphanByDefault = t.st.type.builtin && policy === undefined && orphanDependents === undefined && ((t.st.type.group === 'batch' && t.st.type.kind === 'Job') || (t.st.type.group === '' && t.st.type.kind === 'ReplicationController'));
   const finalizers = [...((m['finalizers'] as string[] | undefined) ?? [])];
-  const addFinalizer = policy === 'Orphan' || orphanDependents === true ? 'orphan' : policy === 'Foreground' ? 'foregroundDeletion' : undefined;
+  const addFinalizer = policy === 'Orphan' || orphanDependents === true || orphanByDefault ? 'orphan' : policy === 'Foreground' ? 'foregroundDeletion' : undefined;
   if (addFinalizer && !finalizers.includes(addFinalizer)) finalizers.push(addFinalizer);
   const isNamespace = t.st.type.kind === 'Namespace' && t.st.type.group === '';
   const nsFinalizers = isNamespace && isObject(obj['spec']) && Array.isArray(obj['spec']['finalizers']) ? (obj['spec']['finalizers'] as string[]) : [];
@@ -75,15 +77,18 @@ export function deleteObject(s: Storage, t: Target, obj: Json, opts: Json, dry: 
       if (typeof nm['generation'] === 'number' && nm['generation'] > 0) nm['generation'] = nm['generation'] + 1;
       if (isNamespace) next['status'] = { ...(isObject(next['status']) ? next['status'] : {}), phase: 'Terminating' };
     }
-    if (sameJson(next, obj)) return buffered(200, render(t.st, obj, t.version));
-    if (dry) return buffered(200, render(t.st, next, t.version));
+    // the Job strategy warns that a delete without a policy keeps the Job's Pods
+    const warnings = orphanByDefault && t.st.type.kind === 'Job' ? ['child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning'] : [];
+    if (sameJson(next, obj)) return withWarnings(buffered(200, render(t.st, obj, t.version)), warnings);
+    if (dry) return withWarnings(buffered(200, render(t.st, next, t.version)), warnings);
     s.store(t.st, key, next, obj, 'MODIFIED');
-    return buffered(200, render(t.st, next, t.version));
+    return withWarnings(buffered(200, render(t.st, next, t.version)), warnings);
   }
   if (dry) return buffered(200, render(t.st, obj, t.version));
   const last = structuredClone(obj);
   s.store(t.st, key, last, obj, 'DELETED');
-  if (t.st.type.builtin) return buffered(200, success(gr(t.st), name, m['uid'] as string));
+  // a Service's storage answers with the deleted object (ReturnDeletedObject), other built-in kinds with a Status
+  if (t.st.type.builtin && !(t.st.type.group === '' && t.st.type.kind === 'Service')) return buffered(200, success(gr(t.st), name, m['uid'] as string));
   return buffered(200, render(t.st, last, t.version));
 }
 

@@ -60,7 +60,9 @@ function walk(value: unknown, names: string[], pes: string[], shape: Shape, mapN
       }
       const pe = keyElement(item, rule.keys, rule.keyDefaults);
       out.add([...pes, pe].join(SEP));
-      if (isObject(item)) for (const [k, v] of Object.entries(item)) if (v !== undefined) walk(v, [...names, k], [...pes, pe, `f:${k}`], shape, mapNodes, out);
+      // an owner reference is an atomic struct (+structType=atomic): its item is owned whole
+      const atomicItems = names.length === 2 && names[0] === 'metadata' && names[1] === 'ownerReferences';
+      if (isObject(item) && !atomicItems) for (const [k, v] of Object.entries(item)) if (v !== undefined) walk(v, [...names, k], [...pes, pe, `f:${k}`], shape, mapNodes, out);
     }
     return;
   }
@@ -87,9 +89,10 @@ export function fieldsOf(obj: Json | undefined, shape: Shape, scope: Scope, hasS
   if (!obj) return out;
   for (const [k, v] of Object.entries(obj)) {
     if (v === undefined || k === 'apiVersion' || k === 'kind') continue;
-    if (hasStatus && (scope === 'status') !== (k === 'status')) continue;
+    if (hasStatus && k !== 'metadata' && (scope === 'status') !== (k === 'status')) continue;
     if (k === 'metadata') {
-      if (scope === 'status' || !isObject(v)) continue;
+      // metadata is tracked in both scopes: a status write of a built-in kind keeps the metadata its strategy allows, owned by the writer
+      if (!isObject(v)) continue;
       const meta = Object.entries(v).filter(([mk, mv]) => TRACKED_METADATA.has(mk) && mv !== undefined);
       if (meta.length === 0) continue;
       if (mapNodes) {
@@ -262,9 +265,12 @@ export interface WriteContext {
   readonly scope: Scope;
   readonly hasStatus: boolean;
   readonly shape: Shape;
+  /** The subresource a main-scope write came through (`scale`), recorded with its fields. */
+  readonly subresource?: string;
 }
 
 function subresourceOf(ctx: WriteContext): string | undefined {
+  if (ctx.subresource !== undefined) return ctx.subresource;
   return ctx.hasStatus && ctx.scope === 'status' ? 'status' : undefined;
 }
 

@@ -129,22 +129,57 @@ function mergeList(target: unknown, patch: unknown[], shape: Shape, path: readon
   }
   if (rule.type === 'atomic') return patch;
   if (rule.type === 'set') {
-    for (const item of patch) if (!current.some((c) => sameJson(c, item))) current.push(item);
-    return current;
+    const fromPatch: unknown[] = [];
+    for (const item of patch) if (!fromPatch.some((c) => sameJson(c, item))) fromPatch.push(item);
+    const serverOnly = current.filter((c) => !fromPatch.some((x) => sameJson(c, x)));
+    return mergeSorted(serverOnly, fromPatch, current, (a, b) => sameJson(a, b));
   }
   const key = rule.patchKey;
+  const fromPatch: unknown[] = [];
+  const deleted: unknown[] = [];
   for (const item of patch) {
     const k = keyOf(item, key);
     if (k === undefined) throw badRequest(`map: ${JSON.stringify(item)} does not contain declared merge key: ${key}`);
-    const index = current.findIndex((c) => sameJson(keyOf(c, key), k));
     if (isObject(item) && item['$patch'] === 'delete') {
-      if (index !== -1) current.splice(index, 1);
+      deleted.push(k);
       continue;
     }
-    if (index === -1) current.push(strategicMerge(undefined, item, shape, path));
-    else current[index] = strategicMerge(current[index], item, shape, path);
+    const index = fromPatch.findIndex((c) => sameJson(keyOf(c, key), k));
+    if (index !== -1) {
+      fromPatch[index] = strategicMerge(fromPatch[index], item, shape, path);
+      continue;
+    }
+    const live = current.find((c) => sameJson(keyOf(c, key), k));
+    fromPatch.push(strategicMerge(live, item, shape, path));
   }
-  return current;
+  const kept = fromPatch.filter((x) => !deleted.some((k) => sameJson(keyOf(x, key), k)));
+  const serverOnly = current.filter((c) => !fromPatch.some((x) => sameJson(keyOf(x, key), keyOf(c, key))) && !deleted.some((k) => sameJson(keyOf(c, key), k)));
+  return mergeSorted(serverOnly, kept, current, (a, b) => sameJson(keyOf(a, key), keyOf(b, key)));
+}
+
+/**
+ * The order strategic merge patch gives a merged list (apimachinery's
+ * mergeSortedSlice): the patch's items in patch order, the live list's
+ * other items inserted before the first patch item they precede in the
+ * live list; a patch item the live list does not have comes first (so an
+ * added container goes before the others, as on the server).
+ */
+function mergeSorted(serverOnly: readonly unknown[], fromPatch: readonly unknown[], live: readonly unknown[], same: (a: unknown, b: unknown) => boolean): unknown[] {
+  const index = (x: unknown): number => live.findIndex((l) => same(l, x));
+  const out: unknown[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < serverOnly.length || j < fromPatch.length) {
+    if (j >= fromPatch.length) out.push(serverOnly[i++]);
+    else if (i >= serverOnly.length) out.push(fromPatch[j++]);
+    else {
+      const li = index(serverOnly[i]);
+      const ri = index(fromPatch[j]);
+      if (li >= 0 && ri >= 0 && li < ri) out.push(serverOnly[i++]);
+      else out.push(fromPatch[j++]);
+    }
+  }
+  return out;
 }
 
 function reorder(items: unknown[], order: unknown[], shape: Shape, path: readonly string[]): unknown[] {

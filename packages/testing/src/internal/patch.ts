@@ -27,12 +27,13 @@ import { checkKind, checkNamespace, checkPreconditions, commit, decodeBody, fini
 const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
 const CR_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
 
-export function patch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
+export function patch(s: Storage, target: Target, req: CoreRequest): BufferedResponse {
   const contentType = (req.contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  const accepted = t.st.type.builtin ? PATCH_TYPES : CR_PATCH_TYPES;
+  const accepted = target.st.type.builtin ? PATCH_TYPES : CR_PATCH_TYPES;
   if (!accepted.includes(contentType) || contentType === 'application/apply-patch+cbor') throw unsupportedMediaType(accepted);
-  if (t.subresource === 'scale') return patchScale(s, t, req, contentType);
-  if (contentType === 'application/apply-patch+yaml') return applyPatch(s, t, req);
+  if (target.subresource === 'scale') return patchScale(s, target, req, contentType);
+  if (contentType === 'application/apply-patch+yaml') return applyPatch(s, target, req);
+  const t: Target = { ...target, fieldValidation: fieldValidation(req) };
   const dry = dryRun(req);
   const manager = fieldManager(req, false);
   let patchBody: unknown;
@@ -90,7 +91,7 @@ function parseApplyBody(body: string | undefined): Json {
     value = JSON.parse(body);
   } catch {
     try {
-      value = parseYaml(body);
+      value = parseYaml(body, { version: '1.1' }); // go-yaml v2 reads YAML 1.1 (yes, on, no, off are booleans)
     } catch (cause) {
       throw badRequest(`error decoding YAML: ${cause instanceof Error ? cause.message : String(cause)}`);
     }

@@ -60,6 +60,8 @@ export interface RequestAttributes {
 /** The resource a request is for, once its type is known. */
 export interface Target {
   readonly st: StoredType;
+  /** The write's `fieldValidation` (Warn when not given): what becomes of a custom resource's unknown fields. */
+  readonly fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
   readonly version: string;
   readonly namespace: string | undefined;
   readonly name: string | undefined;
@@ -155,7 +157,7 @@ export function parseJsonBody(body: string | undefined, contentType?: string): J
   if (body === undefined || body.trim() === '') throw badRequest('the body of the request is empty');
   let value: unknown;
   try {
-    value = type === 'application/yaml' ? parseYaml(body) : JSON.parse(body);
+    value = type === 'application/yaml' ? parseYaml(body, { version: '1.1' }) : JSON.parse(body); // YAML 1.1, as go-yaml v2 reads it
   } catch (cause) {
     throw badRequest(`the body of the request is not valid ${type === 'application/yaml' ? 'YAML' : 'JSON'}: ${cause instanceof Error ? cause.message : String(cause)}`);
   }

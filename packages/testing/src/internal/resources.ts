@@ -80,6 +80,7 @@ const BUILTIN_FIELDS: Record<string, Map<string, FieldGetter>> = {
     return m;
   })(),
   '/secrets': fields('type'),
+  '/services': fields('spec.clusterIP', 'spec.type'),
   '/events': fields(
     'involvedObject.kind',
     'involvedObject.namespace',

@@ -10,7 +10,7 @@ import { isObject, sameJson } from './json.js';
 import type { Json } from './json.js';
 import type { Target } from './request-info.js';
 import { typeKey } from './resources.js';
-import { invalid } from './status.js';
+import { badRequest, invalid } from './status.js';
 import { render } from './storage.js';
 import type { Storage } from './storage.js';
 import { validateMetadata } from './validation.js';
@@ -117,6 +117,20 @@ export function zeroStatus(t: Target, obj: Json): void {
   obj['status'] = { ...structuredClone(zero), ...(isObject(obj['status']) ? obj['status'] : {}) };
 }
 
+/** Paths (`spec.items[0].junk`) of fields `given` has and `stored` does not: what a structural schema pruned. */
+function prunedPaths(given: unknown, stored: unknown, path: string): string[] {
+  if (Array.isArray(given) && Array.isArray(stored)) return given.flatMap((g, i) => prunedPaths(g, stored[i], `${path}[${i}]`));
+  if (!isObject(given) || !isObject(stored)) return [];
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(given)) {
+    if (path === '' && (k === 'metadata' || k === 'apiVersion' || k === 'kind')) continue;
+    const p = path === '' ? k : `${path}.${k}`;
+    if (!Object.hasOwn(stored, k)) out.push(p);
+    else out.push(...prunedPaths(v, stored[k], p));
+  }
+  return out;
+}
+
 /** Whether a change from `old` to `next` bumps metadata.generation. */
 export function specChanged(t: Target, old: Json, next: Json): boolean {
   if (t.st.type.group === 'discovery.k8s.io' && t.st.type.kind === 'EndpointSlice') {
@@ -168,6 +182,13 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
     if (result.errors) {
       errors.push(...result.errors);
     } else if (errors.length === 0) {
+      // unknown fields: pruned, with a warning each (Warn), or the decoder's 400 (Strict)
+      const unknown = prunedPaths(obj, result.stored, '').sort();
+      const mode = t.fieldValidation ?? 'Warn';
+      if (unknown.length > 0 && mode === 'Strict') {
+        throw badRequest(`${t.st.type.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.st.type.kind}: strict decoding error: ${unknown.map((p) => `unknown field ${JSON.stringify(p)}`).join(', ')}`);
+      }
+      if (mode === 'Warn' && warnings) warnings.list.push(...unknown.map((p) => `unknown field ${JSON.stringify(p)}`));
       // stored as the server would: unknown fields pruned, defaults applied
       // metadata is the fake's to keep (ObjectMeta is never pruned by a CRD's schema)
       const stored: Json = { ...result.stored, metadata: obj['metadata'] };

@@ -78,7 +78,7 @@ export function requireNamespace(s: Storage, t: Target, name: string): void {
 }
 
 export function writeContext(s: Storage, t: Target, manager: string, scope: Scope): WriteContext {
-  return { manager, apiVersion: apiVersionOf(t.st.type, t.version), time: s.now(), scope, hasStatus: t.st.type.status, shape: t.st.shape };
+  return { manager, apiVersion: apiVersionOf(t.st.type, t.version), time: s.now(), scope, hasStatus: t.st.type.status, shape: t.st.shape, ...(t.subresource === 'scale' ? { subresource: 'scale' } : {}) };
 }
 
 /**
@@ -137,7 +137,8 @@ export function finishCreate(s: Storage, t: Target, obj: Json, name: string, man
   });
 }
 
-export function create(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
+export function create(s: Storage, target: Target, req: CoreRequest): BufferedResponse {
+  const t: Target = { ...target, fieldValidation: fieldValidation(req) };
   const given = parseJsonBody(req.body, req.contentType);
   checkKind(t, given);
   const dry = dryRun(req);
@@ -182,6 +183,15 @@ function restOnCreate(s: Storage, t: Target, obj: Json, uid: string, dry: boolea
     case 'batch/jobs':
       prepareJob(obj, uid);
       return;
+    case '/persistentvolumeclaims':
+    case '/persistentvolumes': {
+      // the StorageObjectInUseProtection admission plugin
+      const m = obj['metadata'] as Json;
+      const f = t.st.type.kind === 'PersistentVolume' ? 'kubernetes.io/pv-protection' : 'kubernetes.io/pvc-protection';
+      const finalizers = Array.isArray(m['finalizers']) ? (m['finalizers'] as string[]) : [];
+      if (!finalizers.includes(f)) m['finalizers'] = [...finalizers, f];
+      return;
+    }
   }
 }
 
@@ -283,7 +293,8 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
   return withWarnings(buffered(200, render(t.st, next, t.version)), warnings);
 }
 
-export function update(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
+export function update(s: Storage, target: Target, req: CoreRequest): BufferedResponse {
+  const t: Target = { ...target, fieldValidation: fieldValidation(req) };
   const given = parseJsonBody(req.body, req.contentType);
   checkKind(t, given);
   const dry = dryRun(req);

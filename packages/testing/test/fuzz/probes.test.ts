@@ -36,7 +36,7 @@ const DOCUMENTED: Readonly<Record<string, string>> = {};
 
 /** What a service's IP allocator picked, which two servers never pick alike. */
 function allocated(text: string): string {
-  return text.replace(/\b10\.0\.0\.\d{1,3}\b/g, '<ip>').replace(/"nodePort":\d+/g, '"nodePort":"<port>"');
+  return text.replace(/\b10\.0\.0\.\d{1,3}\b/g, '<ip>').replace(/"web-[a-z0-9]{5}"/g, '"web-<random>"').replace(/"nodePort":\d+/g, '"nodePort":"<port>"');
 }
 
 function runKubectl(kubeconfig: string, namespace: string, step: ProbeKubectl): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -393,8 +393,9 @@ export function applyProblem(config: Json, apiVersion: string, kind: string, crd
       case 'object':
         if (!isObject(value)) return `${path}: expected map, ${got}`;
         for (const [k, v] of Object.entries(value)) {
-          // a custom resource's undeclared fields are pruned, not refused
-          if (n.properties && !Object.hasOwn(n.properties, k) && !crdSchema && typeof n.additionalProperties !== 'object') {
+          // what the schema does not declare is refused, also in a custom resource's structural schema (where a write prunes it); not where it keeps unknown fields
+          const envelope = crdSchema !== undefined && path === '' && (k === 'apiVersion' || k === 'kind' || k === 'metadata');
+          if (n.properties && !Object.hasOwn(n.properties, k) && !envelope && typeof n.additionalProperties !== 'object' && n['x-kubernetes-preserve-unknown-fields'] !== true) {
             problems.push(`${path}.${k}: field not declared in schema`);
             continue;
           }
