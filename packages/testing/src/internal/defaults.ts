@@ -89,7 +89,7 @@ export function overGoZero(apiVersion: string, kind: string, o: Json | undefined
 }
 
 const obj = (v: unknown): Json | undefined => (isObject(v) ? v : undefined);
-const list = (v: unknown): Json[] => (Array.isArray(v) ? (v.filter(isObject) as Json[]) : []);
+const list = (v: unknown): Json[] => (Array.isArray(v) ? v.filter((x): x is Json => isObject(x)) : []);
 function setIfAbsent(o: Json, key: string, value: unknown): void {
   if (o[key] === undefined || o[key] === '') o[key] = value;
 }
@@ -469,7 +469,7 @@ export function admitPod(spec: Json | undefined): void {
   const has = (key: string): boolean => tolerations.some((t) => (t['key'] === key || (t['key'] === undefined && t['operator'] === 'Exists')) && (t['effect'] === undefined || t['effect'] === '' || t['effect'] === 'NoExecute'));
   const added: Json[] = [];
   for (const key of ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']) if (!has(key)) added.push({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 });
-  if (added.length > 0) spec['tolerations'] = [...(Array.isArray(spec['tolerations']) ? spec['tolerations'] : []), ...added];
+  if (added.length > 0) spec['tolerations'] = [...(Array.isArray(spec['tolerations']) ? (spec['tolerations'] as unknown[]) : []), ...added];
 }
 
 /**

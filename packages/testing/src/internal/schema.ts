@@ -74,7 +74,10 @@ export function builtinShape(apiVersion: string, kind: string): Shape {
       if (type === 'map' && keys && keys.length > 0) {
         const itemProps = resolve(nodes.resolved?.node.items)?.node.properties ?? {};
         const keyDefaults: Record<string, unknown> = {};
-        for (const k of keys) if (itemProps[k]?.default !== undefined && itemProps[k]!.default !== '' && itemProps[k]!.default !== 0) keyDefaults[k] = itemProps[k]!.default;
+        for (const k of keys) {
+          const d = itemProps[k]?.default;
+          if (d !== undefined && d !== '' && d !== 0) keyDefaults[k] = d;
+        }
         return { type: 'map', keys, patchKey: extension(nodes, 'x-kubernetes-patch-merge-key') ?? keys[0]!, keyDefaults };
       }
       return ATOMIC;
