@@ -33,6 +33,8 @@ const REPORT = process.env['KUBELOOP_PROBES_REPORT'];
  * (the row named); every other probe must agree.
  */
 const VALIDATION = 'validation of built-in kinds';
+/** Documented differences that depend on timing (which second two writes fall in), so may agree in a run. */
+const MAY_AGREE = new Set(['scale of a deployment']);
 const DOCUMENTED: Readonly<Record<string, string>> = {
   'podtemplate: defaults': 'kinds outside @kubeloop/scheme',
   'secret: tls type and stringData': VALIDATION,
@@ -146,7 +148,7 @@ describe('hand-written probes answer alike on the fake and on kube-apiserver', (
     console.log(`probes: ${PROBES.length}, agree ${PROBES.length - differ.length}, differ as documented ${differ.length - undocumented.length}, undocumented ${undocumented.length}`);
     expect(undocumented.map((d) => d.name), text).toEqual([]);
     // a documented difference that went away is taken off the list
-    const stale = Object.keys(DOCUMENTED).filter((n) => !differ.some((d) => d.name === n));
+    const stale = Object.keys(DOCUMENTED).filter((n) => !differ.some((d) => d.name === n) && !MAY_AGREE.has(n));
     expect(stale).toEqual([]);
   }, 300_000);
 });
