@@ -15,7 +15,12 @@
  *   so it caches every one);
  * - scaffold: a project made by create-kubeloop, compiled, run as its
  *   Dockerfile runs it (`NODE_ENV=production node dist/main.js`; its Website
- *   controller owns ConfigMaps too).
+ *   controller owns ConfigMaps too);
+ * - controller-runtime: a Go manager with one controller owning ConfigMaps
+ *   (support/controller-runtime, controller-runtime v0.25.3, managedFields
+ *   stripped as kubeloop's cache strips them), built with `go build` when Go
+ *   is on PATH (the first build downloads modules and takes minutes), left
+ *   out with a note otherwise: the same-run reference the ratios are against.
  *
  * For each: the time from spawn to synced, the peak RSS up to then (VmHWM),
  * RSS 5 s later (steady state, no forced GC: what a pod limit sees), the V8
@@ -28,9 +33,10 @@
  *   pnpm bench:memory                              sizes 0,1000,10000; 1,000 HardDisks
  *   pnpm bench:memory --sizes=0,1000 --harddisks=0
  *   pnpm bench:memory --sizes=100000 --only=floor,example
+ *   pnpm bench:memory --sizes=0,10000,100000 --only=controller-runtime,cache-watchlist,cache-list,example --harddisks=0
  *   EXAMPLE_NODE_FLAGS= SCAFFOLD_NODE_FLAGS= pnpm bench:memory --sizes=0,1000   (without the shipped node flags)
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -241,6 +247,17 @@ function compileScripts(names: readonly string[]): Map<string, string> {
   return out;
 }
 
+/** The controller-runtime operator built into `dir`, or undefined (with the reason logged) when Go is missing or the build fails. */
+function buildControllerRuntime(dir: string): string | undefined {
+  const out = join(dir, 'controller-runtime');
+  const built = spawnSync('go', ['build', '-o', out, '.'], { cwd: join(here, 'support', 'controller-runtime'), encoding: 'utf8', stdio: ['ignore', 'inherit', 'pipe'] });
+  if (built.error || built.status !== 0) {
+    log(`controller-runtime left out: go build failed (${built.error?.message ?? built.stderr.trim().split('\n').slice(-3).join(' / ')})`);
+    return undefined;
+  }
+  return out;
+}
+
 // --- the run ---------------------------------------------------------------------------
 
 interface Row {
@@ -252,7 +269,7 @@ interface Row {
 async function main(): Promise<void> {
   const sizes = param('sizes', '0,1000,10000').split(',').map(Number);
   const harddisks = Number(param('harddisks', '1000'));
-  const only = param('only', 'floor,cache-watchlist,cache-list,example,scaffold').split(',');
+  const only = param('only', 'controller-runtime,floor,cache-watchlist,cache-list,example,scaffold').split(',');
   const relist = param('relist', 'true') !== 'false';
   // As shipped: the node flags of scripts/dev.sh's `exec node ... main.js` (the README's main job) and of
   // the scaffold Dockerfile's ENTRYPOINT; EXAMPLE_NODE_FLAGS / SCAFFOLD_NODE_FLAGS replace them.
@@ -264,6 +281,7 @@ async function main(): Promise<void> {
 
   const scaffold = only.includes('scaffold') ? await buildScaffold() : undefined;
   const scripts = compileScripts(['memory-floor.ts', 'memory-cache.ts']);
+  const controllerRuntime = only.includes('controller-runtime') ? buildControllerRuntime(dirname(scripts.get('memory-floor.ts')!)) : undefined;
   const env = createEnvironment({ crds: [join(root, 'examples', 'harddisk-operator', 'crd'), ...(scaffold ? [join(scaffold, 'config', 'crd')] : [])] });
   await env.start();
   log(`control plane ready; ${scaffold ? `scaffold built in ${scaffold}` : 'no scaffold'}`);
@@ -285,6 +303,7 @@ async function main(): Promise<void> {
   const relistLine = (p: Running): Promise<boolean> => Promise.resolve(p.lines.some((l) => l['relisted'] !== undefined));
   const relistMetric = async (p: Running): Promise<boolean> => ((await metricsOf(p))?.get('kubeloop_informer_relists_total') ?? 0) > 0;
   const all: Spec[] = [
+    ...(controllerRuntime ? [{ name: 'controller-runtime', command: [controllerRuntime, '--kubeconfig', kubeconfig], synced: (l: Record<string, unknown>) => l['synced'] !== undefined, relisted: relistLine } satisfies Spec] : []),
     { name: 'floor', command: [process.execPath, scripts.get('memory-floor.ts')!], env: floorEnv, synced: (l) => l['synced'] !== undefined, reportsMemory: true, relisted: relistLine },
     { name: 'cache-watchlist', command: [process.execPath, scripts.get('memory-cache.ts')!, kubeconfig, 'true'], synced: (l) => l['synced'] !== undefined, reportsMemory: true, relisted: relistLine },
     { name: 'cache-list', command: [process.execPath, scripts.get('memory-cache.ts')!, kubeconfig, 'false'], synced: (l) => l['synced'] !== undefined, reportsMemory: true, relisted: relistLine },
@@ -380,13 +399,15 @@ async function main(): Promise<void> {
   // --- report ---
   const out: string[] = [];
   out.push(`\nMemory, node ${process.version}; example flags: ${exampleFlags.join(' ') || '(none)'}; scaffold flags: ${scaffoldFlags.join(' ') || '(none)'} (RSS from /proc; MiB)\n`);
-  out.push('| process | objects | sync s | peak RSS to sync | steady RSS | anon / file | heap used / total | new space | relist peak RSS | peak/steady | RSS per object vs 0 |');
-  out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  out.push('| process | objects | sync s | peak RSS to sync | steady RSS | vs controller-runtime | anon / file | heap used / total | new space | relist peak RSS | peak/steady | RSS per object vs 0 |');
+  out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     const zero = rows.find((z) => z.process === r.process && z.objects === 0);
     const perObject = zero && r.objects > 0 ? `${((r.figures.steady - zero.figures.steady) / r.objects / 1024).toFixed(2)} KiB` : '';
+    const reference = rows.find((c) => c.process === 'controller-runtime' && c.objects === r.objects);
+    const ratio = reference ? `${(r.figures.steady / reference.figures.steady).toFixed(2)}x` : '-';
     out.push(
-      `| ${r.process} | ${r.objects} | ${(r.figures.syncMs / 1000).toFixed(2)} | ${mib(r.figures.peakSync)} | ${mib(r.figures.steady)} | ${mib(r.figures.anon)} / ${mib(r.figures.file)} | ${r.figures.heapUsed !== undefined ? `${mib(r.figures.heapUsed)} / ${mib(r.figures.heapTotal)}` : '-'} | ${mib(r.figures.newSpace) ?? '-'} | ${mib(r.figures.relistPeak) ?? '-'} | ${(r.figures.peakSync / r.figures.steady).toFixed(2)} | ${perObject} |`,
+      `| ${r.process} | ${r.objects} | ${(r.figures.syncMs / 1000).toFixed(2)} | ${mib(r.figures.peakSync)} | ${mib(r.figures.steady)} | ${ratio} | ${mib(r.figures.anon)} / ${mib(r.figures.file)} | ${r.figures.heapUsed !== undefined ? `${mib(r.figures.heapUsed)} / ${mib(r.figures.heapTotal)}` : '-'} | ${mib(r.figures.newSpace) ?? '-'} | ${mib(r.figures.relistPeak) ?? '-'} | ${(r.figures.peakSync / r.figures.steady).toFixed(2)} | ${perObject} |`,
     );
   }
   if (disks) out.push(`\nexample holding ${harddisks} HardDisks (reconciled to Bound, with their ConfigMaps): RSS ${mib(disks.steady)} MiB, peak ${mib(disks.peakSync)} MiB, heap ${mib(disks.heapUsed)} / ${mib(disks.heapTotal)} MiB`);
