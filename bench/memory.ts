@@ -273,7 +273,9 @@ async function main(): Promise<void> {
   const relist = param('relist', 'true') !== 'false';
   // As shipped: the node flags of scripts/dev.sh's `exec node ... main.js` (the README's main job) and of
   // the scaffold Dockerfile's ENTRYPOINT; EXAMPLE_NODE_FLAGS / SCAFFOLD_NODE_FLAGS replace them.
-  const devFlags = /exec node (.*?)\s*examples\/harddisk-operator\/dist\/main\.js/.exec(readFileSync(join(root, 'scripts', 'dev.sh'), 'utf8'))?.[1]?.split(' ').filter(Boolean) ?? [];
+  const devSh = /exec node (.*?)\s*(examples\/harddisk-operator\/dist\/[a-z]+\.js)/.exec(readFileSync(join(root, 'scripts', 'dev.sh'), 'utf8'));
+  const devFlags = devSh?.[1]?.split(' ').filter(Boolean) ?? [];
+  const exampleMain = join(root, devSh?.[2] ?? 'examples/harddisk-operator/dist/main.js');
   const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(readFileSync(join(root, 'packages', 'create-kubeloop', 'templates', 'Dockerfile'), 'utf8'))?.[1] ?? '[]') as string[];
   const flags = (name: string, shipped: string[]): string[] => (process.env[name]?.split(' ').filter(Boolean) ?? shipped);
   const exampleFlags = flags('EXAMPLE_NODE_FLAGS', devFlags);
@@ -310,7 +312,7 @@ async function main(): Promise<void> {
     { name: 'cache-no-intern', command: [process.execPath, scripts.get('memory-cache.ts')!, kubeconfig, 'true', 'false'], synced: (l) => l['synced'] !== undefined, reportsMemory: true, relisted: relistLine },
     {
       name: 'example',
-      command: [process.execPath, ...exampleFlags, join(root, 'examples', 'harddisk-operator', 'dist', 'main.js'), '--kubeconfig', kubeconfig, '--no-sample', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
+      command: [process.execPath, ...exampleFlags, exampleMain, '--kubeconfig', kubeconfig, '--no-sample', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
       synced: (l) => l['msg'] === 'caches synced; starting workers',
       relisted: relistMetric,
     },
@@ -364,14 +366,35 @@ async function main(): Promise<void> {
   }
 
   // The example holding HardDisks it reconciled (their ConfigMaps too); the bench's ConfigMaps gone first.
-  let disks: Figures | undefined;
-  if (harddisks > 0 && only.includes('example')) {
+  // EXAMPLE_VARIANTS adds variants beside the shipped one ("label|main.js or empty|node flags", `;` between
+  // them); --harddisk-rounds=N runs each N times, interleaved, each round in a fresh operator process.
+  const example = specs.find((s) => s.name === 'example');
+  const variants: { label: string; spec: Spec }[] = example
+    ? [
+        { label: 'as shipped', spec: example },
+        ...(process.env['EXAMPLE_VARIANTS'] ?? '').split(';').filter(Boolean).map((v) => {
+          const [label, main, variantFlags] = v.split('|');
+          const command = [process.execPath, ...(variantFlags ?? '').split(' ').filter(Boolean), main || join(root, 'examples', 'harddisk-operator', 'dist', 'main.js'), ...example.command.slice(example.command.indexOf('--kubeconfig'))];
+          return { label: label!, spec: { ...example, command } };
+        }),
+      ]
+    : [];
+  const rounds = Number(param('harddisk-rounds', '1'));
+  const diskRows: { label: string; round: number; figures: Figures }[] = [];
+  if (harddisks > 0 && example) {
     // Deleting 10,000+ ConfigMaps in one call can take minutes on a busy machine.
     await driver.deleteAllOf(ConfigMap, { namespace: NAMESPACE, timeoutMs: 600_000 });
-    const example = specs.find((s) => s.name === 'example')!;
-    const p = start(example);
+    for (let round = 0; round < rounds; round++) {
+      for (const { label, spec } of round % 2 ? [...variants].reverse() : variants) {
+        diskRows.push({ label, round, figures: await holdHardDisks(spec, label) });
+      }
+    }
+  }
+
+  async function holdHardDisks(spec: Spec, label: string): Promise<Figures> {
+    const p = start(spec);
     try {
-      await p.waitFor(example.synced, 1, 60_000);
+      await p.waitFor(spec.synced, 1, 60_000);
       const t0 = performance.now();
       await pool(harddisks, IN_FLIGHT, (i) =>
         driver.create({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', metadata: { name: `disk-${String(i).padStart(5, '0')}`, namespace: NAMESPACE }, spec: { size: `${10 + (i % 90)}Gi`, storageClass: i % 2 ? 'fast' : 'standard' } }),
@@ -384,8 +407,13 @@ async function main(): Promise<void> {
       const boundMs = performance.now() - t0;
       await sleep(5000);
       const metrics = await metricsOf(p);
-      disks = { syncMs: boundMs, peakSync: procStatus(p.proc.pid!).hwm, steady: procStatus(p.proc.pid!).rss, heapUsed: metrics?.get('nodejs_heap_size_used_bytes'), heapTotal: metrics?.get('nodejs_heap_size_total_bytes') };
-      log(`example holding ${harddisks} HardDisks: all Bound in ${(boundMs / 1000).toFixed(1)} s, RSS ${mib(disks.steady)} MiB (peak ${mib(disks.peakSync)}), heap ${mib(disks.heapUsed)}/${mib(disks.heapTotal)} MiB`);
+      const status = procStatus(p.proc.pid!);
+      const figures: Figures = { syncMs: boundMs, peakSync: status.hwm, steady: status.rss, anon: status.anon, file: status.file, heapUsed: metrics?.get('nodejs_heap_size_used_bytes'), heapTotal: metrics?.get('nodejs_heap_size_total_bytes'), newSpace: metrics?.get('nodejs_heap_space_size_total_bytes{space="new"}') };
+      log(`example (${label}) holding ${harddisks} HardDisks: all Bound in ${(boundMs / 1000).toFixed(1)} s, RSS ${mib(figures.steady)} MiB (peak ${mib(figures.peakSync)}; anon ${mib(figures.anon)} / file ${mib(figures.file)}), heap ${mib(figures.heapUsed)}/${mib(figures.heapTotal)} MiB`);
+      // The disks deleted while the operator runs (it removes their finalizers), for the next variant.
+      await driver.deleteAllOf(HardDisk, { namespace: NAMESPACE, timeoutMs: 600_000 });
+      while ((await driver.list(HardDisk, { namespace: NAMESPACE })).items.length > 0) await sleep(500);
+      return figures;
     } finally {
       p.proc.kill('SIGTERM');
       await new Promise((r) => (p.proc.exitCode !== null ? r(undefined) : p.proc.once('exit', r)));
@@ -410,9 +438,19 @@ async function main(): Promise<void> {
       `| ${r.process} | ${r.objects} | ${(r.figures.syncMs / 1000).toFixed(2)} | ${mib(r.figures.peakSync)} | ${mib(r.figures.steady)} | ${ratio} | ${mib(r.figures.anon)} / ${mib(r.figures.file)} | ${r.figures.heapUsed !== undefined ? `${mib(r.figures.heapUsed)} / ${mib(r.figures.heapTotal)}` : '-'} | ${mib(r.figures.newSpace) ?? '-'} | ${mib(r.figures.relistPeak) ?? '-'} | ${(r.figures.peakSync / r.figures.steady).toFixed(2)} | ${perObject} |`,
     );
   }
-  if (disks) out.push(`\nexample holding ${harddisks} HardDisks (reconciled to Bound, with their ConfigMaps): RSS ${mib(disks.steady)} MiB, peak ${mib(disks.peakSync)} MiB, heap ${mib(disks.heapUsed)} / ${mib(disks.heapTotal)} MiB`);
+  if (diskRows.length > 0) {
+    out.push(`\nexample holding ${harddisks} HardDisks it reconciled to Bound (with their ConfigMaps), ${rounds} round(s), interleaved:\n`);
+    out.push('| variant | command | RSS per round | median RSS | anon / file (median round) | heap used / total | all Bound s |');
+    out.push('|---|---|---:|---:|---:|---:|---:|');
+    for (const { label, spec } of variants) {
+      const mine = diskRows.filter((d) => d.label === label).map((d) => d.figures).sort((a, b) => a.steady - b.steady);
+      const median = mine[Math.floor(mine.length / 2)]!;
+      const command = spec.command.slice(1, spec.command.indexOf('--kubeconfig')).map((a) => a.replace(`${root}/`, '')).join(' ');
+      out.push(`| ${label} | \`node ${command}\` | ${diskRows.filter((d) => d.label === label).map((d) => mib(d.figures.steady)).join(' / ')} | ${mib(median.steady)} | ${mib(median.anon)} / ${mib(median.file)} | ${mib(median.heapUsed)} / ${mib(median.heapTotal)} | ${(median.syncMs / 1000).toFixed(1)} |`);
+    }
+  }
   process.stdout.write(`${out.join('\n')}\n\n`);
-  process.stdout.write(`${JSON.stringify({ bench: 'memory', node: process.version, exampleFlags, scaffoldFlags, rows: rows.map((r) => ({ process: r.process, objects: r.objects, ...Object.fromEntries(Object.entries(r.figures).map(([k, v]: [string, number | undefined]) => [k, k.endsWith('Ms') ? Math.round(v ?? 0) : mib(v)])) })), harddisks: disks && { n: harddisks, rssMiB: mib(disks.steady), peakMiB: mib(disks.peakSync), heapUsedMiB: mib(disks.heapUsed) } })}\n`);
+  process.stdout.write(`${JSON.stringify({ bench: 'memory', node: process.version, exampleFlags, scaffoldFlags, rows: rows.map((r) => ({ process: r.process, objects: r.objects, ...Object.fromEntries(Object.entries(r.figures).map(([k, v]: [string, number | undefined]) => [k, k.endsWith('Ms') ? Math.round(v ?? 0) : mib(v)])) })), harddisks: { n: harddisks, rounds: diskRows.map((d) => ({ variant: d.label, round: d.round, rssMiB: mib(d.figures.steady), anonMiB: mib(d.figures.anon), fileMiB: mib(d.figures.file), heapUsedMiB: mib(d.figures.heapUsed), heapTotalMiB: mib(d.figures.heapTotal), boundMs: Math.round(d.figures.syncMs) })) } })}\n`);
 }
 
 await main();

@@ -18,7 +18,7 @@ import { readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +33,8 @@ import { HardDisk } from '../src/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const main = join(here, '..', 'dist', 'main.js');
+/** main.js bundled into one module by rolldown (rolldown.config.mjs): what scripts/dev.sh runs. */
+const bundle = join(here, '..', 'dist', 'operator.js');
 const crdDir = join(here, '..', 'crd');
 
 /** dist/main.js running: its JSON log lines as they come, its stderr, and how it ends. */
@@ -47,8 +49,8 @@ interface Running {
   kill(): void;
 }
 
-function startMain(args: readonly string[], options: { nodeArgs?: readonly string[]; env?: Record<string, string> } = {}): Running {
-  return track(spawn(process.execPath, [...(options.nodeArgs ?? []), main, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info', ...options.env } }));
+function startMain(args: readonly string[], options: { nodeArgs?: readonly string[]; env?: Record<string, string>; entry?: string } = {}): Running {
+  return track(spawn(process.execPath, [...(options.nodeArgs ?? []), options.entry ?? main, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info', ...options.env } }));
 }
 
 /** A documented command line run as written (`sh -c`) in the example's directory; SIGTERM goes to its whole process group. */
@@ -220,6 +222,31 @@ describe('harddisk-operator main', () => {
     expect(loaded.filter((line) => line.includes('undici'))).toEqual([]);
     // The CRD went in through kubeloop's client: server-side apply, through this proxy.
     expect(proxy.count((r) => r.method === 'PATCH' && r.path === '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/harddisks.crd-demo.io')).toBe(1);
+  });
+
+  it('dist/operator.js, the bundle scripts/dev.sh runs: reconciles the sample on an existing cluster as one module of its own, loading neither envtest nor client-node', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'harddisk-bundle-'));
+    const moduleLog = join(dir, 'modules.log');
+    const op = startMain(['--kubeconfig', env.kubeconfigPath, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'], {
+      entry: bundle,
+      nodeArgs: ['--max-semi-space-size=1', '--no-opt', '--no-maglev', '--import', join(here, 'fixtures', 'record-modules.mjs')],
+      env: { KUBELOOP_MODULE_LOG: moduleLog },
+    });
+    try {
+      await op.until(sampleBound);
+    } finally {
+      op.kill();
+    }
+    expect(await op.exited).toBe(0);
+    const loaded = (await readFile(moduleLog, 'utf8')).split('\n').filter(Boolean);
+    await rm(dir, { recursive: true, force: true });
+    // Its own code, the framework and typebox come from the one bundled file; what it still loads from
+    // node_modules is what main requires at run time (js-yaml, to read the kubeconfig file).
+    const files = loaded.filter((url) => url.startsWith('file:'));
+    expect(files).toContain(pathToFileURL(bundle).href);
+    expect(files.filter((url) => /\/packages\/[a-z-]+\/dist\/|\/typebox\/|\/examples\/harddisk-operator\/dist\/(?!operator\.js)/.test(url))).toEqual([]);
+    expect(files.filter((url) => url.includes('@kubernetes/client-node') || url.includes('/envtest/'))).toEqual([]);
+    expect(loaded.filter((line) => line.includes('undici'))).toEqual([]);
   });
 
   it('--envtest (the README main job without a cluster): its own control plane, serving admission and conversion, so kubectl works at either version', async () => {
