@@ -10,8 +10,8 @@
  *   in pages, to compare sync time and peak RSS both ways;
  * - cache-no-intern (only when named in --only): the cache with WatchList
  *   and `internStrings: false`, to see what interning saves per object;
- * - example: examples/harddisk-operator/dist/main.js as the README runs it
- *   on an existing cluster (`--no-sample`; its controller owns ConfigMaps,
+ * - example: the example operator as the README's scripts/dev.sh runs it (its
+ *   entry and node flags read from that script) on an existing cluster (`--no-sample`; its controller owns ConfigMaps,
  *   so it caches every one);
  * - scaffold: a project made by create-kubeloop, compiled, run as its
  *   Dockerfile runs it (`NODE_ENV=production node dist/main.js`; its Website
@@ -35,11 +35,13 @@
  *   pnpm bench:memory --sizes=100000 --only=floor,example
  *   pnpm bench:memory --sizes=0,10000,100000 --only=controller-runtime,cache-watchlist,cache-list,example --harddisks=0
  *   EXAMPLE_NODE_FLAGS= SCAFFOLD_NODE_FLAGS= pnpm bench:memory --sizes=0,1000   (without the shipped node flags)
+ *   EXAMPLE_VARIANTS='unbundled|examples/harddisk-operator/dist/main.js|--max-semi-space-size=1' pnpm bench:memory --sizes=0 --harddisk-rounds=2
+ *       (the HardDisk phase for the shipped example and each variant, "label|entry|node flags" with `;` between, interleaved)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { createClient } from '@kubeloop/client';
@@ -366,15 +368,15 @@ async function main(): Promise<void> {
   }
 
   // The example holding HardDisks it reconciled (their ConfigMaps too); the bench's ConfigMaps gone first.
-  // EXAMPLE_VARIANTS adds variants beside the shipped one ("label|main.js or empty|node flags", `;` between
-  // them); --harddisk-rounds=N runs each N times, interleaved, each round in a fresh operator process.
+  // EXAMPLE_VARIANTS adds variants beside the shipped one ("label|entry|node flags", `;` between them; the
+  // entry relative to the repository, empty for the shipped one); --harddisk-rounds=N runs each N times, interleaved, each round in a fresh operator process.
   const example = specs.find((s) => s.name === 'example');
   const variants: { label: string; spec: Spec }[] = example
     ? [
         { label: 'as shipped', spec: example },
         ...(process.env['EXAMPLE_VARIANTS'] ?? '').split(';').filter(Boolean).map((v) => {
           const [label, main, variantFlags] = v.split('|');
-          const command = [process.execPath, ...(variantFlags ?? '').split(' ').filter(Boolean), main || join(root, 'examples', 'harddisk-operator', 'dist', 'main.js'), ...example.command.slice(example.command.indexOf('--kubeconfig'))];
+          const command = [process.execPath, ...(variantFlags ?? '').split(' ').filter(Boolean), resolve(root, main || exampleMain), ...example.command.slice(example.command.indexOf('--kubeconfig'))];
           return { label: label!, spec: { ...example, command } };
         }),
       ]
