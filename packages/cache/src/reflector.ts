@@ -120,6 +120,12 @@ export interface ReflectorStats {
   shardServer: 'off' | 'honoured' | 'ignored';
   /** Objects and events dropped here because they were out of the shard's ranges. */
   shardDropped: number;
+  /**
+   * ADDED, MODIFIED and DELETED events received on watches after the initial
+   * state (a streaming list's initial events are not counted), those then
+   * dropped as out of the shard's ranges included: what the API server sent.
+   */
+  watchEvents: number;
 }
 
 /** Options for {@link Reflector}. Every field is optional; numbers must be positive. */
@@ -252,6 +258,7 @@ export function initialReflectorStats(): ReflectorStats {
     state: 'idle',
     shardServer: 'off',
     shardDropped: 0,
+    watchEvents: 0,
   };
 }
 
@@ -650,6 +657,7 @@ export class Reflector<T extends KubeObject> {
       case 'MODIFIED':
       case 'DELETED': {
         this.stats.lastEventAt = Date.now();
+        this.stats.watchEvents++;
         if (!this.usable(event.object, 'watch', `watch ${event.type} event`)) return undefined;
         const rv = event.object.metadata?.resourceVersion;
         if (rv) this.stats.resourceVersion = rv;

@@ -94,6 +94,9 @@ describe('with ShardedListAndWatch (the server filters)', () => {
       await eventually(() => cache.informerInfo(ConfigMap)!.storeSize === inRange(uids, LOWER).length, 'the late objects in range');
       expect(await cachedNames(cache, ns)).toEqual(inRange(uids, LOWER));
       expect(cache.informerInfo(ConfigMap)!.stats[0]!.shardDropped).toBe(0);
+      // The server sent the watch events of the late objects in range, and no others.
+      const lateInRange = more.filter((o) => inShardRanges(fnv1a64(o.metadata.uid!), LOWER)).length;
+      expect(cache.informerInfo(ConfigMap)!.stats[0]!.watchEvents).toBe(lateInRange);
     } finally {
       await cache.stop();
     }
@@ -175,6 +178,8 @@ describe('without the gate (the reflector filters)', () => {
       for (const o of more) uids.set(o.metadata.name, o.metadata.uid!);
       await eventually(() => cache.informerInfo(ConfigMap)!.stats[0]!.shardDropped + cache.informerInfo(ConfigMap)!.storeSize === uids.size, 'the late objects');
       expect(await cachedNames(cache, ns)).toEqual(inRange(uids, UPPER));
+      // Every late object's event was received (the memory share is kept, the traffic is not).
+      expect(cache.informerInfo(ConfigMap)!.stats[0]!.watchEvents).toBe(more.length);
     } finally {
       await cache.stop();
     }

@@ -200,6 +200,8 @@ describe('a running manager', () => {
     await eventually(() => seenConfigMaps, (s) => s.includes(`${prefix}-a`), 'the ConfigMap controller');
     const storeObjects = (kind: string): Promise<number | undefined> => metric(m.registry, 'kubeloop_informer_store_objects', { kind });
     expect(await storeObjects('ConfigMap.v1')).toBeGreaterThan(0);
+    // The create arrived as a watch event (not through the initial list).
+    expect(await metric(m.registry, 'kubeloop_informer_watch_events_total', { kind: 'ConfigMap.v1' })).toBeGreaterThanOrEqual(1);
 
     await m.removeController('configmaps');
     expect(m.controllers().map((c) => c.name)).toEqual(['secrets']);

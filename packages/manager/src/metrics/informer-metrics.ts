@@ -1,7 +1,8 @@
 /**
  * Informer metrics none of the anchors export, read from the cache at
- * scrape time: relists, 410s, watch restarts, errors, store size, synced,
- * last list duration, age of the last event.
+ * scrape time: relists, 410s, watch restarts, errors, watch events
+ * received, objects left out of a shard, store size, synced, last list
+ * duration, age of the last event.
  */
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
@@ -32,11 +33,13 @@ export function registerInformerMetrics(registry: Registry, cache: InformerCache
     cachesByRegistry.set(registry, caches);
   }
   caches.set(cache, cluster);
-  const counters: [string, string, (s: { lists: number; relists: number; gone: number; watchRestarts: number; errors: number }) => number][] = [
+  const counters: [string, string, (s: { lists: number; relists: number; gone: number; watchRestarts: number; errors: number; watchEvents: number; shardDropped: number }) => number][] = [
     ['kubeloop_informer_relists_total', 'Lists after the first (410 Gone, unexpected errors)', (s) => s.relists],
     ['kubeloop_informer_gone_total', '410 Gone / Expired answers to list or watch', (s) => s.gone],
     ['kubeloop_informer_watch_restarts_total', 'Watches opened after the first', (s) => s.watchRestarts],
     ['kubeloop_informer_errors_total', 'List and watch errors (each retried)', (s) => s.errors],
+    ['kubeloop_informer_watch_events_total', 'Watch events received after the initial state (added, modified, deleted), those out of the shard included', (s) => s.watchEvents],
+    ['kubeloop_informer_shard_dropped_total', 'Listed objects and watch events left out because they were out of the shard', (s) => s.shardDropped],
   ];
   for (const [name, help, pick] of counters) {
     once(registry, name, () => new Counter({
