@@ -191,11 +191,7 @@ async function idle(replicas: readonly Replica[], timeoutMs: number): Promise<vo
 
 // --- convergence, seen from a watch in this process --------------------------------------
 
-interface Disk {
-  metadata?: { name?: string; generation?: number };
-  status?: { phase?: string; observedGeneration?: number };
-}
-const converged = (d: Disk): boolean => d.status?.phase === 'Bound' && d.status.observedGeneration !== undefined && d.status.observedGeneration === d.metadata?.generation;
+const converged = (d: HardDisk): boolean => d.status?.phase === 'Bound' && d.status.observedGeneration !== undefined && d.status.observedGeneration === d.metadata?.generation;
 
 // --- the run ---------------------------------------------------------------------------
 
@@ -263,15 +259,15 @@ async function main(): Promise<void> {
         const wanted = new Map<string, number>();
         let pending = new Set<string>();
         let convergedAt = 0;
-        const look = (d: Disk): void => {
+        const look = (d: HardDisk): void => {
           const name = d.metadata?.name ?? '';
           if (pending.has(name) && converged(d) && (d.metadata?.generation ?? 0) >= (wanted.get(name) ?? 0)) {
             pending.delete(name);
             if (pending.size === 0) convergedAt = performance.now();
           }
         };
-        informer.addEventHandler({ onAdd: (d) => look(d as Disk), onUpdate: (_, d) => look(d as Disk) });
-        const all = async (): Promise<Disk[]> => (await watcher.list(HardDisk, { namespace: NAMESPACE })).items as Disk[];
+        informer.addEventHandler({ onAdd: (d) => look(d), onUpdate: (_, d) => look(d) });
+        const all = async (): Promise<HardDisk[]> => (await watcher.list(HardDisk, { namespace: NAMESPACE })).items;
 
         for (const count of counts) {
           const ring = `bench-${gate}-${count}`;
