@@ -22,12 +22,10 @@
  * reset before the change). Prints a table with ratios to 1 replica, then
  * one JSON line.
  *
- * The replicas: `--replica=script` (default) runs bench/support/shard-replica.ts
- * (the example's controller and reconciler in a manager whose leadership is
- * a shard ring, created through the manager API); `--replica=example` runs
- * examples/harddisk-operator/dist/main.js as shipped with its shard ring
- * flag (`--shard-ring NAME`). Both with the node flags scripts/dev.sh
- * ships (SHARD_NODE_FLAGS replaces them).
+ * Each replica is examples/harddisk-operator/dist/main.js as shipped, run
+ * sharded (`--shard-ring NAME --no-sample`, metrics and probes on free
+ * ports) with the node flags scripts/dev.sh ships (SHARD_NODE_FLAGS
+ * replaces them).
  *
  *   pnpm bench:sharding                                   (N = 300, gate on: a smoke run)
  *   pnpm bench:sharding --n=10000 --gates=on,off
@@ -39,7 +37,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -50,7 +48,6 @@ import type { Client } from '@kubeloop/client';
 import { createEnvironment } from '@kubeloop/envtest';
 import { HardDisk } from '@kubeloop/example-harddisk-operator';
 import { builtinScheme } from '@kubeloop/scheme';
-import { compileScripts } from './support/compile-scripts.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -113,7 +110,17 @@ function spawnReplica(command: readonly string[], what: string): Replica {
     async metrics() {
       if (exited) throw new Error(`${what} exited (${String(proc.exitCode ?? proc.signalCode)}):\n${stderr}`);
       if (url === undefined) return [];
-      const text = await (await fetch(`${url}/metrics`)).text();
+      // A scrape of a replica busy on a loaded machine may be reset: tried again, a few times.
+      let text = '';
+      for (let attempt = 1; ; attempt++) {
+        try {
+          text = await (await fetch(`${url}/metrics`)).text();
+          break;
+        } catch (err) {
+          if (exited || attempt >= 5) throw err;
+          await sleep(1000);
+        }
+      }
       const out: Samples = [];
       for (const line of text.split('\n')) {
         const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? ([0-9.e+-]+|NaN)$/.exec(line);
@@ -216,139 +223,129 @@ async function main(): Promise<void> {
   const N = Math.max(1, Number.parseInt(param('n', '300'), 10));
   const counts = param('replicas', '1,2,3').split(',').map(Number);
   const gates = param('gates', 'on').split(',') as ('on' | 'off')[];
-  const replicaKind = param('replica', 'script');
-  if (replicaKind !== 'script' && replicaKind !== 'example') throw new Error(`--replica must be script or example, not ${replicaKind}`);
   const devFlags = /exec node (.*?)\s*examples\/harddisk-operator\/dist\/main\.js/.exec(readFileSync(join(root, 'scripts', 'dev.sh'), 'utf8'))?.[1]?.split(' ').filter(Boolean) ?? [];
   const nodeFlags = process.env['SHARD_NODE_FLAGS']?.split(' ').filter(Boolean) ?? devFlags;
-  const scripts = compileScripts(['shard-replica.ts']);
   const timeoutMs = 600_000 + N * 60;
   const rows: Row[] = [];
   const empty: Record<string, number> = {};
 
-  try {
-    for (const gate of gates) {
-      const env = createEnvironment({ crds: [join(root, 'examples', 'harddisk-operator', 'crd')], featureGates: { ShardedListAndWatch: gate === 'on' } });
-      await env.start();
-      const kubeconfig = env.kubeconfigPath;
-      const command = (ring: string): string[] =>
-        replicaKind === 'example'
-          ? [process.execPath, ...nodeFlags, join(root, 'examples', 'harddisk-operator', 'dist', 'main.js'), '--kubeconfig', kubeconfig, '--no-sample', '--shard-ring', ring, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0']
-          : [process.execPath, ...nodeFlags, scripts.get('shard-replica.ts')!, kubeconfig, ring];
-      const client: Client = createClient({ kubeConfig: env.kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'bench-sharding', transportOptions: { qps: 0 } });
-      const watcher = createInformerCache({ client, namespaces: [NAMESPACE] });
-      let running: Replica[] = [];
-      try {
-        await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-        log(`gate ${gate}: control plane ready (kubeconfig ${kubeconfig})`);
+  for (const gate of gates) {
+    const env = createEnvironment({ crds: [join(root, 'examples', 'harddisk-operator', 'crd')], featureGates: { ShardedListAndWatch: gate === 'on' } });
+    await env.start();
+    const kubeconfig = env.kubeconfigPath;
+    const command = (ring: string): string[] => [process.execPath, ...nodeFlags, join(root, 'examples', 'harddisk-operator', 'dist', 'main.js'), '--kubeconfig', kubeconfig, '--no-sample', '--shard-ring', ring, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
+    const client: Client = createClient({ kubeConfig: env.kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'bench-sharding', transportOptions: { qps: 0 } });
+    const watcher = createInformerCache({ client, namespaces: [NAMESPACE] });
+    let running: Replica[] = [];
+    try {
+      await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+      log(`gate ${gate}: control plane ready (kubeconfig ${kubeconfig})`);
 
-        // The empty replica: a ring of one over no HardDisks.
-        running = [spawnReplica(command(`empty-${gate}`), 'the empty replica')];
-        await until(running, settled(`empty-${gate}`, 1), timeoutMs, 'the empty replica settles');
-        await idle(running, timeoutMs);
-        await sleep(5000);
-        empty[gate] = procStatus(running[0]!.pid).rss;
-        log(`gate ${gate}: empty replica ${mib(empty[gate])} MiB RSS`);
-        await running[0]!.stop();
-        running = [];
+      // The empty replica: a ring of one over no HardDisks.
+      running = [spawnReplica(command(`empty-${gate}`), 'the empty replica')];
+      await until(running, settled(`empty-${gate}`, 1), timeoutMs, 'the empty replica settles');
+      await idle(running, timeoutMs);
+      await sleep(5000);
+      empty[gate] = procStatus(running[0]!.pid).rss;
+      log(`gate ${gate}: empty replica ${mib(empty[gate])} MiB RSS`);
+      await running[0]!.stop();
+      running = [];
 
-        log(`gate ${gate}: creating ${N} HardDisks`);
-        await pool(N, IN_FLIGHT, (i) =>
-          client.create({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', metadata: { name: `disk-${String(i).padStart(6, '0')}`, namespace: NAMESPACE }, spec: { size: `${10 + (i % 90)}Gi`, storageClass: i % 2 ? 'fast' : 'standard' } }),
-        );
-        const informer = await watcher.getInformer(HardDisk);
-        const wanted = new Map<string, number>();
-        let pending = new Set<string>();
-        let convergedAt = 0;
-        const look = (d: HardDisk): void => {
-          const name = d.metadata?.name ?? '';
-          if (pending.has(name) && converged(d) && (d.metadata?.generation ?? 0) >= (wanted.get(name) ?? 0)) {
-            pending.delete(name);
-            if (pending.size === 0) convergedAt = performance.now();
-          }
-        };
-        informer.addEventHandler({ onAdd: (d) => look(d), onUpdate: (_, d) => look(d) });
-        const all = async (): Promise<HardDisk[]> => (await watcher.list(HardDisk, { namespace: NAMESPACE })).items;
-
-        for (const count of counts) {
-          const ring = `bench-${gate}-${count}`;
-          running = Array.from({ length: count }, (_, i) => spawnReplica(command(ring), `replica ${i} of ${count}`));
-          await until(running, settled(ring, count), timeoutMs, `${count} replicas settle`);
-          // Every disk Bound at its generation (the first round reconciles them all), then quiet.
-          const deadline = Date.now() + timeoutMs;
-          while ((await all()).filter(converged).length < N) {
-            if (Date.now() > deadline) throw new Error(`${count} replicas: not every HardDisk Bound within ${timeoutMs} ms`);
-            await sleep(500);
-          }
-          await idle(running, timeoutMs);
-          const ringNow = await until(running, settled(ring, count), timeoutMs, `${count} replicas still settled`);
-          await sleep(5000);
-          const steady = running.map((r) => procStatus(r.pid).rss);
-          for (const r of running) writeFileSync(`/proc/${r.pid}/clear_refs`, '5');
-          const before = await Promise.all(running.map((r) => r.metrics()));
-
-          // The change: every disk's spec.size, one generation up.
-          const disks = await all();
-          pending = new Set(disks.map((d) => d.metadata!.name!));
-          for (const d of disks) wanted.set(d.metadata!.name!, (d.metadata!.generation ?? 0) + 1);
-          convergedAt = 0;
-          const t0 = performance.now();
-          await pool(disks.length, IN_FLIGHT, (i) => {
-            const name = disks[i]!.metadata!.name!;
-            return client.patch(HardDisk, { namespace: NAMESPACE, name }, mergePatch({ spec: { size: `${100 + count * 10 + (i % 7)}Gi` } }));
-          });
-          const patchMs = performance.now() - t0;
-          for (const d of await all()) look(d);
-          while (pending.size > 0) {
-            if (performance.now() - t0 > timeoutMs) throw new Error(`${count} replicas: ${pending.size} HardDisks not converged within ${timeoutMs} ms`);
-            await sleep(50);
-          }
-          const convergeMs = convergedAt - t0;
-          await idle(running, timeoutMs);
-          const after = await Promise.all(running.map((r) => r.metrics()));
-          const row: Row = {
-            gate,
-            replicas: count,
-            perReplica: running.map((r, i) => {
-              const delta = (kind: string): number => sum(after[i]!, 'kubeloop_informer_watch_events_total', { kind }) - sum(before[i]!, 'kubeloop_informer_watch_events_total', { kind });
-              return {
-                steadyRss: steady[i]!,
-                growth: steady[i]! - empty[gate]!,
-                peakRss: procStatus(r.pid).hwm,
-                harddisks: sum(ringNow[i]!, 'kubeloop_informer_store_objects', { kind: HARDDISK_KIND }),
-                configMaps: sum(ringNow[i]!, 'kubeloop_informer_store_objects', { kind: CONFIGMAP_KIND }),
-                events: { harddisk: delta(HARDDISK_KIND), configMap: delta(CONFIGMAP_KIND) },
-                dropped: sum(after[i]!, 'kubeloop_informer_shard_dropped_total') - sum(before[i]!, 'kubeloop_informer_shard_dropped_total'),
-              };
-            }),
-            patchMs,
-            convergeMs,
-            loadavg: loadavg()[0]!,
-          };
-          rows.push(row);
-          log(
-            `gate ${gate}, ${count} replicas: converged in ${(convergeMs / 1000).toFixed(1)} s (patches written in ${(patchMs / 1000).toFixed(1)} s); per replica: ` +
-              row.perReplica.map((p) => `${p.harddisks} disks, ${mib(p.steadyRss)} MiB (+${mib(p.growth)}), ${p.events.harddisk}+${p.events.configMap} events`).join('; ') +
-              `; load ${row.loadavg.toFixed(1)}`,
-          );
-          await Promise.all(running.map((r) => r.stop()));
-          running = [];
+      log(`gate ${gate}: creating ${N} HardDisks`);
+      await pool(N, IN_FLIGHT, (i) =>
+        client.create({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', metadata: { name: `disk-${String(i).padStart(6, '0')}`, namespace: NAMESPACE }, spec: { size: `${10 + (i % 90)}Gi`, storageClass: i % 2 ? 'fast' : 'standard' } }),
+      );
+      const informer = await watcher.getInformer(HardDisk);
+      const wanted = new Map<string, number>();
+      let pending = new Set<string>();
+      let convergedAt = 0;
+      const look = (d: HardDisk): void => {
+        const name = d.metadata?.name ?? '';
+        if (pending.has(name) && converged(d) && (d.metadata?.generation ?? 0) >= (wanted.get(name) ?? 0)) {
+          pending.delete(name);
+          if (pending.size === 0) convergedAt = performance.now();
         }
-      } finally {
+      };
+      informer.addEventHandler({ onAdd: (d) => look(d), onUpdate: (_, d) => look(d) });
+      const all = async (): Promise<HardDisk[]> => (await watcher.list(HardDisk, { namespace: NAMESPACE })).items;
+
+      for (const count of counts) {
+        const ring = `bench-${gate}-${count}`;
+        running = Array.from({ length: count }, (_, i) => spawnReplica(command(ring), `replica ${i} of ${count}`));
+        await until(running, settled(ring, count), timeoutMs, `${count} replicas settle`);
+        // Every disk Bound at its generation (the first round reconciles them all), then quiet.
+        const deadline = Date.now() + timeoutMs;
+        while ((await all()).filter(converged).length < N) {
+          if (Date.now() > deadline) throw new Error(`${count} replicas: not every HardDisk Bound within ${timeoutMs} ms`);
+          await sleep(500);
+        }
+        await idle(running, timeoutMs);
+        const ringNow = await until(running, settled(ring, count), timeoutMs, `${count} replicas still settled`);
+        await sleep(5000);
+        const steady = running.map((r) => procStatus(r.pid).rss);
+        for (const r of running) writeFileSync(`/proc/${r.pid}/clear_refs`, '5');
+        const before = await Promise.all(running.map((r) => r.metrics()));
+
+        // The change: every disk's spec.size, one generation up.
+        const disks = await all();
+        pending = new Set(disks.map((d) => d.metadata!.name!));
+        for (const d of disks) wanted.set(d.metadata!.name!, (d.metadata!.generation ?? 0) + 1);
+        convergedAt = 0;
+        const t0 = performance.now();
+        await pool(disks.length, IN_FLIGHT, (i) => {
+          const name = disks[i]!.metadata!.name!;
+          return client.patch(HardDisk, { namespace: NAMESPACE, name }, mergePatch({ spec: { size: `${100 + count * 10 + (i % 7)}Gi` } }));
+        });
+        const patchMs = performance.now() - t0;
+        for (const d of await all()) look(d);
+        while (pending.size > 0) {
+          if (performance.now() - t0 > timeoutMs) throw new Error(`${count} replicas: ${pending.size} HardDisks not converged within ${timeoutMs} ms`);
+          await sleep(50);
+        }
+        const convergeMs = convergedAt - t0;
+        await idle(running, timeoutMs);
+        const after = await Promise.all(running.map((r) => r.metrics()));
+        const row: Row = {
+          gate,
+          replicas: count,
+          perReplica: running.map((r, i) => {
+            const delta = (kind: string): number => sum(after[i]!, 'kubeloop_informer_watch_events_total', { kind }) - sum(before[i]!, 'kubeloop_informer_watch_events_total', { kind });
+            return {
+              steadyRss: steady[i]!,
+              growth: steady[i]! - empty[gate]!,
+              peakRss: procStatus(r.pid).hwm,
+              harddisks: sum(ringNow[i]!, 'kubeloop_informer_store_objects', { kind: HARDDISK_KIND }),
+              configMaps: sum(ringNow[i]!, 'kubeloop_informer_store_objects', { kind: CONFIGMAP_KIND }),
+              events: { harddisk: delta(HARDDISK_KIND), configMap: delta(CONFIGMAP_KIND) },
+              dropped: sum(after[i]!, 'kubeloop_informer_shard_dropped_total') - sum(before[i]!, 'kubeloop_informer_shard_dropped_total'),
+            };
+          }),
+          patchMs,
+          convergeMs,
+          loadavg: loadavg()[0]!,
+        };
+        rows.push(row);
+        log(
+          `gate ${gate}, ${count} replicas: converged in ${(convergeMs / 1000).toFixed(1)} s (patches written in ${(patchMs / 1000).toFixed(1)} s); per replica: ` +
+            row.perReplica.map((p) => `${p.harddisks} disks, ${mib(p.steadyRss)} MiB (+${mib(p.growth)}), ${p.events.harddisk}+${p.events.configMap} events`).join('; ') +
+            `; load ${row.loadavg.toFixed(1)}`,
+        );
         await Promise.all(running.map((r) => r.stop()));
-        await watcher.stop();
-        client.transport.close();
-        await env.stop();
+        running = [];
       }
+    } finally {
+      await Promise.all(running.map((r) => r.stop()));
+      await watcher.stop();
+      client.transport.close();
+      await env.stop();
     }
-  } finally {
-    rmSync(dirname(scripts.get('shard-replica.ts')!), { recursive: true, force: true });
   }
 
   // --- report ---
   const mean = (xs: readonly number[]): number => xs.reduce((a, x) => a + x, 0) / xs.length;
   const ratio = (x: number, one: number): string => (one > 0 ? `${(x / one).toFixed(2)}x` : '-');
   const out: string[] = [];
-  out.push(`\nSharding: ${N} HardDisks (each owning a ConfigMap); replicas: ${replicaKind === 'example' ? 'examples/harddisk-operator/dist/main.js --shard-ring' : 'bench/support/shard-replica.ts'}; node ${process.version} ${nodeFlags.join(' ')}; RSS from /proc, MiB; mean per replica (max in brackets)\n`);
+  out.push(`\nSharding: ${N} HardDisks (each owning a ConfigMap); replicas: examples/harddisk-operator/dist/main.js --shard-ring; node ${process.version} ${nodeFlags.join(' ')}; RSS from /proc, MiB; mean per replica (max in brackets)\n`);
   out.push('| gate | replicas | disks held | ConfigMaps held | steady RSS | growth over empty | growth vs 1 | peak RSS in the change | HardDisk events | vs 1 | ConfigMap events | vs 1 | dropped here | converge s | vs 1 | patches s | load |');
   out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
@@ -364,7 +361,7 @@ async function main(): Promise<void> {
   out.push(`\nempty replica RSS: ${Object.entries(empty).map(([g, v]) => `gate ${g} ${mib(v)} MiB`).join(', ')}; events: received over the change (every HardDisk patched once), per kind; converge: from the first patch until every HardDisk's status observed its new generation.`);
   process.stdout.write(`${out.join('\n')}\n\n`);
   process.stdout.write(
-    `${JSON.stringify({ bench: 'sharding', n: N, replica: replicaKind, node: process.version, nodeFlags, emptyRssMiB: Object.fromEntries(Object.entries(empty).map(([g, v]) => [g, mib(v)])), rows: rows.map((r) => ({ ...r, patchMs: Math.round(r.patchMs), convergeMs: Math.round(r.convergeMs), perReplica: r.perReplica.map((p) => ({ ...p, steadyRss: mib(p.steadyRss), growth: mib(p.growth), peakRss: mib(p.peakRss) })) })) })}\n`,
+    `${JSON.stringify({ bench: 'sharding', n: N, node: process.version, nodeFlags, emptyRssMiB: Object.fromEntries(Object.entries(empty).map(([g, v]) => [g, mib(v)])), rows: rows.map((r) => ({ ...r, patchMs: Math.round(r.patchMs), convergeMs: Math.round(r.convergeMs), perReplica: r.perReplica.map((p) => ({ ...p, steadyRss: mib(p.steadyRss), growth: mib(p.growth), peakRss: mib(p.peakRss) })) })) })}\n`,
   );
 }
 
