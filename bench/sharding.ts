@@ -22,10 +22,10 @@
  * reset before the change). Prints a table with ratios to 1 replica, then
  * one JSON line.
  *
- * Each replica is examples/harddisk-operator/dist/main.js as shipped, run
- * sharded (`--shard-ring NAME --no-sample`, metrics and probes on free
- * ports) with the node flags scripts/dev.sh ships (SHARD_NODE_FLAGS
- * replaces them).
+ * Each replica is the example operator as scripts/dev.sh ships it (its
+ * file, examples/harddisk-operator/dist/operator.js, and its node flags;
+ * SHARD_NODE_FLAGS replaces the flags), run sharded (`--shard-ring NAME
+ * --no-sample`, metrics and probes on free ports).
  *
  *   pnpm bench:sharding                                   (N = 300, gate on: a smoke run)
  *   pnpm bench:sharding --n=10000 --gates=on,off
@@ -223,8 +223,10 @@ async function main(): Promise<void> {
   const N = Math.max(1, Number.parseInt(param('n', '300'), 10));
   const counts = param('replicas', '1,2,3').split(',').map(Number);
   const gates = param('gates', 'on').split(',') as ('on' | 'off')[];
-  const devFlags = /exec node (.*?)\s*examples\/harddisk-operator\/dist\/main\.js/.exec(readFileSync(join(root, 'scripts', 'dev.sh'), 'utf8'))?.[1]?.split(' ').filter(Boolean) ?? [];
-  const nodeFlags = process.env['SHARD_NODE_FLAGS']?.split(' ').filter(Boolean) ?? devFlags;
+  // As shipped: the file and node flags of scripts/dev.sh's `exec node ...` (the README's main job); SHARD_NODE_FLAGS replaces the flags.
+  const devSh = /exec node (.*?)\s*(examples\/harddisk-operator\/dist\/[a-z]+\.js)/.exec(readFileSync(join(root, 'scripts', 'dev.sh'), 'utf8'));
+  const nodeFlags = process.env['SHARD_NODE_FLAGS']?.split(' ').filter(Boolean) ?? devSh?.[1]?.split(' ').filter(Boolean) ?? [];
+  const operator = devSh?.[2] ?? 'examples/harddisk-operator/dist/main.js';
   const timeoutMs = 600_000 + N * 60;
   const rows: Row[] = [];
   const empty: Record<string, number> = {};
@@ -233,7 +235,7 @@ async function main(): Promise<void> {
     const env = createEnvironment({ crds: [join(root, 'examples', 'harddisk-operator', 'crd')], featureGates: { ShardedListAndWatch: gate === 'on' } });
     await env.start();
     const kubeconfig = env.kubeconfigPath;
-    const command = (ring: string): string[] => [process.execPath, ...nodeFlags, join(root, 'examples', 'harddisk-operator', 'dist', 'main.js'), '--kubeconfig', kubeconfig, '--no-sample', '--shard-ring', ring, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
+    const command = (ring: string): string[] => [process.execPath, ...nodeFlags, join(root, operator), '--kubeconfig', kubeconfig, '--no-sample', '--shard-ring', ring, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
     const client: Client = createClient({ kubeConfig: env.kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'bench-sharding', transportOptions: { qps: 0 } });
     const watcher = createInformerCache({ client, namespaces: [NAMESPACE] });
     let running: Replica[] = [];
@@ -345,7 +347,7 @@ async function main(): Promise<void> {
   const mean = (xs: readonly number[]): number => xs.reduce((a, x) => a + x, 0) / xs.length;
   const ratio = (x: number, one: number): string => (one > 0 ? `${(x / one).toFixed(2)}x` : '-');
   const out: string[] = [];
-  out.push(`\nSharding: ${N} HardDisks (each owning a ConfigMap); replicas: examples/harddisk-operator/dist/main.js --shard-ring; node ${process.version} ${nodeFlags.join(' ')}; RSS from /proc, MiB; mean per replica (max in brackets)\n`);
+  out.push(`\nSharding: ${N} HardDisks (each owning a ConfigMap); replicas: ${operator} --shard-ring; node ${process.version} ${nodeFlags.join(' ')}; RSS from /proc, MiB; mean per replica (max in brackets)\n`);
   out.push('| gate | replicas | disks held | ConfigMaps held | steady RSS | growth over empty | growth vs 1 | peak RSS in the change | HardDisk events | vs 1 | ConfigMap events | vs 1 | dropped here | converge s | vs 1 | patches s | load |');
   out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
@@ -361,7 +363,7 @@ async function main(): Promise<void> {
   out.push(`\nempty replica RSS: ${Object.entries(empty).map(([g, v]) => `gate ${g} ${mib(v)} MiB`).join(', ')}; events: received over the change (every HardDisk patched once), per kind; converge: from the first patch until every HardDisk's status observed its new generation.`);
   process.stdout.write(`${out.join('\n')}\n\n`);
   process.stdout.write(
-    `${JSON.stringify({ bench: 'sharding', n: N, node: process.version, nodeFlags, emptyRssMiB: Object.fromEntries(Object.entries(empty).map(([g, v]) => [g, mib(v)])), rows: rows.map((r) => ({ ...r, patchMs: Math.round(r.patchMs), convergeMs: Math.round(r.convergeMs), perReplica: r.perReplica.map((p) => ({ ...p, steadyRss: mib(p.steadyRss), growth: mib(p.growth), peakRss: mib(p.peakRss) })) })) })}\n`,
+    `${JSON.stringify({ bench: 'sharding', n: N, operator, node: process.version, nodeFlags, emptyRssMiB: Object.fromEntries(Object.entries(empty).map(([g, v]) => [g, mib(v)])), rows: rows.map((r) => ({ ...r, patchMs: Math.round(r.patchMs), convergeMs: Math.round(r.convergeMs), perReplica: r.perReplica.map((p) => ({ ...p, steadyRss: mib(p.steadyRss), growth: mib(p.growth), peakRss: mib(p.peakRss) })) })) })}\n`,
   );
 }
 
