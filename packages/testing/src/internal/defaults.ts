@@ -37,6 +37,7 @@ function schemaDefaults(value: unknown, r: Resolved | undefined): void {
   }
   if (!isObject(value)) return;
   for (const f of NULL_TIMES[r.name ?? ''] ?? []) if (value[f] === undefined) value[f] = null;
+  for (const f of OMITEMPTY_SCALARS[r.name ?? ''] ?? []) if (value[f] === false || value[f] === 0 || value[f] === '') delete value[f];
   if (node.properties) {
     for (const [k, prop] of Object.entries(node.properties)) {
       if (value[k] === undefined && prop.default !== undefined && !OMITTED_ZEROS.has(`${r.name ?? ''}.${k}`)) value[k] = structuredClone(prop.default);
@@ -47,6 +48,17 @@ function schemaDefaults(value: unknown, r: Resolved | undefined): void {
     for (const v of Object.values(value)) schemaDefaults(v, values);
   }
 }
+
+/** Scalar fields with `omitempty` (not pointers): Go drops them when zero, so a stored `paused: false` is no field at all. */
+const OMITEMPTY_SCALARS: Readonly<Record<string, readonly string[]>> = {
+  'io.k8s.api.apps.v1.DeploymentSpec': ['paused', 'minReadySeconds'],
+  'io.k8s.api.apps.v1.ReplicaSetSpec': ['minReadySeconds'],
+  'io.k8s.api.apps.v1.StatefulSetSpec': ['minReadySeconds'],
+  'io.k8s.api.apps.v1.DaemonSetSpec': ['minReadySeconds'],
+  'io.k8s.api.core.v1.PodSpec': ['hostNetwork', 'hostPID', 'hostIPC', 'nodeName', 'hostname', 'subdomain', 'serviceAccountName', 'priorityClassName'],
+  'io.k8s.api.core.v1.Container': ['stdin', 'stdinOnce', 'tty', 'workingDir'],
+  'io.k8s.api.core.v1.ServiceSpec': ['publishNotReadyAddresses', 'externalName', 'loadBalancerIP'],
+};
 
 /** Times in conditions that are Go structs, not pointers: written `null` when not set. */
 const NULL_TIMES: Readonly<Record<string, readonly string[]>> = {

@@ -184,7 +184,7 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
     } else if (errors.length === 0) {
       // unknown fields: pruned, with a warning each (Warn), or the decoder's 400 (Strict)
       const unknown = prunedPaths(obj, result.stored, '').sort();
-      const mode = t.fieldValidation ?? 'Warn';
+      const mode = t.fieldValidation ?? 'Ignore'; // an apply (no fieldValidation on its target) prunes without a warning, as the server's apply does
       if (unknown.length > 0 && mode === 'Strict') {
         throw badRequest(`${t.st.type.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.st.type.kind}: strict decoding error: ${unknown.map((p) => `unknown field ${JSON.stringify(p)}`).join(', ')}`);
       }

@@ -2,7 +2,7 @@
  * The differential fuzzer: fast-check generates sequences of requests
  * (create, get, update, patch of every kind, apply, delete with options,
  * delete-collection, list with selectors and pages, status and scale
- * subresources) over ConfigMaps, Secrets and a custom resource, with names
+ * subresources) over ConfigMaps, Secrets, Deployments and a custom resource, with names
  * that collide; each sequence runs on the fake and on the real
  * kube-apiserver envtest started, in a namespace of its own, with a watch
  * open on every kind; the normalised answers and watch streams must agree.
@@ -20,7 +20,7 @@ import { createClient, isClientError } from '@kubeloop/client';
 import type { Client, WatchEvent } from '@kubeloop/client';
 import { createEnvironment } from '@kubeloop/envtest';
 import type { Environment } from '@kubeloop/envtest';
-import { ConfigMap, Secret } from '@kubeloop/scheme';
+import { ConfigMap, Deployment, Secret } from '@kubeloop/scheme';
 import { createFakeApiServer } from '../../src/index.js';
 import type { FakeApiServer } from '../../src/index.js';
 import { CRDS, Widget } from '../conformance/backends.js';
@@ -36,7 +36,7 @@ const RUNS = Number(process.env['KUBELOOP_FUZZ_RUNS'] ?? '30');
 const BUDGET_MS = Number(process.env['KUBELOOP_FUZZ_BUDGET_MS'] ?? '25000');
 /** A file to write every disagreement to (the failure message shows the first few). */
 const REPORT = process.env['KUBELOOP_FUZZ_REPORT'];
-const DESCRIPTORS = [ConfigMap, Secret, Widget] as const;
+const DESCRIPTORS = [ConfigMap, Secret, Widget, Deployment] as const;
 /** The watches each sequence keeps open per kind: all objects, and those labelled app=x. */
 const WATCH_SELECTORS = [undefined, 'app=x'] as const;
 

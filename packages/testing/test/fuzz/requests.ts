@@ -11,7 +11,7 @@ import { canonical } from '../../src/internal/json.js';
 export type Json = Record<string, unknown>;
 
 export interface KindInfo {
-  readonly name: 'ConfigMap' | 'Secret' | 'Widget';
+  readonly name: 'ConfigMap' | 'Secret' | 'Widget' | 'Deployment';
   readonly apiVersion: string;
   /** The collection path, `{ns}` for the namespace. */
   readonly path: string;
@@ -23,6 +23,8 @@ export const KINDS: readonly KindInfo[] = [
   { name: 'ConfigMap', apiVersion: 'v1', path: '/api/v1/namespaces/{ns}/configmaps', builtin: true, status: false },
   { name: 'Secret', apiVersion: 'v1', path: '/api/v1/namespaces/{ns}/secrets', builtin: true, status: false },
   { name: 'Widget', apiVersion: 'conformance.kubeloop.dev/v1', path: '/apis/conformance.kubeloop.dev/v1/namespaces/{ns}/widgets', builtin: false, status: true },
+  // a built-in workload: what the server defaults (replicas, strategy, the pod template) and strategic merge by container name
+  { name: 'Deployment', apiVersion: 'apps/v1', path: '/apis/apps/v1/namespaces/{ns}/deployments', builtin: true, status: true },
 ];
 
 const NAMES = ['a', 'b', 'c'] as const;
@@ -62,11 +64,39 @@ const spec = fc.record(
     color: fc.constantFrom('red', 'blue'),
     replicas: fc.integer({ min: 0, max: 3 }),
     tags: fc.subarray(['t1', 't2', 't3']),
-    ports: fc.uniqueArray(fc.record({ name: fc.constantFrom('http', 'grpc'), port: fc.integer({ min: 1, max: 3 }) }), { selector: (p) => p.name, maxLength: 2 }),
+    ports: fc.uniqueArray(fc.record({ name: fc.constantFrom('http', 'grpc'), port: fc.integer({ min: 1, max: 3 }), note: fc.constantFrom('pruned') }, { requiredKeys: ['name', 'port'] }), { selector: (p) => p.name, maxLength: 2 }),
     extra: fc.constantFrom('kept'),
   },
   { requiredKeys: [] },
 );
+
+const containerArb = fc.record(
+  {
+    name: fc.constantFrom('c', 'd'),
+    image: fc.constantFrom('nginx', 'nginx:1.25', 'redis:latest'),
+    ports: fc.constantFrom<unknown>([{ containerPort: 80 }], [{ containerPort: 80, protocol: 'TCP', name: 'http' }]),
+    env: fc.constantFrom<unknown>([{ name: 'A', value: '1' }]),
+    resources: fc.constantFrom<unknown>({ limits: { cpu: '0.5' } }, { requests: { memory: '1024Mi' } }),
+  },
+  { requiredKeys: ['name', 'image'] },
+);
+/** A valid Deployment spec (the fake does not validate built-in kinds' specs: docs/testing-fake.md), defaults left to the server. */
+const deploymentSpec = fc
+  .record(
+    {
+      replicas: fc.integer({ min: 0, max: 3 }),
+      containers: fc.uniqueArray(containerArb, { selector: (c) => c.name, minLength: 1, maxLength: 2 }),
+      strategy: fc.constantFrom<unknown>({ type: 'RollingUpdate' }, { rollingUpdate: { maxSurge: 1 } }),
+      paused: fc.boolean(),
+    },
+    { requiredKeys: ['containers'] },
+  )
+  // one port number per container: the server warns about a port two containers define (a strategy warning, documented as not given)
+  .map(({ containers, ...rest }) => ({
+    ...rest,
+    selector: { matchLabels: { app: 'p' } },
+    template: { metadata: { labels: { app: 'p' } }, spec: { containers: containers.map((c, i) => (Array.isArray(c.ports) ? { ...c, ports: (c.ports as Json[]).map((p) => ({ ...p, containerPort: 80 + i })) } : c)) } },
+  }));
 
 /** The body of a create or apply of `kind` named `n` (what a user might send, mistakes included). */
 function body(kind: number, n: string): fc.Arbitrary<Json> {
@@ -80,6 +110,8 @@ function body(kind: number, n: string): fc.Arbitrary<Json> {
       return fc
         .tuple(metadata(n), fc.dictionary(fc.constantFrom('x', 'y'), base64Value, { maxKeys: 2 }), fc.option(fc.dictionary(fc.constantFrom('y', 'z'), fc.constantFrom('s', '')), { nil: undefined }), fc.option(fc.constantFrom('Opaque', 'example.com/t'), { nil: undefined }), unknown)
         .map(([m, d, sd, type, u]) => ({ ...head, metadata: m, data: d, ...(sd ? { stringData: sd } : {}), ...(type ? { type } : {}), ...u }));
+    case 'Deployment':
+      return fc.tuple(metadata(n), deploymentSpec, unknown).map(([m, sp, u]) => ({ ...head, metadata: m, spec: sp, ...u }));
     case 'Widget':
       return fc.tuple(metadata(n), spec, fc.option(fc.record({ phase: fc.constantFrom('Ready') }), { nil: undefined })).map(([m, s, st]) => ({ ...head, metadata: m, spec: s, ...(st ? { status: st } : {}) }));
   }
@@ -118,7 +150,9 @@ function mergeBody(kind: number): fc.Arbitrary<Json> {
   const k = KINDS[kind]!;
   const meta = fc.record({ labels: labelsOrNull, finalizers: fc.constantFrom<unknown>(null, [FINALIZERS[0]]) }, { requiredKeys: [] });
   const content =
-    k.name === 'Widget'
+    k.name === 'Deployment'
+      ? fc.record({ spec: fc.record({ replicas: fc.integer({ min: 0, max: 3 }), paused: fc.constantFrom<unknown>(true, null), template: fc.record({ spec: fc.record({ containers: fc.constantFrom<unknown>([{ name: 'c', image: 'nginx:2' }], [{ name: 'e', image: 'busybox' }]) }) }) }, { requiredKeys: [] }) }, { requiredKeys: [] })
+      : k.name === 'Widget'
       ? fc.record({ spec: fc.record({ size: fc.integer({ min: 0, max: 3 }), color: fc.constantFrom<unknown>('green', null), tags: fc.constantFrom<unknown>(['t9'], null) }, { requiredKeys: [] }) }, { requiredKeys: [] })
       : fc.record({ data: fc.dictionary(fc.constantFrom('x', 'y'), k.name === 'Secret' ? fc.option(base64Value, { nil: null }) : fc.option(dataValue, { nil: null }), { maxKeys: 2 }) }, { requiredKeys: [] });
   return fc.tuple(fc.record({ metadata: meta }, { requiredKeys: [] }), content).map(([a, b]) => ({ ...a, ...b }));
@@ -126,7 +160,7 @@ function mergeBody(kind: number): fc.Arbitrary<Json> {
 
 const jsonPatch = (kind: number): fc.Arbitrary<unknown[]> => {
   const k = KINDS[kind]!;
-  const paths = k.name === 'Widget' ? ['/spec/size', '/spec/color', '/spec/tags/0', '/spec/tags/-', '/metadata/labels/app'] : ['/data/x', '/data/y', '/metadata/labels/app', '/metadata/labels'];
+  const paths = k.name === 'Deployment' ? ['/spec/replicas', '/spec/template/spec/containers/0/image', '/spec/paused', '/metadata/labels/app'] : k.name === 'Widget' ? ['/spec/size', '/spec/color', '/spec/tags/0', '/spec/tags/-', '/metadata/labels/app'] : ['/data/x', '/data/y', '/metadata/labels/app', '/metadata/labels'];
   const op = fc.record({ op: fc.constantFrom('add', 'replace', 'remove', 'test'), path: fc.constantFrom(...paths), value: fc.constantFrom<unknown>('1', 2, 'dHdv', {}) });
   return fc.array(op, { minLength: 1, maxLength: 2 }).map((ops) => ops.map((o) => (o.op === 'remove' ? { op: o.op, path: o.path } : o)));
 };
@@ -182,7 +216,12 @@ export const step: fc.Arbitrary<Step> = kindIndex.chain((kind): fc.Arbitrary<Ste
   if (k.status) {
     options.push(
       fc
-        .tuple(name, fc.record({ status: fc.record({ phase: fc.constantFrom('Ready', 'Gone'), replicas: fc.integer({ min: 0, max: 2 }) }, { requiredKeys: [] }), metadata: fc.record({ labels }, { requiredKeys: [] }), spec: fc.record({ size: fc.constant(9) }) }, { requiredKeys: ['status'] }))
+        .tuple(
+          name,
+          k.name === 'Deployment'
+            ? fc.record({ status: fc.record({ replicas: fc.integer({ min: 0, max: 2 }), conditions: fc.constantFrom<unknown>([{ type: 'Available', status: 'True' }]) }, { requiredKeys: [] }), metadata: fc.record({ labels, annotations: fc.constantFrom({ note: 's' }) }, { requiredKeys: [] }), spec: fc.record({ replicas: fc.constant(9) }) }, { requiredKeys: ['status'] })
+            : fc.record({ status: fc.record({ phase: fc.constantFrom('Ready', 'Gone'), replicas: fc.integer({ min: 0, max: 2 }) }, { requiredKeys: [] }), metadata: fc.record({ labels }, { requiredKeys: [] }), spec: fc.record({ size: fc.constant(9) }) }, { requiredKeys: ['status'] }),
+        )
         .chain(([n, b]) => dryRunQuery.map((query): Step => ({ op: 'patch', kind, name: n, type: 'merge', body: b, query, subresource: 'status' }))),
       fc
         .tuple(name, fc.option(fc.oneof(fc.integer({ min: 0, max: 3 }), fc.constant<number | string>(-1), fc.constant<number | string>('2')), { nil: undefined }), dryRunQuery)

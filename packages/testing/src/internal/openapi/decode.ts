@@ -367,11 +367,13 @@ export function applyProblem(config: Json, apiVersion: string, kind: string, crd
   const schema = crdSchema ? { node: crdSchema as SchemaNode, name: undefined } : kindSchema(apiVersion, kind);
   if (!schema) return undefined;
   const problems: string[] = [];
-  const walk = (value: unknown, r: Resolved | undefined, path: string): string | undefined => {
+  const walk = (value: unknown, r: Resolved | undefined, path: string, preserved = false): string | undefined => {
     if (!r || value === null || value === undefined) return undefined;
     const n = r.node;
     if (r.name === QUANTITY || r.name === INT_OR_STRING || (n as { 'x-kubernetes-int-or-string'?: boolean })['x-kubernetes-int-or-string'] === true) return undefined;
     if (n['x-kubernetes-preserve-unknown-fields'] === true && !n.properties) return undefined;
+    // under a node that keeps unknown fields, a custom resource's typed converter takes undeclared ones (the write prunes them; found by the fuzzer)
+    const keeps = preserved || (crdSchema !== undefined && n['x-kubernetes-preserve-unknown-fields'] === true);
     // built-in kinds' typed converter shows the value, a CRD's the JSON type (found by the differential fuzzer)
     const jsonKind = typeof value === 'string' ? 'string' : typeof value === 'boolean' ? 'bool' : typeof value === 'number' ? (Number.isInteger(value) ? 'int64' : 'float64') : Array.isArray(value) ? 'list' : 'map';
     const got = crdSchema ? `got ${jsonKind}` : `got &value.valueUnstructured{Value:${JSON.stringify(value) ?? 'null'}}`;
@@ -386,7 +388,7 @@ export function applyProblem(config: Json, apiVersion: string, kind: string, crd
       case 'array':
         if (!Array.isArray(value)) return `${path}: expected list, ${got}`;
         for (const item of value) {
-          const p = walk(item, resolve(n.items), path);
+          const p = walk(item, resolve(n.items), path, keeps);
           if (p) problems.push(p);
         }
         return undefined;
@@ -395,11 +397,11 @@ export function applyProblem(config: Json, apiVersion: string, kind: string, crd
         for (const [k, v] of Object.entries(value)) {
           // what the schema does not declare is refused, also in a custom resource's structural schema (where a write prunes it); not where it keeps unknown fields
           const envelope = crdSchema !== undefined && path === '' && (k === 'apiVersion' || k === 'kind' || k === 'metadata');
-          if (n.properties && !Object.hasOwn(n.properties, k) && !envelope && typeof n.additionalProperties !== 'object' && n['x-kubernetes-preserve-unknown-fields'] !== true) {
+          if (n.properties && !Object.hasOwn(n.properties, k) && !envelope && typeof n.additionalProperties !== 'object' && !keeps) {
             problems.push(`${path}.${k}: field not declared in schema`);
             continue;
           }
-          const p = walk(v, childOf(r, k), `${path}.${k}`);
+          const p = walk(v, childOf(r, k), `${path}.${k}`, keeps);
           if (p) problems.push(p);
         }
         return undefined;
