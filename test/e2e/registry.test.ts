@@ -23,10 +23,12 @@ import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { createClient, loadKubeConfig } from '@kubeloop/client';
+import { createClient, loadKubeConfig, mergePatch } from '@kubeloop/client';
+import { installWebhooks } from '@kubeloop/envtest';
 import { ConfigMap } from '@kubeloop/scheme';
 import { LONG_RUNNING, NOT_IN_WALKTHROUGH, WALKTHROUGH_FILES, WALKTHROUGH_PROJECT, commandsOf } from '../support/doc-commands.js';
 import type { DocCommand } from '../support/doc-commands.js';
+import { testKubeConfig } from '../support/env.js';
 import { freePort, httpsGet } from '../support/net.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -36,15 +38,17 @@ const MINUTE = 60_000;
 interface Step {
   readonly step: string;
   readonly ms: number;
+  /** A step on the path from an empty directory to a reconciling operator with a webhook (summed at the end). */
+  readonly path?: true;
 }
 const steps: Step[] = [];
 
-async function timed<T>(step: string, fn: () => Promise<T>): Promise<T> {
+async function timed<T>(step: string, fn: () => Promise<T>, path = false): Promise<T> {
   const started = performance.now();
   try {
     return await fn();
   } finally {
-    steps.push({ step, ms: Math.round(performance.now() - started) });
+    steps.push({ step, ms: Math.round(performance.now() - started), ...(path ? { path: true as const } : {}) });
   }
 }
 
@@ -101,6 +105,36 @@ const publicPackages = readdirSync(join(root, 'packages'))
   .filter((p) => !p.manifest.private);
 
 
+/** cert-manager's Certificate CRD, trimmed to what the tests use: a kind the projects do not own, vendored as docs/schema.md says. */
+const vendored = [
+  'apiVersion: apiextensions.k8s.io/v1',
+  'kind: CustomResourceDefinition',
+  'metadata: { name: certificates.cert-manager.io }',
+  'spec:',
+  '  group: cert-manager.io',
+  '  scope: Namespaced',
+  '  names: { plural: certificates, singular: certificate, kind: Certificate, listKind: CertificateList, shortNames: [cert, certs] }',
+  '  versions:',
+  '    - name: v1',
+  '      served: true',
+  '      storage: true',
+  '      subresources: { status: {} }',
+  '      schema:',
+  '        openAPIV3Schema:',
+  '          type: object',
+  '          required: [spec]',
+  '          properties:',
+  '            spec:',
+  '              type: object',
+  '              required: [secretName, issuerRef]',
+  '              properties:',
+  '                secretName: { type: string }',
+  '                dnsNames: { type: array, items: { type: string } }',
+  '                issuerRef: { type: object, required: [name], properties: { name: { type: string }, kind: { type: string } } }',
+  '            status: { type: object, x-kubernetes-preserve-unknown-fields: true }',
+  '',
+].join('\n');
+
 describe.skipIf(!enabled)('a new user, from a registry to a running operator (KUBELOOP_E2E_REGISTRY=1)', () => {
   let work: string;
   let registry: string;
@@ -115,6 +149,49 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
    * kubeconfig holding the same token, and says so in the test's name.
    */
   const inClusterStyle = spawnSync('unshare', ['--mount', 'sh', '-c', 'mount -t tmpfs tmpfs /run'], { stdio: 'ignore' }).status === 0;
+
+  /** A token of a ServiceAccount (TokenRequest, 10 minutes), as the kubelet mounts one in a pod. */
+  const serviceAccountToken = async (client: ReturnType<typeof createClient>, namespace: string, name: string): Promise<string> =>
+    (await client.subResource('token').create<{ status: { token: string } }>({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace, name } }, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } })).status.token;
+
+  /**
+   * The built operator (dist/main.js of the demo) started as a ServiceAccount holding `token`,
+   * with `flags`: in a pod's view where the machine allows one (inClusterStyle), else with a
+   * kubeconfig holding the token. `dir` names the directory under the run's work directory
+   * that holds the mounted service account files.
+   */
+  function startAsServiceAccount(token: string, flags: readonly string[], dir: string): { operator: ChildProcess; logs: () => string } {
+    const admin = parseAllDocuments(readFileSync(inject('kubeconfigPath'), 'utf8'))[0]!.toJSON() as { clusters: { cluster: { server: string; 'certificate-authority-data'?: string; 'certificate-authority'?: string } }[]; users: { name: string; user: Record<string, unknown> }[] };
+    let operator: ChildProcess;
+    if (inClusterStyle) {
+      // As in a pod: the service account's token, CA and namespace mounted at
+      // /var/run/secrets/kubernetes.io/serviceaccount (in a mount namespace of its own,
+      // over a private tmpfs on /run), KUBERNETES_SERVICE_HOST/PORT set, no kubeconfig anywhere:
+      // the scaffold's main finds the cluster as it would in the cluster.
+      const cluster = admin.clusters[0]!.cluster;
+      const serviceAccount = join(work, dir);
+      mkdirSync(serviceAccount);
+      writeFileSync(join(serviceAccount, 'token'), token);
+      writeFileSync(join(serviceAccount, 'namespace'), 'demo-system');
+      writeFileSync(join(serviceAccount, 'ca.crt'), cluster['certificate-authority-data'] ? Buffer.from(cluster['certificate-authority-data'], 'base64') : readFileSync(cluster['certificate-authority']!));
+      const server = new URL(cluster.server);
+      const mountAndRun = 'mount -t tmpfs tmpfs /run && mkdir -p /run/secrets/kubernetes.io/serviceaccount && mount --bind "$SA_DIR" /run/secrets/kubernetes.io/serviceaccount && exec node dist/main.js "$@"';
+      operator = spawn('unshare', ['--mount', 'sh', '-c', mountAndRun, 'operator', ...flags], {
+        cwd: project,
+        env: { ...env, HOME: join(work, 'nohome'), KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port, POD_NAMESPACE: 'demo-system', SA_DIR: serviceAccount },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } else {
+      // No mount namespace here: the admin kubeconfig with its user swapped for the ServiceAccount's token.
+      const saKubeconfig = join(work, `${dir}-kubeconfig.yaml`);
+      writeFileSync(saKubeconfig, JSON.stringify({ ...admin, users: admin.users.map((u) => ({ name: u.name, user: { token } })) }));
+      operator = spawn('node', ['dist/main.js', '--kubeconfig', saKubeconfig, ...flags], { cwd: project, env: { ...env, POD_NAMESPACE: 'demo-system' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    }
+    let logs = '';
+    operator.stdout?.on('data', (c: Buffer) => (logs += c.toString()));
+    operator.stderr?.on('data', (c: Buffer) => (logs += c.toString()));
+    return { operator, logs: () => logs };
+  }
 
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), 'kubeloop-e2e-'));
@@ -182,9 +259,17 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     verdaccio?.kill('SIGTERM');
     const lines = steps.map((s) => `  ${s.step.padEnd(58)} ${(s.ms / 1000).toFixed(1).padStart(7)} s`);
     const total = steps.reduce((sum, s) => sum + s.ms, 0);
-    process.stdout.write(`\n[e2e registry] step times:\n${lines.join('\n')}\n  ${'total'.padEnd(58)} ${(total / 1000).toFixed(1).padStart(7)} s\n`);
+    // Machine time from an empty directory to an operator reconciling with its webhook: the steps marked
+    // path (create, install, create api, generate types, create webhook, generate, build, run), not the
+    // checks this test adds between them (generate:check, typecheck, lint, tests, the earlier runs).
+    const path = steps.filter((s) => s.path);
+    const pathMs = path.reduce((sum, s) => sum + s.ms, 0);
+    process.stdout.write(
+      `\n[e2e registry] step times:\n${lines.join('\n')}\n  ${'total'.padEnd(58)} ${(total / 1000).toFixed(1).padStart(7)} s\n` +
+        `  ${'empty directory -> reconciling operator with a webhook'.padEnd(58)} ${(pathMs / 1000).toFixed(1).padStart(7)} s (${path.length} steps: ${path.map((s) => s.step).join('; ')})\n`,
+    );
     mkdirSync(join(root, '.tmp'), { recursive: true });
-    writeFileSync(join(root, '.tmp', 'e2e-registry-times.json'), `${JSON.stringify({ steps, totalMs: total }, null, 2)}\n`);
+    writeFileSync(join(root, '.tmp', 'e2e-registry-times.json'), `${JSON.stringify({ steps, totalMs: total, emptyDirectoryToWebhookOperatorMs: pathMs }, null, 2)}\n`);
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
@@ -225,7 +310,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
   it('pnpm create kubeloop demo, outside the workspace', async () => {
     const users = join(work, 'home');
     mkdirSync(users);
-    await timed('pnpm create kubeloop demo', () => ok('pnpm', ['create', 'kubeloop', 'demo'], { cwd: users, env, timeoutMs: 5 * MINUTE }));
+    await timed('pnpm create kubeloop demo', () => ok('pnpm', ['create', 'kubeloop', 'demo'], { cwd: users, env, timeoutMs: 5 * MINUTE }), true);
     project = join(users, 'demo');
     expect(existsSync(join(project, 'src', 'main.ts'))).toBe(true);
     const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; pnpm?: unknown };
@@ -234,7 +319,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
   }, 10 * MINUTE);
 
   it('pnpm install from the registry (no overrides, no links)', async () => {
-    await timed('pnpm install (demo)', () => ok('pnpm', ['install'], { cwd: project, env, timeoutMs: 15 * MINUTE }));
+    await timed('pnpm install (demo)', () => ok('pnpm', ['install'], { cwd: project, env, timeoutMs: 15 * MINUTE }), true);
     const lock = readFileSync(join(project, 'pnpm-lock.yaml'), 'utf8');
     // Every package resolved from the registry: no link:, file: or workspace: versions.
     expect(lock).not.toMatch(/(specifier|version): (link|file|workspace):/);
@@ -249,7 +334,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
   }, 10 * MINUTE);
 
   it('kubeloop create api adds a kind, and pnpm generate writes its CRD and the role', async () => {
-    const out = await timed('kubeloop create api (demo: Blog)', () => ok('pnpm', ['exec', 'kubeloop', 'create', 'api', '--group', 'demo.example.com', '--version', 'v1', '--kind', 'Blog'], { cwd: project, env, timeoutMs: MINUTE }));
+    const out = await timed('kubeloop create api (demo: Blog)', () => ok('pnpm', ['exec', 'kubeloop', 'create', 'api', '--group', 'demo.example.com', '--version', 'v1', '--kind', 'Blog'], { cwd: project, env, timeoutMs: MINUTE }), true);
     expect(out).toContain('created src/apis/blog.ts');
     await timed('pnpm generate (demo)', () => ok('pnpm', ['generate'], { cwd: project, env, timeoutMs: 5 * MINUTE }));
     expect(readFileSync(join(project, 'config', 'crd', 'blogs.demo.example.com.yaml'), 'utf8')).toContain('kind: Blog');
@@ -400,41 +485,10 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     };
     await apply(join(project, 'config', 'manager', 'namespace.yaml'));
     for (const f of readdirSync(join(project, 'config', 'rbac')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')) await apply(join(project, 'config', 'rbac', f));
-    const tokenOf = async (namespace: string, name: string): Promise<string> =>
-      (await client.subResource('token').create<{ status: { token: string } }>({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace, name } }, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } })).status.token;
-    const admin = parseAllDocuments(readFileSync(kubeconfigPath, 'utf8'))[0]!.toJSON() as { clusters: { cluster: { server: string; 'certificate-authority-data'?: string; 'certificate-authority'?: string } }[]; users: { name: string; user: Record<string, unknown> }[] };
-    const token = await tokenOf('demo-system', 'demo-manager');
+    const tokenOf = (namespace: string, name: string) => serviceAccountToken(client, namespace, name);
     const metricsPort = await freePort();
     const probePort = await freePort();
-    const flags = ['--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`, '--leader-elect'];
-    let operator;
-    if (inClusterStyle) {
-      // As in a pod: the service account's token, CA and namespace mounted at
-      // /var/run/secrets/kubernetes.io/serviceaccount (in a mount namespace of its own,
-      // over a private tmpfs on /run), KUBERNETES_SERVICE_HOST/PORT set, no kubeconfig anywhere:
-      // the scaffold's main finds the cluster as it would in the cluster.
-      const cluster = admin.clusters[0]!.cluster;
-      const serviceAccount = join(work, 'serviceaccount');
-      mkdirSync(serviceAccount);
-      writeFileSync(join(serviceAccount, 'token'), token);
-      writeFileSync(join(serviceAccount, 'namespace'), 'demo-system');
-      writeFileSync(join(serviceAccount, 'ca.crt'), cluster['certificate-authority-data'] ? Buffer.from(cluster['certificate-authority-data'], 'base64') : readFileSync(cluster['certificate-authority']!));
-      const server = new URL(cluster.server);
-      const mountAndRun = 'mount -t tmpfs tmpfs /run && mkdir -p /run/secrets/kubernetes.io/serviceaccount && mount --bind "$SA_DIR" /run/secrets/kubernetes.io/serviceaccount && exec node dist/main.js "$@"';
-      operator = spawn('unshare', ['--mount', 'sh', '-c', mountAndRun, 'operator', ...flags], {
-        cwd: project,
-        env: { ...env, HOME: join(work, 'nohome'), KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port, POD_NAMESPACE: 'demo-system', SA_DIR: serviceAccount },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-    } else {
-      // No mount namespace here: the admin kubeconfig with its user swapped for the ServiceAccount's token.
-      const saKubeconfig = join(work, 'sa-kubeconfig.yaml');
-      writeFileSync(saKubeconfig, JSON.stringify({ ...admin, users: admin.users.map((u) => ({ name: u.name, user: { token } })) }));
-      operator = spawn('node', ['dist/main.js', '--kubeconfig', saKubeconfig, ...flags], { cwd: project, env: { ...env, POD_NAMESPACE: 'demo-system' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    }
-    let logs = '';
-    operator.stdout.on('data', (c: Buffer) => (logs += c.toString()));
-    operator.stderr.on('data', (c: Buffer) => (logs += c.toString()));
+    const { operator, logs } = startAsServiceAccount(await tokenOf('demo-system', 'demo-manager'), ['--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`, '--leader-elect'], 'serviceaccount');
     try {
       await timed('operator as its ServiceAccount: a Website reconciled', async () => {
         await client.apply({ apiVersion: 'demo.example.com/v1', kind: 'Website', metadata: { name: 'as-sa', namespace: 'default' }, spec: { title: 'Least privilege' } }, { force: true });
@@ -442,18 +496,18 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
         for (;;) {
           const cm = await client.get(ConfigMap, { namespace: 'default', name: 'as-sa-site' }).catch(() => undefined);
           if (cm?.data?.['index.html']?.includes('Least privilege')) break;
-          if (Date.now() > deadline) throw new Error(`the operator did not reconcile as its ServiceAccount; its logs:\n${logs.slice(-4000)}`);
-          if (operator.exitCode !== null) throw new Error(`the operator exited ${operator.exitCode}:\n${logs.slice(-4000)}`);
+          if (Date.now() > deadline) throw new Error(`the operator did not reconcile as its ServiceAccount; its logs:\n${logs().slice(-4000)}`);
+          if (operator.exitCode !== null) throw new Error(`the operator exited ${operator.exitCode}:\n${logs().slice(-4000)}`);
           await new Promise((r) => setTimeout(r, 250));
         }
       });
       expect((await fetch(`http://127.0.0.1:${probePort}/readyz`)).status).toBe(200);
       // It found the cluster the way it was meant to.
-      if (inClusterStyle) expect(logs).toContain('"source":"in-cluster service account (/var/run/secrets/kubernetes.io/serviceaccount)"');
+      if (inClusterStyle) expect(logs()).toContain('"source":"in-cluster service account (/var/run/secrets/kubernetes.io/serviceaccount)"');
       // Secure metrics need the operator's own TokenReview and SubjectAccessReview rights (config/rbac/role.yaml).
       const scraped = await httpsGet(`https://127.0.0.1:${metricsPort}/metrics`, { token: await tokenOf('default', 'prometheus-e2e') });
       expect(scraped.status).toBe(200);
-      expect(logs).not.toMatch(/forbidden/i);
+      expect(logs()).not.toMatch(/forbidden/i);
     } finally {
       operator.kill('SIGTERM');
       await new Promise((r) => operator.once('close', r));
@@ -485,6 +539,190 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
       await new Promise((r) => operator.once('close', r));
     }
   }, 5 * MINUTE);
+  // Issue 25's Done-when: the demo grows a webhook and a kind it does not own, as a user adds them
+  // (the steps of the scaffold's README: generate types from a vendored CRD, a controller for it,
+  // create webhook), is deployed from its generated manifests (a server-side dry run, the image set
+  // at deploy time) and runs under its generated role with the API server calling its webhook.
+  it('an operator with a webhook and a foreign kind: generate types from cert-manager\'s vendored CRD, a controller for Certificates, create webhook --defaulting --programmatic-validation, pnpm generate', async () => {
+    // cert-manager's own CRD, where the scaffold's README keeps kinds you do not own (not config/crd: not yours, not deployed).
+    mkdirSync(join(project, 'vendor', 'crds'), { recursive: true });
+    writeFileSync(join(project, 'vendor', 'crds', 'certificates.cert-manager.io.yaml'), readFileSync(join(root, 'packages', 'create-kubeloop', 'test', 'fixtures', 'crds', 'certificates.cert-manager.io.yaml')));
+    const types = await timed('kubeloop generate types vendor/crds/ (demo: cert-manager Certificate)', () => ok('pnpm', ['exec', 'kubeloop', 'generate', 'types', 'vendor/crds/', '--out', 'src/generated'], { cwd: project, env, timeoutMs: MINUTE }), true);
+    expect(stripVTControlCharacters(types)).toMatch(/1 kind\(s\)/);
+    expect(readFileSync(join(project, 'src', 'generated', 'certificates.cert-manager.io.ts'), 'utf8')).toContain('"foreign": true');
+
+    // What the user writes: a controller for Certificates (reads them, writes a ConfigMap of each one's DNS names),
+    // registered in setupControllers, the kind added to main's scheme.
+    writeFileSync(
+      join(project, 'src', 'controllers', 'certificate-controller.ts'),
+      [
+        '/** cert-manager\'s Certificates (a kind this project does not own): the DNS names of each, in a ConfigMap beside it. */',
+        "import { isNotFound } from '@kubeloop/client';",
+        "import { Result, createOrUpdate } from '@kubeloop/manager';",
+        "import type { Manager } from '@kubeloop/manager';",
+        "import { ConfigMap } from '@kubeloop/scheme';",
+        "import { Certificate } from '../generated/certificates.cert-manager.io.js';",
+        '',
+        '/** Registers the Certificate controller: it only reads Certificates, and writes ConfigMaps. */',
+        'export function setupCertificateController(manager: Manager): void {',
+        '  manager',
+        '    .controller()',
+        "    .named('certificate')",
+        '    .for(Certificate)',
+        "    .withPermissions({ resource: ConfigMap, verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] })",
+        '    .complete(async (request) => {',
+        '      const certificate = await manager.client.get(Certificate, { namespace: request.namespace!, name: request.name }).catch((err: unknown) => {',
+        '        if (isNotFound(err)) return undefined;',
+        '        throw err;',
+        '      });',
+        '      if (!certificate) return Result.done();',
+        "      const cm: ConfigMap & { apiVersion: 'v1'; kind: 'ConfigMap' } = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${request.name}-dns-names`, namespace: request.namespace! } };",
+        '      await createOrUpdate(manager.client, cm, (c) => {',
+        "        c.data = { dnsNames: (certificate.spec.dnsNames ?? []).join(',') };",
+        '      });',
+        '      return Result.done();',
+        '    });',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    const edit = (file: string, change: (text: string) => string) => {
+      const before = readFileSync(join(project, file), 'utf8');
+      const after = change(before);
+      expect(after, `the edit of ${file} changed nothing`).not.toBe(before);
+      writeFileSync(join(project, file), after);
+    };
+    edit('src/controllers/index.ts', (t) =>
+      t
+        .replace('// kubeloop:scaffold:imports', "import { setupCertificateController } from './certificate-controller.js';\n// kubeloop:scaffold:imports")
+        .replace('  // kubeloop:scaffold:controllers', '  setupCertificateController(manager);\n  // kubeloop:scaffold:controllers'),
+    );
+    edit('src/main.ts', (t) =>
+      t.replace('// kubeloop:scaffold:imports', "import { Certificate } from './generated/certificates.cert-manager.io.js';\n// kubeloop:scaffold:imports").replace(' /* kubeloop:scaffold:kinds */', ', Certificate /* kubeloop:scaffold:kinds */'),
+    );
+
+    const created = await timed('kubeloop create webhook (demo: Blog, --defaulting --programmatic-validation)', () =>
+      ok('pnpm', ['exec', 'kubeloop', 'create', 'webhook', '--group', 'demo.example.com', '--version', 'v1', '--kind', 'Blog', '--defaulting', '--programmatic-validation'], { cwd: project, env, timeoutMs: MINUTE }), true);
+    expect(created).toContain('src/webhooks/blog-webhook.ts');
+    // The webhook's bodies, as the user fills them in: a message defaulted when left empty, markup refused.
+    edit('src/webhooks/blog-webhook.ts', (t) =>
+      t
+        .replace("import { Blog } from '../apis/index.js';", "import { fieldError } from '@kubeloop/webhook';\nimport { Blog } from '../apis/index.js';")
+        .replace('    void obj; // nothing to default yet', "    obj.spec.message ||= 'Hello from the defaulter';")
+        .replace('    void obj; // no checks yet', "    if (obj.spec.message.includes('<')) errors.push(fieldError.invalid('spec.message', obj.spec.message, 'must not hold markup'));"),
+    );
+
+    const generated = await timed('pnpm generate (demo: CRDs, role, webhooks)', () => ok('pnpm', ['generate'], { cwd: project, env, timeoutMs: 5 * MINUTE }), true);
+    // No CRD of ours for cert-manager's kind; reads alone on it in the role, no status verbs.
+    expect(generated).toContain('no CRD for Certificate.cert-manager.io');
+    expect(readdirSync(join(project, 'config', 'crd')).filter((f) => f.includes('cert-manager'))).toEqual([]);
+    const role = parseAllDocuments(readFileSync(join(project, 'config', 'rbac', 'role.yaml'), 'utf8')).map((d) => d.toJSON() as { kind: string; rules?: { apiGroups: string[]; resources: string[]; verbs: string[] }[] });
+    const certRules = role.filter((d) => d.kind === 'ClusterRole').flatMap((d) => d.rules ?? []).filter((r) => r.apiGroups.includes('cert-manager.io'));
+    expect(certRules).toEqual([{ apiGroups: ['cert-manager.io'], resources: ['certificates'], verbs: ['get', 'list', 'watch'] }]);
+    const webhookDocs = parseAllDocuments(readFileSync(join(project, 'config', 'webhook', 'manifests.yaml'), 'utf8')).map((d) => d.toJSON() as { kind: string; metadata: { name: string }; webhooks?: { clientConfig: { service?: { name: string; namespace: string } } }[] });
+    const configurations = webhookDocs.filter((d) => d.kind.endsWith('WebhookConfiguration'));
+    expect(configurations.map((d) => `${d.kind}/${d.metadata.name}`).sort()).toEqual(['MutatingWebhookConfiguration/demo-mutating-webhook-configuration', 'ValidatingWebhookConfiguration/demo-validating-webhook-configuration']);
+    expect(configurations.flatMap((d) => d.webhooks ?? []).map((w) => w.clientConfig.service)).toEqual([expect.objectContaining({ name: 'demo-webhook-service', namespace: 'demo-system' }), expect.objectContaining({ name: 'demo-webhook-service', namespace: 'demo-system' })]);
+
+    await timed('pnpm build (demo with webhook + Certificate controller)', () => ok('pnpm', ['build'], { cwd: project, env, timeoutMs: 5 * MINUTE }), true);
+    await timed('pnpm typecheck + lint + generate:check (demo with webhook)', async () => {
+      await ok('pnpm', ['typecheck'], { cwd: project, env, timeoutMs: 5 * MINUTE });
+      await ok('pnpm', ['lint'], { cwd: project, env, timeoutMs: 5 * MINUTE });
+      await ok('pnpm', ['generate:check'], { cwd: project, env, timeoutMs: 5 * MINUTE });
+    });
+  }, 20 * MINUTE);
+
+  it('deploys from the generated manifests: IMG=... pnpm run deploy -- --dry-run server (kustomize config/default, webhooks included)', async () => {
+    const kubeconfigPath = inject('kubeconfigPath');
+    const client = createClient({ kubeConfig: loadKubeConfig(kubeconfigPath), fieldOwner: 'e2e-registry' });
+    // A dry run cannot create the namespace its other objects go into: that one is made for real.
+    for (const doc of parseAllDocuments(readFileSync(join(project, 'config', 'manager', 'namespace.yaml'), 'utf8'))) await client.apply(doc.toJSON() as { apiVersion: string; kind: string; metadata: { name: string } }, { force: true });
+    const out = await timed('IMG=registry.example.com/demo:0.1.0 pnpm run deploy -- --dry-run server', () =>
+      ok('pnpm', ['run', 'deploy', '--', '--dry-run', 'server'], { cwd: project, env: { ...env, IMG: 'registry.example.com/demo:0.1.0', KUBECONFIG: kubeconfigPath }, timeoutMs: 5 * MINUTE }));
+    for (const object of [
+      'customresourcedefinition.apiextensions.k8s.io/blogs.demo.example.com',
+      'customresourcedefinition.apiextensions.k8s.io/websites.demo.example.com',
+      'serviceaccount/demo-manager',
+      'clusterrole.rbac.authorization.k8s.io/demo-manager',
+      'deployment.apps/demo-manager',
+      'service/demo-webhook-service',
+      'validatingwebhookconfiguration.admissionregistration.k8s.io/demo-validating-webhook-configuration',
+      'mutatingwebhookconfiguration.admissionregistration.k8s.io/demo-mutating-webhook-configuration',
+    ]) {
+      expect(out, out).toContain(`${object} serverside-applied (server dry run)`);
+    }
+    // cert-manager's CRD is not the project's to deploy.
+    expect(out).not.toContain('certificates.cert-manager.io');
+  }, 10 * MINUTE);
+
+  it(`the operator with its webhook runs under the generated role (${inClusterStyle ? 'in-cluster service account' : 'a kubeconfig with the ServiceAccount\'s token'}): a Blog defaulted, one refused, a Certificate reconciled, no 403`, async () => {
+    const kubeconfigPath = inject('kubeconfigPath');
+    const client = createClient({ kubeConfig: loadKubeConfig(kubeconfigPath), fieldOwner: 'e2e-registry' });
+    const apply = async (docs: readonly { apiVersion: string; kind: string; metadata: { name: string } }[]) => {
+      for (const doc of docs) await client.apply(doc, { force: true });
+    };
+    const docsOf = (file: string) => parseAllDocuments(readFileSync(join(project, file), 'utf8')).map((d) => d.toJSON() as { apiVersion: string; kind: string; metadata: { name: string } });
+    // What deploy applies for the operator's rights: the namespace, config/rbac and the certificate roles of the
+    // generated webhook manifests; the project's CRDs; cert-manager's CRD, as a cluster with cert-manager has it.
+    await apply(docsOf('config/manager/namespace.yaml'));
+    for (const f of readdirSync(join(project, 'config', 'rbac')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')) await apply(docsOf(`config/rbac/${f}`));
+    await apply(docsOf('config/webhook/manifests.yaml').filter((d) => !d.kind.endsWith('WebhookConfiguration')));
+    for (const f of readdirSync(join(project, 'config', 'crd')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')) await apply(docsOf(`config/crd/${f}`));
+    const kubectlEnv = { ...env, KUBECONFIG: kubeconfigPath };
+    await ok('kubectl', ['apply', '--server-side', '-f', 'vendor/crds'], { cwd: project, env: kubectlEnv, timeoutMs: MINUTE });
+    await ok('kubectl', ['wait', '--for', 'condition=Established', '--timeout', '60s', 'crd/certificates.cert-manager.io', 'crd/blogs.demo.example.com'], { cwd: project, env: kubectlEnv, timeoutMs: 2 * MINUTE });
+    // The generated webhook configurations, pointed by envtest at this machine with a certificate for it
+    // (what `kubeloop-envtest start --webhooks config/webhook/manifests.yaml` does for a local run).
+    const hooks = await installWebhooks(testKubeConfig(), { configurations: [join(project, 'config', 'webhook', 'manifests.yaml')] });
+    const probePort = await freePort();
+    const flags = ['--metrics-bind-address', `127.0.0.1:${await freePort()}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`, '--leader-elect', '--webhook-port', String(hooks.port), '--webhook-cert-dir', hooks.certDir];
+    const token = await serviceAccountToken(client, 'demo-system', 'demo-manager');
+    const { operator, logs } = startAsServiceAccount(token, flags, 'serviceaccount-webhooks');
+    const blog = (name: string) => client.get({ apiVersion: 'demo.example.com/v1', kind: 'Blog' }, { namespace: 'default', name }) as unknown as Promise<{ spec: { message?: string }; status?: { conditions?: { type: string; status: string }[] } }>;
+    try {
+      await timed('operator with its webhook, as its ServiceAccount: start → a Blog defaulted by its webhook, a Certificate reconciled', async () => {
+        const deadline = Date.now() + 2 * MINUTE;
+        // The mutating webhook fails closed until the operator serves it: create until the API server got an answer.
+        let last: unknown;
+        for (;;) {
+          const created = await client.create({ apiVersion: 'demo.example.com/v1', kind: 'Blog', metadata: { name: 'defaulted', namespace: 'default' }, spec: {} }).then(() => true, (err: unknown) => ((last = err), false));
+          if (created) break;
+          if (operator.exitCode !== null) throw new Error(`the operator exited ${operator.exitCode}:\n${logs().slice(-4000)}`);
+          if (Date.now() > deadline) throw new Error(`no Blog was admitted within 2 minutes (last: ${String(last)}); the operator's logs:\n${logs().slice(-4000)}`);
+          await new Promise((r) => setTimeout(r, 250));
+        }
+        await client.create({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'demo-cert', namespace: 'default' }, spec: { secretName: 'demo-cert-tls', dnsNames: ['demo.example.com', 'www.demo.example.com'], issuerRef: { name: 'selfsigned', kind: 'Issuer' } } });
+        for (;;) {
+          const cm = await client.get(ConfigMap, { namespace: 'default', name: 'demo-cert-dns-names' }).catch(() => undefined);
+          if (cm?.data?.['dnsNames'] === 'demo.example.com,www.demo.example.com') break;
+          if (operator.exitCode !== null) throw new Error(`the operator exited ${operator.exitCode}:\n${logs().slice(-4000)}`);
+          if (Date.now() > deadline) throw new Error(`the Certificate was not reconciled; the operator's logs:\n${logs().slice(-4000)}`);
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      }, true);
+      // Stored as the defaulter left it, and reconciled by the Blog controller.
+      expect((await blog('defaulted')).spec.message).toBe('Hello from the defaulter');
+      const deadline = Date.now() + 2 * MINUTE;
+      while (!(await blog('defaulted')).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) {
+        if (Date.now() > deadline) throw new Error(`the defaulted Blog did not become Ready:\n${logs().slice(-4000)}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      // Refused by the validator, with its field error, on create and on update; nothing stored.
+      const refusal = /admission webhook "[^"]+" denied the request: .*spec\.message: Invalid value: "<b>bold<\/b>": must not hold markup/;
+      await expect(client.create({ apiVersion: 'demo.example.com/v1', kind: 'Blog', metadata: { name: 'markup', namespace: 'default' }, spec: { message: '<b>bold</b>' } })).rejects.toThrow(refusal);
+      await expect(blog('markup')).rejects.toThrow(/not found/);
+      await expect(client.patch({ apiVersion: 'demo.example.com/v1', kind: 'Blog', metadata: { name: 'defaulted', namespace: 'default' } }, mergePatch({ spec: { message: '<b>bold</b>' } }))).rejects.toThrow(refusal);
+      expect((await fetch(`http://127.0.0.1:${probePort}/readyz`)).status).toBe(200);
+      if (inClusterStyle) expect(logs()).toContain('"source":"in-cluster service account (/var/run/secrets/kubernetes.io/serviceaccount)"');
+      // Every request it made was allowed by the generated role.
+      expect(logs()).not.toMatch(/forbidden|\b403\b/i);
+    } finally {
+      await hooks.uninstall();
+      operator.kill('SIGTERM');
+      if (operator.exitCode === null && operator.signalCode === null) await new Promise((r) => operator.once('close', r));
+    }
+  }, 10 * MINUTE);
+
   it(`every command of ${WALKTHROUGH_FILES.join(', ')}, exactly as written, in a new project (${WALKTHROUGH_PROJECT})`, async () => {
     // A user's machine: ~/.kube/config is this run's control plane, so `--kubeconfig ~/.kube/config` and
     // kubectl reach it; ~/.cache is the real one (envtest's binaries, pnpm's metadata), the pnpm store too.
@@ -498,34 +736,6 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     mkdirSync(users);
     // What the docs say is there before their commands: kinds we do not own, their CRDs vendored
     // (schema.md: `generate types vendor/crds/`) and installed in the cluster (`--cluster --group cert-manager.io`).
-    const vendored = [
-      'apiVersion: apiextensions.k8s.io/v1',
-      'kind: CustomResourceDefinition',
-      'metadata: { name: certificates.cert-manager.io }',
-      'spec:',
-      '  group: cert-manager.io',
-      '  scope: Namespaced',
-      '  names: { plural: certificates, singular: certificate, kind: Certificate, listKind: CertificateList, shortNames: [cert, certs] }',
-      '  versions:',
-      '    - name: v1',
-      '      served: true',
-      '      storage: true',
-      '      subresources: { status: {} }',
-      '      schema:',
-      '        openAPIV3Schema:',
-      '          type: object',
-      '          required: [spec]',
-      '          properties:',
-      '            spec:',
-      '              type: object',
-      '              required: [secretName, issuerRef]',
-      '              properties:',
-      '                secretName: { type: string }',
-      '                dnsNames: { type: array, items: { type: string } }',
-      '                issuerRef: { type: object, required: [name], properties: { name: { type: string }, kind: { type: string } } }',
-      '            status: { type: object, x-kubernetes-preserve-unknown-fields: true }',
-      '',
-    ].join('\n');
     const setup: Record<string, (dir: string) => Promise<void>> = {
       'docs/schema.md': async (dir) => {
         mkdirSync(join(dir, 'vendor', 'crds'), { recursive: true });
