@@ -747,6 +747,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     const expected: Record<string, RegExp> = {
       'pnpm test': /Tests\s+\d+ passed/,
       'kubectl auth can-i patch websites.website-operator.example.com --subresource=status --as system:serviceaccount:website-operator-system:website-operator-manager -A': /^yes/m,
+      'kubectl auth can-i get /metrics --as system:serviceaccount:monitoring:prometheus-k8s': /^yes/m,
       "kubectl -n website-operator-system get deployment website-operator-manager -o jsonpath='{.spec.template.spec.containers[0].image}'": /^registry\.example\.com\/website-operator:0\.1\.0$/,
       'pnpm exec kubeloop generate types vendor/crds/ --out src/generated': /1 kind\(s\)/,
     };

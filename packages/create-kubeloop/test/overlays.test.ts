@@ -136,15 +136,27 @@ describe('the scaffold\'s kustomize components', () => {
     expect(pod.containers[0]!.args).toContain(`--webhook-cert-dir=${webhookMount!.mountPath}`);
   });
 
-  it('certmanager: webhook configurations get cainjector\'s annotation, their own annotations kept', () => {
-    // Webhook configurations as config/webhook holds them once `kubeloop create webhook` has run.
+  it('certmanager: webhook configurations get cainjector\'s annotation, their own annotations kept; the roles for the operator\'s own certificates are not deployed', () => {
+    // config/webhook as it is once `kubeloop create webhook` and `kubeloop generate webhooks` have run: the configurations,
+    // the roles the operator's self-managed certificates need (certificates: managed, the default), and another role.
     mkdirSync(join(work, 'with-webhooks'));
-    writeFileSync(join(work, 'with-webhooks', 'webhooks.yaml'), ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'].map((kind) => JSON.stringify({ apiVersion: 'admissionregistration.k8s.io/v1', kind, metadata: { name: `${NAME}-${kind.toLowerCase()}`, annotations: { mine: 'kept' } }, webhooks: [] })).join('\n---\n'));
-    writeFileSync(join(work, 'with-webhooks', 'kustomization.yaml'), ['resources:', '  - webhooks.yaml', 'components:', `  - ../${NAME}/config/certmanager`, ''].join('\n'));
-    const objects = parseAllDocuments(kubectlOk(['kustomize', join(work, 'with-webhooks')])).map((d) => d.toJSON() as K8sObject);
+    const roles = ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'].map((kind) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: { name: `${NAME}-webhook-certificates`, ...(kind.startsWith('Role') ? { namespace: NS } : {}) } }));
+    const other = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: `${NAME}-manager` } };
+    const configurations = ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'].map((kind) => ({ apiVersion: 'admissionregistration.k8s.io/v1', kind, metadata: { name: `${NAME}-${kind.toLowerCase()}`, annotations: { mine: 'kept' } }, webhooks: [] }));
+    writeFileSync(join(work, 'with-webhooks', 'webhooks.yaml'), [...configurations, ...roles, other].map((d) => JSON.stringify(d)).join('\n---\n'));
+    const kustomize = (components: readonly string[]) => {
+      writeFileSync(join(work, 'with-webhooks', 'kustomization.yaml'), ['resources:', '  - webhooks.yaml', ...(components.length > 0 ? ['components:', ...components.map((c) => `  - ../${NAME}/config/${c}`)] : []), ''].join('\n'));
+      return parseAllDocuments(kubectlOk(['kustomize', join(work, 'with-webhooks')])).map((d) => d.toJSON() as K8sObject);
+    };
+    const kinds = (objects: readonly K8sObject[]) => objects.filter((o) => o.kind.startsWith('Role') || o.kind.startsWith('ClusterRole')).map((o) => `${o.kind}/${o.metadata.name}`).sort();
+    // Without cert-manager the operator keeps its own certificates: the roles are deployed.
+    expect(kinds(kustomize([]))).toEqual([...roles, other].map((o) => `${o.kind}/${o.metadata.name}`).sort());
+    const objects = kustomize(['certmanager']);
     for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
       expect(find(objects, kind).metadata.annotations).toEqual({ mine: 'kept', 'cert-manager.io/inject-ca-from': `${NS}/${NAME}-serving-cert` });
     }
+    // With cert-manager's certificate mounted (--webhook-cert-dir) they would be unused: only the other role is left.
+    expect(kinds(objects)).toEqual([`ClusterRole/${NAME}-manager`]);
   });
 
   it('network-policy: only the metrics port (from namespaces labelled metrics: enabled) and the webhook port are open, on the manager\'s pods', () => {
