@@ -578,7 +578,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
         '      if (!certificate) return Result.done();',
         "      const cm: ConfigMap & { apiVersion: 'v1'; kind: 'ConfigMap' } = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${request.name}-dns-names`, namespace: request.namespace! } };",
         '      await createOrUpdate(manager.client, cm, (c) => {',
-        "        c.data = { dnsNames: (certificate.spec.dnsNames ?? []).join(',') };",
+        "        c.data = { dnsNames: (certificate.spec?.dnsNames ?? []).join(',') };",
         '      });',
         '      return Result.done();',
         '    });',
@@ -613,8 +613,9 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     );
 
     const generated = await timed('pnpm generate (demo: CRDs, role, webhooks)', () => ok('pnpm', ['generate'], { cwd: project, env, timeoutMs: 5 * MINUTE }), true);
-    // No CRD of ours for cert-manager's kind; reads alone on it in the role, no status verbs.
-    expect(generated).toContain('no CRD for Certificate.cert-manager.io');
+    // No CRD of ours for cert-manager's kind (src/generated is not a kind module, and the kind is marked foreign);
+    // reads alone on it in the role, no status verbs.
+    expect(generated).toContain('kubeloop: wrote config/webhook/manifests.yaml: 2 webhook(s) (mutating Blog, validating Blog)');
     expect(readdirSync(join(project, 'config', 'crd')).filter((f) => f.includes('cert-manager'))).toEqual([]);
     const role = parseAllDocuments(readFileSync(join(project, 'config', 'rbac', 'role.yaml'), 'utf8')).map((d) => d.toJSON() as { kind: string; rules?: { apiGroups: string[]; resources: string[]; verbs: string[] }[] });
     const certRules = role.filter((d) => d.kind === 'ClusterRole').flatMap((d) => d.rules ?? []).filter((r) => r.apiGroups.includes('cert-manager.io'));
@@ -625,8 +626,8 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     expect(configurations.flatMap((d) => d.webhooks ?? []).map((w) => w.clientConfig.service)).toEqual([expect.objectContaining({ name: 'demo-webhook-service', namespace: 'demo-system' }), expect.objectContaining({ name: 'demo-webhook-service', namespace: 'demo-system' })]);
 
     await timed('pnpm build (demo with webhook + Certificate controller)', () => ok('pnpm', ['build'], { cwd: project, env, timeoutMs: 5 * MINUTE }), true);
-    await timed('pnpm typecheck + lint + generate:check (demo with webhook)', async () => {
-      await ok('pnpm', ['typecheck'], { cwd: project, env, timeoutMs: 5 * MINUTE });
+    // The build type-checked src/; the user's code and the generated types lint clean, and generate:check agrees.
+    await timed('pnpm lint + generate:check (demo with webhook)', async () => {
       await ok('pnpm', ['lint'], { cwd: project, env, timeoutMs: 5 * MINUTE });
       await ok('pnpm', ['generate:check'], { cwd: project, env, timeoutMs: 5 * MINUTE });
     });
@@ -748,6 +749,8 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
       'pnpm test': /Tests\s+\d+ passed/,
       'kubectl auth can-i patch websites.website-operator.example.com --subresource=status --as system:serviceaccount:website-operator-system:website-operator-manager -A': /^yes/m,
       'kubectl auth can-i get /metrics --as system:serviceaccount:monitoring:prometheus-k8s': /^yes/m,
+      // The API server converted the sample (stored as v1) through the local operator's /convert.
+      'kubectl --kubeconfig /tmp/website-operator.kubeconfig get websites.v2.website-operator.example.com website-sample -o yaml': /^apiVersion: website-operator\.example\.com\/v2$/m,
       "kubectl -n website-operator-system get deployment website-operator-manager -o jsonpath='{.spec.template.spec.containers[0].image}'": /^registry\.example\.com\/website-operator:0\.1\.0$/,
       'pnpm exec kubeloop generate types vendor/crds/ --out src/generated': /1 kind\(s\)/,
     };

@@ -151,6 +151,6 @@ export const LONG_RUNNING: Readonly<Record<string, { readonly ready: RegExp }>> 
   'pnpm build && pnpm start -- --kubeconfig ~/.kube/config': { ready: /starting website-operator/ },
   'pnpm run dev': { ready: /starting website-operator/ },
   'kubectl get websites -w': { ready: /website-sample/ },
-  'pnpm exec kubeloop-envtest start --crds config/crd --kubeconfig-out /tmp/website-operator.kubeconfig --webhooks config/webhook/manifests.yaml --webhook-port 9443 --webhook-cert-dir /tmp/website-operator-webhook-certs': { ready: /Press Ctrl-C to stop/ },
+  'pnpm exec kubeloop-envtest start --crds config/crd --kubeconfig-out /tmp/website-operator.kubeconfig --webhooks config/webhook/manifests.yaml --conversion-crd websites.website-operator.example.com --webhook-port 9443 --webhook-cert-dir /tmp/website-operator-webhook-certs': { ready: /Press Ctrl-C to stop/ },
   'pnpm start -- --kubeconfig /tmp/website-operator.kubeconfig --webhook-cert-dir /tmp/website-operator-webhook-certs': { ready: /webhook server listening/ },
 };

@@ -239,13 +239,15 @@ const generateWebhooksCommand: Command = {
 
 const createWebhookCommand: Command = {
   path: ['create', 'webhook'],
-  summary: 'add a validating and/or defaulting webhook for a kind of the project: its class, its registration (src/webhooks/index.ts), the webhook manifests\' kustomization and the "kubeloop".webhooks settings',
+  summary: 'add a validating, defaulting and/or conversion webhook for a kind of the project: its class (or the spoke kinds and conversion), its registration (src/webhooks/index.ts), the webhook manifests\' kustomization and the "kubeloop".webhooks settings',
   help: [
     '  --group <group>               the kind\'s API group (required)',
     '  --version <version>           the kind\'s version (required)',
     '  --kind <Kind>                 the kind, exported from src/apis (required)',
     '  --defaulting                  a defaulter (a mutating webhook)',
     '  --programmatic-validation     a validator (a validating webhook)',
+    '  --conversion                  a conversion webhook: --version is the hub (stored), each --spoke another version',
+    '  --spoke <version>             a spoke version of the conversion (repeatable; required with --conversion)',
     '  --dry-run                     write nothing; list what would be written',
   ].join('\n'),
   options: {
@@ -254,6 +256,8 @@ const createWebhookCommand: Command = {
     kind: { type: 'string' },
     defaulting: { type: 'boolean', default: false },
     'programmatic-validation': { type: 'boolean', default: false },
+    conversion: { type: 'boolean', default: false },
+    spoke: { type: 'string', multiple: true },
     'dry-run': { type: 'boolean', default: false },
   },
   async run(values, _positionals, ctx) {
@@ -265,11 +269,14 @@ const createWebhookCommand: Command = {
       kind: values['kind'] as string,
       defaulting: values['defaulting'] === true,
       validation: values['programmatic-validation'] === true,
+      conversion: values['conversion'] === true,
+      spokes: (values['spoke'] as string[] | undefined) ?? [],
       cwd: ctx.cwd,
       dryRun,
     });
     listWritten(ctx, result, dryRun);
-    if (!dryRun) ctx.err('kubeloop: next, fill in the webhook class, run `pnpm generate` (build, write the CRDs, the role and config/webhook/manifests.yaml), then `pnpm test`');
+    if (!dryRun && values['conversion'] === true) ctx.err('kubeloop: next, change the spoke schema(s) and the conversion functions together, run `pnpm generate` (both versions in one CRD that converts through the webhook Service), then `pnpm test`');
+    if (!dryRun && (values['defaulting'] === true || values['programmatic-validation'] === true)) ctx.err('kubeloop: next, fill in the webhook class, run `pnpm generate` (build, write the CRDs, the role and config/webhook/manifests.yaml), then `pnpm test`');
     return 0;
   },
 };

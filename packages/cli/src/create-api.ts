@@ -308,6 +308,19 @@ export async function createApi(options: CreateApiOptions): Promise<CreateApiRes
     [paths.apisIndex, `${apisIndex.trimEnd()}\nexport { ${kind} } from './${file}.js';\n`],
     [paths.controllersIndex, nextControllers],
   ];
+  // The CRD `pnpm generate` will write, listed where deploy and install:crds find it (kubebuilder's create api does the same).
+  const crdKustomization = 'config/crd/kustomization.yaml';
+  if (existsSync(join(cwd, crdKustomization))) {
+    const text = await read(crdKustomization);
+    const list = /^resources:[ \t]*\n((?:[ \t]*-[^\n]*\n?)*)/m.exec(text);
+    const entry = `${plural}.${group}.yaml`;
+    if (list && !list[1]!.split('\n').some((line) => line.replace(/^[ \t]*-[ \t]*/, '').trim() === entry)) {
+      const end = list.index + list[0].length;
+      const indent = /^([ \t]*)-/.exec(list[1]!)?.[1] ?? '  ';
+      const head = text.slice(0, end);
+      changed.push([crdKustomization, `${head}${head.endsWith('\n') ? '' : '\n'}${indent}- ${entry}\n${text.slice(end)}`]);
+    }
+  }
   if (options.dryRun !== true) {
     for (const [rel, text] of [...created, ...changed]) {
       await mkdir(dirname(join(cwd, rel)), { recursive: true });

@@ -43,7 +43,10 @@ describe('kubeloop create api', () => {
       'changed src/main.ts',
       'changed src/apis/index.ts',
       'changed src/controllers/index.ts',
+      'changed config/crd/kustomization.yaml',
     ]);
+    // The CRD pnpm generate writes is listed for deploy and install:crds, once.
+    expect(read(dir, 'config/crd/kustomization.yaml')).toMatch(/^resources:\n {2}- websites\.demo\.example\.com\.yaml\n {2}- blogposts\.demo\.example\.com\.yaml\n$/m);
     expect(read(dir, 'src/apis/blog-post.ts')).toContain("kind: 'BlogPost',\n  plural: 'blogposts',\n  namespaced: true,");
     const main = read(dir, 'src/main.ts');
     expect(main).toContain("import { BlogPost } from './apis/index.js';\n// kubeloop:scaffold:imports");

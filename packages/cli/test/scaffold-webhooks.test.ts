@@ -168,3 +168,109 @@ describe('kubeloop create webhook on a new project', () => {
     expect(bad.output).toContain('nocert: --webhook-port must be a port number (1-65535), not 99999');
   });
 });
+
+describe('kubeloop create webhook --conversion on a new project', () => {
+  it('refuses a conversion without a spoke, a spoke that is the hub, a spoke without --conversion, writing nothing', async () => {
+    const dir = (await createProject({ name: 'demo', cwd: join(parent, 'conversion-refused') })).directory;
+    const base = { group: 'demo.example.com', version: 'v1', kind: 'Website', cwd: dir };
+    expect(await reason(createWebhook({ ...base, conversion: true }))).toBe('Usage: --conversion needs --spoke VERSION: the other version of Website, converted to and from v1 (the hub, stored), e.g. --spoke v2');
+    expect(await reason(createWebhook({ ...base, conversion: true, spokes: ['v1'] }))).toBe('Usage: --spoke v1 is --version, the hub: a spoke is another version of Website');
+    expect(await reason(createWebhook({ ...base, conversion: true, spokes: ['2'] }))).toBe('Usage: --spoke "2" is not a Kubernetes version: v1, v2, v1beta1, v1alpha2');
+    expect(await reason(createWebhook({ ...base, validation: true, spokes: ['v2'] }))).toBe('Usage: --spoke goes with --conversion: a spoke is a version converted to and from --version');
+    // A kind file not as create api writes it (no crd stanza of its own) is left to the user.
+    const kindFile = join(dir, 'src/apis/website.ts');
+    await writeFile(kindFile, (await readFile(kindFile, 'utf8')).replace('  crd: {', '  crd: { // edited'));
+    expect(await reason(createWebhook({ ...base, conversion: true, spokes: ['v2'] }))).toBe(
+      'InvalidInput: src/apis/website.ts has no crd: { ... } stanza of its own: create webhook --conversion edits a kind as kubeloop create api writes it; define the spoke kinds and defineConversion by hand (docs/webhooks.md)',
+    );
+    expect(existsSync(join(dir, 'src/webhooks'))).toBe(false);
+    expect(existsSync(join(dir, 'src/apis/website-v2.ts'))).toBe(false);
+  });
+
+  it('wires a conversion the API server calls in the built operator: stored at v1, read and written as v2', async () => {
+    const name = uniqueName('cv');
+    const group = `${name}.example.com`;
+    const dir = (await createProject({ name, cwd: join(parent, 'conversion') })).directory;
+    const cli = io();
+    expect(await runCli(['create', 'webhook', '--group', group, '--version', 'v1', '--kind', 'Website', '--conversion', '--spoke', 'v2', '--cwd', dir], cli.io)).toBe(0);
+    expect(cli.out).toEqual([
+      'created src/apis/website-v2.ts',
+      'created src/webhooks/website-conversion.ts',
+      'created src/webhooks/index.ts',
+      'created config/webhook/kustomization.yaml',
+      'created config/webhook/service.yaml',
+      'changed src/apis/website.ts',
+      'changed src/apis/index.ts',
+      'changed src/main.ts',
+      'changed config/default/kustomization.yaml',
+      'changed package.json',
+    ]);
+    // Asked again: the conversion exists.
+    expect(await reason(createWebhook({ group, version: 'v1', kind: 'Website', conversion: true, spokes: ['v2'], cwd: dir }))).toBe('InvalidInput: src/webhooks/website-conversion.ts exists already: Website has its conversion; nothing was written');
+
+    // The user changes v2 (the page title is its headline) and the two functions with it.
+    const spokeFile = join(dir, 'src/apis/website-v2.ts');
+    await writeFile(spokeFile, (await readFile(spokeFile, 'utf8')).replace("title: Type.String({ minLength: 1, description: 'The page title.' })", "headline: Type.String({ minLength: 1, description: 'The page title.' })").replace("jsonPath: '.spec.title'", "jsonPath: '.spec.headline'"));
+    const conversionFile = join(dir, 'src/webhooks/website-conversion.ts');
+    const generated = await readFile(conversionFile, 'utf8');
+    const edited = generated
+      .replace(`toHub: (obj) => ({ ...obj, apiVersion: '${group}/v1' }),`, `toHub: ({ spec: { headline, ...spec }, ...obj }) => ({ ...obj, apiVersion: '${group}/v1', spec: { ...spec, title: headline } }),`)
+      .replace(`fromHub: (obj) => ({ ...obj, apiVersion: '${group}/v2' }),`, `fromHub: ({ spec: { title, ...spec }, ...obj }) => ({ ...obj, apiVersion: '${group}/v2', spec: { ...spec, headline: title } }),`);
+    expect(edited).not.toBe(generated);
+    await writeFile(conversionFile, edited);
+    await build(dir);
+
+    const config = await readConfig(dir);
+    const crds = await generateCrds({ modules: config.crds!.modules!, outDir: 'config/crd', cwd: dir });
+    const crd = crds.crds.find((c) => c.metadata.name === `websites.${group}`)!;
+    expect(crd.spec.versions.map((v) => `${v.name} served=${v.served} storage=${v.storage}`).sort()).toEqual(['v1 served=true storage=true', 'v2 served=true storage=false']);
+    expect(crd.spec.conversion).toMatchObject({ strategy: 'Webhook', webhook: { clientConfig: { service: { name: `${name}-webhook-service`, namespace: `${name}-system`, path: '/convert' } } } });
+    // generate webhooks finds the conversion and checks the CRD calls the Service; the certificate role may update that CRD.
+    const webhooks = await generateWebhooks({ setup: config.webhooks!.setup!, kindModules: config.crds!.modules!, name, namespace: config.webhooks!.namespace!, cwd: dir });
+    expect(webhooks.webhooks.map((w) => `${w.type} ${w.path}`)).toEqual(['conversion /convert']);
+    expect(JSON.stringify(webhooks.manifests)).toContain(`"resources":["customresourcedefinitions"],"resourceNames":["websites.${group}"]`);
+
+    // The real API server converting through the local operator.
+    await kubectlOk(['apply', '--server-side', '-f', join(dir, 'config/crd', `websites.${group}.yaml`)]);
+    let hooks: InstalledWebhooks | undefined;
+    let operator: ChildProcess | undefined;
+    let output = '';
+    try {
+      await kubectlOk(['wait', '--for=condition=Established', `crd/websites.${group}`, '--timeout=30s']);
+      hooks = await installWebhooks(testKubeConfig(), { conversionCRDs: [`websites.${group}`] });
+      operator = spawn('node', ['dist/main.js', '--kubeconfig', testKubeconfigPath(), '--webhook-cert-dir', hooks.certDir, '--webhook-port', String(hooks.port), '--metrics-bind-address', '0', '--health-probe-bind-address', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      operator.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+      operator.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+      await kubectlOk(['create', '-f', '-'], { stdin: JSON.stringify({ apiVersion: `${group}/v1`, kind: 'Website', metadata: { name: 'stored-v1', namespace: 'default' }, spec: { title: 'Hello', content: '<p>hi</p>' } }) });
+      // Read as v2 once the operator answers /convert (the API server fails the read until then).
+      const deadline = Date.now() + 60_000;
+      let read = await kubectl(['get', `websites.v2.${group}`, 'stored-v1', '-n', 'default', '-o', 'json']);
+      while (read.code !== 0) {
+        if (Date.now() > deadline) throw new Error(`no read as v2 within a minute: ${read.stderr}\noperator:\n${output}`);
+        await new Promise((r) => setTimeout(r, 500));
+        read = await kubectl(['get', `websites.v2.${group}`, 'stored-v1', '-n', 'default', '-o', 'json']);
+      }
+      const asV2 = JSON.parse(read.stdout) as { apiVersion: string; spec: Record<string, unknown> };
+      expect(asV2.apiVersion).toBe(`${group}/v2`);
+      expect(asV2.spec).toEqual({ headline: 'Hello', content: '<p>hi</p>' });
+      // Written as v2 (a merge patch of the headline), read back as v1: the title changed, the rest kept.
+      await kubectlOk(['patch', `websites.v2.${group}`, 'stored-v1', '-n', 'default', '--type', 'merge', '-p', JSON.stringify({ spec: { headline: 'Changed' } })]);
+      const asV1 = JSON.parse(await kubectlOk(['get', `websites.v1.${group}`, 'stored-v1', '-n', 'default', '-o', 'json'])) as { apiVersion: string; spec: Record<string, unknown> };
+      expect(asV1.apiVersion).toBe(`${group}/v1`);
+      expect(asV1.spec).toEqual({ title: 'Changed', content: '<p>hi</p>' });
+      // Created as v2, stored as v1.
+      await kubectlOk(['create', '-f', '-'], { stdin: JSON.stringify({ apiVersion: `${group}/v2`, kind: 'Website', metadata: { name: 'created-v2', namespace: 'default' }, spec: { headline: 'From v2' } }) });
+      const created = JSON.parse(await kubectlOk(['get', `websites.v1.${group}`, 'created-v2', '-n', 'default', '-o', 'json'])) as { spec: Record<string, unknown> };
+      expect(created.spec).toEqual({ title: 'From v2' });
+    } finally {
+      if (operator && operator.exitCode === null) {
+        const exited = new Promise((r) => operator!.once('exit', r));
+        operator.kill('SIGTERM');
+        await exited;
+      }
+      await hooks?.uninstall();
+      await kubectl(['delete', '--ignore-not-found', '--wait=false', 'crd', `websites.${group}`]);
+    }
+    expect(output).toContain('webhook server listening');
+  });
+});
