@@ -279,7 +279,10 @@ export async function createApi(options: CreateApiOptions): Promise<CreateApiRes
       throw new CliError('InvalidInput', `${rel} not found in ${cwd}: create api works in a project made by \`pnpm create kubeloop\` (run it in the project's directory, or pass --cwd)`);
     }
   };
-  const [main, apisIndex, controllersIndex] = await Promise.all([read(paths.main), read(paths.apisIndex), read(paths.controllersIndex)]);
+  // One after another: when several are missing, the first of them is the one reported (Promise.all would name whichever read failed first).
+  const main = await read(paths.main);
+  const apisIndex = await read(paths.apisIndex);
+  const controllersIndex = await read(paths.controllersIndex);
   for (const [file, text] of [['main', main], ['controllersIndex', controllersIndex]] as const) {
     const missing = NEEDED[file].filter((m) => !text.includes(m)).map((m) => m.trim());
     if (missing.length > 0) {

@@ -259,7 +259,11 @@ export async function createWebhook(options: CreateWebhookOptions): Promise<Crea
       throw new CliError('InvalidInput', `${rel} not found in ${cwd}: create webhook works in a project made by \`pnpm create kubeloop\` (run it in the project's directory, or pass --cwd)`);
     }
   };
-  const [packageText, main, apisIndex, defaultKustomization] = await Promise.all([read(paths.packageJson), read(paths.main), read(paths.apisIndex), read(paths.defaultKustomization)]);
+  // One after another, so that of several missing files the first is the one reported.
+  const packageText = await read(paths.packageJson);
+  const main = await read(paths.main);
+  const apisIndex = await read(paths.apisIndex);
+  const defaultKustomization = await read(paths.defaultKustomization);
   if (!new RegExp(`\\b${kind}\\b`).test(apisIndex)) throw new CliError('InvalidInput', `${paths.apisIndex} does not export ${kind}: add the kind first (kubeloop create api --group ${group} --version ${version} --kind ${kind})`);
   if (existsSync(join(cwd, paths.kind))) {
     const kindText = await read(paths.kind);
