@@ -133,6 +133,9 @@ export const NOT_IN_WALKTHROUGH: Readonly<Record<string, RunElsewhere | NotHere>
   'node dist/main.js --shard-ring harddisk-operator --shard-namespace harddisk-system --no-sample --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0': {
     elsewhere: 'examples/harddisk-operator/test/main.test.ts runs it exactly as written twice (sh -c in the example\'s directory, KUBECONFIG its control plane) and checks the two split the disks',
   },
+  'KUBELOOP_SHARDING_FULL=1 pnpm -s exec vitest run examples/harddisk-operator/test/sharded.test.ts': {
+    elsewhere: 'scripts/test.sh (CI) runs the same file at its CI size (120 disks, 3 s leases); the full size (3,000 disks) is an on-demand run of several minutes, whose figures the session notes give',
+  },
   'kubeloop shards --ring harddisk-operator -n harddisk-system': { elsewhere: 'packages/cli/test/shards.test.ts runs it exactly as written (sh -c, with `kubeloop` on PATH the built bin and KUBECONFIG the test plane) while a ring of that name runs' },
   'docker build -t registry.example.com/website-operator:0.1.0 .': { notHere: 'no container runtime on the test machine; the Dockerfile is what the image is built from' },
   'docker push registry.example.com/website-operator:0.1.0': { notHere: 'no container runtime or image registry on the test machine' },

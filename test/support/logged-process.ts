@@ -1,5 +1,7 @@
 /** A program that logs JSON lines (an example's dist/main.js), run by a test: its log as it comes, its stderr, and how it ends. */
 import { spawn } from 'node:child_process';
+import type { ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 
 /** The running program. */
 export interface Running {
@@ -10,8 +12,18 @@ export interface Running {
   readonly exited: Promise<number | null>;
   /** What it wrote to stderr so far. */
   stderr(): string;
-  /** SIGTERM. */
-  kill(): void;
+  /** SIGTERM (default) or another signal (`SIGKILL`): to the program, or to a command's whole process group. */
+  kill(signal?: NodeJS.Signals): void;
+}
+
+/** Options of {@link startLogged} and {@link startLoggedCommand}. */
+export interface LoggedOptions {
+  /** Node.js flags before the script. Default: none. */
+  readonly nodeArgs?: readonly string[];
+  /** Added to the test's environment, over KUBELOOP_LOG_LEVEL=info. Default: none. */
+  readonly env?: Record<string, string>;
+  /** Working directory. Default: the test's. */
+  readonly cwd?: string;
 }
 
 /**
@@ -25,8 +37,26 @@ export interface Running {
  * expect(await op.exited).toBe(0);
  * ```
  */
-export function startLogged(script: string, args: readonly string[], options: { nodeArgs?: readonly string[]; env?: Record<string, string>; cwd?: string } = {}): Running {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(options.cwd ? { cwd: options.cwd } : {}), env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info', ...options.env } });
+export function startLogged(script: string, args: readonly string[], options: LoggedOptions = {}): Running {
+  return track(spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(options.cwd ? { cwd: options.cwd } : {}), env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info', ...options.env } }), false);
+}
+
+/**
+ * Runs a documented command line exactly as written (`sh -c`), in a process
+ * group of its own: `kill` signals the shell and the program it started.
+ *
+ * @example
+ * ```ts
+ * const op = startLoggedCommand('node dist/main.js --no-sample', { cwd: exampleDir, env: { KUBECONFIG: kubeconfigPath } });
+ * await op.until((l) => l['msg'] === 'manager started');
+ * op.kill();
+ * ```
+ */
+export function startLoggedCommand(text: string, options: Omit<LoggedOptions, 'nodeArgs'> = {}): Running {
+  return track(spawn('sh', ['-c', text], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...(options.cwd ? { cwd: options.cwd } : {}), env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info', ...options.env } }), true);
+}
+
+function track(child: ChildProcessByStdio<null, Readable, Readable>, group: boolean): Running {
   const lines: Record<string, unknown>[] = [];
   const waiters = new Set<() => void>();
   let buffer = '';
@@ -51,8 +81,10 @@ export function startLogged(script: string, args: readonly string[], options: { 
     exited,
     until: (match) =>
       new Promise<Record<string, unknown>>((resolve, reject) => {
+        let seen = 0; // lines already looked at: a long (debug) log is scanned once, not on every chunk
         const check = (): void => {
-          const found = lines.find(match);
+          const found = lines.slice(seen).find(match);
+          seen = lines.length;
           if (!found) return;
           waiters.delete(check);
           resolve(found);
@@ -66,7 +98,9 @@ export function startLogged(script: string, args: readonly string[], options: { 
         });
       }),
     stderr: () => stderr,
-    kill: () => child.kill('SIGTERM'),
+    kill: (signal = 'SIGTERM') => {
+      if (group && child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, signal);
+      else child.kill(signal);
+    },
   };
 }
-

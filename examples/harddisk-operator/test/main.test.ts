@@ -13,13 +13,11 @@
  * its own too (the shared one's CRD converts through a webhook other files use).
  */
 import { spawn } from 'node:child_process';
-import type { ChildProcessByStdio } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '@kubeloop/client';
@@ -30,79 +28,18 @@ import { builtinScheme, Lease } from '@kubeloop/scheme';
 import { documentedCommands } from '../../../test/support/doc-commands.js';
 import { kubectl, kubectlOk } from '../../../test/support/kubectl.js';
 import { HardDisk } from '../src/index.js';
+import { startLogged, startLoggedCommand } from '../../../test/support/logged-process.js';
+import type { LoggedOptions, Running } from '../../../test/support/logged-process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const main = join(here, '..', 'dist', 'main.js');
 /** main.js bundled into one module by rolldown (rolldown.config.mjs): what scripts/dev.sh runs. */
 const bundle = join(here, '..', 'dist', 'operator.js');
 const crdDir = join(here, '..', 'crd');
-
-/** dist/main.js running: its JSON log lines as they come, its stderr, and how it ends. */
-interface Running {
-  readonly lines: Record<string, unknown>[];
-  /** Resolves when a log line matches; rejects, with the log and stderr, if the process exits first. */
-  until(match: (line: Record<string, unknown>) => boolean): Promise<void>;
-  /** Resolves with the exit code once every line of stdout has been read ('close', not 'exit'). */
-  readonly exited: Promise<number | null>;
-  /** What it wrote to stderr so far. */
-  stderr(): string;
-  kill(): void;
-}
-
-function startMain(args: readonly string[], options: { nodeArgs?: readonly string[]; env?: Record<string, string>; entry?: string } = {}): Running {
-  return track(spawn(process.execPath, [...(options.nodeArgs ?? []), options.entry ?? main, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info', ...options.env } }));
-}
-
-/** A documented command line run as written (`sh -c`) in the example's directory; SIGTERM goes to its whole process group. */
-function startCommand(text: string, env: Record<string, string>): Running {
-  return track(spawn('sh', ['-c', text], { cwd: join(here, '..'), detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info', ...env } }), true);
-}
-
-function track(child: ChildProcessByStdio<null, Readable, Readable>, group = false): Running {
-  const lines: Record<string, unknown>[] = [];
-  const waiters = new Set<() => void>();
-  let buffer = '';
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdout.on('data', (d: Buffer) => {
-    buffer += d.toString();
-    const parts = buffer.split('\n');
-    buffer = parts.pop() ?? '';
-    for (const p of parts) {
-      try {
-        lines.push(JSON.parse(p) as Record<string, unknown>);
-      } catch {
-        /* not JSON */
-      }
-    }
-    for (const w of waiters) w();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
-  return {
-    lines,
-    exited,
-    until: (match) =>
-      new Promise<void>((resolve, reject) => {
-        const check = (): void => {
-          if (!lines.some(match)) return;
-          waiters.delete(check);
-          resolve();
-        };
-        waiters.add(check);
-        check();
-        void exited.then((code) => {
-          if (!waiters.has(check)) return;
-          waiters.delete(check);
-          reject(new Error(`exited ${code} early:\n${lines.map((l) => JSON.stringify(l)).join('\n')}\n${stderr}`));
-        });
-      }),
-    stderr: () => stderr,
-    kill: () => {
-      if (group && child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGTERM');
-      else child.kill('SIGTERM');
-    },
-  };
-}
+/** dist/main.js (or `entry`, the bundle) as a child process. */
+const startMain = (args: readonly string[], options: LoggedOptions & { entry?: string } = {}): Running => startLogged(options.entry ?? main, args, options);
+/** A documented command line as written, in the example's directory. */
+const startCommand = (text: string, env: Record<string, string>): Running => startLoggedCommand(text, { cwd: join(here, '..'), env });
 
 const sampleBound = (l: Record<string, unknown>): boolean => l['msg'] === 'sample-disk status' && l['phase'] === 'Bound';
 
