@@ -15,7 +15,7 @@ import { createFleet, kubeconfigSecretProvider, KUBECONFIG_SECRET_LABEL } from '
 import type { ClusterProvider, EventOrigin, Fleet, FleetReconcileContext, FleetRequest } from '@kubeloop/manager/fleet';
 import type { InformerEvent } from '@kubeloop/cache';
 import type { KubeObject } from '@kubeloop/scheme';
-import { ConfigMap } from '@kubeloop/scheme';
+import { ConfigMap, Namespace } from '@kubeloop/scheme';
 import { FLEETCONFIG_LABEL, FleetConfig, memberFieldManager } from './fleet-config.js';
 
 /** Options of {@link setupFleetOperator}. */
@@ -60,6 +60,10 @@ export function setupFleetOperator(manager: Manager, options: FleetOperatorOptio
     .named('fleetconfig-copy')
     .for(ConfigMap)
     .watchesHost(FleetConfig, copiesOf)
+    // In members: the copies, and their namespace when missing (generate rbac's member role).
+    .withPermissions({ resource: ConfigMap, verbs: ['create', 'update', 'delete'] }, { resource: Namespace, verbs: ['create'] })
+    // In the host: each member's status entry, by server-side apply.
+    .withHostPermissions({ resource: FleetConfig, subresource: 'status', verbs: ['patch'] })
     .complete(reconcileMember);
 
   const client = manager.client;

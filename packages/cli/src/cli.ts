@@ -15,7 +15,7 @@ import { createApi } from './create-api.js';
 import { deploy } from './deploy.js';
 import { dev } from './dev.js';
 import { generateCrds } from './generate-crds.js';
-import { generateRbac } from './generate-rbac.js';
+import { generateRbac, MEMBER_ROLE_FILE } from './generate-rbac.js';
 import { generateTypes } from './generate-types.js';
 import { generateWebhooks } from './generate-webhooks.js';
 import { createWebhook } from './create-webhook.js';
@@ -130,7 +130,7 @@ const generateTypesCommand: Command = {
 
 const generateRbacCommand: Command = {
   path: ['generate', 'rbac'],
-  summary: 'write the ClusterRole (and namespaced Roles) the manager needs, from what its controllers watch and declare (--check: fail with a diff when the file is stale)',
+  summary: 'write the ClusterRole (and namespaced Roles) the manager needs, from what its controllers watch and declare, and with fleets the member clusters\' role in member-role.yaml beside it (--check: fail with a diff when a file is stale)',
   help: [
     '  --setup <module#export>        the built module and function that registers the controllers on a manager; default: "kubeloop".rbac.setup',
     '  --name <name>                  the roles\' name; default: "kubeloop".rbac.name, else <package>-manager',
@@ -174,7 +174,8 @@ const generateRbacCommand: Command = {
       check,
       cwd: ctx.cwd,
     });
-    const summary = result.roles.map((r) => `${r.kind} ${r.metadata.namespace ? `${r.metadata.namespace}/` : ''}${r.metadata.name} (${r.rules.length} rules)`).join(', ');
+    const describe = (roles: typeof result.roles): string => roles.map((r) => `${r.kind} ${r.metadata.namespace ? `${r.metadata.namespace}/` : ''}${r.metadata.name} (${r.rules.length} rules)`).join(', ');
+    const summary = `${describe(result.roles)}${result.memberRoles.length > 0 ? `; member clusters (${MEMBER_ROLE_FILE} beside it): ${describe(result.memberRoles)}` : ''}`;
     return reportGenerated(ctx, 'rbac', outFile, check, result, summary);
   },
 };

@@ -56,19 +56,27 @@ export interface GenerateRbacResult extends FileReport {
   readonly permissions: readonly PermissionRequirement[];
   /** The roles written (or compared). */
   readonly roles: readonly RoleManifest[];
+  /** What the manager's fleets need in each member cluster (`memberPermissions` of `@kubeloop/manager/fleet`); empty without a fleet. */
+  readonly memberPermissions: readonly PermissionRequirement[];
+  /** The member role (`<name>-member`, a ClusterRole) written to `member-role.yaml` beside `outFile`; empty without a fleet. */
+  readonly memberRoles: readonly RoleManifest[];
 }
 
 type ManagerModule = { createManager: (options: Record<string, unknown>) => Manager; createLogger: (config: { level: string }) => unknown };
 type SchemeModule = { builtinScheme: Scheme };
+type FleetModule = { memberPermissions?: (manager: Manager) => PermissionRequirement[] };
+
+/** The member role's file name, beside the host's role file. */
+export const MEMBER_ROLE_FILE = 'member-role.yaml';
 
 /** The YAML text of the role file: a header naming the setup function, each permission with its reason, then the roles. */
-export function renderRoles(roles: readonly RoleManifest[], permissions: readonly PermissionRequirement[], source: string): string {
+export function renderRoles(roles: readonly RoleManifest[], permissions: readonly PermissionRequirement[], source: string, where = 'What the manager needs, and why:'): string {
   const why = permissions.map((p) => {
     const what = p.nonResourceURLs ? p.nonResourceURLs.join(',') : `${p.group === '' ? 'core' : p.group} ${p.resource}`;
     return `#   ${what} ${p.verbs.join(',')}${p.resourceNames ? ` (${p.resourceNames.join(',')})` : ''}${p.namespaces ? ` in ${p.namespaces.join(',')}` : ''}: ${p.reason}`;
   });
   const docs = roles.map((r) => stringify(r, { lineWidth: 0 })).join('---\n');
-  return `${RBAC_MARKER} from the controllers ${source} registers; do not edit.\n# What the manager needs, and why:\n${why.join('\n')}\n${docs}`;
+  return `${RBAC_MARKER} from the controllers ${source} registers; do not edit.\n# ${where}\n${why.join('\n')}\n${docs}`;
 }
 
 /**
@@ -108,9 +116,13 @@ export async function generateRbac(options: GenerateRbacOptions): Promise<Genera
     throw new CliError('InvalidInput', 'the project\'s @kubeloop/manager has no permissions(): update it to the version of @kubeloop/cli');
   }
   let permissions: PermissionRequirement[];
+  let members: PermissionRequirement[] = [];
   try {
     await setup(manager);
     permissions = manager.permissions();
+    // A project whose manager is too old for fleets has none: no member role.
+    const fleet: FleetModule = await importFromProject<FleetModule>('@kubeloop/manager/fleet', cwd).catch(() => ({}));
+    members = fleet.memberPermissions?.(manager) ?? [];
     // The ring is built in main.ts from a live client; what its members need is known without one.
     if (options.shardRingNamespace !== undefined) permissions.push(shardRingPermission(options.shardRingNamespace));
   } catch (cause) {
@@ -118,6 +130,12 @@ export async function generateRbac(options: GenerateRbacOptions): Promise<Genera
   }
   const roles = rolesFor(permissions, { name: options.name });
   const file = resolve(cwd, options.outFile ?? join('config', 'rbac', 'role.yaml'));
-  const report = await syncFiles([{ path: file, text: renderRoles(roles, permissions, exportName) }], { check: options.check ?? false, dir: dirname(file), marker: RBAC_MARKER, cwd });
-  return { ...report, permissions, roles };
+  // Member clusters' namespaces are theirs: the member role is a ClusterRole unless the fleet's clusters are namespace-limited.
+  const memberRoles = members.length > 0 ? rolesFor(members, { name: `${options.name}-member` }) : [];
+  const files = [{ path: file, text: renderRoles(roles, permissions, exportName) }];
+  if (memberRoles.length > 0) {
+    files.push({ path: join(dirname(file), MEMBER_ROLE_FILE), text: renderRoles(memberRoles, members, exportName, 'What the fleet needs in each member cluster (bind it there to the identity of the member\'s kubeconfig), and why:') });
+  }
+  const report = await syncFiles(files, { check: options.check ?? false, dir: dirname(file), marker: RBAC_MARKER, cwd });
+  return { ...report, permissions, roles, memberPermissions: members, memberRoles };
 }

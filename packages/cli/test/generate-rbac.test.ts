@@ -58,6 +58,45 @@ describe('generate rbac', () => {
     expect(text).toContain('#   cli.kubeloop.dev widgets/finalizers update: controller widget sets owner references to Widget (blockOwnerDeletion)');
     expect(text).toContain('#   coordination.k8s.io leases get,create,update in ops: leader election');
     expect(parseAllDocuments(text).map((d) => d.toJS() as unknown)).toEqual(result.roles);
+    // No fleet, no member role.
+    expect(result.memberRoles).toEqual([]);
+  });
+
+  it('a manager with a fleet: the member clusters\' role in member-role.yaml beside the host\'s, the fleet\'s host needs in the host\'s', async () => {
+    const dir = join(out, 'fleet');
+    const outFile = join(dir, 'role.yaml');
+    const result = await generateRbac({ setup: 'controllers.ts#setupFleet', name: 'widgets', outFile, cwd: fixtures });
+    expect(result.changed.map((f) => f.slice(dir.length + 1)).sort()).toEqual(['member-role.yaml', 'role.yaml']);
+    // In members: what the fleet controller watches there, its Widget status and finalizers, what it declares; no events.
+    expect(result.memberRoles).toEqual([
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'widgets-member' },
+        rules: [
+          rule('', ['configmaps'], ['get', 'list', 'watch']),
+          rule('', ['secrets'], ['create']),
+          rule('cli.kubeloop.dev', ['widgets'], ['get', 'list', 'watch']),
+          rule('cli.kubeloop.dev', ['widgets/finalizers'], ['update']),
+          rule('cli.kubeloop.dev', ['widgets/status'], ['get', 'update', 'patch']),
+        ],
+      },
+    ]);
+    // In the host: its host watch and declared host write, and the provider's Secrets of its namespace.
+    expect(result.roles).toEqual([
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'widgets' }, rules: [rule('', ['configmaps'], ['get', 'list', 'watch', 'patch'])] },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'widgets', namespace: 'fleets' }, rules: [rule('', ['secrets'], ['list', 'watch'])] },
+    ]);
+    const member = await readFile(join(dir, 'member-role.yaml'), 'utf8');
+    expect(member.split('\n')[0]).toContain(RBAC_MARKER);
+    expect(member).toContain('#   core secrets create: controller widget declares it');
+    expect(parseAllDocuments(member).map((d) => d.toJS() as unknown)).toEqual(result.memberRoles);
+    // --check covers the member role too: edited, it fails with a diff naming it.
+    await writeFile(join(dir, 'member-role.yaml'), member.replace('- create', '- delete'));
+    const check = await generateRbac({ setup: 'controllers.ts#setupFleet', name: 'widgets', outFile, cwd: fixtures, check: true });
+    expect(check.changed.map((f) => f.slice(dir.length + 1))).toEqual(['member-role.yaml']);
+    expect(check.diff).toContain('a/');
+    expect(check.diff).toContain('member-role.yaml');
   });
 
   it('a namespace-restricted manager gets Roles in its namespaces; cluster-scoped kinds stay in the ClusterRole', async () => {
@@ -120,7 +159,7 @@ describe('generate rbac', () => {
     expect((threw as Error).message).toBe('controllers.ts#setupThrows failed: no StorageClass catalog configured');
     const notFn = await fail('controllers.ts#notAFunction');
     expect(isCliError(notFn) && notFn.reason).toBe('ModuleLoadFailed');
-    expect((notFn as Error).message).toContain('exports no function notAFunction (its functions: setupControllers, setupThrows, setupUnknownKind)');
+    expect((notFn as Error).message).toContain('exports no function notAFunction (its functions: setupControllers, setupFleet, setupThrows, setupUnknownKind)');
     const missing = await fail('nowhere.js#setup');
     expect(isCliError(missing) && missing.reason).toBe('ModuleLoadFailed');
     const usage = io();

@@ -49,6 +49,7 @@ import { ControllerMetrics } from './metrics/controller-metrics.js';
 import { registerDefaultMetrics } from './metrics/process-metrics.js';
 import { serves } from './options.js';
 import type { ManagerOptions } from './options.js';
+import { addedPermissions } from './rbac/extra.js';
 import { requiredPermissions } from './rbac/permissions.js';
 import type { PermissionRequirement } from './rbac/permissions.js';
 import { controllersCheck, informersCheck, leadershipCheck, Probes } from './readiness.js';
@@ -189,8 +190,10 @@ export interface Manager {
    * The API permissions this manager needs as registered and configured:
    * reads of every kind its controllers watch, what they declare in
    * `permissions`, status and finalizers of their `for` kinds, the event
-   * recorder's events, leader election's leases, secure metrics' reviews;
-   * namespaced ones limited to `namespaces` when the manager is. See
+   * recorder's events, leader election's leases, secure metrics' reviews,
+   * and what its fleets need in it (their host watches and declared host
+   * writes, their provider's reads: `@kubeloop/manager/fleet`'s
+   * `memberPermissions` says what they need in member clusters); namespaced ones limited to `namespaces` when the manager is. See
    * `requiredPermissions` and `rolesFor` of `@kubeloop/manager/rbac`;
    * `kubeloop generate rbac` writes roles from it.
    *
@@ -543,13 +546,16 @@ class KubeManager implements Manager {
   permissions(): PermissionRequirement[] {
     const secure = this.options.secureMetrics;
     const leadership = this.gate.permissions?.();
-    return requiredPermissions({
-      scheme: this.scheme,
-      controllers: [...this.controllerRecords.values()].map((r) => r.definition),
-      ...(this.options.namespaces ? { namespaces: this.options.namespaces } : {}),
-      ...(leadership ? { leadership } : {}),
-      metricsAuthorization: Boolean(secure && secure.authorization !== false && serves(this.options.metricsBindAddress)),
-    });
+    return [
+      ...requiredPermissions({
+        scheme: this.scheme,
+        controllers: [...this.controllerRecords.values()].map((r) => r.definition),
+        ...(this.options.namespaces ? { namespaces: this.options.namespaces } : {}),
+        ...(leadership ? { leadership } : {}),
+        metricsAuthorization: Boolean(secure && secure.authorization !== false && serves(this.options.metricsBindAddress)),
+      }),
+      ...addedPermissions(this, 'host'),
+    ];
   }
 
   isLeader(): boolean {

@@ -11,6 +11,7 @@ import type { Cluster } from '../cluster.js';
 import type { ControllerOptions } from '../controller/controller.js';
 import type { EventHandler } from '../controller/handlers.js';
 import type { Predicate } from '../controller/predicates.js';
+import type { Permission } from '../rbac/permissions.js';
 import type { ReconcileResult, Request } from '../controller/reconcile.js';
 import { ManagerError } from '../errors.js';
 
@@ -83,6 +84,14 @@ export interface FleetControllerDefinition {
   readonly watches?: readonly FleetWatch[];
   /** Kinds watched once, in the host (the manager's cluster): their handler says which clusters' work an event makes. When a cluster engages, the host's objects are replayed to it. */
   readonly watchesHost?: readonly FleetWatch[];
+  /**
+   * What the reconciler does in member clusters beyond reading the kinds it
+   * watches there (writes, subresources): `memberPermissions(manager)` and
+   * `kubeloop generate rbac`'s member role add it to the reads they derive. Default: none.
+   */
+  readonly permissions?: readonly Permission[];
+  /** What the reconciler does in the host beyond reading its `watchesHost` kinds (a status it writes back): added to `manager.permissions()`. Default: none. */
+  readonly hostPermissions?: readonly Permission[];
   /** Controller options, per cluster: `maxConcurrentReconciles` workers for each engaged cluster, each with its own queue. `needLeaderElection` and `warmStandby` are the fleet's (see `FleetOptions`). */
   readonly options?: Omit<ControllerOptions, 'needLeaderElection' | 'warmStandby' | 'shard'>;
 }
@@ -156,6 +165,18 @@ export class FleetControllerBuilder {
   watchesHost(kind: KindRef, handler: FleetEventHandler, options: { predicates?: readonly Predicate[] } = {}): this {
     if (typeof handler !== 'function') throw new ManagerError('InvalidRegistration', 'watchesHost needs a handler whose requests name their cluster, such as everyCluster()');
     this.def.watchesHost = [...(this.def.watchesHost ?? []), { kind, handler, predicates: options.predicates ?? [] }];
+    return this;
+  }
+
+  /** Declare what the reconciler writes in member clusters (see {@link FleetControllerDefinition.permissions}). */
+  withPermissions(...permissions: Permission[]): this {
+    this.def.permissions = [...(this.def.permissions ?? []), ...permissions];
+    return this;
+  }
+
+  /** Declare what the reconciler writes in the host (see {@link FleetControllerDefinition.hostPermissions}). */
+  withHostPermissions(...permissions: Permission[]): this {
+    this.def.hostPermissions = [...(this.def.hostPermissions ?? []), ...permissions];
     return this;
   }
 

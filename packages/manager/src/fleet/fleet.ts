@@ -31,6 +31,9 @@ import type { Source } from '../controller/source.js';
 import { describeError, ManagerError } from '../errors.js';
 import type { Manager } from '../manager.js';
 import { ControllerMetrics } from '../metrics/controller-metrics.js';
+import { addedPermissions, addPermissions } from '../rbac/extra.js';
+import { declaredPermissions, kindReads, requiredPermissions } from '../rbac/permissions.js';
+import type { PermissionRequirement } from '../rbac/permissions.js';
 import { informersCheck } from '../readiness.js';
 import { FleetControllerBuilder } from './builder.js';
 import type { EventOrigin, FleetControllerDefinition, FleetEventHandler, FleetReconcileFn, FleetReconciler, FleetRequest } from './builder.js';
@@ -135,7 +138,29 @@ export function createFleet(manager: Manager, options: FleetOptions): Fleet {
   }
   const fleet = new FleetRuntime(manager, options);
   manager.add((signal) => fleet.run(signal), { needLeaderElection: options.needLeaderElection ?? true });
+  addPermissions(manager, 'host', () => fleet.hostPermissions());
+  addPermissions(manager, 'members', () => fleet.memberPermissions());
   return fleet;
+}
+
+/**
+ * What the fleets of `manager` need in every member cluster, from their
+ * controllers as registered: get, list and watch on the kinds they watch
+ * there (`for`, `owns`, `watches`), status and finalizers of their `for`
+ * kinds as for a manager's controllers, and what they declare with
+ * `withPermissions`. Empty without a fleet. `kubeloop generate rbac` writes
+ * it as the member role (`member-role.yaml` beside the host's role), to bind
+ * in each member cluster to the identity its kubeconfig names; what the
+ * fleets need in the host is in `manager.permissions()`.
+ *
+ * @throws {@link ManagerError} `InvalidRegistration` when a watched kind's resource name or scope is unknown.
+ * @example
+ * ```ts
+ * for (const p of memberPermissions(manager)) console.log(p.group, p.resource, p.verbs.join(','), p.reason);
+ * ```
+ */
+export function memberPermissions(manager: Manager): PermissionRequirement[] {
+  return addedPermissions(manager, 'members');
 }
 
 interface ControllerRecord {
@@ -207,6 +232,34 @@ class FleetRuntime implements Fleet, FleetEngager {
     return () => {
       this.changeListeners.delete(entry);
     };
+  }
+
+  /** What the fleet's controllers need in member clusters. */
+  memberPermissions(): PermissionRequirement[] {
+    return requiredPermissions({
+      scheme: this.options.clusters?.scheme ?? this.manager.scheme,
+      controllers: [...this.records.values()].map((r) => ({
+        name: r.name,
+        for: r.definition.for,
+        owns: r.definition.owns ?? [],
+        watches: (r.definition.watches ?? []).map((w) => ({ kind: w.kind, handler: () => [] })),
+        permissions: r.definition.permissions ?? [],
+      })),
+      ...(this.options.clusters?.namespaces ? { namespaces: this.options.clusters.namespaces } : {}),
+      // A fleet controller records no events in members (its context has no recorder).
+      events: false,
+    });
+  }
+
+  /** What the fleet needs in the host: its controllers' host watches and declared host writes, and its provider's reads. */
+  hostPermissions(): PermissionRequirement[] {
+    const out: PermissionRequirement[] = [];
+    for (const r of this.records.values()) {
+      for (const w of r.definition.watchesHost ?? []) out.push(...kindReads(this.manager.scheme, w.kind, `fleet controller ${r.name}, in the host, watches`));
+      out.push(...declaredPermissions(this.manager.scheme, r.definition.hostPermissions ?? [], `fleet controller ${r.name} (host)`));
+    }
+    out.push(...(this.options.provider.permissions?.() ?? []));
+    return out;
   }
 
   private tell(change: FleetClusterChange): void {

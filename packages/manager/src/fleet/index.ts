@@ -27,7 +27,7 @@
  *
  * @packageDocumentation
  */
-export { createFleet } from './fleet.js';
+export { createFleet, memberPermissions } from './fleet.js';
 export type { Fleet, FleetClusterChange, FleetClusterStatus, FleetOptions, FleetReconcileReport, MemberClusterOptions } from './fleet.js';
 export { everyCluster, FleetControllerBuilder } from './builder.js';
 export type { EventOrigin, FleetControllerDefinition, FleetEventHandler, FleetReconcileContext, FleetReconcileFn, FleetReconciler, FleetRequest, FleetWatch } from './builder.js';

@@ -11,6 +11,7 @@ import type { KubeConfigLike, Transport } from '@kubeloop/client';
 import type { Logger } from 'pino';
 import type { Cluster } from '../cluster.js';
 import { ManagerError } from '../errors.js';
+import type { PermissionRequirement } from '../rbac/permissions.js';
 
 /**
  * How to reach a member cluster: a KubeConfig (the fleet makes the cluster's
@@ -59,6 +60,8 @@ export interface ClusterProvider {
   /** For log lines. */
   readonly description: string;
   run(fleet: FleetEngager, signal: AbortSignal): Promise<void>;
+  /** What it reads or writes in the host (the kubeconfig Secrets it watches), for `manager.permissions()` and `kubeloop generate rbac`. Default: nothing. */
+  permissions?(): readonly PermissionRequirement[];
 }
 
 /** Resolves when `signal` aborts. */

@@ -51,6 +51,8 @@ export function kubeconfigSecretProvider(options: KubeconfigSecretProviderOption
   const nameOf = options.clusterName ?? ((s) => s.metadata?.name ?? '');
   return {
     description: `kubeconfig Secrets in ${options.namespace} (${labelSelector})`,
+    // A list+watch of its own (no get): the Secrets of one namespace.
+    permissions: () => [{ group: '', resource: 'secrets', verbs: ['list', 'watch'], namespaces: [options.namespace], reason: `fleet provider: kubeconfig Secrets (${labelSelector})` }],
     async run(fleet, signal) {
       const log = fleet.log.child({ component: 'fleet', provider: 'kubeconfig-secrets' });
       const informer = new Informer([{ lw: clientListWatcher(fleet.host.apiReader, Secret, { namespace: options.namespace, labelSelector }), namespace: options.namespace }]);

@@ -183,27 +183,9 @@ export function requiredPermissions(sources: PermissionSources): PermissionRequi
     }
     for (const w of def.watches ?? []) {
       const kind = kindOf(w);
-      if (!kind) continue;
-      const k = resolveKind(sources.scheme, kind, `controller ${name}`);
-      out.push({ group: k.group, resource: k.plural, verbs: [...READ], ...scoped(k.namespaced), reason: `controller ${name} watches ${k.label}` });
+      if (kind) out.push(...kindReads(sources.scheme, kind, `controller ${name} watches`, sources.namespaces));
     }
-    for (const p of def.permissions ?? []) {
-      if ('nonResourceURLs' in p) {
-        out.push({ nonResourceURLs: [...p.nonResourceURLs], verbs: [...p.verbs], reason: `controller ${name} declares it` });
-        continue;
-      }
-      const r = isResourceName(p.resource)
-        ? { group: p.resource.group, plural: p.resource.resource, namespaced: p.resource.namespaced ?? true }
-        : resolveKind(sources.scheme, p.resource, `controller ${name}`);
-      out.push({
-        group: r.group,
-        resource: p.subresource ? `${r.plural}/${p.subresource}` : r.plural,
-        verbs: [...p.verbs],
-        ...(p.resourceNames ? { resourceNames: [...p.resourceNames] } : {}),
-        ...scoped(r.namespaced),
-        reason: `controller ${name} declares it`,
-      });
-    }
+    out.push(...declaredPermissions(sources.scheme, def.permissions ?? [], `controller ${name}`, sources.namespaces));
   }
   if (sources.events ?? sources.controllers.length > 0) {
     out.push({ group: 'events.k8s.io', resource: 'events', verbs: ['create', 'patch'], ...scoped(true), reason: 'the event recorder' });
@@ -228,6 +210,46 @@ export function requiredPermissions(sources: PermissionSources): PermissionRequi
  */
 export function shardRingPermission(namespace: string): PermissionRequirement {
   return { group: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'list', 'create', 'update', 'delete'], namespaces: [namespace], reason: 'shard ring membership' };
+}
+
+/**
+ * Get, list and watch on `kind` (what a cache or a watch of it needs), with
+ * the reason `<who> <Kind>`; in `namespaces` when given and the kind is namespaced.
+ *
+ * @throws {@link ManagerError} `InvalidRegistration` when the kind's resource name or scope is unknown.
+ */
+export function kindReads(scheme: Scheme, kind: KindRef, who: string, namespaces?: readonly string[]): PermissionRequirement[] {
+  const k = resolveKind(scheme, kind, who);
+  const scoped = k.namespaced && namespaces && namespaces.length > 0 ? { namespaces: [...namespaces] } : {};
+  return [{ group: k.group, resource: k.plural, verbs: [...READ], ...scoped, reason: `${who} ${k.label}` }];
+}
+
+/**
+ * What `who` declares it needs (a controller's `permissions`), as
+ * requirements with the reason `<who> declares it`.
+ *
+ * @throws {@link ManagerError} `InvalidRegistration` when a kind's resource name or scope is unknown.
+ */
+export function declaredPermissions(scheme: Scheme, permissions: readonly Permission[], who: string, namespaces?: readonly string[]): PermissionRequirement[] {
+  const out: PermissionRequirement[] = [];
+  for (const p of permissions) {
+    if ('nonResourceURLs' in p) {
+      out.push({ nonResourceURLs: [...p.nonResourceURLs], verbs: [...p.verbs], reason: `${who} declares it` });
+      continue;
+    }
+    const r = isResourceName(p.resource)
+      ? { group: p.resource.group, plural: p.resource.resource, namespaced: p.resource.namespaced ?? true }
+      : resolveKind(scheme, p.resource, who);
+    out.push({
+      group: r.group,
+      resource: p.subresource ? `${r.plural}/${p.subresource}` : r.plural,
+      verbs: [...p.verbs],
+      ...(p.resourceNames ? { resourceNames: [...p.resourceNames] } : {}),
+      ...(r.namespaced && namespaces && namespaces.length > 0 ? { namespaces: [...namespaces] } : {}),
+      reason: `${who} declares it`,
+    });
+  }
+  return out;
 }
 
 /** What a Lease election needs: get, create and update on leases in `namespace`. */
