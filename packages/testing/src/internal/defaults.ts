@@ -194,7 +194,8 @@ function podSpec(spec: Json | undefined, pod: boolean): void {
   for (const field of ['containers', 'initContainers', 'ephemeralContainers']) {
     for (const c of list(spec[field])) {
       container(c, hostNetwork);
-      requestsFromLimits(c);
+      // SetDefaults_Pod, not the PodSpec defaulter: a template's containers keep requests unset (found by the fuzzer)
+      if (pod) requestsFromLimits(c);
     }
   }
   for (const v of list(spec['volumes'])) volume(v);

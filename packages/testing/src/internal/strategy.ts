@@ -117,6 +117,25 @@ export function zeroStatus(t: Target, obj: Json): void {
   obj['status'] = { ...structuredClone(zero), ...(isObject(obj['status']) ? obj['status'] : {}) };
 }
 
+/** Paths of fields a structural schema does not declare (where no node keeps unknown fields). */
+function undeclared(value: unknown, schema: Json | undefined, path: string, root: boolean): string[] {
+  if (!isObject(schema)) return [];
+  if (Array.isArray(value)) return isObject(schema['items']) ? value.flatMap((v, i) => undeclared(v, schema['items'] as Json, `${path}[${i}]`, false)) : [];
+  if (!isObject(value)) return [];
+  const props = isObject(schema['properties']) ? schema['properties'] : undefined;
+  const extra = isObject(schema['additionalProperties']) ? schema['additionalProperties'] : undefined;
+  const keeps = schema['x-kubernetes-preserve-unknown-fields'] === true;
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(value)) {
+    if (root && (k === 'apiVersion' || k === 'kind' || k === 'metadata')) continue;
+    const p = path === '' ? k : `${path}.${k}`;
+    const child = props?.[k] ?? extra;
+    if (isObject(child)) out.push(...undeclared(v, child, p, false));
+    else if (!keeps) out.push(p);
+  }
+  return out;
+}
+
 /** Paths (`spec.items[0].junk`) of fields `given` has and `stored` does not: what a structural schema pruned. */
 function prunedPaths(given: unknown, stored: unknown, path: string): string[] {
   if (Array.isArray(given) && Array.isArray(stored)) return given.flatMap((g, i) => prunedPaths(g, stored[i], `${path}[${i}]`));
@@ -180,6 +199,9 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
   if (check) {
     const result = check.check(render(t.st, obj, t.version));
     if (result.errors) {
+      // a strict decode fails on unknown fields before validation looks at values (found by the fuzzer)
+      const unknown = t.fieldValidation === 'Strict' ? undeclared(obj, t.st.schema, '', true).sort() : [];
+      if (unknown.length > 0) throw badRequest(`${t.st.type.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.st.type.kind}: strict decoding error: ${unknown.map((p) => `unknown field ${JSON.stringify(p)}`).join(', ')}`);
       errors.push(...result.errors);
     } else if (errors.length === 0) {
       // unknown fields: pruned, with a warning each (Warn), or the decoder's 400 (Strict)
@@ -188,7 +210,8 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
       if (unknown.length > 0 && mode === 'Strict') {
         throw badRequest(`${t.st.type.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.st.type.kind}: strict decoding error: ${unknown.map((p) => `unknown field ${JSON.stringify(p)}`).join(', ')}`);
       }
-      if (mode === 'Warn' && warnings) warnings.list.push(...unknown.map((p) => `unknown field ${JSON.stringify(p)}`));
+      // the decoder's warnings come before the strategy's (found by the fuzzer)
+      if (mode === 'Warn' && warnings) warnings.list.unshift(...unknown.map((p) => `unknown field ${JSON.stringify(p)}`));
       // stored as the server would: unknown fields pruned, defaults applied
       // metadata is the fake's to keep (ObjectMeta is never pruned by a CRD's schema)
       const stored: Json = { ...result.stored, metadata: obj['metadata'] };

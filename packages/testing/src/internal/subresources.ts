@@ -33,7 +33,8 @@ function scaleOf(t: Target, obj: Json): Json {
     kind: 'Scale',
     apiVersion: 'autoscaling/v1',
     metadata: { name: m['name'], ...(m['namespace'] ? { namespace: m['namespace'] } : {}), uid: m['uid'], resourceVersion: m['resourceVersion'], creationTimestamp: m['creationTimestamp'] },
-    spec: { replicas: (read(spec.specReplicasPath) as number | undefined) ?? 0 },
+    // ScaleSpec.replicas is an omitempty int32: 0 is not written (found by the fuzzer)
+    spec: ((read(spec.specReplicasPath) as number | undefined) ?? 0) === 0 ? {} : { replicas: read(spec.specReplicasPath) },
     status: { replicas: (read(spec.statusReplicasPath) as number | undefined) ?? 0, ...(selectorText ? { selector: selectorText } : {}) },
   };
 }

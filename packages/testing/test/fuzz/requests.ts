@@ -91,11 +91,11 @@ const deploymentSpec = fc
     },
     { requiredKeys: ['containers'] },
   )
-  // one port number per container: the server warns about a port two containers define (a strategy warning, documented as not given)
+  // one port number and name per container: the server warns about a port or name two containers define (a strategy warning, documented as not given)
   .map(({ containers, ...rest }) => ({
     ...rest,
     selector: { matchLabels: { app: 'p' } },
-    template: { metadata: { labels: { app: 'p' } }, spec: { containers: containers.map((c, i) => (Array.isArray(c.ports) ? { ...c, ports: (c.ports as Json[]).map((p) => ({ ...p, containerPort: 80 + i })) } : c)) } },
+    template: { metadata: { labels: { app: 'p' } }, spec: { containers: containers.map((c, i) => (Array.isArray(c.ports) ? { ...c, ports: (c.ports as Json[]).map((p) => ({ ...p, containerPort: 80 + i, ...(p['name'] === undefined ? {} : { name: `http${i}` }) })) } : c)) } },
   }));
 
 /** The body of a create or apply of `kind` named `n` (what a user might send, mistakes included). */
