@@ -336,7 +336,9 @@ function normaliseObject(obj: unknown, rvChanged: boolean | undefined, deleteCol
     o['metadata'] = m;
   }
   if (Array.isArray(o['items'])) o['items'] = (o['items'] as unknown[]).map((i) => normaliseObject(i, undefined));
-  if (Array.isArray(o['events'])) o['events'] = (o['events'] as Json[]).map((e) => ({ type: e['type'], object: normaliseObject(e['object'], undefined) }));
+  // documented limit (docs/testing-fake.md, "the initial-events-end bookmark"): the server's bookmark object carries the kind's Go zero value; compared by its metadata
+  const bookmark = (e: Json): unknown => (e['type'] === 'BOOKMARK' && typeof e['object'] === 'object' && e['object'] !== null ? { ...(e['object'] as Json), spec: undefined, status: undefined } : e['object']);
+  if (Array.isArray(o['events'])) o['events'] = (o['events'] as Json[]).map((e) => ({ type: e['type'], object: normaliseObject(bookmark(e), undefined) }));
   if (o['kind'] === 'Status' && typeof o['details'] === 'object' && o['details'] !== null) {
     const d = { ...(o['details'] as Json) };
     if (d['uid'] !== undefined) d['uid'] = '<uid>';
