@@ -110,6 +110,8 @@ interface Run {
   readonly members: number;
   readonly round: number;
   readonly convergedMs: number;
+  /** From spawn until the operator logged its last member `cluster engaged` (0 without members). */
+  readonly engagedMs: number;
   readonly rss: number;
   readonly heapUsed: number | undefined;
   readonly heapTotal: number | undefined;
@@ -186,11 +188,14 @@ async function main(): Promise<void> {
       { cwd: root, env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const lines: Record<string, unknown>[] = [];
+    let engagedMs = 0;
     let stderr = '';
     proc.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       try {
-        lines.push(JSON.parse(line) as Record<string, unknown>);
+        const parsed = JSON.parse(line) as Record<string, unknown>;
+        lines.push(parsed);
+        if (parsed['msg'] === 'cluster engaged') engagedMs = performance.now() - t0;
       } catch {
         /* not JSON */
       }
@@ -219,6 +224,7 @@ async function main(): Promise<void> {
         members,
         round,
         convergedMs,
+        engagedMs,
         rss,
         heapUsed: gauge('nodejs_heap_size_used_bytes'),
         heapTotal: gauge('nodejs_heap_size_total_bytes'),
@@ -227,7 +233,7 @@ async function main(): Promise<void> {
         watchesOpened: [...hostProxy.requests, ...memberRequests].filter((r) => verbOf(r) === 'watch').length,
       };
       load.push(loadavg());
-      log(`${members} members (round ${round + 1}): converged in ${(convergedMs / 1000).toFixed(2)} s, RSS ${mib(rss)} MiB, heap ${mib(run.heapUsed)}/${mib(run.heapTotal)} MiB, requests host ${JSON.stringify(run.host)} members ${JSON.stringify(run.memberRequests)}, watches ${run.watchesOpened}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+      log(`${members} members (round ${round + 1}): converged in ${(convergedMs / 1000).toFixed(2)} s (all engaged at ${(engagedMs / 1000).toFixed(2)} s), RSS ${mib(rss)} MiB, heap ${mib(run.heapUsed)}/${mib(run.heapTotal)} MiB, requests host ${JSON.stringify(run.host)} members ${JSON.stringify(run.memberRequests)}, watches ${run.watchesOpened}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
       return run;
     } finally {
       proc.kill('SIGTERM');
@@ -254,6 +260,7 @@ async function main(): Promise<void> {
     return {
       members,
       convergedMs: pick((r) => r.convergedMs),
+      engagedMs: pick((r) => r.engagedMs),
       rss: pick((r) => r.rss),
       rssPerRound: mine.map((r) => r.rss),
       heapUsed: pick((r) => r.heapUsed ?? 0),
@@ -269,12 +276,12 @@ async function main(): Promise<void> {
   const loads = load.map((l) => l[0]!);
   const out: string[] = [];
   out.push(`\nFleet: the example operator (node ${process.version}, ${operator.replace(`${root}/`, '')}), host + N members on one control plane, ${configs} FleetConfigs, ${rounds} round(s), median per size; load average (1 min) ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}\n`);
-  out.push('| members | converged s | RSS MiB | heap used / total MiB | requests host (disc/LIST/WATCH/GET/write) | requests members (disc/LIST/WATCH/GET/write) | watches opened | RSS MiB per member vs floor | heap used MiB per member | requests per member | watches per member |');
-  out.push('|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|');
+  out.push('| members | converged s | all engaged s | RSS MiB | heap used / total MiB | requests host (disc/LIST/WATCH/GET/write) | requests members (disc/LIST/WATCH/GET/write) | watches opened | RSS MiB per member vs floor | heap used MiB per member | requests per member | watches per member |');
+  out.push('|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|');
   const verbCols = (r: Record<Verb, number>): string => `${total(r)} (${VERBS.map((v) => r[v]).join('/')})`;
   for (const s of bySize) {
     out.push(
-      `| ${s.members} | ${(s.convergedMs / 1000).toFixed(2)} | ${mib(s.rss)}${s.rssPerRound.length > 1 ? ` (${s.rssPerRound.map((x) => mib(x)).join(' / ')})` : ''} | ${mib(s.heapUsed)} / ${mib(s.heapTotal)} | ${verbCols(s.host)} | ${verbCols(s.memberRequests)} | ${s.watchesOpened} | ${per(s, (x) => x.rss / 1048576, 1)} | ${per(s, (x) => x.heapUsed / 1048576, 1)} | ${per(s, (x) => total(x.host) + total(x.memberRequests), 1)} | ${per(s, (x) => x.watchesOpened, 1)} |`,
+      `| ${s.members} | ${(s.convergedMs / 1000).toFixed(2)} | ${(s.engagedMs / 1000).toFixed(2)} | ${mib(s.rss)}${s.rssPerRound.length > 1 ? ` (${s.rssPerRound.map((x) => mib(x)).join(' / ')})` : ''} | ${mib(s.heapUsed)} / ${mib(s.heapTotal)} | ${verbCols(s.host)} | ${verbCols(s.memberRequests)} | ${s.watchesOpened} | ${per(s, (x) => x.rss / 1048576, 1)} | ${per(s, (x) => x.heapUsed / 1048576, 1)} | ${per(s, (x) => total(x.host) + total(x.memberRequests), 1)} | ${per(s, (x) => x.watchesOpened, 1)} |`,
     );
   }
   // Least squares over the medians: the cost of one more member, all sizes at once.
@@ -304,7 +311,7 @@ async function main(): Promise<void> {
       rounds,
       loadavg1: { min: Math.min(...loads), max: Math.max(...loads) },
       perMember: slopes,
-      runs: runs.map((r) => ({ members: r.members, round: r.round, convergedMs: Math.round(r.convergedMs), rssMiB: mib(r.rss), heapUsedMiB: mib(r.heapUsed), heapTotalMiB: mib(r.heapTotal), host: r.host, memberRequests: r.memberRequests, watchesOpened: r.watchesOpened })),
+      runs: runs.map((r) => ({ members: r.members, round: r.round, convergedMs: Math.round(r.convergedMs), engagedMs: Math.round(r.engagedMs), rssMiB: mib(r.rss), heapUsedMiB: mib(r.heapUsed), heapTotalMiB: mib(r.heapTotal), host: r.host, memberRequests: r.memberRequests, watchesOpened: r.watchesOpened })),
     })}\n`,
   );
 }
