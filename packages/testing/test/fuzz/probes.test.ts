@@ -8,7 +8,6 @@
  *   pnpm -s exec vitest run packages/testing/test/fuzz/probes.test.ts
  *   KUBELOOP_PROBES_REPORT=/tmp/probes.txt pnpm -s exec vitest run packages/testing/test/fuzz/probes.test.ts   # every difference to a file
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,10 +19,12 @@ import type { CustomResourceDefinitionLike, Environment } from '@kubeloop/envtes
 import { createFakeApiServer } from '../../src/index.js';
 import type { FakeApiServer } from '../../src/index.js';
 import { testKubeconfigPath, uniqueName } from '../../../../test/support/env.js';
+import { kubectl } from '../../../../test/support/kubectl.js';
+import type { KubectlResult } from '../../../../test/support/kubectl.js';
 import { send } from './answers.js';
 import type { Backend } from './answers.js';
 import { PROBE_CRD, PROBES } from './probes.js';
-import type { ProbeKubectl, ProbeStep } from './probes.js';
+import type { ProbeStep } from './probes.js';
 import { normalise } from './requests.js';
 
 const REPORT = process.env['KUBELOOP_PROBES_REPORT'];
@@ -56,21 +57,8 @@ function allocated(text: string): string {
   return text.replace(/\b10\.0\.0\.\d{1,3}\b/g, '<ip>').replace(/"web-[a-z0-9]{5}"/g, '"web-<random>"').replace(/"nodePort":\d+/g, '"nodePort":"<port>"');
 }
 
-function runKubectl(kubeconfig: string, namespace: string, step: ProbeKubectl): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, '-n', namespace, ...step.kubectl], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(step.stdin === undefined ? '' : JSON.stringify(step.stdin));
-  });
-}
-
 /** kubectl's output in comparable form: JSON normalised as answers are, ages and times masked. */
-function normaliseKubectl(r: { code: number | null; stdout: string; stderr: string }, namespace: string): string {
+function normaliseKubectl(r: KubectlResult, namespace: string): string {
   let out: string;
   try {
     out = normalise({ status: r.code ?? -1, body: JSON.parse(r.stdout) as unknown, warning: undefined }, namespace, undefined);
@@ -94,7 +82,7 @@ async function runProbe(side: Side, steps: readonly ProbeStep[]): Promise<string
   try {
     for (const step of steps) {
       if ('kubectl' in step) {
-        out.push(normaliseKubectl(await runKubectl(side.kubeconfig, namespace, step), namespace));
+        out.push(normaliseKubectl(await kubectl(['-n', namespace, ...step.kubectl], { kubeconfig: side.kubeconfig, ...(step.stdin === undefined ? {} : { stdin: JSON.stringify(step.stdin) }) }), namespace));
         continue;
       }
       const fill = (s: string): string => s.replaceAll('{ns}', namespace);
