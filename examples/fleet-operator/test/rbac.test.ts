@@ -14,7 +14,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { load, loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubeConfig } from '@kubernetes/client-node';
 import { createClient, isAlreadyExists, isNotFound } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { installCRDs, startApiProxy } from '@kubeloop/envtest';
@@ -26,13 +25,13 @@ import { builtinScheme, ConfigMap, Secret } from '@kubeloop/scheme';
 import { eventually } from '@kubeloop/testing';
 import { FleetConfig, setupFleetOperator } from '../src/index.js';
 import { testKubeConfig, uniqueName } from '../../../test/support/env.js';
+import { serviceAccountKubeConfig } from '../../../test/support/service-account.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const scheme = builtinScheme.extend(FleetConfig);
 const hostRoles = loadAll(readFileSync(join(root, 'rbac', 'role.yaml'), 'utf8')) as RoleManifest[];
 const memberRoles = loadAll(readFileSync(join(root, 'rbac', 'member-role.yaml'), 'utf8')) as RoleManifest[];
 const SYSTEM = 'fleet-system';
-const rbac = 'rbac.authorization.k8s.io/v1';
 
 let admin: Client;
 const proxies: ApiProxy[] = [];
@@ -51,29 +50,7 @@ afterAll(async () => {
 /** A proxy to the shared plane that speaks as a new ServiceAccount bound to `roles` (each renamed uniquely). */
 async function asServiceAccount(roles: readonly RoleManifest[]): Promise<ApiProxy> {
   const name = uniqueName('fleet-op');
-  await admin.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: SYSTEM } });
-  for (const role of roles) {
-    const namespace = role.metadata.namespace;
-    await admin.create({ ...role, metadata: { name, ...(namespace ? { namespace } : {}) }, rules: role.rules.map((r) => ({ ...r })) } as never);
-    await admin.create({
-      apiVersion: rbac,
-      kind: namespace ? 'RoleBinding' : 'ClusterRoleBinding',
-      metadata: { name, ...(namespace ? { namespace } : {}) },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: role.kind, name },
-      subjects: [{ kind: 'ServiceAccount', name, namespace: SYSTEM }],
-    } as never);
-  }
-  const answer = await admin
-    .subResource('token')
-    .create<{ status: { token: string } }>({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: SYSTEM } }, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } });
-  const cluster = testKubeConfig().getCurrentCluster()!;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'envtest', server: cluster.server, ...(cluster.caData ? { caData: cluster.caData } : {}), ...(cluster.caFile ? { caFile: cluster.caFile } : {}), skipTLSVerify: false }],
-    users: [{ name, token: answer.status.token }],
-    contexts: [{ name, cluster: 'envtest', user: name }],
-    currentContext: name,
-  });
+  const kc = await serviceAccountKubeConfig(admin, testKubeConfig(), { name, namespace: SYSTEM, roles });
   const proxy = await startApiProxy(kc);
   proxies.push(proxy);
   return proxy;

@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubeConfig, loadAllYaml } from '@kubernetes/client-node';
+import { loadAllYaml } from '@kubernetes/client-node';
 import { createClient, isNotFound, mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
@@ -29,6 +29,7 @@ import type { RoleManifest } from '@kubeloop/manager/rbac';
 import { ConfigMap, builtinScheme } from '@kubeloop/scheme';
 import { HardDisk, setupHardDiskController } from '../src/index.js';
 import { uniqueName } from '../../../test/support/env.js';
+import { serviceAccountKubeConfig } from '../../../test/support/service-account.js';
 import { httpsGet } from '../../../test/support/net.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -50,7 +51,6 @@ afterAll(async () => {
   await env?.stop();
 });
 
-const rbac = 'rbac.authorization.k8s.io/v1';
 
 /** A running operator: a manager whose requests go through a proxy holding only a ServiceAccount's token. */
 interface Run {
@@ -67,31 +67,7 @@ interface Run {
  */
 async function runAs(roles: readonly RoleManifest[], sharded = false): Promise<Run> {
   const name = uniqueName('hd-op');
-  await admin.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: systemNamespace } });
-  const subjects = [{ kind: 'ServiceAccount', name, namespace: systemNamespace }];
-  for (const role of roles) {
-    const namespace = role.metadata.namespace;
-    await admin.create({ ...role, metadata: { name, ...(namespace ? { namespace } : {}) }, rules: role.rules.map((r) => ({ ...r })) } as never);
-    await admin.create({
-      apiVersion: rbac,
-      kind: namespace ? 'RoleBinding' : 'ClusterRoleBinding',
-      metadata: { name, ...(namespace ? { namespace } : {}) },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: role.kind, name },
-      subjects,
-    } as never);
-  }
-  const answer = await admin
-    .subResource('token')
-    .create<{ status: { token: string } }>({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: systemNamespace } }, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } });
-  const token = answer.status.token;
-  const cluster = env.kubeConfig.getCurrentCluster()!;
-  const asServiceAccount = new KubeConfig();
-  asServiceAccount.loadFromOptions({
-    clusters: [{ name: 'envtest', server: cluster.server, ...(cluster.caData ? { caData: cluster.caData } : {}), ...(cluster.caFile ? { caFile: cluster.caFile } : {}), skipTLSVerify: false }],
-    users: [{ name, token }],
-    contexts: [{ name, cluster: 'envtest', user: name }],
-    currentContext: name,
-  });
+  const asServiceAccount = await serviceAccountKubeConfig(admin, env.kubeConfig, { name, namespace: systemNamespace, roles });
   const proxy = await startApiProxy(asServiceAccount);
   const leaseNamespace = roles.find((r) => r.kind === 'Role')?.metadata.namespace ?? 'default';
   const timing = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
@@ -117,7 +93,7 @@ async function runAs(roles: readonly RoleManifest[], sharded = false): Promise<R
   return {
     manager,
     proxy,
-    token,
+    token: asServiceAccount.getCurrentUser()!.token!,
     async stop() {
       stop.abort();
       await running;
