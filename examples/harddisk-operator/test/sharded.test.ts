@@ -130,6 +130,16 @@ async function variant(gate: boolean): Promise<void> {
     return { disks: read('HardDisk'), configMaps: read('ConfigMap') };
   }
 
+  /** Each replica's `kubeloop_informer_shard_server_filtered` for HardDisks and ConfigMaps, by its /metrics (undefined: no series). */
+  async function serverFiltered(replica: Replica): Promise<{ disks: number | undefined; configMaps: number | undefined }> {
+    const text = await (await fetch(replica.metricsUrl!)).text();
+    const read = (kind: string): number | undefined => {
+      const value = new RegExp(`^kubeloop_informer_shard_server_filtered\\{kind="${kind}\\.[^"]*"[^}]*\\} (\\d+)$`, 'm').exec(text)?.[1];
+      return value === undefined ? undefined : Number(value);
+    };
+    return { disks: read('HardDisk'), configMaps: read('ConfigMap') };
+  }
+
   /** Each live replica caches exactly the disks, and the ConfigMaps (by controller owner, else their own uid), of the buckets it holds. */
   async function checkShares(label: string): Promise<void> {
     const buckets = await settled();
@@ -151,6 +161,9 @@ async function variant(gate: boolean): Promise<void> {
       expect(Math.abs(expected.disks - share), `${r.id} holds ${expected.disks} of ${DISKS}`).toBeLessThanOrEqual(Math.max(0.1 * share, 5 * sigma));
     }
     console.log(`${tag} ${label}: ${shares.join(', ')}`);
+    // Who filtered the disks: the API server with the gate (1), each replica's reflector without it (0).
+    // Owned ConfigMaps are hashed by their controller owner's uid, which the server is never asked to.
+    for (const r of live()) expect(await serverFiltered(r), `${r.id}: kubeloop_informer_shard_server_filtered`).toEqual({ disks: gate ? 1 : 0, configMaps: undefined });
   }
 
   /** Every disk reconciled at its current generation, its ConfigMap of `size`. */

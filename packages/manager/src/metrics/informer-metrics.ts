@@ -1,8 +1,8 @@
 /**
  * Informer metrics none of the anchors export, read from the cache at
  * scrape time: relists, 410s, watch restarts, errors, watch events
- * received, objects left out of a shard, store size, synced, last list
- * duration, age of the last event.
+ * received, objects left out of a shard, whether the server filters the
+ * shard, store size, synced, last list duration, age of the last event.
  */
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
@@ -74,6 +74,22 @@ export function registerInformerMetrics(registry: Registry, cache: InformerCache
       },
     }));
   }
+  // Whether the API server filters a sharded informer by `shardSelector`: 1 while it does, 0 once it
+  // sent something out of range (no ShardedListAndWatch: the reflector filters). No series while the
+  // server is not asked (no shard, `controller-owner`, `serverSide: false`).
+  once(registry, 'kubeloop_informer_shard_server_filtered', () => new Gauge({
+    name: 'kubeloop_informer_shard_server_filtered',
+    help: '1 while the API server filters the shard (shardSelector honoured), 0 once it ignored it (filtered here)',
+    labelNames: ['kind', 'cluster'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [labels, i] of informersOf(registry)) {
+        const asked = i.stats.filter((s) => s.shardServer !== 'off');
+        if (asked.length > 0) this.set(labels, asked.every((s) => s.shardServer === 'honoured') ? 1 : 0);
+      }
+    },
+  }));
   const registered = caches;
   return () => {
     registered.delete(cache);
