@@ -8,12 +8,13 @@ import type { RESTMapper, RESTMapping } from '@kubeloop/mapper';
 import { builtinScheme, parseApiVersion } from '@kubeloop/scheme';
 import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { transportDiscovery } from './discovery.js';
-import { ClientError, isClientError } from './errors.js';
+import { ClientError, isClientError, isConflict, isNotFound } from './errors.js';
 import { isMetadataRef } from './kinds.js';
 import type { AnyKubeObject, DeepReadonly, KindRef, ListFor, ObjectFor, ObjectKey, Stored, TypeRef, WithKind } from './kinds.js';
 import { renderSelector, renderShard, writeQuery } from './options.js';
 import type { ApplyOptions, CallOptions, DeleteAllOfOptions, DeleteOptions, GetOptions, ListOptions, WatchOptions, WriteOptions } from './options.js';
 import { patchContentType } from './patch.js';
+import { matchesShard, renderShardSelector, toShardSelector } from './shard.js';
 import type { Patch } from './patch.js';
 import type { KubeConfigLike } from './kubeconfig.js';
 import { createTransport, retryAfterSeconds } from './transport.js';
@@ -70,7 +71,18 @@ export interface Writer {
   delete(obj: WithKind<AnyKubeObject>, options?: DeleteOptions): Promise<void>;
   /** Delete by kind and key. */
   delete(kind: KindRef, key: ObjectKey, options?: DeleteOptions): Promise<void>;
-  /** Delete every object of a kind matching the selectors in a namespace. */
+  /**
+   * Delete every object of a kind matching the selectors in a namespace;
+   * with `shardSelector`, only those of a shard (see
+   * {@link DeleteAllOfOptions.shardSelector}).
+   *
+   * @example
+   * ```ts
+   * await client.deleteAllOf(ConfigMap, { namespace: 'default', labelSelector: { app: 'web' } });
+   * // Only the ConfigMaps whose uid hashes into the lower half of the hash space:
+   * await client.deleteAllOf(ConfigMap, { namespace: 'default', shardSelector: { field: 'object.metadata.uid', ranges: [{ start: 0n, end: 1n << 63n }] } });
+   * ```
+   */
   deleteAllOf(kind: KindRef, options?: DeleteAllOfOptions): Promise<void>;
 }
 
@@ -527,15 +539,38 @@ class KubeClient implements Client {
     if (r.mapping.scope === 'Namespaced' && !options?.namespace) {
       throw new ClientError('InvalidRequest', `deleteAllOf ${r.label} needs a namespace`);
     }
-    const answer = await this.send<{ items?: unknown }>('DELETE', this.path(r, options?.namespace, undefined, undefined, 'deleteAllOf'), {
-      query: {
-        dryRun: options?.dryRun ? 'All' : undefined,
-        labelSelector: renderSelector(options?.labelSelector),
-        fieldSelector: renderSelector(options?.fieldSelector),
-      },
-      body: deleteBody(options),
-      ...call(options),
-    });
+    const shard = options?.shardSelector === '' ? undefined : toShardSelector(options?.shardSelector);
+    const send = (dryRun: boolean | undefined): Promise<{ items?: unknown } | undefined> =>
+      this.send<{ items?: unknown }>('DELETE', this.path(r, options?.namespace, undefined, undefined, 'deleteAllOf'), {
+        query: {
+          dryRun: dryRun ? 'All' : undefined,
+          labelSelector: renderSelector(options?.labelSelector),
+          fieldSelector: renderSelector(options?.fieldSelector),
+          shardSelector: shard ? renderShardSelector(shard) : undefined,
+        },
+        body: deleteBody(options),
+        ...call(options),
+      });
+    if (shard) {
+      // A server without ShardedListAndWatch ignores the selector and would delete the whole
+      // collection: a dry run first shows what it would delete.
+      const planned = itemsOf(await send(true));
+      if (options?.dryRun) return;
+      if (planned.some((item) => !matchesShard(item, shard))) {
+        // Ignored: the objects of the shard, one by one, as the server's own delete-collection does.
+        const { namespace: _ns, labelSelector: _ls, fieldSelector: _fs, shardSelector: _ss, ...single } = options ?? {};
+        for (const item of planned.filter((i) => matchesShard(i, shard))) {
+          const m = item.metadata!;
+          const key = { name: m.name!, ...(m.namespace ? { namespace: m.namespace } : {}) };
+          // The uid as precondition: an object replaced since the dry run (a new uid) is not the one listed.
+          await this.delete(kind, key, { ...single, preconditions: { uid: m.uid!, ...options?.preconditions } }).catch((err: unknown) => {
+            if (!isNotFound(err) && !isConflict(err)) throw err;
+          });
+        }
+        return;
+      }
+    }
+    const answer = await send(options?.dryRun);
     // The server answers with the objects it deleted: each is a write to read after. One with
     // finalizers left is still there (deleting, at the answer's resourceVersion); the rest are gone.
     if (Array.isArray(answer?.items)) {
@@ -613,6 +648,11 @@ function kindFiller(mapping: RESTMapping): (items: KubeObject[]) => void {
 
 function isPatch(value: unknown): value is Patch {
   return typeof value === 'object' && value !== null && typeof (value as Patch).type === 'string' && typeof (value as Patch).data === 'string';
+}
+
+/** The items of a delete-collection answer (the objects it deleted, or would delete on a dry run). */
+function itemsOf(answer: { items?: unknown } | undefined): { metadata?: { name?: string; namespace?: string; uid?: string } }[] {
+  return Array.isArray(answer?.items) ? (answer.items as { metadata?: { name?: string; namespace?: string; uid?: string } }[]) : [];
 }
 
 function deleteBody(options: DeleteOptions | undefined): object | undefined {

@@ -3,10 +3,15 @@
  * with kube-apiserver (the shared plane runs with `ShardedListAndWatch`):
  * for generated ranges the server's sharded LIST and WATCH return exactly
  * the objects our hash puts in range, and it refuses exactly the selectors
- * our parser refuses.
+ * our parser refuses. `deleteAllOf` with a shard selector deletes exactly
+ * the shard with the gate, and without it (a plane of its own, where the
+ * server ignores the selector and a raw delete-collection deletes
+ * everything).
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
+import type { ApiProxy, Environment } from '@kubeloop/envtest';
 import { ConfigMap, Namespace } from '@kubeloop/scheme';
 import { createClient, fnv1a64, isClientError, loadKubeConfig, matchesShard, parseShardSelector, renderShardSelector } from '../src/index.js';
 import { HASH_SPACE_END } from '../src/internal-api.js';
@@ -146,3 +151,64 @@ describe('against kube-apiserver with ShardedListAndWatch', () => {
     );
   });
 });
+
+/** `deleteAllOf` with a shard selector on a server, through a proxy that records its requests. */
+function deleteAllOfShard(gate: boolean): void {
+  let env: Environment;
+  let proxy: ApiProxy;
+  let client: Client;
+
+  beforeAll(async () => {
+    env = gate ? createEnvironment({ useExistingCluster: true, kubeconfigPath: testKubeconfigPath() }) : createEnvironment({ featureGates: { ShardedListAndWatch: false } });
+    await env.start();
+    proxy = await startApiProxy(env.kubeConfig);
+    client = createClient({ kubeConfig: proxy.kubeConfig, fieldOwner: 'shard-test' });
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await env.stop();
+  });
+
+  /** A namespace of 16 ConfigMaps and a selector splitting them, some in range and some not. */
+  async function seed(): Promise<{ ns: string; made: { metadata: { name: string; uid: string } }[]; half: ShardSelector }> {
+    const ns = uniqueName(`shard-del-${gate ? 'on' : 'off'}`);
+    await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    const made = (await Promise.all(Array.from({ length: 16 }, (_, i) => client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: ns } })))) as { metadata: { name: string; uid: string } }[];
+    const half: ShardSelector = { field: 'object.metadata.uid', ranges: [{ start: 0n, end: 1n << 63n }] };
+    expect(made.some((o) => matchesShard(o, half)) && made.some((o) => !matchesShard(o, half))).toBe(true);
+    return { ns, made, half };
+  }
+  const names = (items: readonly { metadata?: { name?: string } }[]): string[] => items.map((o) => o.metadata!.name!).sort();
+
+  it('deletes exactly the objects whose uid is in range', async () => {
+    const { ns, made, half } = await seed();
+    if (!gate) {
+      // The premise: without the gate the server ignores the selector; a raw delete-collection would take everything.
+      const dry = await client.transport.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns}/configmaps`, query: { dryRun: 'All', shardSelector: renderShardSelector(half) } });
+      expect(names((JSON.parse(dry.body) as { items: { metadata: { name: string } }[] }).items)).toEqual(names(made));
+    }
+    proxy.clearRequests();
+    await client.deleteAllOf(ConfigMap, { namespace: ns, shardSelector: half });
+    expect(names((await client.list(ConfigMap, { namespace: ns })).items)).toEqual(names(made.filter((o) => !matchesShard(o, half))));
+    // With the gate: the dry run, then the delete-collection. Without: the dry run, then one delete per object in range.
+    const collection = proxy.count((r) => r.method === 'DELETE' && r.path.endsWith('/configmaps'));
+    const single = proxy.count((r) => r.method === 'DELETE' && r.path.includes('/configmaps/'));
+    expect({ collection, single }).toEqual(gate ? { collection: 2, single: 0 } : { collection: 1, single: made.filter((o) => matchesShard(o, half)).length });
+    await client.delete(Namespace, { name: ns });
+  });
+
+  it('a dry run deletes nothing; a malformed selector string is refused before anything is sent', async () => {
+    const { ns, made, half } = await seed();
+    await client.deleteAllOf(ConfigMap, { namespace: ns, shardSelector: half, dryRun: true });
+    expect((await client.list(ConfigMap, { namespace: ns })).items).toHaveLength(made.length);
+    proxy.clearRequests();
+    const err = await client.deleteAllOf(ConfigMap, { namespace: ns, shardSelector: "shardRange(object.metadata.uid, '0x0', '0x8000000000000000')" }).catch((e: unknown) => e);
+    expect(isClientError(err) && err.reason).toBe('InvalidRequest');
+    expect(proxy.count((r) => r.method === 'DELETE')).toBe(0);
+    expect((await client.list(ConfigMap, { namespace: ns })).items).toHaveLength(made.length);
+    await client.delete(Namespace, { name: ns });
+  });
+}
+
+describe('deleteAllOf with a shard selector, ShardedListAndWatch on (the server deletes the shard)', () => deleteAllOfShard(true));
+describe('deleteAllOf with a shard selector, the gate off (the server would delete everything; the client deletes the shard one by one)', () => deleteAllOfShard(false));

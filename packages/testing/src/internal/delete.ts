@@ -95,7 +95,7 @@ export function deleteObject(s: Storage, t: Target, obj: Json, opts: Json, dry: 
 export function deleteCollection(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
   const opts = deleteOptions(req);
   const dry = dryRun(req) || (Array.isArray(opts['dryRun']) && (opts['dryRun'] as unknown[]).includes('All'));
-  const { match } = selection(t.st, t.namespace, req.query);
+  const { match } = selection(t.st, t.namespace, req.query, 'deletecollection');
   const deleted: Json[] = [];
   for (const k of [...t.st.objects.keys()].sort()) {
     const obj = t.st.objects.get(k);

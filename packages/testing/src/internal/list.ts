@@ -70,7 +70,7 @@ export function list(s: Storage, t: Target, req: CoreRequest): BufferedResponse 
   const limitParam = q.get('limit');
   const limit = limitParam === null || limitParam === '' ? 0 : Number(limitParam);
   if (!Number.isInteger(limit) || limit < 0) throw badRequest(`invalid limit: ${JSON.stringify(limitParam)}`);
-  const selected = selection(t.st, t.namespace, q, { shard: true });
+  const selected = selection(t.st, t.namespace, q);
 
   let atRv = s.resourceVersion;
   let start = '';

@@ -1,9 +1,10 @@
 /**
  * Which objects a list, a watch or a delete-collection selects: the
- * namespace of the path, the label selector and the field selector, as the
- * API server's SelectionPredicate. Every filter a list or watch may carry
- * goes here, so that list, watch and delete-collection agree (a new one,
- * such as `shardSelector`, is one more clause of `selection`).
+ * namespace of the path, the label selector, the field selector and the
+ * shard selector, as the API server's SelectionPredicate. Every filter a
+ * list or watch may carry goes here, so that list, watch and
+ * delete-collection agree (kube-apiserver v1.37 with `ShardedListAndWatch`
+ * honours `shardSelector` on a delete-collection too).
  */
 import type { Json } from './json.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
@@ -38,14 +39,16 @@ function fieldFilter(st: StoredType, selector: string | null): (obj: Json) => bo
 }
 
 /**
- * The selection a request's path namespace and query ask for; a malformed
- * selector is 400. `shard`: honour `shardSelector` (lists and watches).
+ * The selection a request's path namespace and query ask for (`verb`: a
+ * list or watch, or a delete-collection); a malformed label or field
+ * selector is 400, a malformed shard selector 500 (as kube-apiserver
+ * answers).
  */
-export function selection(st: StoredType, namespace: string | undefined, query: URLSearchParams, options: { shard?: boolean } = {}): Selection {
+export function selection(st: StoredType, namespace: string | undefined, query: URLSearchParams, verb: 'list' | 'deletecollection' = 'list'): Selection {
   const labels = parseLabelSelector(query.get('labelSelector') ?? undefined);
   const fieldSelector = query.get('fieldSelector');
   const fields = fieldFilter(st, fieldSelector);
-  const shard = options.shard ? shardMatch(query) : undefined;
+  const shard = shardMatch(query, verb);
   return {
     filtered: !labels.empty || (fieldSelector ?? '') !== '' || shard !== undefined,
     match: (obj) => {

@@ -86,7 +86,7 @@ export class Watches {
     const timeoutParam = q.get('timeoutSeconds');
     const timeoutSeconds = timeoutParam === null || timeoutParam === '' ? 0 : Number(timeoutParam);
     if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeoutParam)}`);
-    const { match } = selection(t.st, t.namespace, q, { shard: true });
+    const { match } = selection(t.st, t.namespace, q);
     const sendInitial = sie === 'true' || sie === '1';
     // the watch's options checked as the API server's ListOptions validation checks them: every problem at once
     const errors: FieldError[] = [];

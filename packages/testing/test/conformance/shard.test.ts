@@ -1,11 +1,11 @@
-/** Conformance: `shardSelector` on lists and watches (ShardedListAndWatch), on envtest (gate on) and on the fake. */
+/** Conformance: `shardSelector` on lists, watches and delete-collections (ShardedListAndWatch), on envtest (gate on) and on the fake. */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { fnv1a64, matchesShard } from '@kubeloop/client';
+import { fnv1a64, matchesShard, renderShardSelector } from '@kubeloop/client';
 import type { ShardSelector } from '@kubeloop/client';
 import { ConfigMap } from '@kubeloop/scheme';
 import { BACKENDS, useBackend } from './backends.js';
-import { configMap, expectStatus } from './support.js';
+import { configMap, expectStatus, raw } from './support.js';
 
 const HALF = 1n << 63n;
 const SELECTORS: [string, ShardSelector][] = [
@@ -13,6 +13,18 @@ const SELECTORS: [string, ShardSelector][] = [
   ['upper half of uids', { field: 'object.metadata.uid', ranges: [{ start: HALF, end: 1n << 64n }] }],
   ['two quarters of uids', { field: 'object.metadata.uid', ranges: [{ start: 0n, end: HALF / 2n }, { start: HALF, end: HALF + HALF / 2n }] }],
 ];
+
+/** 1-3 disjoint ranges of the 64-bit space: sorted distinct cut points, paired up. */
+const RANGES = fc
+  .uniqueArray(fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }), { minLength: 2, maxLength: 6 })
+  .map((cuts) => {
+    const sorted = [...cuts].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const out: { start: bigint; end: bigint }[] = [];
+    for (let i = 0; i + 1 < sorted.length; i += 2) out.push({ start: sorted[i]!, end: sorted[i + 1]! });
+    return out;
+  });
+
+const namesOf = (items: unknown): string[] => ((items ?? []) as { metadata: { name: string } }[]).map((o) => o.metadata.name).sort();
 
 describe.each(BACKENDS)('shard selectors ($backend)', ({ backend }) => {
   const h = useBackend(backend);
@@ -36,17 +48,8 @@ describe.each(BACKENDS)('shard selectors ($backend)', ({ backend }) => {
   it('generated uid ranges: a list returns exactly the objects whose uid hashes into them (the oracle the server is checked against in client/test/shard.test.ts)', async () => {
     const client = h().client();
     const all = await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { run } });
-    // 1-3 disjoint ranges: sorted distinct cut points of the 64-bit space, paired up.
-    const ranges = fc
-      .uniqueArray(fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }), { minLength: 2, maxLength: 6 })
-      .map((cuts) => {
-        const sorted = [...cuts].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-        const out: { start: bigint; end: bigint }[] = [];
-        for (let i = 0; i + 1 < sorted.length; i += 2) out.push({ start: sorted[i]!, end: sorted[i + 1]! });
-        return out;
-      });
     await fc.assert(
-      fc.asyncProperty(ranges, async (r) => {
+      fc.asyncProperty(RANGES, async (r) => {
         const selector: ShardSelector = { field: 'object.metadata.uid', ranges: r };
         const sharded = await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { run }, shardSelector: selector });
         const expected = all.items.filter((o) => matchesShard(o, selector)).map((o) => o.metadata!.name).sort();
@@ -86,6 +89,41 @@ describe.each(BACKENDS)('shard selectors ($backend)', ({ backend }) => {
     ac.abort();
     await watching;
     expect(seen.sort()).toEqual(expected);
+  });
+
+  it('generated uid ranges: a delete-collection deletes exactly the objects in range (a dry run first deletes nothing) and answers with them', async () => {
+    const client = h().client();
+    const path = `/api/v1/namespaces/${h().namespace}/configmaps`;
+    await fc.assert(
+      fc.asyncProperty(RANGES, async (r) => {
+        const batch = h().name('shard-del');
+        const made = await Promise.all(Array.from({ length: 6 }, (_, i) => client.create(configMap(h().namespace, `${batch}-${i}`, {}, { batch }))));
+        const selector: ShardSelector = { field: 'object.metadata.uid', ranges: r };
+        const inRange = made.filter((o) => matchesShard(o, selector)).map((o) => o.metadata.name).sort();
+        const rest = made.filter((o) => !matchesShard(o, selector)).map((o) => o.metadata.name).sort();
+        const query = { labelSelector: `batch=${batch}`, shardSelector: renderShardSelector(selector) };
+        const dry = await raw(h(), 'DELETE', path, { query: { ...query, dryRun: 'All' } });
+        expect(dry.status).toBe(200);
+        expect(namesOf(dry.body['items'])).toEqual(inRange);
+        expect((await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { batch } })).items).toHaveLength(made.length);
+        const done = await raw(h(), 'DELETE', path, { query });
+        expect(done.status).toBe(200);
+        expect(namesOf(done.body['items'])).toEqual(inRange);
+        expect(namesOf((await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { batch } })).items)).toEqual(rest);
+      }),
+      { numRuns: 6, seed: 21 },
+    );
+  });
+
+  it('a delete-collection with a malformed shard selector is refused (500 without a reason) and deletes nothing', async () => {
+    const client = h().client();
+    const batch = h().name('shard-bad');
+    await client.create(configMap(h().namespace, batch, {}, { batch }));
+    const res = await raw(h(), 'DELETE', `/api/v1/namespaces/${h().namespace}/configmaps`, { query: { labelSelector: `batch=${batch}`, shardSelector: "shardRange(object.metadata.uid, '0x0', '0x8000000000000000')" } });
+    // Unlike a list's, the 500 carries no reason.
+    expect([res.status, res.body['reason']]).toEqual([500, undefined]);
+    expect(String(res.body['message'])).toContain('invalid shard selector: ');
+    expect((await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { batch } })).items).toHaveLength(1);
   });
 
   it('refuses a malformed shard selector as kube-apiserver v1.37 does: 500 InternalError, invalid shard selector', async () => {
