@@ -444,7 +444,13 @@ class Ring implements ShardRing {
     if (signal.aborted) return;
     // Renew first: liveness decides what we may hold.
     await this.writeOwn(signal);
-    if (!this.isMember()) {
+    if (this.rounds === 0 && this.isMember()) {
+      // Announce before claiming: members started together (a Deployment's replicas) write their
+      // Leases within moments of each other; a member that claimed in its first round would see
+      // only itself, list and cache every object, then hand most of them off (and keep the memory
+      // it grew). The first claim waits one retry period, by when the others' Leases are visible.
+      this.assignment = new Set();
+    } else if (!this.isMember()) {
       // Cut off: stop everything now (we stop before anyone may take over), drain, hold nothing.
       this.release([...this.working]);
       for (const b of [...this.held]) if (!this.handingOn.has(b)) this.held.delete(b);
@@ -479,7 +485,7 @@ class Ring implements ShardRing {
               conflict = true;
             } else if (this.isMember()) {
               this.working.add(b);
-              if (this.rounds > 0) this.stats.acquired++;
+              if (this.rounds > 1) this.stats.acquired++;
             }
           }
           if (conflict) await this.writeOwn(signal);

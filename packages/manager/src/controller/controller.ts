@@ -144,8 +144,14 @@ export class Controller {
   /** Reconciles in flight per shard bucket (sharded controllers only). */
   private readonly inFlight = new Map<number, number>();
   private readonly drained = new Set<() => void>();
-  /** The uid of each key last reconciled here (sharded by uid), so a deleted object still maps to its bucket. */
+  /** The uid of each key last seen here (sharded by uid), so a deleted object still maps to its bucket. */
   private readonly uids = new Map<string, string>();
+  /**
+   * Keys that came up while their bucket was assigned here but not yet
+   * started (its previous owner still draining it): the start enqueues them,
+   * a deleted object's included (a list of the cache would not find it).
+   */
+  private readonly waiting = new Map<number, Set<string>>();
   /** A sharded controller's key counters, looked up once when it starts (not per key). */
   private shardKeys: ShardKeyMetrics | undefined;
   private readonly labels: ControllerLabels;
@@ -233,7 +239,10 @@ export class Controller {
         keys.moved.inc({ controller: this.name }, 0);
         keys.skipped.inc({ controller: this.name }, 0);
         const offDrain = shard.ring.addDrainer((buckets) => this.drain(buckets));
-        const offStart = shard.ring.subscribe(({ started }) => void this.enqueueStarted(shard, started, queue, signal));
+        const offStart = shard.ring.subscribe(({ started }) => {
+          this.forgetElsewhere(shard);
+          void this.enqueueStarted(shard, started, queue, signal);
+        });
         signal.addEventListener('abort', () => (offDrain(), offStart()), { once: true });
         void this.enqueueStarted(shard, [...shard.ring.active()], queue, signal);
       }
@@ -326,8 +335,8 @@ export class Controller {
    * here, so its owner gives it a final reconcile, as an unsharded
    * controller does.
    */
-  private async bucketOf(shard: ControllerShard, key: string, request: Request, signal: AbortSignal): Promise<number | undefined> {
-    if (shard.by === 'namespace') return shard.ring.bucketOf(fnv1a64(request.namespace ?? ''));
+  private async bucketOf(shard: ControllerShard, key: string, request: Request, signal: AbortSignal): Promise<{ bucket: number; gone: boolean } | undefined> {
+    if (shard.by === 'namespace') return { bucket: shard.ring.bucketOf(fnv1a64(request.namespace ?? '')), gone: false };
     const kind = this.deps.forKind;
     if (!kind) return undefined;
     let uid: string | undefined;
@@ -339,11 +348,17 @@ export class Controller {
     }
     if (uid !== undefined) {
       this.uids.set(key, uid);
-      return shard.ring.bucketOf(fnv1a64(uid));
+      return { bucket: shard.ring.bucketOf(fnv1a64(uid)), gone: false };
     }
     const last = this.uids.get(key);
-    this.uids.delete(key);
-    return last === undefined ? undefined : shard.ring.bucketOf(fnv1a64(last));
+    return last === undefined ? undefined : { bucket: shard.ring.bucketOf(fnv1a64(last)), gone: true };
+  }
+
+  /** Drop what is remembered of keys in buckets that are no longer worked on, drained or assigned here (another member has them). */
+  private forgetElsewhere(shard: ControllerShard): void {
+    const here = (b: number): boolean => shard.ring.active().has(b) || shard.ring.draining().has(b) || shard.ring.assigned().has(b);
+    for (const b of [...this.waiting.keys()]) if (!here(b)) this.waiting.delete(b);
+    if (shard.by === 'uid') for (const [key, uid] of this.uids) if (!here(shard.ring.bucketOf(fnv1a64(uid)))) this.uids.delete(key);
   }
 
   /** Resolves once no reconcile of these buckets is in flight (the ring hands them on then). */
@@ -368,6 +383,13 @@ export class Controller {
     const kind = this.deps.forKind;
     if (!kind || started.length === 0) return;
     const set = new Set(started);
+    for (const b of started) {
+      for (const key of this.waiting.get(b) ?? []) {
+        queue.add(key);
+        this.shardKeys?.moved.inc({ controller: this.name });
+      }
+      this.waiting.delete(b);
+    }
     try {
       const list = await this.deps.cache.list(kind, { signal });
       for (const obj of list.items) {
@@ -385,17 +407,28 @@ export class Controller {
 
   private async process(queue: WorkQueue, key: string, priority: number, stopSignal: AbortSignal): Promise<void> {
     const shard = this.options.shard;
-    if (!shard) return this.reconcileKey(queue, key, priority, stopSignal);
-    const bucket = await this.bucketOf(shard, key, requestOf(key), stopSignal);
+    if (!shard) {
+      await this.reconcileKey(queue, key, priority, stopSignal);
+      return;
+    }
+    const found = await this.bucketOf(shard, key, requestOf(key), stopSignal);
     // Not ours now (or not cached here): its owner reconciles it, and enqueues it when the bucket starts there.
-    if (bucket === undefined || !shard.ring.active().has(bucket)) {
+    if (found === undefined || !shard.ring.active().has(found.bucket)) {
+      // Ours once its previous owner has drained it: the start enqueues the key again.
+      if (found !== undefined && shard.ring.assigned().has(found.bucket)) {
+        const keys = this.waiting.get(found.bucket);
+        if (keys) keys.add(key);
+        else this.waiting.set(found.bucket, new Set([key]));
+      }
       queue.forget(key);
       this.shardKeys?.skipped.inc({ controller: this.name });
       return;
     }
+    const bucket = found.bucket;
     this.inFlight.set(bucket, (this.inFlight.get(bucket) ?? 0) + 1);
     try {
-      await this.reconcileKey(queue, key, priority, stopSignal);
+      // A deleted object's final reconcile done with: nothing left to route by its uid.
+      if ((await this.reconcileKey(queue, key, priority, stopSignal)) && found.gone) this.uids.delete(key);
     } finally {
       const left = (this.inFlight.get(bucket) ?? 1) - 1;
       if (left > 0) this.inFlight.set(bucket, left);
@@ -404,8 +437,12 @@ export class Controller {
     }
   }
 
-  /** Reconcile one key handed out at `priority`; a requeue or a retry waits at that priority unless the result names another. */
-  private async reconcileKey(queue: WorkQueue, key: string, priority: number, stopSignal: AbortSignal): Promise<void> {
+  /**
+   * Reconcile one key handed out at `priority`; a requeue or a retry waits at
+   * that priority unless the result names another. Resolves to whether the
+   * key was done with (not queued again).
+   */
+  private async reconcileKey(queue: WorkQueue, key: string, priority: number, stopSignal: AbortSignal): Promise<boolean> {
     const request = requestOf(key);
     const reconcileID = randomUUID();
     const log = this.log.child({ ...(request.namespace ? { namespace: request.namespace } : {}), name: request.name, reconcileID });
@@ -474,6 +511,7 @@ export class Controller {
       m.activeWorkers.dec(this.labels);
       this.deps.observe?.({ controller: this.name, ...(this.deps.cluster === undefined ? {} : { cluster: this.deps.cluster }), request, reconcileID, ...outcome, durationMs });
     }
+    return outcome.result === 'success' || (outcome.result === 'error' && isTerminal(outcome.error));
   }
 }
 
