@@ -15,6 +15,10 @@
  *   only if no other live member holds it. Two members that claim one bucket
  *   at once each write before they read, so at least one sees the other and
  *   backs off (both may; they try again a few periods later).
+ * A new member announces itself (writes its Lease) one round before it claims
+ * anything, so replicas started together see each other and split the
+ * buckets at once, rather than the first one taking every bucket and handing
+ * most of them on.
  * A member is live while its Lease keeps changing: one not renewed for its
  * `leaseDurationSeconds`, as observed on this replica's clock (never the
  * holder's timestamps), is dead, and its buckets are claimed. A member that
@@ -80,7 +84,7 @@ export interface RingChange {
 
 /** Counters of a ring member, for metrics. */
 export interface RingStats {
-  /** Buckets started here after the first round. */
+  /** Buckets started here after the first claim (handoffs and takeovers). */
   acquired: number;
   /** Buckets drained and handed on. */
   released: number;
