@@ -49,6 +49,7 @@ interface Replica {
   readonly id: string;
   readonly process: Running;
   metricsUrl?: string;
+  healthUrl?: string;
   /** When it was killed (SIGKILL), epoch ms. */
   killedAt?: number;
 }
@@ -100,6 +101,9 @@ async function variant(gate: boolean): Promise<void> {
     const listening = (l: Record<string, unknown>): boolean => l['msg'] === 'metrics listening';
     void proc.until(listening).then((line) => {
       replica.metricsUrl = `${String(line['url'])}/metrics`;
+    }, () => undefined);
+    void proc.until((l) => l['msg'] === 'health probes listening').then((line) => {
+      replica.healthUrl = String(line['url']);
     }, () => undefined);
     return replica;
   }
@@ -163,7 +167,12 @@ async function variant(gate: boolean): Promise<void> {
     console.log(`${tag} ${label}: ${shares.join(', ')}`);
     // Who filtered the disks: the API server with the gate (1), each replica's reflector without it (0).
     // Owned ConfigMaps are hashed by their controller owner's uid, which the server is never asked to.
-    for (const r of live()) expect(await serverFiltered(r), `${r.id}: kubeloop_informer_shard_server_filtered`).toEqual({ disks: gate ? 1 : 0, configMaps: undefined });
+    for (const r of live()) {
+      expect(await serverFiltered(r), `${r.id}: kubeloop_informer_shard_server_filtered`).toEqual({ disks: gate ? 1 : 0, configMaps: undefined });
+      // ...and /readyz says the same to a person.
+      const readyz = await (await fetch(`${r.healthUrl!}/readyz?verbose`)).text();
+      expect(readyz, `${r.id} /readyz`).toMatch(gate ? /^\[\+\]informers ok: shard filtered by the API server: HardDisk\.crd-demo\.io\/v1$/m : /^\[\+\]informers ok: shardSelector ignored by the API server, filtered here: HardDisk\.crd-demo\.io\/v1$/m);
+    }
   }
 
   /** Every disk reconciled at its current generation, its ConfigMap of `size`. */

@@ -7,6 +7,7 @@ import type { InformerCache } from '@kubeloop/cache';
 import type { ControllerStatus } from './controller/controller.js';
 import { describeError } from './errors.js';
 import type { LeadershipGate, LeadershipState } from './leadership.js';
+import { serverFiltersShard } from './metrics/informer-metrics.js';
 import type { HealthCheck } from './server/http-servers.js';
 
 /** The named checks of `/healthz` and `/readyz`. */
@@ -18,7 +19,10 @@ export class Probes {
 /**
  * Fails while an informer is out of contact with the API server longer than
  * `staleAfterMs`, lacks objects it could not prepare, or has not synced; the
- * message names each informer and its last error.
+ * message names each informer and its last error. Passing, it says who
+ * filters each sharded informer the server is asked to filter: `shard
+ * filtered by the API server: <kinds>` and/or `shardSelector ignored by the
+ * API server, filtered here: <kinds>`.
  */
 export function informersCheck(cache: InformerCache, staleAfterMs: number): HealthCheck {
   return () => {
@@ -50,6 +54,13 @@ export function informersCheck(cache: InformerCache, staleAfterMs: number): Heal
           .join('; ')}`,
       );
     }
+    const byServer = informers.filter((i) => serverFiltersShard(i) === true).map((i) => i.kind);
+    const here = informers.filter((i) => serverFiltersShard(i) === false).map((i) => i.kind);
+    const said = [
+      ...(byServer.length > 0 ? [`shard filtered by the API server: ${byServer.join(', ')}`] : []),
+      ...(here.length > 0 ? [`shardSelector ignored by the API server, filtered here: ${here.join(', ')}`] : []),
+    ];
+    return said.length > 0 ? said.join('; ') : undefined;
   };
 }
 

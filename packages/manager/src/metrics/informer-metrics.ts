@@ -9,6 +9,17 @@ import type { Registry } from 'prom-client';
 import type { InformerCache } from '@kubeloop/cache';
 import { once } from './register.js';
 
+/**
+ * Whether the API server filters a sharded informer's objects: true while it
+ * honours `shardSelector`, false once it sent something out of range (the
+ * reflector filters), undefined when it is not asked (no shard filter,
+ * `controller-owner`, `serverSide: false`, or before the first list).
+ */
+export function serverFiltersShard(informer: ReturnType<InformerCache['informers']>[number]): boolean | undefined {
+  const asked = informer.stats.filter((s) => s.shardServer !== 'off');
+  return asked.length === 0 ? undefined : asked.every((s) => s.shardServer === 'honoured');
+}
+
 /** The caches each registry reports, with the `cluster` label of each (none for a manager's own cluster). */
 const cachesByRegistry = new WeakMap<Registry, Map<InformerCache, string | undefined>>();
 
@@ -85,8 +96,8 @@ export function registerInformerMetrics(registry: Registry, cache: InformerCache
     collect() {
       this.reset();
       for (const [labels, i] of informersOf(registry)) {
-        const asked = i.stats.filter((s) => s.shardServer !== 'off');
-        if (asked.length > 0) this.set(labels, asked.every((s) => s.shardServer === 'honoured') ? 1 : 0);
+        const filters = serverFiltersShard(i);
+        if (filters !== undefined) this.set(labels, filters ? 1 : 0);
       }
     },
   }));
