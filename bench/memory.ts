@@ -21,19 +21,28 @@
  *   stripped as kubeloop's cache strips them), built with `go build` when Go
  *   is on PATH (the first build downloads modules and takes minutes), left
  *   out with a note otherwise: the same-run reference the ratios are against.
+ * - controller-runtime-harddisk (HardDisk phase only): the same Go program
+ *   with `--mode=harddisk`, the example's HardDisk operator written with
+ *   controller-runtime (support/controller-runtime/harddisk.go: For
+ *   HardDisk, Owns ConfigMap, the finalizer, status, events.k8s.io events,
+ *   managedFields stripped), holding the same HardDisks reconciled to Bound
+ *   and checked the same way: the same-run reference of the example's row.
  *
  * For each: the time from spawn to synced, the peak RSS up to then (VmHWM),
  * RSS 5 s later (steady state, no forced GC: what a pod limit sees), the V8
  * heap where the process reports it, and the peak RSS during a relist
  * (etcd compacted, the API server restarted: every watch resumes from a
  * compacted resourceVersion, gets 410 and relists). Then the example
- * operator holding H HardDisks it reconciled to Bound (the issue's 1,000
- * HardDisk figure). Prints tables, then one JSON line.
+ * operator (and controller-runtime-harddisk when named in --only) holding H
+ * HardDisks it reconciled to Bound (the issue's 1,000 HardDisk figure), each
+ * with its ratio to controller-runtime's. Prints tables, then one JSON line.
  *
  *   pnpm bench:memory                              sizes 0,1000,10000; 1,000 HardDisks
  *   pnpm bench:memory --sizes=0,1000 --harddisks=0
  *   pnpm bench:memory --sizes=100000 --only=floor,example
  *   pnpm bench:memory --sizes=0,10000,100000 --only=controller-runtime,cache-watchlist,cache-list,example --harddisks=0
+ *   pnpm bench:memory --sizes=0 --harddisks=1000 --only=example,controller-runtime-harddisk --relist=false --harddisk-rounds=2
+ *       (the example and controller-runtime holding 1,000 HardDisks, two rounds, interleaved)
  *   EXAMPLE_NODE_FLAGS= SCAFFOLD_NODE_FLAGS= pnpm bench:memory --sizes=0,1000   (without the shipped node flags)
  *   EXAMPLE_VARIANTS='unbundled|examples/harddisk-operator/dist/main.js|--max-semi-space-size=1' pnpm bench:memory --sizes=0 --harddisk-rounds=2
  *       (the HardDisk phase for the shipped example and each variant, "label|entry|node flags" with `;` between, interleaved)
@@ -285,7 +294,7 @@ async function main(): Promise<void> {
 
   const scaffold = only.includes('scaffold') ? await buildScaffold() : undefined;
   const scripts = compileScripts(['memory-floor.ts', 'memory-cache.ts']);
-  const controllerRuntime = only.includes('controller-runtime') ? buildControllerRuntime(dirname(scripts.get('memory-floor.ts')!)) : undefined;
+  const controllerRuntime = only.some((o) => o.startsWith('controller-runtime')) ? buildControllerRuntime(dirname(scripts.get('memory-floor.ts')!)) : undefined;
   const env = createEnvironment({ crds: [join(root, 'examples', 'harddisk-operator', 'crd'), ...(scaffold ? [join(scaffold, 'config', 'crd')] : [])] });
   await env.start();
   log(`control plane ready; ${scaffold ? `scaffold built in ${scaffold}` : 'no scaffold'}`);
@@ -371,7 +380,12 @@ async function main(): Promise<void> {
   // EXAMPLE_VARIANTS adds variants beside the shipped one ("label|entry|node flags", `;` between them; the
   // entry relative to the repository, empty for the shipped one); --harddisk-rounds=N runs each N times, interleaved, each round in a fresh operator process.
   const example = specs.find((s) => s.name === 'example');
-  const variants: { label: string; spec: Spec }[] = example
+  const crHardDisks: Spec | undefined =
+    controllerRuntime && only.includes('controller-runtime-harddisk')
+      ? { name: 'controller-runtime-harddisk', command: [controllerRuntime, '--kubeconfig', kubeconfig, '--mode=harddisk'], synced: (l) => l['synced'] !== undefined }
+      : undefined;
+  const variants: { label: string; spec: Spec }[] = [
+    ...(example
     ? [
         { label: 'as shipped', spec: example },
         ...(process.env['EXAMPLE_VARIANTS'] ?? '').split(';').filter(Boolean).map((v) => {
@@ -380,10 +394,12 @@ async function main(): Promise<void> {
           return { label: label!, spec: { ...example, command } };
         }),
       ]
-    : [];
+    : []),
+    ...(crHardDisks ? [{ label: 'controller-runtime', spec: crHardDisks }] : []),
+  ];
   const rounds = Number(param('harddisk-rounds', '1'));
   const diskRows: { label: string; round: number; figures: Figures }[] = [];
-  if (harddisks > 0 && example) {
+  if (harddisks > 0 && variants.length > 0) {
     // Deleting 10,000+ ConfigMaps in one call can take minutes on a busy machine.
     await driver.deleteAllOf(ConfigMap, { namespace: NAMESPACE, timeoutMs: 600_000 });
     for (let round = 0; round < rounds; round++) {
@@ -411,7 +427,7 @@ async function main(): Promise<void> {
       const metrics = await metricsOf(p);
       const status = procStatus(p.proc.pid!);
       const figures: Figures = { syncMs: boundMs, peakSync: status.hwm, steady: status.rss, anon: status.anon, file: status.file, heapUsed: metrics?.get('nodejs_heap_size_used_bytes'), heapTotal: metrics?.get('nodejs_heap_size_total_bytes'), newSpace: metrics?.get('nodejs_heap_space_size_total_bytes{space="new"}') };
-      log(`example (${label}) holding ${harddisks} HardDisks: all Bound in ${(boundMs / 1000).toFixed(1)} s, RSS ${mib(figures.steady)} MiB (peak ${mib(figures.peakSync)}; anon ${mib(figures.anon)} / file ${mib(figures.file)}), heap ${mib(figures.heapUsed)}/${mib(figures.heapTotal)} MiB`);
+      log(`${spec.name} (${label}) holding ${harddisks} HardDisks: all Bound in ${(boundMs / 1000).toFixed(1)} s, RSS ${mib(figures.steady)} MiB (peak ${mib(figures.peakSync)}; anon ${mib(figures.anon)} / file ${mib(figures.file)}), heap ${mib(figures.heapUsed)}/${mib(figures.heapTotal)} MiB`);
       // The disks deleted while the operator runs (it removes their finalizers), for the next variant.
       await driver.deleteAllOf(HardDisk, { namespace: NAMESPACE, timeoutMs: 600_000 });
       while ((await driver.list(HardDisk, { namespace: NAMESPACE })).items.length > 0) await sleep(500);
@@ -441,14 +457,19 @@ async function main(): Promise<void> {
     );
   }
   if (diskRows.length > 0) {
-    out.push(`\nexample holding ${harddisks} HardDisks it reconciled to Bound (with their ConfigMaps), ${rounds} round(s), interleaved:\n`);
-    out.push('| variant | command | RSS per round | median RSS | anon / file (median round) | heap used / total | all Bound s |');
-    out.push('|---|---|---:|---:|---:|---:|---:|');
-    for (const { label, spec } of variants) {
+    out.push(`\nholding ${harddisks} HardDisks reconciled to Bound (with their ConfigMaps), ${rounds} round(s), interleaved:\n`);
+    out.push('| variant | command | RSS per round | median RSS | vs controller-runtime | anon / file (median round) | heap used / total | all Bound s |');
+    out.push('|---|---|---:|---:|---:|---:|---:|---:|');
+    const medianOf = (label: string): Figures => {
       const mine = diskRows.filter((d) => d.label === label).map((d) => d.figures).sort((a, b) => a.steady - b.steady);
-      const median = mine[Math.floor(mine.length / 2)]!;
-      const command = spec.command.slice(1, spec.command.indexOf('--kubeconfig')).map((a) => a.replace(`${root}/`, '')).join(' ');
-      out.push(`| ${label} | \`node ${command}\` | ${diskRows.filter((d) => d.label === label).map((d) => mib(d.figures.steady)).join(' / ')} | ${mib(median.steady)} | ${mib(median.anon)} / ${mib(median.file)} | ${mib(median.heapUsed)} / ${mib(median.heapTotal)} | ${(median.syncMs / 1000).toFixed(1)} |`);
+      return mine[Math.floor(mine.length / 2)]!;
+    };
+    const reference = crHardDisks ? medianOf('controller-runtime') : undefined;
+    for (const { label, spec } of variants) {
+      const median = medianOf(label);
+      const command = spec === crHardDisks ? 'controller-runtime --mode=harddisk' : `node ${spec.command.slice(1, spec.command.indexOf('--kubeconfig')).map((a) => a.replace(`${root}/`, '')).join(' ')}`;
+      const heap = median.heapUsed !== undefined ? `${mib(median.heapUsed)} / ${mib(median.heapTotal)}` : '-';
+      out.push(`| ${label} | \`${command}\` | ${diskRows.filter((d) => d.label === label).map((d) => mib(d.figures.steady)).join(' / ')} | ${mib(median.steady)} | ${reference ? `${(median.steady / reference.steady).toFixed(2)}x` : '-'} | ${mib(median.anon)} / ${mib(median.file)} | ${heap} | ${(median.syncMs / 1000).toFixed(1)} |`);
     }
   }
   process.stdout.write(`${out.join('\n')}\n\n`);

@@ -1,10 +1,12 @@
-// controller-runtime's side of `pnpm bench:memory`: a manager with one
-// controller that owns ConfigMaps (so its cache holds every ConfigMap of the
+// controller-runtime's side of `pnpm bench:memory`. --mode=configmaps (the
+// default): a manager with one controller that owns ConfigMaps (so its cache holds every ConfigMap of the
 // cluster, as the example's and the scaffold's do), managedFields stripped
 // as kubeloop's cache strips them, client-go's defaults otherwise (WatchList
-// on). Built and run by bench/memory.ts when Go is on PATH.
+// on). --mode=harddisk: the example HardDisk operator written with
+// controller-runtime (harddisk.go). Built and run by bench/memory.ts when Go
+// is on PATH.
 //
-//	go run . --kubeconfig PATH
+//	go run . --kubeconfig PATH [--mode=configmaps|harddisk]
 //
 // Prints one JSON line once its cache has synced ({"synced":...}) and one
 // when its reflector lists or streams ConfigMaps again ({"relisted":...}),
@@ -15,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -51,8 +54,20 @@ func (t *initialSyncs) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func main() {
+	mode := flag.String("mode", "configmaps", "configmaps: one controller owning ConfigMaps; harddisk: the example HardDisk operator")
 	flag.Parse() // --kubeconfig is controller-runtime's own flag
 	cfg := ctrl.GetConfigOrDie()
+	switch *mode {
+	case "configmaps":
+	case "harddisk":
+		if err := runHardDisks(cfg); err != nil {
+			panic(err)
+		}
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "--mode must be configmaps or harddisk, not %q\n", *mode)
+		os.Exit(2)
+	}
 	cfg.QPS, cfg.Burst = 50, 100
 	counter := &initialSyncs{}
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter }
