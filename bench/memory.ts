@@ -26,7 +26,8 @@
  *   controller-runtime (support/controller-runtime/harddisk.go: For
  *   HardDisk, Owns ConfigMap, the finalizer, status, events.k8s.io events,
  *   managedFields stripped), holding the same HardDisks reconciled to Bound
- *   and checked the same way: the same-run reference of the example's row.
+ *   and checked the same way: the same-run reference of the example's row;
+ *   its "heap" is Go's (HeapAlloc / HeapSys - HeapReleased, on SIGUSR2).
  *
  * For each: the time from spawn to synced, the peak RSS up to then (VmHWM),
  * RSS 5 s later (steady state, no forced GC: what a pod limit sees), the V8
@@ -35,7 +36,8 @@
  * compacted resourceVersion, gets 410 and relists). Then the example
  * operator (and controller-runtime-harddisk when named in --only) holding H
  * HardDisks it reconciled to Bound (the issue's 1,000 HardDisk figure), each
- * with its ratio to controller-runtime's. Prints tables, then one JSON line.
+ * with its ratio to controller-runtime's and its RSS 5 s after synced, before
+ * the disks are created. Prints tables, then one JSON line.
  *
  *   pnpm bench:memory                              sizes 0,1000,10000; 1,000 HardDisks
  *   pnpm bench:memory --sizes=0,1000 --harddisks=0
@@ -105,7 +107,7 @@ interface Spec {
   readonly synced: (line: Record<string, unknown>) => boolean;
   /** How many such lines make "synced" (one per controller). */
   readonly syncLines?: number;
-  /** Reports memory on SIGUSR2 (the bench's own scripts). */
+  /** Reports memory on SIGUSR2 (the bench's own scripts, and controller-runtime-harddisk: its Go heap). */
   readonly reportsMemory?: boolean;
   /** Says when it relisted: a `relisted` line, or (operators) its metrics. */
   readonly relisted?: (p: Running) => Promise<boolean>;
@@ -164,6 +166,19 @@ async function metricsOf(p: Running): Promise<Map<string, number> | undefined> {
   return out;
 }
 
+/** The heap a process reports: on SIGUSR2 (reportsMemory), else node's default metrics (an operator's /metrics). */
+async function heapOf(spec: Spec, p: Running): Promise<Pick<Figures, 'heapUsed' | 'heapTotal' | 'newSpace'>> {
+  if (spec.reportsMemory) {
+    const before = p.lines.length;
+    p.proc.kill('SIGUSR2');
+    const line = await p.waitFor((l) => l['memory'] !== undefined && p.lines.indexOf(l) >= before, 1, 10_000);
+    const m = line['memory'] as { heapUsed: number; heapTotal: number; newSpace?: number };
+    return { heapUsed: m.heapUsed, heapTotal: m.heapTotal, newSpace: m.newSpace };
+  }
+  const metrics = await metricsOf(p).catch(() => undefined);
+  return { heapUsed: metrics?.get('nodejs_heap_size_used_bytes'), heapTotal: metrics?.get('nodejs_heap_size_total_bytes'), newSpace: metrics?.get('nodejs_heap_space_size_total_bytes{space="new"}') };
+}
+
 interface Figures {
   syncMs: number;
   peakSync: number;
@@ -177,6 +192,8 @@ interface Figures {
   heapTotal?: number | undefined;
   relistPeak?: number | undefined;
   relistMs?: number | undefined;
+  /** HardDisk phase: RSS 5 s after synced, before any disk is created. */
+  idle?: number | undefined;
 }
 
 async function measure(spec: Spec, envRelist: (() => Promise<void>) | undefined, timeoutMs: number): Promise<Figures> {
@@ -188,21 +205,7 @@ async function measure(spec: Spec, envRelist: (() => Promise<void>) | undefined,
     const peakSync = procStatus(pid).hwm;
     await sleep(5000);
     const status = procStatus(pid);
-    const figures: Figures = { syncMs, peakSync, steady: status.rss, anon: status.anon, file: status.file };
-    if (spec.reportsMemory) {
-      const before = p.lines.length;
-      p.proc.kill('SIGUSR2');
-      const line = await p.waitFor((l) => l['memory'] !== undefined && p.lines.indexOf(l) >= before, 1, 10_000);
-      const m = line['memory'] as { heapUsed: number; heapTotal: number; newSpace: number };
-      figures.heapUsed = m.heapUsed;
-      figures.heapTotal = m.heapTotal;
-      figures.newSpace = m.newSpace;
-    } else {
-      const metrics = await metricsOf(p).catch(() => undefined);
-      figures.heapUsed = metrics?.get('nodejs_heap_size_used_bytes');
-      figures.heapTotal = metrics?.get('nodejs_heap_size_total_bytes');
-      figures.newSpace = metrics?.get('nodejs_heap_space_size_total_bytes{space="new"}');
-    }
+    const figures: Figures = { syncMs, peakSync, steady: status.rss, anon: status.anon, file: status.file, ...(await heapOf(spec, p)) };
     if (envRelist && spec.relisted) {
       resetPeak(pid);
       const t0 = performance.now();
@@ -382,7 +385,7 @@ async function main(): Promise<void> {
   const example = specs.find((s) => s.name === 'example');
   const crHardDisks: Spec | undefined =
     controllerRuntime && only.includes('controller-runtime-harddisk')
-      ? { name: 'controller-runtime-harddisk', command: [controllerRuntime, '--kubeconfig', kubeconfig, '--mode=harddisk'], synced: (l) => l['synced'] !== undefined }
+      ? { name: 'controller-runtime-harddisk', command: [controllerRuntime, '--kubeconfig', kubeconfig, '--mode=harddisk'], synced: (l) => l['synced'] !== undefined, reportsMemory: true }
       : undefined;
   const variants: { label: string; spec: Spec }[] = [
     ...(example
@@ -413,6 +416,8 @@ async function main(): Promise<void> {
     const p = start(spec);
     try {
       await p.waitFor(spec.synced, 1, 60_000);
+      await sleep(5000);
+      const idle = procStatus(p.proc.pid!).rss;
       const t0 = performance.now();
       await pool(harddisks, IN_FLIGHT, (i) =>
         driver.create({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', metadata: { name: `disk-${String(i).padStart(5, '0')}`, namespace: NAMESPACE }, spec: { size: `${10 + (i % 90)}Gi`, storageClass: i % 2 ? 'fast' : 'standard' } }),
@@ -424,10 +429,9 @@ async function main(): Promise<void> {
       }
       const boundMs = performance.now() - t0;
       await sleep(5000);
-      const metrics = await metricsOf(p);
       const status = procStatus(p.proc.pid!);
-      const figures: Figures = { syncMs: boundMs, peakSync: status.hwm, steady: status.rss, anon: status.anon, file: status.file, heapUsed: metrics?.get('nodejs_heap_size_used_bytes'), heapTotal: metrics?.get('nodejs_heap_size_total_bytes'), newSpace: metrics?.get('nodejs_heap_space_size_total_bytes{space="new"}') };
-      log(`${spec.name} (${label}) holding ${harddisks} HardDisks: all Bound in ${(boundMs / 1000).toFixed(1)} s, RSS ${mib(figures.steady)} MiB (peak ${mib(figures.peakSync)}; anon ${mib(figures.anon)} / file ${mib(figures.file)}), heap ${mib(figures.heapUsed)}/${mib(figures.heapTotal)} MiB`);
+      const figures: Figures = { syncMs: boundMs, peakSync: status.hwm, steady: status.rss, anon: status.anon, file: status.file, idle, ...(await heapOf(spec, p)) };
+      log(`${spec.name} (${label}) holding ${harddisks} HardDisks: all Bound in ${(boundMs / 1000).toFixed(1)} s, RSS ${mib(figures.steady)} MiB (${mib(idle)} with none; peak ${mib(figures.peakSync)}; anon ${mib(figures.anon)} / file ${mib(figures.file)}), heap ${mib(figures.heapUsed)}/${mib(figures.heapTotal)} MiB`);
       // The disks deleted while the operator runs (it removes their finalizers), for the next variant.
       await driver.deleteAllOf(HardDisk, { namespace: NAMESPACE, timeoutMs: 600_000 });
       while ((await driver.list(HardDisk, { namespace: NAMESPACE })).items.length > 0) await sleep(500);
@@ -458,8 +462,8 @@ async function main(): Promise<void> {
   }
   if (diskRows.length > 0) {
     out.push(`\nholding ${harddisks} HardDisks reconciled to Bound (with their ConfigMaps), ${rounds} round(s), interleaved:\n`);
-    out.push('| variant | command | RSS per round | median RSS | vs controller-runtime | anon / file (median round) | heap used / total | all Bound s |');
-    out.push('|---|---|---:|---:|---:|---:|---:|---:|');
+    out.push('| variant | command | RSS per round | median RSS | vs controller-runtime | RSS synced, no disks (median round) | anon / file (median round) | heap used / total | all Bound s |');
+    out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|');
     const medianOf = (label: string): Figures => {
       const mine = diskRows.filter((d) => d.label === label).map((d) => d.figures).sort((a, b) => a.steady - b.steady);
       return mine[Math.floor(mine.length / 2)]!;
@@ -469,11 +473,11 @@ async function main(): Promise<void> {
       const median = medianOf(label);
       const command = spec === crHardDisks ? 'controller-runtime --mode=harddisk' : `node ${spec.command.slice(1, spec.command.indexOf('--kubeconfig')).map((a) => a.replace(`${root}/`, '')).join(' ')}`;
       const heap = median.heapUsed !== undefined ? `${mib(median.heapUsed)} / ${mib(median.heapTotal)}` : '-';
-      out.push(`| ${label} | \`${command}\` | ${diskRows.filter((d) => d.label === label).map((d) => mib(d.figures.steady)).join(' / ')} | ${mib(median.steady)} | ${reference ? `${(median.steady / reference.steady).toFixed(2)}x` : '-'} | ${mib(median.anon)} / ${mib(median.file)} | ${heap} | ${(median.syncMs / 1000).toFixed(1)} |`);
+      out.push(`| ${label} | \`${command}\` | ${diskRows.filter((d) => d.label === label).map((d) => mib(d.figures.steady)).join(' / ')} | ${mib(median.steady)} | ${reference ? `${(median.steady / reference.steady).toFixed(2)}x` : '-'} | ${mib(median.idle)} | ${mib(median.anon)} / ${mib(median.file)} | ${heap} | ${(median.syncMs / 1000).toFixed(1)} |`);
     }
   }
   process.stdout.write(`${out.join('\n')}\n\n`);
-  process.stdout.write(`${JSON.stringify({ bench: 'memory', node: process.version, exampleFlags, scaffoldFlags, rows: rows.map((r) => ({ process: r.process, objects: r.objects, ...Object.fromEntries(Object.entries(r.figures).map(([k, v]: [string, number | undefined]) => [k, k.endsWith('Ms') ? Math.round(v ?? 0) : mib(v)])) })), harddisks: { n: harddisks, rounds: diskRows.map((d) => ({ variant: d.label, round: d.round, rssMiB: mib(d.figures.steady), anonMiB: mib(d.figures.anon), fileMiB: mib(d.figures.file), heapUsedMiB: mib(d.figures.heapUsed), heapTotalMiB: mib(d.figures.heapTotal), boundMs: Math.round(d.figures.syncMs) })) } })}\n`);
+  process.stdout.write(`${JSON.stringify({ bench: 'memory', node: process.version, exampleFlags, scaffoldFlags, rows: rows.map((r) => ({ process: r.process, objects: r.objects, ...Object.fromEntries(Object.entries(r.figures).map(([k, v]: [string, number | undefined]) => [k, k.endsWith('Ms') ? Math.round(v ?? 0) : mib(v)])) })), harddisks: { n: harddisks, rounds: diskRows.map((d) => ({ variant: d.label, round: d.round, rssMiB: mib(d.figures.steady), idleRssMiB: mib(d.figures.idle), anonMiB: mib(d.figures.anon), fileMiB: mib(d.figures.file), heapUsedMiB: mib(d.figures.heapUsed), heapTotalMiB: mib(d.figures.heapTotal), boundMs: Math.round(d.figures.syncMs) })) } })}\n`);
 }
 
 await main();

@@ -24,7 +24,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/signal"
 	"regexp"
+	goruntime "runtime"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -215,10 +219,26 @@ func (r *hardDiskReconciler) updateStatus(ctx context.Context, disk *HardDisk, p
 	return r.Status().Patch(ctx, disk, client.MergeFrom(before))
 }
 
+// reportMemory prints {"memory":{"heapUsed","heapTotal"}} on each SIGUSR2: the Go heap's
+// allocated bytes and the heap memory it holds from the OS (HeapSys - HeapReleased), the
+// counterparts of V8's used and committed heap that bench/memory.ts reads from node.
+func reportMemory() {
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGUSR2)
+	go func() {
+		for range signals {
+			var m goruntime.MemStats
+			goruntime.ReadMemStats(&m)
+			say(map[string]any{"memory": map[string]uint64{"heapUsed": m.HeapAlloc, "heapTotal": m.HeapSys - m.HeapReleased}})
+		}
+	}()
+}
+
 // runHardDisks runs the HardDisk operator until a signal; it prints {"synced":ms} once the
-// HardDisk and ConfigMap informers have synced.
+// HardDisk and ConfigMap informers have synced, and its heap on SIGUSR2.
 func runHardDisks(cfg *rest.Config) error {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(false)))
+	reportMemory()
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
