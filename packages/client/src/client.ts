@@ -540,37 +540,35 @@ class KubeClient implements Client {
       throw new ClientError('InvalidRequest', `deleteAllOf ${r.label} needs a namespace`);
     }
     const shard = options?.shardSelector === '' ? undefined : toShardSelector(options?.shardSelector);
-    const send = (dryRun: boolean | undefined): Promise<{ items?: unknown } | undefined> =>
-      this.send<{ items?: unknown }>('DELETE', this.path(r, options?.namespace, undefined, undefined, 'deleteAllOf'), {
-        query: {
-          dryRun: dryRun ? 'All' : undefined,
-          labelSelector: renderSelector(options?.labelSelector),
-          fieldSelector: renderSelector(options?.fieldSelector),
-          shardSelector: shard ? renderShardSelector(shard) : undefined,
-        },
-        body: deleteBody(options),
-        ...call(options),
-      });
     if (shard) {
       // A server without ShardedListAndWatch ignores the selector and would delete the whole
-      // collection: a dry run first shows what it would delete.
-      const planned = itemsOf(await send(true));
-      if (options?.dryRun) return;
-      if (planned.some((item) => !matchesShard(item, shard))) {
+      // collection: a list with the same selectors first shows whether it filters.
+      const { dryRun, gracePeriodSeconds, propagationPolicy, preconditions, ...selecting } = options ?? {};
+      const listed = (await this.liveList(kind, { ...selecting, shardSelector: shard })).items as { metadata?: { name?: string; namespace?: string; uid?: string } }[];
+      if (listed.some((item) => !matchesShard(item, shard))) {
         // Ignored: the objects of the shard, one by one, as the server's own delete-collection does.
-        const { namespace: _ns, labelSelector: _ls, fieldSelector: _fs, shardSelector: _ss, ...single } = options ?? {};
-        for (const item of planned.filter((i) => matchesShard(i, shard))) {
+        const single: DeleteOptions = { ...call(options), ...(dryRun === undefined ? {} : { dryRun }), ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }), ...(propagationPolicy ? { propagationPolicy } : {}) };
+        for (const item of listed.filter((i) => matchesShard(i, shard))) {
           const m = item.metadata!;
           const key = { name: m.name!, ...(m.namespace ? { namespace: m.namespace } : {}) };
-          // The uid as precondition: an object replaced since the dry run (a new uid) is not the one listed.
-          await this.delete(kind, key, { ...single, preconditions: { uid: m.uid!, ...options?.preconditions } }).catch((err: unknown) => {
+          // The uid as precondition: an object replaced since the list (a new uid) is not the one listed.
+          await this.delete(kind, key, { ...single, preconditions: { uid: m.uid!, ...preconditions } }).catch((err: unknown) => {
             if (!isNotFound(err) && !isConflict(err)) throw err;
           });
         }
         return;
       }
     }
-    const answer = await send(options?.dryRun);
+    const answer = await this.send<{ items?: unknown }>('DELETE', this.path(r, options?.namespace, undefined, undefined, 'deleteAllOf'), {
+      query: {
+        dryRun: options?.dryRun ? 'All' : undefined,
+        labelSelector: renderSelector(options?.labelSelector),
+        fieldSelector: renderSelector(options?.fieldSelector),
+        shardSelector: shard ? renderShardSelector(shard) : undefined,
+      },
+      body: deleteBody(options),
+      ...call(options),
+    });
     // The server answers with the objects it deleted: each is a write to read after. One with
     // finalizers left is still there (deleting, at the answer's resourceVersion); the rest are gone.
     if (Array.isArray(answer?.items)) {
@@ -650,14 +648,11 @@ function isPatch(value: unknown): value is Patch {
   return typeof value === 'object' && value !== null && typeof (value as Patch).type === 'string' && typeof (value as Patch).data === 'string';
 }
 
-/** The items of a delete-collection answer (the objects it deleted, or would delete on a dry run). */
-function itemsOf(answer: { items?: unknown } | undefined): { metadata?: { name?: string; namespace?: string; uid?: string } }[] {
-  return Array.isArray(answer?.items) ? (answer.items as { metadata?: { name?: string; namespace?: string; uid?: string } }[]) : [];
-}
-
 function deleteBody(options: DeleteOptions | undefined): object | undefined {
   if (!options) return undefined;
   const body: Record<string, unknown> = {};
+  // With a body, kube-apiserver reads the delete options from it alone: a dryRun only in the query would be ignored.
+  if (options.dryRun) body['dryRun'] = ['All'];
   if (options.gracePeriodSeconds !== undefined) body['gracePeriodSeconds'] = options.gracePeriodSeconds;
   if (options.propagationPolicy) body['propagationPolicy'] = options.propagationPolicy;
   if (options.preconditions) body['preconditions'] = options.preconditions;

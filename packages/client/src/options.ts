@@ -104,11 +104,12 @@ export interface DeleteAllOfOptions extends DeleteOptions {
    * Only objects whose uid or namespace hashes into these ranges (KEP-5866),
    * as for a list. kube-apiserver with `ShardedListAndWatch` deletes exactly
    * those; one without the gate ignores the parameter and would delete every
-   * object the other selectors match, so the client asks first with a dry
-   * run: when its answer holds an object out of range, it deletes the
-   * objects in range one by one (each with its uid as precondition) instead
-   * of sending the collection delete. A string is parsed here (a malformed
-   * one: ClientError `InvalidRequest`, nothing sent). Default: none.
+   * object the other selectors match, so the client lists with the same
+   * selectors first: when the list holds an object out of range, it deletes
+   * the listed objects in range one by one (each with its uid as
+   * precondition) instead of sending the collection delete. A string is
+   * parsed here (a malformed one: ClientError `InvalidRequest`, nothing
+   * sent). Default: none.
    */
   readonly shardSelector?: ShardSelector | string;
 }

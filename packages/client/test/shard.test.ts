@@ -189,11 +189,12 @@ function deleteAllOfShard(gate: boolean): void {
     }
     proxy.clearRequests();
     await client.deleteAllOf(ConfigMap, { namespace: ns, shardSelector: half });
-    expect(names((await client.list(ConfigMap, { namespace: ns })).items)).toEqual(names(made.filter((o) => !matchesShard(o, half))));
-    // With the gate: the dry run, then the delete-collection. Without: the dry run, then one delete per object in range.
+    // With the gate: the list, then the delete-collection. Without: the list, then one delete per object in range.
+    const lists = proxy.count((r) => r.method === 'GET' && r.path.endsWith('/configmaps'));
     const collection = proxy.count((r) => r.method === 'DELETE' && r.path.endsWith('/configmaps'));
     const single = proxy.count((r) => r.method === 'DELETE' && r.path.includes('/configmaps/'));
-    expect({ collection, single }).toEqual(gate ? { collection: 2, single: 0 } : { collection: 1, single: made.filter((o) => matchesShard(o, half)).length });
+    expect({ lists, collection, single }).toEqual(gate ? { lists: 1, collection: 1, single: 0 } : { lists: 1, collection: 0, single: made.filter((o) => matchesShard(o, half)).length });
+    expect(names((await client.list(ConfigMap, { namespace: ns })).items)).toEqual(names(made.filter((o) => !matchesShard(o, half))));
     await client.delete(Namespace, { name: ns });
   });
 

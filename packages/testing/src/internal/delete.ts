@@ -16,12 +16,13 @@ import { apiVersionOf, gr, kindGr, render } from './storage.js';
 import type { Storage } from './storage.js';
 
 /**
- * Delete options from the body and, as the server also reads them, from the
- * query string (`propagationPolicy`, `orphanDependents`,
- * `gracePeriodSeconds`, `dryRun`); the body wins where both say.
+ * Delete options as kube-apiserver reads them: from the body when there is
+ * one, else from the query string (`propagationPolicy`, `orphanDependents`,
+ * `gracePeriodSeconds`, `dryRun`). Never both: beside a body, the query's
+ * `dryRun=All` is ignored and the delete is real (kube-apiserver v1.37).
  */
 function deleteOptions(req: CoreRequest): Json {
-  const body = req.body === undefined || req.body.trim() === '' ? {} : parseJsonBody(req.body);
+  if (req.body !== undefined && req.body.trim() !== '') return parseJsonBody(req.body);
   const q = req.query;
   const fromQuery: Json = {};
   const policy = q.get('propagationPolicy');
@@ -30,12 +31,18 @@ function deleteOptions(req: CoreRequest): Json {
   if (orphan === 'true' || orphan === 'false') fromQuery['orphanDependents'] = orphan === 'true';
   const grace = q.get('gracePeriodSeconds');
   if (grace !== null && grace !== '') fromQuery['gracePeriodSeconds'] = Number(grace);
-  return { ...fromQuery, ...body };
+  if (dryRun(req)) fromQuery['dryRun'] = ['All'];
+  return fromQuery;
+}
+
+/** Whether delete options ask for a dry run. */
+function isDry(opts: Json): boolean {
+  return Array.isArray(opts['dryRun']) && (opts['dryRun'] as unknown[]).includes('All');
 }
 
 export function del(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
   const opts = deleteOptions(req);
-  const dry = dryRun(req) || (Array.isArray(opts['dryRun']) && (opts['dryRun'] as unknown[]).includes('All'));
+  const dry = isDry(opts);
   const obj = existing(t);
   return deleteObject(s, t, obj, opts, dry);
 }
@@ -94,7 +101,7 @@ export function deleteObject(s: Storage, t: Target, obj: Json, opts: Json, dry: 
 
 export function deleteCollection(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
   const opts = deleteOptions(req);
-  const dry = dryRun(req) || (Array.isArray(opts['dryRun']) && (opts['dryRun'] as unknown[]).includes('All'));
+  const dry = isDry(opts);
   const { match } = selection(t.st, t.namespace, req.query, 'deletecollection');
   const deleted: Json[] = [];
   for (const k of [...t.st.objects.keys()].sort()) {

@@ -122,6 +122,26 @@ describe.each(BACKENDS)('deletion ($backend)', ({ backend }) => {
     expect(left.items.map((i) => i.metadata?.name).sort()).toEqual([`${run}-a`, `${run}-b`]);
   });
 
+  it('beside a body the query string is not read: ?dryRun=All with a DeleteOptions body deletes for real, one object or a collection', async () => {
+    const client = h().client();
+    const run = h().name('run');
+    for (const n of ['a', 'b', 'c']) await client.create(configMap(h().namespace, `${run}-${n}`, {}, { run }));
+    const body = { apiVersion: 'meta.k8s.io/v1', kind: 'DeleteOptions', propagationPolicy: 'Background' };
+    expect((await raw(h(), 'DELETE', `/api/v1/namespaces/${h().namespace}/configmaps/${run}-a`, { query: { dryRun: 'All' }, body })).status).toBe(200);
+    expect((await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { run } })).items.map((i) => i.metadata?.name).sort()).toEqual([`${run}-b`, `${run}-c`]);
+    expect((await raw(h(), 'DELETE', `/api/v1/namespaces/${h().namespace}/configmaps`, { query: { labelSelector: `run=${run}`, dryRun: 'All' }, body })).status).toBe(200);
+    expect((await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { run } })).items).toEqual([]);
+  });
+
+  it("the client's dry runs with other delete options delete nothing (it puts dryRun in the body)", async () => {
+    const client = h().client();
+    const run = h().name('run');
+    const made = await Promise.all(['a', 'b'].map((n) => client.create(configMap(h().namespace, `${run}-${n}`, {}, { run }))));
+    await client.delete(made[0]!, { dryRun: true, preconditions: { uid: made[0]!.metadata.uid! }, propagationPolicy: 'Background' });
+    await client.deleteAllOf(ConfigMap, { namespace: h().namespace, labelSelector: { run }, dryRun: true, gracePeriodSeconds: 0 });
+    expect((await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { run } })).items).toHaveLength(2);
+  });
+
   it('propagationPolicy Foreground adds the foregroundDeletion finalizer', async () => {
     const client = h().client();
     const cm = await client.create(configMap(h().namespace, h().name('cm')));

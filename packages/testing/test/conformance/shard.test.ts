@@ -115,6 +115,16 @@ describe.each(BACKENDS)('shard selectors ($backend)', ({ backend }) => {
     );
   });
 
+  it("the client's deleteAllOf with a shard selector deletes the shard and leaves the rest", async () => {
+    const client = h().client();
+    const batch = h().name('shard-all');
+    const made = await Promise.all(Array.from({ length: 8 }, (_, i) => client.create(configMap(h().namespace, `${batch}-${i}`, {}, { batch }))));
+    const selector = SELECTORS[1]![1];
+    await client.deleteAllOf(ConfigMap, { namespace: h().namespace, labelSelector: { batch }, shardSelector: selector });
+    const left = await client.list(ConfigMap, { namespace: h().namespace, labelSelector: { batch } });
+    expect(namesOf(left.items)).toEqual(made.filter((o) => !matchesShard(o, selector)).map((o) => o.metadata.name).sort());
+  });
+
   it('a delete-collection with a malformed shard selector is refused (500 without a reason) and deletes nothing', async () => {
     const client = h().client();
     const batch = h().name('shard-bad');
