@@ -47,7 +47,7 @@
  *       (the example and controller-runtime holding 1,000 HardDisks, two rounds, interleaved)
  *   EXAMPLE_NODE_FLAGS= SCAFFOLD_NODE_FLAGS= pnpm bench:memory --sizes=0,1000   (without the shipped node flags)
  *   EXAMPLE_VARIANTS='unbundled|examples/harddisk-operator/dist/main.js|--max-semi-space-size=1' pnpm bench:memory --sizes=0 --harddisk-rounds=2
- *       (the HardDisk phase for the shipped example and each variant, "label|entry|node flags" with `;` between, interleaved)
+ *       (the HardDisk phase for the shipped example and each variant, "label|entry|node flags|VAR=value …" with `;` between, interleaved)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -380,8 +380,8 @@ async function main(): Promise<void> {
   }
 
   // The example holding HardDisks it reconciled (their ConfigMaps too); the bench's ConfigMaps gone first.
-  // EXAMPLE_VARIANTS adds variants beside the shipped one ("label|entry|node flags", `;` between them; the
-  // entry relative to the repository, empty for the shipped one); --harddisk-rounds=N runs each N times, interleaved, each round in a fresh operator process.
+  // EXAMPLE_VARIANTS adds variants beside the shipped one ("label|entry|node flags|VAR=value …", `;` between them; the
+  // entry relative to the repository, empty for the shipped one; the environment optional); --harddisk-rounds=N runs each N times, interleaved, each round in a fresh operator process.
   const example = specs.find((s) => s.name === 'example');
   const crHardDisks: Spec | undefined =
     controllerRuntime && only.includes('controller-runtime-harddisk')
@@ -392,9 +392,10 @@ async function main(): Promise<void> {
     ? [
         { label: 'as shipped', spec: example },
         ...(process.env['EXAMPLE_VARIANTS'] ?? '').split(';').filter(Boolean).map((v) => {
-          const [label, main, variantFlags] = v.split('|');
+          const [label, main, variantFlags, variantEnv] = v.split('|');
           const command = [process.execPath, ...(variantFlags ?? '').split(' ').filter(Boolean), resolve(root, main || exampleMain), ...example.command.slice(example.command.indexOf('--kubeconfig'))];
-          return { label: label!, spec: { ...example, command } };
+          const env = { ...example.env, ...Object.fromEntries((variantEnv ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) };
+          return { label: label!, spec: { ...example, command, env } };
         }),
       ]
     : []),

@@ -14,5 +14,19 @@ export default defineConfig({
   platform: 'node',
   external: ['@kubeloop/envtest', '@kubernetes/client-node'],
   logLevel: 'warn',
-  output: { dir: 'dist', format: 'esm', entryFileNames: 'operator.js', chunkFileNames: 'operator-[name].js' },
+  output: {
+    dir: 'dist',
+    format: 'esm',
+    entryFileNames: 'operator.js',
+    chunkFileNames: 'operator-[name].js',
+    // V8 keeps every script's source on the heap (functions compile lazily from it), two bytes a
+    // character if one character is outside Latin-1 (a `…` or `→` in a comment or string is enough).
+    // Comments and whitespace out, the rest escaped to ASCII: the source held is 0.7 MB instead of
+    // 2.1 MB (1.05 M two-byte characters). Names are neither mangled nor compressed, so stack traces
+    // and logged class names read as in the source; for file positions too, run node with
+    // --enable-source-maps (dist/operator.js.map, read only then).
+    comments: false,
+    sourcemap: true,
+    minify: { compress: false, mangle: false, codegen: { removeWhitespace: true, asciiOnly: true } },
+  },
 });
