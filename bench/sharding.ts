@@ -159,9 +159,17 @@ async function until(replicas: readonly Replica[], check: (all: Samples[]) => st
   }
 }
 
-/** Every replica a live member of a ring of `count`, working on exactly the buckets the split gives it, all buckets covered; caches synced. */
-function settled(ring: string, count: number) {
+/**
+ * Every replica a live member of a ring of `count`, working on exactly the
+ * buckets the split gives it, all buckets covered; caches synced and holding
+ * every HardDisk exactly once between them (an informer whose ranges changed
+ * stays synced while it lists its new share, so "synced" alone can be read
+ * before a replica holds anything).
+ */
+function settled(ring: string, count: number, n: number) {
   return (all: Samples[]): string | undefined => {
+    const held = all.reduce((a, s) => a + sum(s, 'kubeloop_informer_store_objects', { kind: HARDDISK_KIND }), 0);
+    if (held !== n) return `the replicas hold ${held} of ${n} HardDisks`;
     let active = 0;
     for (const [i, s] of all.entries()) {
       const members = sum(s, 'kubeloop_shard_ring_members', { ring });
@@ -245,7 +253,7 @@ async function main(): Promise<void> {
 
       // The empty replica: a ring of one over no HardDisks.
       running = [spawnReplica(command(`empty-${gate}`), 'the empty replica')];
-      await until(running, settled(`empty-${gate}`, 1), timeoutMs, 'the empty replica settles');
+      await until(running, settled(`empty-${gate}`, 1, 0), timeoutMs, 'the empty replica settles');
       await idle(running, timeoutMs);
       await sleep(5000);
       empty[gate] = procStatus(running[0]!.pid).rss;
@@ -274,7 +282,7 @@ async function main(): Promise<void> {
       for (const count of counts) {
         const ring = `bench-${gate}-${count}`;
         running = Array.from({ length: count }, (_, i) => spawnReplica(command(ring), `replica ${i} of ${count}`));
-        await until(running, settled(ring, count), timeoutMs, `${count} replicas settle`);
+        await until(running, settled(ring, count, N), timeoutMs, `${count} replicas settle`);
         // Every disk Bound at its generation (the first round reconciles them all), then quiet.
         const deadline = Date.now() + timeoutMs;
         while ((await all()).filter(converged).length < N) {
@@ -282,7 +290,7 @@ async function main(): Promise<void> {
           await sleep(500);
         }
         await idle(running, timeoutMs);
-        const ringNow = await until(running, settled(ring, count), timeoutMs, `${count} replicas still settled`);
+        const ringNow = await until(running, settled(ring, count, N), timeoutMs, `${count} replicas still settled`);
         await sleep(5000);
         const steady = running.map((r) => procStatus(r.pid).rss);
         for (const r of running) writeFileSync(`/proc/${r.pid}/clear_refs`, '5');
