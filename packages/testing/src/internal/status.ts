@@ -72,8 +72,9 @@ export function notFound(gr: GroupResource, name: string): ApiError {
   return new ApiError(failure(404, 'NotFound', `${qualified(gr)} "${name}" not found`, grDetails(gr, name)));
 }
 
-export function alreadyExists(gr: GroupResource, name: string): ApiError {
-  return new ApiError(failure(409, 'AlreadyExists', `${qualified(gr)} "${name}" already exists`, grDetails(gr, name)));
+/** 409 AlreadyExists; the store says so first when the object there `beingDeleted` (has a deletionTimestamp). */
+export function alreadyExists(gr: GroupResource, name: string, beingDeleted = false): ApiError {
+  return new ApiError(failure(409, 'AlreadyExists', `${beingDeleted ? 'object is being deleted: ' : ''}${qualified(gr)} "${name}" already exists`, grDetails(gr, name)));
 }
 
 export function conflict(gr: GroupResource, name: string, why: string): ApiError {

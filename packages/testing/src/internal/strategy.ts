@@ -8,9 +8,10 @@
  */
 import { isObject, sameJson } from './json.js';
 import type { Json } from './json.js';
+import { buffered, withWarnings } from './request-info.js';
 import type { Target } from './request-info.js';
 import { typeKey } from './resources.js';
-import { badRequest, invalid } from './status.js';
+import { ApiError, badRequest, invalid } from './status.js';
 import { render } from './storage.js';
 import type { Storage } from './storage.js';
 import { validateMetadata } from './validation.js';
@@ -196,22 +197,25 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
   }
   // The schema first, as the API server validates a custom resource against it before anything else looks at it.
   const check = t.st.type.builtin ? undefined : s.schemaChecks.get(typeKey(t.st.type.group, t.st.type.plural))?.get(t.version);
+  const mode = t.fieldValidation ?? 'Ignore'; // an apply (no fieldValidation on its target) prunes without a warning, as the server's apply does
+  const strictError = (unknown: readonly string[]): Error => badRequest(`${t.st.type.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.st.type.kind}: strict decoding error: ${unknown.map((p) => `unknown field ${JSON.stringify(p)}`).join(', ')}`);
+  /** The decoder's unknown-field warnings (Warn), given with the answer also when validation then fails (found by the differential fuzzer). */
+  let decoderWarnings: string[] = [];
   if (check) {
     const result = check.check(render(t.st, obj, t.version));
-    if (result.errors) {
-      // a strict decode fails on unknown fields before validation looks at values (found by the fuzzer)
-      const unknown = t.fieldValidation === 'Strict' ? undeclared(obj, t.st.schema, '', true).sort() : [];
-      if (unknown.length > 0) throw badRequest(`${t.st.type.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.st.type.kind}: strict decoding error: ${unknown.map((p) => `unknown field ${JSON.stringify(p)}`).join(', ')}`);
-      errors.push(...result.errors);
-    } else if (errors.length === 0) {
+    if (result.errors || errors.length > 0) {
+      // decoding comes before validation: a strict decode fails on unknown fields, a warning one has warned about them (found by the fuzzer)
+      const unknown = mode === 'Ignore' ? [] : undeclared(obj, t.st.schema, '', true).sort();
+      if (unknown.length > 0 && mode === 'Strict') throw strictError(unknown);
+      if (mode === 'Warn') decoderWarnings = unknown.map((p) => `unknown field ${JSON.stringify(p)}`);
+      if (result.errors) errors.push(...result.errors);
+    } else {
       // unknown fields: pruned, with a warning each (Warn), or the decoder's 400 (Strict)
       const unknown = prunedPaths(obj, result.stored, '').sort();
-      const mode = t.fieldValidation ?? 'Ignore'; // an apply (no fieldValidation on its target) prunes without a warning, as the server's apply does
-      if (unknown.length > 0 && mode === 'Strict') {
-        throw badRequest(`${t.st.type.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.st.type.kind}: strict decoding error: ${unknown.map((p) => `unknown field ${JSON.stringify(p)}`).join(', ')}`);
-      }
+      if (unknown.length > 0 && mode === 'Strict') throw strictError(unknown);
+      if (mode === 'Warn') decoderWarnings = unknown.map((p) => `unknown field ${JSON.stringify(p)}`);
       // the decoder's warnings come before the strategy's (found by the fuzzer)
-      if (mode === 'Warn' && warnings) warnings.list.unshift(...unknown.map((p) => `unknown field ${JSON.stringify(p)}`));
+      if (warnings) warnings.list.unshift(...decoderWarnings);
       // stored as the server would: unknown fields pruned, defaults applied
       // metadata is the fake's to keep (ObjectMeta is never pruned by a CRD's schema)
       const stored: Json = { ...result.stored, metadata: obj['metadata'] };
@@ -226,6 +230,10 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
       errors.push({ type: p.type ?? 'FieldValueInvalid', field: p.field, ...(p.value === undefined ? {} : { value: p.value }), detail: p.message });
     }
   }
-  if (errors.length > 0) throw invalid(t.st.type.group, t.st.type.kind, name, errors);
+  if (errors.length > 0) {
+    // the strategy's warnings come only after validation passes; the decoder's came before it
+    const err = invalid(t.st.type.group, t.st.type.kind, name, errors);
+    throw decoderWarnings.length === 0 ? err : new ApiError(err.body, withWarnings(buffered(err.code, err.body, err.headers), decoderWarnings).headers);
+  }
   return warnings?.list ?? [];
 }

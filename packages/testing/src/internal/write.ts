@@ -124,7 +124,9 @@ export function finishCreate(s: Storage, t: Target, obj: Json, name: string, man
   return warningsAlways(warnings, () => {
     requireNamespace(s, t, name);
     const key = objKey(t.namespace, name);
-    if (t.st.objects.has(key)) throw alreadyExists(gr(t.st), name);
+    const there = t.st.objects.get(key);
+    // found by the differential fuzzer: a create over an object its finalizers hold
+    if (there) throw alreadyExists(gr(t.st), name, (there['metadata'] as Json)['deletionTimestamp'] !== undefined);
     m['uid'] = randomUUID();
     m['creationTimestamp'] = s.now();
     if (t.st.type.generation) m['generation'] = 1;
@@ -311,7 +313,8 @@ export function update(s: Storage, target: Target, req: CoreRequest): BufferedRe
   checkPreconditions(t, old, m);
   if (m['resourceVersion'] === undefined || m['resourceVersion'] === '') {
     if (!t.st.type.unconditionalUpdate) {
-      throw invalid(t.st.type.group, t.st.type.kind, t.name!, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', value: 0, detail: 'must be specified for an update' }]);
+      // the store names the resource here, not the kind (found by the differential fuzzer)
+      throw invalid(t.st.type.group, t.st.type.plural, t.name!, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', value: 0, detail: 'must be specified for an update' }]);
     }
   } else if (m['resourceVersion'] !== om['resourceVersion']) throw conflict(gr(t.st), t.name!, MODIFIED);
   const scope: Scope = t.subresource === 'status' ? 'status' : 'main';
