@@ -6,6 +6,10 @@
  * that collide; each sequence runs on the fake and on the real
  * kube-apiserver envtest started, in a namespace of its own, with a watch
  * open on every kind; the normalised answers and watch streams must agree.
+ * Deletes and delete-collections carry their options in a DeleteOptions
+ * body, the query, both or neither (kube-apiserver reads the body alone
+ * when there is one), some right after a create of their object; what each
+ * left behind (the object or the collection) is read and compared too.
  *
  *   pnpm -s exec vitest run packages/testing/test/fuzz/                               # fixed seed, small budget (CI)
  *   KUBELOOP_FUZZ_SEED=random KUBELOOP_FUZZ_RUNS=200 KUBELOOP_FUZZ_BUDGET_MS=120000 pnpm -s exec vitest run packages/testing/test/fuzz/
@@ -27,7 +31,7 @@ import { CRDS, Widget } from '../conformance/backends.js';
 import { testKubeconfigPath, uniqueName } from '../../../../test/support/env.js';
 import { allPages, send, watchAnswer } from './answers.js';
 import type { Backend } from './answers.js';
-import { KINDS, normalise, normaliseEvent, step, toRequest } from './requests.js';
+import { KINDS, normalise, normaliseEvent, sequence, toRequest } from './requests.js';
 import type { RawAnswer, RawRequest, Step } from './requests.js';
 
 const seedText = process.env['KUBELOOP_FUZZ_SEED'] ?? '24';
@@ -76,6 +80,17 @@ async function openWatch(client: Client, kind: (typeof DESCRIPTORS)[number], nam
   }
 }
 
+/** Where a delete step asks for a dry run: in its DeleteOptions body, in its query, both or neither. */
+function deletePlacement(s: Extract<Step, { op: 'delete' | 'deletecollection' }>): string {
+  const inBody = s.body?.dryRun !== undefined;
+  const inQuery = s.query['dryRun'] !== undefined;
+  const where = inBody && inQuery ? 'dryRun in both' : inBody ? 'dryRun in the body' : inQuery ? (s.body ? 'dryRun in the query beside a body' : 'dryRun in the query') : 'no dryRun';
+  return `${s.op} ${where}${s.body?.preconditions ? ' (preconditions)' : ''}`;
+}
+
+/** The delete steps that found something to delete on kube-apiserver, by where they asked for a dry run (the log shows what the seed covered). */
+const deletes: Record<string, number> = {};
+
 /** Run one sequence on both backends, in a fresh namespace each, and compare. */
 async function runSequence(fake: Backend, real: Backend, steps: readonly Step[]): Promise<Outcome> {
   const namespaces = { fake: uniqueName('fz'), envtest: uniqueName('fz') };
@@ -108,7 +123,14 @@ async function runSequence(fake: Backend, real: Backend, steps: readonly Step[])
         const request = await toRequest(s, ns, (path) => send(b, { method: 'GET', path }), startRvs[b.name]);
         const answer = s.op === 'watch' ? await watchAnswer(b, request, b.name === 'fake' ? 50 : 400) : s.op === 'list' && s.pages ? await allPages(b, request) : await send(b, request);
         requests++;
-        answers[b.name] = { request, answer, normal: normalise(answer, ns, rvChanged(b, request.path, answer), s.op === 'deletecollection') };
+        let normal = normalise(answer, ns, rvChanged(b, request.path, answer), s.op === 'deletecollection');
+        if (s.op === 'delete' || s.op === 'deletecollection') {
+          // what the delete left: the object, or the whole collection (a dry run leaves everything; beside a body, the query's dryRun is not read)
+          normal += ` left: ${normalise(await send(b, { method: 'GET', path: request.path }), ns, undefined)}`;
+          const found = answer.status === 200 && (s.op === 'delete' || ((answer.body as { items?: unknown[] }).items?.length ?? 0) > 0);
+          if (b.name === 'envtest' && found) deletes[deletePlacement(s)] = (deletes[deletePlacement(s)] ?? 0) + 1;
+        }
+        answers[b.name] = { request, answer, normal };
       }
       if (answers.fake.normal !== answers.envtest.normal) {
         const r = answers.fake.request;
@@ -160,7 +182,7 @@ describe('the fake and kube-apiserver answer generated request sequences alike',
     let requests = 0;
     const found: { steps: readonly Step[]; disagreements: Disagreement[] }[] = [];
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 3, maxLength: 12 }), async (steps) => {
+      fc.asyncProperty(sequence, async (steps) => {
         fake.rvs.clear();
         real.rvs.clear();
         const outcome = await runSequence(fake, real, steps);
@@ -173,6 +195,7 @@ describe('the fake and kube-apiserver answer generated request sequences alike',
     );
     const total = found.reduce((n, f) => n + f.disagreements.length, 0);
     console.log(`differential fuzzer: seed ${SEED}, ${sequences} sequences, ${requests} requests (${requests / 2} per backend), ${found.length} sequences with disagreements, ${total} disagreements`);
+    console.log(`differential fuzzer: deletes that found objects on kube-apiserver: ${Object.entries(deletes).sort().map(([k, n]) => `${k}: ${n}`).join(', ')}`);
     if (REPORT) writeFileSync(REPORT, found.map((f) => f.disagreements.map((d) => `step ${d.step}: ${d.request}\n  fake:    ${d.fake}\n  envtest: ${d.envtest}`).join('\n')).join('\n---\n'));
     const report = found
       .slice(0, 3)

@@ -33,6 +33,21 @@ const LABEL_VALUES = ['x', 'y', ''] as const;
 const FINALIZERS = ['example.com/hold', 'hold'] as const;
 const MANAGERS = ['alpha', 'beta'] as const;
 
+/**
+ * A DeleteOptions body. kube-apiserver reads delete options from the body
+ * alone when there is one (the query's `dryRun=All` beside it is not read),
+ * so bodies are generated with and without `dryRun`, beside queries with and
+ * without it. Preconditions name the step's object: `current` is its uid or
+ * resourceVersion read just before the delete, `wrong` / `stale` are not.
+ */
+export interface DeleteBody {
+  readonly typed?: boolean;
+  readonly dryRun?: readonly ['All'];
+  readonly propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  readonly gracePeriodSeconds?: 0 | 30;
+  readonly preconditions?: { readonly uid?: 'current' | 'wrong'; readonly resourceVersion?: 'current' | 'stale' };
+}
+
 /** A step of a sequence: data only, so fast-check can print and shrink it. */
 export type Step =
   | { readonly op: 'create'; readonly kind: number; readonly name: string; readonly body: Json; readonly query: Record<string, string> }
@@ -40,8 +55,8 @@ export type Step =
   | { readonly op: 'update'; readonly kind: number; readonly name: string; readonly change: Json; readonly rv: 'current' | 'stale' | 'none'; readonly reorder: boolean; readonly query: Record<string, string> }
   | { readonly op: 'patch'; readonly kind: number; readonly name: string; readonly type: 'merge' | 'json' | 'strategic'; readonly body: unknown; readonly query: Record<string, string>; readonly subresource?: 'status' }
   | { readonly op: 'apply'; readonly kind: number; readonly name: string; readonly manager: string; readonly force: boolean; readonly body: Json; readonly query: Record<string, string> }
-  | { readonly op: 'delete'; readonly kind: number; readonly name: string; readonly body: Json | undefined; readonly query: Record<string, string> }
-  | { readonly op: 'deletecollection'; readonly kind: number; readonly query: Record<string, string> }
+  | { readonly op: 'delete'; readonly kind: number; readonly name: string; readonly body: DeleteBody | undefined; readonly query: Record<string, string> }
+  | { readonly op: 'deletecollection'; readonly kind: number; readonly name: string; readonly body: DeleteBody | undefined; readonly query: Record<string, string> }
   | { readonly op: 'list'; readonly kind: number; readonly query: Record<string, string>; readonly pages: boolean }
   | { readonly op: 'watch'; readonly kind: number; readonly query: Record<string, string> }
   | { readonly op: 'scale'; readonly kind: number; readonly name: string; readonly replicas: number | string | undefined; readonly query: Record<string, string> };
@@ -145,6 +160,20 @@ const RVS = ['', '0', '<start>', '<current>'] as const;
 const writeQuery = fc.record({ dryRun: fc.constantFrom('All'), fieldValidation: fc.constantFrom('Strict', 'Ignore') }, { requiredKeys: [] });
 const dryRunQuery = fc.record({ dryRun: fc.constantFrom('All') }, { requiredKeys: [] });
 const kindIndex = fc.integer({ min: 0, max: KINDS.length - 1 });
+/** A DeleteOptions body or none (then the options are read from the query). */
+const deleteBody: fc.Arbitrary<DeleteBody | undefined> = fc.option(
+  fc.record(
+    {
+      typed: fc.boolean(),
+      dryRun: fc.constant(['All'] as const),
+      propagationPolicy: fc.constantFrom('Orphan', 'Background', 'Foreground'),
+      gracePeriodSeconds: fc.constantFrom(0, 30),
+      preconditions: fc.record({ uid: fc.constantFrom('current', 'wrong'), resourceVersion: fc.constantFrom('current', 'stale') }, { requiredKeys: [] }),
+    },
+    { requiredKeys: [] },
+  ),
+  { nil: undefined, freq: 3 },
+);
 
 function mergeBody(kind: number): fc.Arbitrary<Json> {
   const k = KINDS[kind]!;
@@ -165,6 +194,22 @@ const jsonPatch = (kind: number): fc.Arbitrary<unknown[]> => {
   return fc.array(op, { minLength: 1, maxLength: 2 }).map((ops) => ops.map((o) => (o.op === 'remove' ? { op: o.op, path: o.path } : o)));
 };
 
+type DeleteStep = Extract<Step, { op: 'delete' | 'deletecollection' }>;
+
+/** A delete of `kind` named `n`, with options in a body, the query, both or neither. */
+function deleteStep(kind: number, n: string): fc.Arbitrary<DeleteStep> {
+  return fc
+    .tuple(deleteBody, fc.record({ dryRun: fc.constantFrom('All'), propagationPolicy: fc.constantFrom('Orphan', 'Foreground'), gracePeriodSeconds: fc.constantFrom('0', '30') }, { requiredKeys: [] }))
+    .map(([b, query]): DeleteStep => ({ op: 'delete', kind, name: n, body: b, query }));
+}
+
+/** A delete-collection of `kind` by label, with options in a body (preconditions naming `n`), the query, both or neither. */
+function deleteCollectionStep(kind: number, n: string): fc.Arbitrary<DeleteStep> {
+  return fc
+    .tuple(deleteBody, fc.record({ labelSelector: fc.constantFrom('app=x', 'tier', '!app'), dryRun: fc.constantFrom('All') }, { requiredKeys: [] }))
+    .map(([b, query]): DeleteStep => ({ op: 'deletecollection', kind, name: n, body: b, query }));
+}
+
 export const step: fc.Arbitrary<Step> = kindIndex.chain((kind): fc.Arbitrary<Step> => {
   const k = KINDS[kind]!;
   const options: fc.Arbitrary<Step>[] = [
@@ -176,14 +221,8 @@ export const step: fc.Arbitrary<Step> = kindIndex.chain((kind): fc.Arbitrary<Ste
     fc
       .tuple(name, fc.constantFrom(...MANAGERS), fc.boolean(), fc.record({ dryRun: fc.constantFrom('All') }, { requiredKeys: [] }))
       .chain(([n, manager, force, query]) => body(kind, n).map((b): Step => ({ op: 'apply', kind, name: n, manager, force, body: withoutNullDataValues(k.builtin ? b : withoutEmptyMetadataMaps(b)), query }))),
-    fc
-      .tuple(
-        name,
-        fc.option(fc.record({ propagationPolicy: fc.constantFrom('Orphan', 'Background', 'Foreground'), preconditions: fc.constantFrom<Json>({ uid: '00000000-0000-0000-0000-000000000000' }, { resourceVersion: '1' }, {}), dryRun: fc.constant(['All']) }, { requiredKeys: [] }), { nil: undefined }),
-        fc.record({ dryRun: fc.constantFrom('All'), propagationPolicy: fc.constantFrom('Orphan', 'Foreground'), gracePeriodSeconds: fc.constantFrom('0', '30') }, { requiredKeys: [] }),
-      )
-      .map(([n, b, query]): Step => ({ op: 'delete', kind, name: n, body: b, query })),
-    fc.record({ labelSelector: fc.constantFrom('app=x', 'tier', '!app'), dryRun: fc.constantFrom('All') }, { requiredKeys: [] }).map((query): Step => ({ op: 'deletecollection', kind, query })),
+    name.chain((n) => deleteStep(kind, n)),
+    name.chain((n) => deleteCollectionStep(kind, n)),
     fc
       .tuple(
         fc.record(
@@ -230,6 +269,26 @@ export const step: fc.Arbitrary<Step> = kindIndex.chain((kind): fc.Arbitrary<Ste
   }
   return fc.oneof(...options);
 });
+
+/**
+ * A delete that finds something: a create of the object (or, for a
+ * delete-collection, of its name, labelled for the selector half the time)
+ * just before. Deletes generated alone seldom hit one of the few objects a
+ * sequence created.
+ */
+const createThenDelete: fc.Arbitrary<Step[]> = kindIndex.chain((kind) =>
+  fc.tuple(name, fc.constantFrom('delete' as const, 'deletecollection' as const), fc.boolean()).chain(([n, op, labelled]) =>
+    fc.tuple(body(kind, n), op === 'delete' ? deleteStep(kind, n) : deleteCollectionStep(kind, n)).map(([b, d]): Step[] => {
+      const made: Json = labelled ? { ...b, metadata: { ...(b['metadata'] as Json), labels: { app: 'x', tier: 'y' } } } : b;
+      return [{ op: 'create', kind, name: n, body: made, query: {} }, d];
+    }),
+  ),
+);
+
+/** A sequence of steps: mostly single requests, some a create followed by a delete of the same object. */
+export const sequence: fc.Arbitrary<Step[]> = fc
+  .array(fc.oneof({ weight: 6, arbitrary: step.map((s) => [s]) }, { weight: 2, arbitrary: createThenDelete }), { minLength: 3, maxLength: 12 })
+  .map((groups) => groups.flat());
 
 /** A raw request. */
 export interface RawRequest {
@@ -283,6 +342,17 @@ export async function toRequest(s: Step, namespace: string, read: (path: string)
     }
     return query;
   };
+  /** A DeleteOptions body with its preconditions filled in from the object at `path` as it is now. */
+  const deleteOptions = async ({ typed, preconditions, ...options }: DeleteBody, path: string): Promise<Json> => {
+    const out: Json = { ...(typed ? { apiVersion: 'meta.k8s.io/v1', kind: 'DeleteOptions' } : {}), ...options };
+    if (!preconditions) return out;
+    const current = preconditions.uid === 'current' || preconditions.resourceVersion === 'current' ? await read(path) : undefined;
+    const meta = current?.status === 200 ? ((current.body as Json)['metadata'] as Json) : {};
+    const pre: Json = {};
+    if (preconditions.uid) pre['uid'] = preconditions.uid === 'current' && typeof meta['uid'] === 'string' ? meta['uid'] : '00000000-0000-0000-0000-000000000000';
+    if (preconditions.resourceVersion) pre['resourceVersion'] = preconditions.resourceVersion === 'current' && typeof meta['resourceVersion'] === 'string' ? meta['resourceVersion'] : '1';
+    return { ...out, preconditions: pre };
+  };
   switch (s.op) {
     case 'create':
       return { method: 'POST', path: collection, query: s.query, body: fill(s.body) };
@@ -304,9 +374,9 @@ export async function toRequest(s: Step, namespace: string, read: (path: string)
     case 'apply':
       return { method: 'PATCH', path: `${collection}/${s.name}`, query: { ...s.query, fieldManager: s.manager, ...(s.force ? { force: 'true' } : {}) }, body: fill(s.body), contentType: 'application/apply-patch+yaml' };
     case 'delete':
-      return { method: 'DELETE', path: `${collection}/${s.name}`, query: s.query, ...(s.body ? { body: fill(s.body) } : {}) };
+      return { method: 'DELETE', path: `${collection}/${s.name}`, query: s.query, ...(s.body ? { body: fill(await deleteOptions(s.body, `${collection}/${s.name}`)) } : {}) };
     case 'deletecollection':
-      return { method: 'DELETE', path: collection, query: s.query };
+      return { method: 'DELETE', path: collection, query: s.query, ...(s.body ? { body: fill(await deleteOptions(s.body, `${collection}/${s.name}`)) } : {}) };
     case 'list':
       return { method: 'GET', path: collection, query: await resolve(s.query) };
     case 'watch':
@@ -330,6 +400,8 @@ function normaliseObject(obj: unknown, rvChanged: boolean | undefined, deleteCol
     delete m['resourceVersion'];
     if (rvChanged !== undefined) m['resourceVersionChanged'] = rvChanged;
     if (Array.isArray(m['managedFields'])) m['managedFields'] = (m['managedFields'] as Json[]).map(({ time: _t, ...rest }) => rest);
+    // a custom resource's list carries an empty continue, a built-in's none: the same (no more pages)
+    if (m['continue'] === '') delete m['continue'];
     if (m['continue'] !== undefined) m['continue'] = '<continue>';
     // documented limit (docs/testing-fake.md, "continue tokens"): kube-apiserver may end an empty page, or a delete-collection's answer, with a continue token
     if (Array.isArray(o['items']) && (o['items'].length === 0 || deleteCollection)) delete m['continue'];
