@@ -47,6 +47,7 @@ import type { LeadershipGate, LeadershipState } from './leadership.js';
 import { createLogger } from './log/logging.js';
 import { ControllerMetrics } from './metrics/controller-metrics.js';
 import { registerDefaultMetrics } from './metrics/process-metrics.js';
+import { holdMemoryReducer } from './memory-reducer.js';
 import { serves } from './options.js';
 import type { ManagerOptions } from './options.js';
 import { addedPermissions } from './rbac/extra.js';
@@ -594,6 +595,7 @@ class KubeManager implements Manager {
     }
     this.healthUrl = http.healthUrl;
     this.metricsUrl = http.metricsUrl;
+    const releaseReducer = this.options.releaseIdleMemory === false ? undefined : holdMemoryReducer();
     this.servers.start(stop.signal);
     // 2. caches: informers start lazily with the first read or source; a warm standby's leader-only controllers start their sources now
     this.caches.start(stop.signal);
@@ -635,6 +637,7 @@ class KubeManager implements Manager {
     // Run until told to stop, or until something fails.
     await untilAborted(stop.signal);
     signal?.removeEventListener('abort', onExternal);
+    releaseReducer?.();
     // Stopped by signalHandler()'s SIGTERM: the process ends within the graceful bound, whatever holds it.
     exitWithin(signal, gracefulMs, log);
     this.phase = 'stopping';

@@ -49,6 +49,7 @@ const MANAGER_CHECKS: readonly OptionCheck[] = [
   ['leaseLossExitTimeoutMs', isMs, 'a number of ms >= 0'],
   ['container', hasMethods('resolve', 'createChildContainer'), 'a tsyringe DependencyContainer'],
   ['defaultMetrics', isBoolean, 'true or false'],
+  ['releaseIdleMemory', isBoolean, 'true or false'],
   ['informerStaleAfterMs', isMs, 'a number of ms >= 0'],
   ['syncPeriodMs', isMs, 'a number of ms >= 0'],
 ];

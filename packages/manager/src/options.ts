@@ -152,6 +152,18 @@ export interface ManagerOptions
    */
   readonly defaultMetrics?: boolean;
   /**
+   * Let V8 give a burst's memory back to the operating system once the
+   * process goes quiet. V8's memory reducer does that, but on Node 24 and
+   * later it never sees a quiet process unless something allocates on the
+   * embedder's C++ heap; while running, the manager compiles a
+   * one-character `vm.Script` once a minute so that it does (see
+   * docs/benchmarks.md, "Returning the burst's memory": 77 MiB to 71 MiB for
+   * the example holding 1,000 HardDisks it had just reconciled). Process-wide;
+   * turn it off only when something else in the process already allocates
+   * there. Default: true.
+   */
+  readonly releaseIdleMemory?: boolean;
+  /**
    * `/readyz` fails when an informer has been out of contact with the API
    * server (failed lists or watches, no watch open) for longer than this.
    * Default: 60 000 ms.

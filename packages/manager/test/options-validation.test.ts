@@ -40,6 +40,7 @@ const MANAGER_ONLY: readonly [option: string, value: unknown, expects: RegExp][]
   ['leaseLossExitTimeoutMs', Number.NaN, /number of ms >= 0/],
   ['container', {}, /DependencyContainer/],
   ['defaultMetrics', 1, /true or false/],
+  ['releaseIdleMemory', 'yes', /true or false/],
   ['informerStaleAfterMs', '60s', /number of ms >= 0/],
   ['syncPeriodMs', Number.POSITIVE_INFINITY, /number of ms >= 0/],
 ];
