@@ -8,10 +8,11 @@ import type { RESTMapper, RESTMapping } from '@kubeloop/mapper';
 import { builtinScheme, parseApiVersion } from '@kubeloop/scheme';
 import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { transportDiscovery } from './discovery.js';
+import { forEachBounded } from './internal/bounded.js';
 import { ClientError, isClientError, isConflict, isNotFound } from './errors.js';
 import { isMetadataRef } from './kinds.js';
 import type { AnyKubeObject, DeepReadonly, KindRef, ListFor, ObjectFor, ObjectKey, Stored, TypeRef, WithKind } from './kinds.js';
-import { renderSelector, renderShard, writeQuery } from './options.js';
+import { renderSelector, renderShard, shardOption, writeQuery } from './options.js';
 import type { ApplyOptions, CallOptions, DeleteAllOfOptions, DeleteOptions, GetOptions, ListOptions, WatchOptions, WriteOptions } from './options.js';
 import { patchContentType } from './patch.js';
 import { matchesShard, renderShardSelector, toShardSelector } from './shard.js';
@@ -35,6 +36,8 @@ function call(options: CallOptions | undefined): { signal?: AbortSignal; timeout
 
 const META_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 const META_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+/** deleteAllOf's one-by-one deletes of a shard (a server that ignored the selector): this many at once. */
+const SHARD_DELETES_IN_FLIGHT = 8;
 
 /** Reads: the interface a cache implements and the cached-read router routes. */
 export interface Reader {
@@ -539,7 +542,7 @@ class KubeClient implements Client {
     if (r.mapping.scope === 'Namespaced' && !options?.namespace) {
       throw new ClientError('InvalidRequest', `deleteAllOf ${r.label} needs a namespace`);
     }
-    const shard = options?.shardSelector === '' ? undefined : toShardSelector(options?.shardSelector);
+    const shard = toShardSelector(shardOption(options?.shardSelector));
     if (shard) {
       // A server without ShardedListAndWatch ignores the selector and would delete the whole
       // collection: a list with the same selectors first shows whether it filters.
@@ -548,14 +551,19 @@ class KubeClient implements Client {
       if (listed.some((item) => !matchesShard(item, shard))) {
         // Ignored: the objects of the shard, one by one, as the server's own delete-collection does.
         const single: DeleteOptions = { ...call(options), ...(dryRun === undefined ? {} : { dryRun }), ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }), ...(propagationPolicy ? { propagationPolicy } : {}) };
-        for (const item of listed.filter((i) => matchesShard(i, shard))) {
-          const m = item.metadata!;
-          const key = { name: m.name!, ...(m.namespace ? { namespace: m.namespace } : {}) };
-          // The uid as precondition: an object replaced since the list (a new uid) is not the one listed.
-          await this.delete(kind, key, { ...single, preconditions: { uid: m.uid!, ...preconditions } }).catch((err: unknown) => {
-            if (!isNotFound(err) && !isConflict(err)) throw err;
-          });
-        }
+        // A few at a time (the server's delete-collection has its own workers); the first other error stops it.
+        await forEachBounded(
+          listed.filter((i) => matchesShard(i, shard)),
+          SHARD_DELETES_IN_FLIGHT,
+          async (item) => {
+            const m = item.metadata!;
+            const key = { name: m.name!, ...(m.namespace ? { namespace: m.namespace } : {}) };
+            // The uid as precondition: an object replaced since the list (a new uid) is not the one listed.
+            await this.delete(kind, key, { ...single, preconditions: { uid: m.uid!, ...preconditions } }).catch((err: unknown) => {
+              if (!isNotFound(err) && !isConflict(err)) throw err;
+            });
+          },
+        );
         return;
       }
     }

@@ -32,7 +32,7 @@ export interface ListOptions extends CallOptions {
    * Only objects whose uid or namespace hashes into these ranges (KEP-5866;
    * the API server needs the `ShardedListAndWatch` feature gate, and one
    * without it ignores the parameter: check what comes back, e.g. with
-   * `matchesShard`). A string is sent as written. Default: none.
+   * `matchesShard`). A string is sent as written; `''` is no selector. Default: none.
    */
   readonly shardSelector?: ShardSelector | string;
   /** Page size; with it the answer is one page, and `metadata.continue` names the next. Default: everything. */
@@ -54,7 +54,7 @@ export interface WatchOptions extends CallOptions {
    * Only objects whose uid or namespace hashes into these ranges (KEP-5866;
    * the API server needs the `ShardedListAndWatch` feature gate, and one
    * without it ignores the parameter: check what comes back, e.g. with
-   * `matchesShard`). A string is sent as written. Default: none.
+   * `matchesShard`). A string is sent as written; `''` is no selector. Default: none.
    */
   readonly shardSelector?: ShardSelector | string;
   /** Watch from this resourceVersion (events after it). */
@@ -109,7 +109,8 @@ export interface DeleteAllOfOptions extends DeleteOptions {
    * the listed objects in range one by one (each with its uid as
    * precondition) instead of sending the collection delete. A string is
    * parsed here (a malformed one: ClientError `InvalidRequest`, nothing
-   * sent). Default: none.
+   * sent); `''` is no selector, as for a list. The one-by-one deletes run
+   * 8 at a time. Default: none.
    */
   readonly shardSelector?: ShardSelector | string;
 }
@@ -122,10 +123,19 @@ export function renderSelector(selector: Selector | undefined): string | undefin
   return parts.length > 0 ? parts.join(',') : undefined;
 }
 
-/** The `shardSelector` query parameter: a string as written, a parsed selector rendered. */
+/**
+ * The `shardSelector` option as list, watch and deleteAllOf read it:
+ * `undefined` and `''` are no selector (the server reads an empty
+ * parameter as none too); a string as written, a parsed selector as given.
+ */
+export function shardOption(selector: ShardSelector | string | undefined): ShardSelector | string | undefined {
+  return selector === '' ? undefined : selector;
+}
+
+/** The `shardSelector` query parameter of a list or watch: none, a string as written, a parsed selector rendered. */
 export function renderShard(selector: ShardSelector | string | undefined): string | undefined {
-  if (selector === undefined) return undefined;
-  return typeof selector === 'string' ? selector || undefined : renderShardSelector(selector);
+  const given = shardOption(selector);
+  return given === undefined || typeof given === 'string' ? given : renderShardSelector(given);
 }
 
 export function writeQuery(options: WriteOptions | undefined, fieldOwner: string | undefined): Query {

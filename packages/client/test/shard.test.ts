@@ -6,14 +6,16 @@
  * our parser refuses. `deleteAllOf` with a shard selector deletes exactly
  * the shard with the gate, and without it (a plane of its own, where the
  * server ignores the selector and a raw delete-collection deletes
- * everything).
+ * everything; there the client's one-by-one deletes run at most 8 at once,
+ * and the first error stops them). `shardSelector: ''` is no selector on
+ * list, watch and deleteAllOf.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
 import type { ApiProxy, Environment } from '@kubeloop/envtest';
 import { ConfigMap, Namespace } from '@kubeloop/scheme';
-import { createClient, fnv1a64, isClientError, loadKubeConfig, matchesShard, parseShardSelector, renderShardSelector } from '../src/index.js';
+import { createClient, fnv1a64, isClientError, isInvalid, loadKubeConfig, matchesShard, parseShardSelector, renderShardSelector } from '../src/index.js';
 import { HASH_SPACE_END } from '../src/internal-api.js';
 import type { Client, ShardField, ShardRange, ShardSelector } from '../src/index.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
@@ -169,11 +171,11 @@ function deleteAllOfShard(gate: boolean): void {
     await env.stop();
   });
 
-  /** A namespace of 16 ConfigMaps and a selector splitting them, some in range and some not. */
-  async function seed(): Promise<{ ns: string; made: { metadata: { name: string; uid: string } }[]; half: ShardSelector }> {
+  /** A namespace of `count` ConfigMaps and a selector splitting them, some in range and some not. */
+  async function seed(count = 16): Promise<{ ns: string; made: { metadata: { name: string; uid: string } }[]; half: ShardSelector }> {
     const ns = uniqueName(`shard-del-${gate ? 'on' : 'off'}`);
     await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-    const made = (await Promise.all(Array.from({ length: 16 }, (_, i) => client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: ns } })))) as { metadata: { name: string; uid: string } }[];
+    const made = (await Promise.all(Array.from({ length: count }, (_, i) => client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: ns } })))) as { metadata: { name: string; uid: string } }[];
     const half: ShardSelector = { field: 'object.metadata.uid', ranges: [{ start: 0n, end: 1n << 63n }] };
     expect(made.some((o) => matchesShard(o, half)) && made.some((o) => !matchesShard(o, half))).toBe(true);
     return { ns, made, half };
@@ -209,6 +211,65 @@ function deleteAllOfShard(gate: boolean): void {
     expect((await client.list(ConfigMap, { namespace: ns })).items).toHaveLength(made.length);
     await client.delete(Namespace, { name: ns });
   });
+
+  it("shardSelector '' is no selector: list and watch send none, deleteAllOf sends the plain delete-collection", async () => {
+    const { ns, made } = await seed();
+    proxy.clearRequests();
+    expect(names((await client.list(ConfigMap, { namespace: ns, shardSelector: '' })).items)).toEqual(names(made));
+    const events = await client.watch(ConfigMap, { namespace: ns, shardSelector: '', resourceVersion: '0' });
+    await events.return?.();
+    expect(proxy.requests.filter((r) => r.url.includes('shardSelector'))).toEqual([]);
+    await client.deleteAllOf(ConfigMap, { namespace: ns, shardSelector: '' });
+    expect(proxy.requests.filter((r) => r.url.includes('shardSelector'))).toEqual([]);
+    expect({ lists: proxy.count((r) => r.method === 'GET' && r.path.endsWith('/configmaps') && !r.url.includes('watch=')), collection: proxy.count((r) => r.method === 'DELETE' && r.path.endsWith('/configmaps')) }).toEqual({ lists: 1, collection: 1 });
+    expect((await client.list(ConfigMap, { namespace: ns })).items).toEqual([]);
+    await client.delete(Namespace, { name: ns });
+  });
+
+  if (!gate) {
+    /** The most single deletes the proxy held at once while `run` ran (each held `ms` before it goes on). */
+    async function mostInFlight(ms: number, run: () => Promise<unknown>): Promise<number> {
+      let most = 0;
+      const inFlight = (): number => proxy.count((r) => r.method === 'DELETE' && r.path.includes('/configmaps/') && r.status === 0);
+      const poll = setInterval(() => (most = Math.max(most, inFlight())), 2);
+      proxy.delay(ms);
+      try {
+        await run();
+      } finally {
+        proxy.delay(0);
+        clearInterval(poll);
+      }
+      return most;
+    }
+
+    it('the one-by-one deletes run a few at a time, never more than 8', async () => {
+      const { ns, made, half } = await seed(40);
+      const inRange = made.filter((o) => matchesShard(o, half));
+      expect(inRange.length).toBeGreaterThan(8);
+      proxy.clearRequests();
+      const most = await mostInFlight(100, () => client.deleteAllOf(ConfigMap, { namespace: ns, shardSelector: half }));
+      expect(most).toBeGreaterThan(1);
+      expect(most).toBeLessThanOrEqual(8);
+      expect(proxy.count((r) => r.method === 'DELETE' && r.path.includes('/configmaps/'))).toBe(inRange.length);
+      expect(names((await client.list(ConfigMap, { namespace: ns })).items)).toEqual(names(made.filter((o) => !matchesShard(o, half))));
+      await client.delete(Namespace, { name: ns });
+    });
+
+    it('the first error other than NotFound or Conflict rejects; no further delete starts and none is left unawaited', async () => {
+      const { ns, made, half } = await seed(40);
+      expect(made.filter((o) => matchesShard(o, half)).length).toBeGreaterThan(8);
+      proxy.clearRequests();
+      // every single delete is refused (422): the ones started before the first answer settle, no more start
+      const err = await client.deleteAllOf(ConfigMap, { namespace: ns, shardSelector: half, propagationPolicy: 'Sideways' as 'Orphan' }).catch((e: unknown) => e);
+      expect(isInvalid(err)).toBe(true);
+      const sent = proxy.requests.filter((r) => r.method === 'DELETE' && r.path.includes('/configmaps/'));
+      expect(sent.length).toBeGreaterThan(0);
+      expect(sent.length).toBeLessThanOrEqual(8);
+      expect(sent.every((r) => r.status === 422)).toBe(true);
+      expect((await client.list(ConfigMap, { namespace: ns })).items).toHaveLength(made.length);
+      await client.delete(Namespace, { name: ns });
+    });
+  }
 }
 
 describe('deleteAllOf with a shard selector, ShardedListAndWatch on (the server deletes the shard)', () => deleteAllOfShard(true));
