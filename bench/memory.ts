@@ -37,7 +37,10 @@
  * operator (and controller-runtime-harddisk when named in --only) holding H
  * HardDisks it reconciled to Bound (the issue's 1,000 HardDisk figure), each
  * with its ratio to controller-runtime's and its RSS 5 s after synced, before
- * the disks are created. Prints tables, then one JSON line.
+ * the disks are created; its RSS and heap are read --settle seconds (30)
+ * after the last disk is Bound, its peak is the whole run's VmHWM, and its
+ * CPU time (user + system, /proc/<pid>/stat) from the first create to all
+ * Bound is given per round. Prints tables, then one JSON line.
  *
  *   pnpm bench:memory                              sizes 0,1000,10000; 1,000 HardDisks
  *   pnpm bench:memory --sizes=0,1000 --harddisks=0
@@ -48,10 +51,14 @@
  *   EXAMPLE_NODE_FLAGS= SCAFFOLD_NODE_FLAGS= pnpm bench:memory --sizes=0,1000   (without the shipped node flags)
  *   EXAMPLE_VARIANTS='unbundled|examples/harddisk-operator/dist/main.js|--max-semi-space-size=1' pnpm bench:memory --sizes=0 --harddisk-rounds=2
  *       (the HardDisk phase for the shipped example and each variant, "label|entry|node flags|VAR=value …" with `;` between, interleaved)
+ *   pnpm bench:memory --sizes=0 --harddisks=1000 --only=example --settle=5 --hold=120
+ *       (memory read 5 s after the last disk is Bound instead of 30; each operator then kept 120 s, its pid logged)
+ *   BENCH_TEE=/tmp/operator.log EXAMPLE_NODE_FLAGS="--max-semi-space-size=1 --no-opt --no-maglev --trace-gc --trace-memory-reducer" pnpm bench:memory ...
+ *       (every operator's stdout appended to a file: here V8's collections and memory reducer)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
@@ -91,6 +98,12 @@ function procStatus(pid: number): { rss: number; hwm: number; anon: number; file
   const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
   return { rss: kb('VmRSS'), hwm: kb('VmHWM'), anon: kb('RssAnon'), file: kb('RssFile') };
 }
+/** CPU time the process has used (user + system), ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 /** Reset the peak (VmHWM) to the current RSS (Linux clear_refs 5). */
 function resetPeak(pid: number): void {
   writeFileSync(`/proc/${pid}/clear_refs`, '5');
@@ -127,6 +140,7 @@ function start(spec: Spec): Running {
   let stderr = '';
   proc.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   createInterface({ input: proc.stdout }).on('line', (line) => {
+    if (process.env.BENCH_TEE) appendFileSync(process.env.BENCH_TEE, line + '\n');
     try {
       lines.push(JSON.parse(line) as Record<string, unknown>);
     } catch {
@@ -194,6 +208,8 @@ interface Figures {
   relistMs?: number | undefined;
   /** HardDisk phase: RSS 5 s after synced, before any disk is created. */
   idle?: number | undefined;
+  /** HardDisk phase: the operator's CPU time (user + system) from the first create to all Bound, ms. */
+  cpuMs?: number | undefined;
 }
 
 async function measure(spec: Spec, envRelist: (() => Promise<void>) | undefined, timeoutMs: number): Promise<Figures> {
@@ -402,6 +418,12 @@ async function main(): Promise<void> {
     ...(crHardDisks ? [{ label: 'controller-runtime', spec: crHardDisks }] : []),
   ];
   const rounds = Number(param('harddisk-rounds', '1'));
+  // --settle=S: seconds between the last HardDisk turning Bound and reading the operator's memory. Default 30:
+  // V8's memory reducer, which hands a burst's pooled pages back, looks every 8 s and runs 8-24 s after a burst;
+  // 5 (the default before) read the burst's high-water mark.
+  const settleSeconds = Number(param('settle', '30'));
+  // --hold=S keeps each HardDisk operator running S seconds after its figures are read, its pid logged (to read its smaps or take a heap snapshot).
+  const holdSeconds = Number(param('hold', '0'));
   const diskRows: { label: string; round: number; figures: Figures }[] = [];
   if (harddisks > 0 && variants.length > 0) {
     // Deleting 10,000+ ConfigMaps in one call can take minutes on a busy machine.
@@ -419,6 +441,7 @@ async function main(): Promise<void> {
       await p.waitFor(spec.synced, 1, 60_000);
       await sleep(5000);
       const idle = procStatus(p.proc.pid!).rss;
+      const cpu0 = cpuMsOf(p.proc.pid!);
       const t0 = performance.now();
       await pool(harddisks, IN_FLIGHT, (i) =>
         driver.create({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', metadata: { name: `disk-${String(i).padStart(5, '0')}`, namespace: NAMESPACE }, spec: { size: `${10 + (i % 90)}Gi`, storageClass: i % 2 ? 'fast' : 'standard' } }),
@@ -429,10 +452,15 @@ async function main(): Promise<void> {
         await sleep(500);
       }
       const boundMs = performance.now() - t0;
-      await sleep(5000);
+      const cpuMs = cpuMsOf(p.proc.pid!) - cpu0;
+      await sleep(settleSeconds * 1000);
       const status = procStatus(p.proc.pid!);
-      const figures: Figures = { syncMs: boundMs, peakSync: status.hwm, steady: status.rss, anon: status.anon, file: status.file, idle, ...(await heapOf(spec, p)) };
-      log(`${spec.name} (${label}) holding ${harddisks} HardDisks: all Bound in ${(boundMs / 1000).toFixed(1)} s, RSS ${mib(figures.steady)} MiB (${mib(idle)} with none; peak ${mib(figures.peakSync)}; anon ${mib(figures.anon)} / file ${mib(figures.file)}), heap ${mib(figures.heapUsed)}/${mib(figures.heapTotal)} MiB`);
+      const figures: Figures = { syncMs: boundMs, peakSync: status.hwm, steady: status.rss, anon: status.anon, file: status.file, idle, cpuMs, ...(await heapOf(spec, p)) };
+      log(`${spec.name} (${label}) holding ${harddisks} HardDisks: all Bound in ${(boundMs / 1000).toFixed(1)} s (CPU ${(cpuMs / 1000).toFixed(2)} s), RSS ${mib(figures.steady)} MiB (${mib(idle)} with none; peak ${mib(figures.peakSync)}; anon ${mib(figures.anon)} / file ${mib(figures.file)}), heap ${mib(figures.heapUsed)}/${mib(figures.heapTotal)} MiB`);
+      if (holdSeconds > 0) {
+        log(`${spec.name} (${label}): pid ${p.proc.pid} held ${holdSeconds} s (--hold) for a look: /proc/${p.proc.pid}/smaps_rollup, or kill -WINCH with --heapsnapshot-signal`);
+        await sleep(holdSeconds * 1000);
+      }
       // The disks deleted while the operator runs (it removes their finalizers), for the next variant.
       await driver.deleteAllOf(HardDisk, { namespace: NAMESPACE, timeoutMs: 600_000 });
       while ((await driver.list(HardDisk, { namespace: NAMESPACE })).items.length > 0) await sleep(500);
@@ -463,8 +491,8 @@ async function main(): Promise<void> {
   }
   if (diskRows.length > 0) {
     out.push(`\nholding ${harddisks} HardDisks reconciled to Bound (with their ConfigMaps), ${rounds} round(s), interleaved:\n`);
-    out.push('| variant | command | RSS per round | median RSS | vs controller-runtime | RSS synced, no disks (median round) | anon / file (median round) | heap used / total | all Bound s |');
-    out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|');
+    out.push('| variant | command | RSS per round | median RSS | vs controller-runtime | RSS synced, no disks (median round) | anon / file (median round) | heap used / total | peak RSS (median round) | all Bound s | operator CPU s to all Bound, per round |');
+    out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     const medianOf = (label: string): Figures => {
       const mine = diskRows.filter((d) => d.label === label).map((d) => d.figures).sort((a, b) => a.steady - b.steady);
       return mine[Math.floor(mine.length / 2)]!;
@@ -474,11 +502,11 @@ async function main(): Promise<void> {
       const median = medianOf(label);
       const command = spec === crHardDisks ? 'controller-runtime --mode=harddisk' : `node ${spec.command.slice(1, spec.command.indexOf('--kubeconfig')).map((a) => a.replace(`${root}/`, '')).join(' ')}`;
       const heap = median.heapUsed !== undefined ? `${mib(median.heapUsed)} / ${mib(median.heapTotal)}` : '-';
-      out.push(`| ${label} | \`${command}\` | ${diskRows.filter((d) => d.label === label).map((d) => mib(d.figures.steady)).join(' / ')} | ${mib(median.steady)} | ${reference ? `${(median.steady / reference.steady).toFixed(2)}x` : '-'} | ${mib(median.idle)} | ${mib(median.anon)} / ${mib(median.file)} | ${heap} | ${(median.syncMs / 1000).toFixed(1)} |`);
+      out.push(`| ${label} | \`${command}\` | ${diskRows.filter((d) => d.label === label).map((d) => mib(d.figures.steady)).join(' / ')} | ${mib(median.steady)} | ${reference ? `${(median.steady / reference.steady).toFixed(2)}x` : '-'} | ${mib(median.idle)} | ${mib(median.anon)} / ${mib(median.file)} | ${heap} | ${mib(median.peakSync)} | ${(median.syncMs / 1000).toFixed(1)} | ${diskRows.filter((d) => d.label === label).map((d) => ((d.figures.cpuMs ?? 0) / 1000).toFixed(2)).join(' / ')} |`);
     }
   }
   process.stdout.write(`${out.join('\n')}\n\n`);
-  process.stdout.write(`${JSON.stringify({ bench: 'memory', node: process.version, exampleFlags, scaffoldFlags, rows: rows.map((r) => ({ process: r.process, objects: r.objects, ...Object.fromEntries(Object.entries(r.figures).map(([k, v]: [string, number | undefined]) => [k, k.endsWith('Ms') ? Math.round(v ?? 0) : mib(v)])) })), harddisks: { n: harddisks, rounds: diskRows.map((d) => ({ variant: d.label, round: d.round, rssMiB: mib(d.figures.steady), idleRssMiB: mib(d.figures.idle), anonMiB: mib(d.figures.anon), fileMiB: mib(d.figures.file), heapUsedMiB: mib(d.figures.heapUsed), heapTotalMiB: mib(d.figures.heapTotal), boundMs: Math.round(d.figures.syncMs) })) } })}\n`);
+  process.stdout.write(`${JSON.stringify({ bench: 'memory', node: process.version, exampleFlags, scaffoldFlags, rows: rows.map((r) => ({ process: r.process, objects: r.objects, ...Object.fromEntries(Object.entries(r.figures).map(([k, v]: [string, number | undefined]) => [k, k.endsWith('Ms') ? Math.round(v ?? 0) : mib(v)])) })), harddisks: { n: harddisks, rounds: diskRows.map((d) => ({ variant: d.label, round: d.round, rssMiB: mib(d.figures.steady), idleRssMiB: mib(d.figures.idle), anonMiB: mib(d.figures.anon), fileMiB: mib(d.figures.file), heapUsedMiB: mib(d.figures.heapUsed), heapTotalMiB: mib(d.figures.heapTotal), peakMiB: mib(d.figures.peakSync), boundMs: Math.round(d.figures.syncMs), cpuMs: d.figures.cpuMs }))  } })}\n`);
 }
 
 await main();
