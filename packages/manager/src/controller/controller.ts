@@ -144,8 +144,13 @@ export class Controller {
   /** Reconciles in flight per shard bucket (sharded controllers only). */
   private readonly inFlight = new Map<number, number>();
   private readonly drained = new Set<() => void>();
-  /** The uid of each key last seen here (sharded by uid), so a deleted object still maps to its bucket. */
-  private readonly uids = new Map<string, string>();
+  /**
+   * The bucket of the uid each key's object had when last seen here
+   * (sharded by uid), so a deleted object still maps to its bucket.
+   */
+  private readonly uidBuckets = new Map<string, number>();
+  /** The keys of `uidBuckets` by bucket: a bucket's are forgotten without hashing every uid remembered. */
+  private readonly bucketUids = new Map<number, Set<string>>();
   /**
    * Keys that came up while their bucket was assigned here but not yet
    * started (its previous owner still draining it): the start enqueues them,
@@ -346,26 +351,55 @@ export class Controller {
     } catch {
       uid = undefined;
     }
-    if (uid !== undefined) {
-      this.uids.set(key, uid);
-      return { bucket: shard.ring.bucketOf(fnv1a64(uid)), gone: false };
-    }
-    const last = this.uids.get(key);
-    return last === undefined ? undefined : { bucket: shard.ring.bucketOf(fnv1a64(last)), gone: true };
+    if (uid !== undefined) return { bucket: this.rememberUid(shard, key, uid), gone: false };
+    const last = this.uidBuckets.get(key);
+    return last === undefined ? undefined : { bucket: last, gone: true };
   }
 
-  /** Drop what is remembered of keys in buckets that are no longer worked on, drained or assigned here (another member has them). */
+  /** Remember the uid a key's object has (a recreated object's new uid replaces the old); its bucket. */
+  private rememberUid(shard: ControllerShard, key: string, uid: string): number {
+    const bucket = shard.ring.bucketOf(fnv1a64(uid));
+    if (this.uidBuckets.get(key) !== bucket) this.forgetUid(key);
+    let keys = this.bucketUids.get(bucket);
+    if (!keys) this.bucketUids.set(bucket, (keys = new Set()));
+    keys.add(key);
+    this.uidBuckets.set(key, bucket);
+    return bucket;
+  }
+
+  private forgetUid(key: string): void {
+    const bucket = this.uidBuckets.get(key);
+    if (bucket === undefined) return;
+    this.uidBuckets.delete(key);
+    const keys = this.bucketUids.get(bucket);
+    keys?.delete(key);
+    if (keys?.size === 0) this.bucketUids.delete(bucket);
+  }
+
+  /**
+   * Forget what is remembered of keys in these buckets, another member's
+   * now: the uids of deleted objects (their new owner gives the final
+   * reconcile) and keys waiting for the bucket to start here. The one place
+   * both are dropped; O(keys in the buckets).
+   */
+  private forgetBuckets(buckets: Iterable<number>): void {
+    for (const b of buckets) {
+      this.waiting.delete(b);
+      for (const key of this.bucketUids.get(b) ?? []) this.uidBuckets.delete(key);
+      this.bucketUids.delete(b);
+    }
+  }
+
+  /** At a ring change: forget the buckets no longer worked on, drained or assigned here (another member has them). */
   private forgetElsewhere(shard: ControllerShard): void {
     const here = (b: number): boolean => shard.ring.active().has(b) || shard.ring.draining().has(b) || shard.ring.assigned().has(b);
-    for (const b of [...this.waiting.keys()]) if (!here(b)) this.waiting.delete(b);
-    if (shard.by === 'uid') for (const [key, uid] of this.uids) if (!here(shard.ring.bucketOf(fnv1a64(uid)))) this.uids.delete(key);
+    this.forgetBuckets(new Set([...this.waiting.keys(), ...this.bucketUids.keys()].filter((b) => !here(b))));
   }
 
   /** Resolves once no reconcile of these buckets is in flight (the ring hands them on then). */
   drain(buckets: ReadonlySet<number>): Promise<void> {
-    // Uids remembered for final reconciles of keys in buckets leaving here: their new owner has them.
-    const shard = this.options.shard;
-    if (shard) for (const [key, uid] of this.uids) if (buckets.has(shard.ring.bucketOf(fnv1a64(uid)))) this.uids.delete(key);
+    // Buckets leaving here: their new owner has their keys (no key of a bucket still active here waits for it).
+    if (this.options.shard) this.forgetBuckets(buckets);
     const busy = (): boolean => [...buckets].some((b) => (this.inFlight.get(b) ?? 0) > 0);
     if (!busy()) return Promise.resolve();
     return new Promise((resolve) => {
@@ -428,7 +462,7 @@ export class Controller {
     this.inFlight.set(bucket, (this.inFlight.get(bucket) ?? 0) + 1);
     try {
       // A deleted object's final reconcile done with: nothing left to route by its uid.
-      if ((await this.reconcileKey(queue, key, priority, stopSignal)) && found.gone) this.uids.delete(key);
+      if ((await this.reconcileKey(queue, key, priority, stopSignal)) && found.gone) this.forgetUid(key);
     } finally {
       const left = (this.inFlight.get(bucket) ?? 1) - 1;
       if (left > 0) this.inFlight.set(bucket, left);
