@@ -50,6 +50,10 @@ function setReplicas(s: Storage, t: Target, req: CoreRequest, scale: Json): Buff
     throw conflict(gr(t.st), t.name!, MODIFIED);
   }
   const replicas = isObject(scale['spec']) ? scale['spec']['replicas'] : undefined;
+  // a custom resource's scale names the resource and its specReplicasPath (found by the differential fuzzer, random seed 598263986)
+  if (!t.st.type.builtin && typeof replicas === 'number' && Number.isInteger(replicas) && replicas < 0) {
+    throw invalid(t.st.type.group, t.st.type.kind, t.name!, [{ type: 'FieldValueInvalid', field: `.${t.st.type.scale!.specReplicasPath.join('.')}`, value: replicas, detail: 'should be a non-negative integer' }]);
+  }
   if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
     throw invalid('autoscaling', 'Scale', t.name!, [{ type: 'FieldValueInvalid', field: 'spec.replicas', value: replicas ?? null, detail: 'must be greater than or equal to 0' }]);
   }
