@@ -315,6 +315,8 @@ export interface ApplyConflict {
   readonly subresource: string | undefined;
   readonly apiVersion: string;
   readonly path: string;
+  /** The path as a field set holds it (the order conflicts are listed in). */
+  readonly key: PathKey;
 }
 
 export type ApplyResult = { readonly ok: true; readonly object: Json; readonly entries: ManagedEntry[] } | { readonly ok: false; readonly conflicts: readonly ApplyConflict[] };
@@ -421,7 +423,7 @@ export function apply(entries: readonly ManagedEntry[], live: Json | undefined, 
       const want = valueAt(config, p);
       const have = valueAt(live, p);
       if (have.found && sameJson(want.value, have.value)) continue;
-      conflicts.push({ manager: e.manager, operation: e.operation, subresource: e.subresource, apiVersion: e.apiVersion, path: describePath(p) });
+      conflicts.push({ manager: e.manager, operation: e.operation, subresource: e.subresource, apiVersion: e.apiVersion, path: describePath(p), key: p });
       taken.push([e, p]);
     }
   }
@@ -464,7 +466,30 @@ export function conflictMessage(unsorted: readonly ApplyConflict[]): string {
   return `Apply failed with ${n} conflicts: ${parts.join('\n')}`;
 }
 
-/** Conflicts in the order the server lists them: by path. */
+/** Path elements as structured-merge-diff orders them: field names, then keys, then values, then indexes; within one sort by text. */
+function comparePathElements(a: string, b: string): number {
+  const rank = (pe: string): number => ({ f: 0, k: 1, v: 2, i: 3 })[pe[0] as 'f'] ?? 4;
+  return rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+/**
+ * Conflicts in the order the server lists them: a field set's iteration
+ * order, which at each level gives the leaves (sorted) before the subtrees
+ * (sorted): `.spec.replicas` before `.spec.ports[name="http"].port`
+ * (found by the differential fuzzer, random seed 2066434769).
+ */
 export function sortConflicts(conflicts: readonly ApplyConflict[]): ApplyConflict[] {
-  return [...conflicts].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const order = (x: ApplyConflict, y: ApplyConflict): number => {
+    const a = x.key.split(SEP);
+    const b = y.key.split(SEP);
+    for (let i = 0; i < a.length && i < b.length; i++) {
+      const aLeaf = i === a.length - 1;
+      const bLeaf = i === b.length - 1;
+      if (aLeaf !== bLeaf) return aLeaf ? -1 : 1;
+      const c = comparePathElements(a[i]!, b[i]!);
+      if (c !== 0) return c;
+    }
+    return x.manager < y.manager ? -1 : x.manager > y.manager ? 1 : 0;
+  };
+  return [...conflicts].sort(order);
 }
