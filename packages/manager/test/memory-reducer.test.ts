@@ -53,8 +53,9 @@ describe('holdMemoryReducer', () => {
   it('lets V8 run a memory-reducing collection once the process goes quiet after a burst', async () => {
     // Both at once: the reducer ticks every 8 s, so each takes about 15-40 s.
     const [held, control] = await Promise.all([burstThenIdle(true, 75_000), burstThenIdle(false, 30_000)]);
-    // Held: a tick sees a low allocation rate and starts the reducer's collection, which returns pages.
-    expect(held).toMatch(/Memory reducer: low alloc[^\n]*\n[^\n]*Memory reducer: started GC #1/);
+    // Held: a tick sees a low allocation rate and the reducer starts its collection, which returns pages
+    // (its only other start is the watchdog, 100 s after the last mark-compact: outside this window).
+    expect(held).toMatch(/Memory reducer: low alloc[\s\S]*Memory reducer: started GC #1/);
     expect(held).toMatch(/Mark-Compact \(reduce\)/);
     // Not held, on Node 24+ (V8 13.1+): every tick reads the embedder heap's rate of 0 as high, so no
     // tick starts the reducer. Node 22's V8 floors the rate and passes: this half then says nothing.
