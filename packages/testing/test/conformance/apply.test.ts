@@ -54,6 +54,14 @@ describe.each(BACKENDS)('server-side apply ($backend)', ({ backend }) => {
     expect(err.status?.details?.causes).toEqual([{ reason: 'FieldManagerConflict', message: 'conflict with "alpha"', field: '.data.a' }]);
   });
 
+  it('conflicts are listed leaves first at each level, then subtrees (a field set\'s order, not the paths\' text order)', async () => {
+    const name = h().name('w');
+    await h().client('alpha').apply(widget(h().namespace, name, { replicas: 1, ports: [{ name: 'http', port: 80 }] }));
+    const err = await expectStatus(h().client('beta').apply(widget(h().namespace, name, { replicas: 2, ports: [{ name: 'http', port: 81 }] })), 409, 'Conflict');
+    // By text `.spec.ports[...]` would come first; the server lists the leaf `.spec.replicas` before the `ports` subtree.
+    expect(err.status?.details?.causes?.map((c) => c.field)).toEqual(['.spec.replicas', '.spec.ports[name="http"].port']);
+  });
+
   it('a second manager setting the same value shares ownership', async () => {
     const name = h().name('cm');
     await h().client('alpha').apply(configMap(h().namespace, name, { a: '1' }));

@@ -121,6 +121,15 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
       expect(res.body).toMatchObject({ kind: 'Scale', spec: { replicas: 1 }, status: { selector: `app=${name}` } });
     });
 
+    it('a custom resource\'s scale refuses negative replicas, naming the resource and its specReplicasPath', async () => {
+      const client = h().client();
+      const w = await client.create(widget(h().namespace, h().name('w'), { replicas: 2 }));
+      const scale = await client.subResource('scale').get<Scale>(Widget, { namespace: h().namespace, name: w.metadata.name });
+      const err = await expectStatus(client.subResource('scale').update(w, { body: { ...scale, spec: { replicas: -1 } } }), 422, 'Invalid');
+      expect(err.status?.details).toMatchObject({ kind: 'Widget', causes: [{ reason: 'FieldValueInvalid', field: '.spec.replicas' }] });
+      expect(err.status?.message).toContain('should be a non-negative integer');
+    });
+
     it('a scale update with a stale resourceVersion is 409 Conflict', async () => {
       const client = h().client();
       const w = await client.create(widget(h().namespace, h().name('w'), { replicas: 1 }));
