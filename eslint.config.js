@@ -24,6 +24,24 @@ export default tseslint.config(
     },
   },
   {
+    // What an operator process loads: node's builtins whose ES namespace reads lazy getters (node:fs's
+    // promises, node:crypto's webcrypto, node:http's WebSocket, ...) come through process.getBuiltinModule
+    // (docs/architecture.md, "Builtins"); child_process and fs/promises only where used.
+    files: ['packages/{cache,client,leaderelection,manager,mapper,pki,scheme,webhook,workqueue}/src/**/*.ts', 'examples/*/src/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: ['node:fs', 'node:fs/promises', 'node:crypto', 'node:util', 'node:net', 'node:http', 'node:child_process', 'node:worker_threads', 'node:zlib'].map((name) => ({
+            name,
+            allowTypeImports: true,
+            message: `an ES import of ${name} loads its lazy parts too: use process.getBuiltinModule('${name}') (docs/architecture.md, "Builtins")`,
+          })),
+        },
+      ],
+    },
+  },
+  {
     // Plain JavaScript scripts are outside every tsconfig: lint them without types.
     files: ['**/*.mjs', '**/*.js'],
     ...tseslint.configs.disableTypeChecked,

@@ -18,11 +18,9 @@
  *                     [--metrics-bind-address 127.0.0.1:8180] [--health-probe-bind-address 127.0.0.1:8181]
  *                     [--leader-elect]
  */
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { parseArgs } from 'node:util';
 import type * as JsYaml from 'js-yaml';
 import { createClient, isAlreadyExists, isClientError, loadKubeConfig } from '@kubeloop/client';
 import type { Client, KubeConfigLike } from '@kubeloop/client';
@@ -32,6 +30,10 @@ import { KUBECONFIG_SECRET_LABEL } from '@kubeloop/manager/fleet';
 import { builtinScheme, CustomResourceDefinition } from '@kubeloop/scheme';
 import { generateCRDs } from '@kubeloop/scheme/schema';
 import { FIELD_OWNER, FleetConfig, setupFleetOperator } from './index.js';
+
+// Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
+const { readFileSync } = process.getBuiltinModule('node:fs');
+const { parseArgs } = process.getBuiltinModule('node:util');
 
 /** js-yaml, through require: the instance @kubeloop/client loads to read a kubeconfig file. */
 const yaml = (): typeof JsYaml => createRequire(import.meta.url)('js-yaml') as typeof JsYaml;

@@ -52,12 +52,10 @@
  * (or `:8081`) to serve other hosts, as a pod's kubelet probes need.
  */
 import './index.js';
-import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import type * as JsYaml from 'js-yaml';
 import { createClient, isClientError, isNotFound, loadKubeConfig, mergePatch } from '@kubeloop/client';
 import type { Client, KubeConfigLike } from '@kubeloop/client';
@@ -70,6 +68,10 @@ import { builtinScheme, ConfigMap, CustomResourceDefinition } from '@kubeloop/sc
 import { generateCRDs } from '@kubeloop/scheme/schema';
 import { watchCertificateFiles } from '@kubeloop/webhook';
 import { HardDisk, HardDiskV2, setupHardDiskController, setupHardDiskWebhooks } from './index.js';
+
+// Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
+const { existsSync, readFileSync } = process.getBuiltinModule('node:fs');
+const { parseArgs } = process.getBuiltinModule('node:util');
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');

@@ -43,6 +43,13 @@ const startCommand = (text: string, env: Record<string, string>): Running => sta
 
 const sampleBound = (l: Record<string, unknown>): boolean => l['msg'] === 'sample-disk status' && l['phase'] === 'Bound';
 
+/**
+ * Node internals that only an ES import of node:fs (its lazy `promises`), node:crypto (`webcrypto`)
+ * or node:util loads, none of which an operator uses: about 2 MiB of RSS (docs/architecture.md, "Builtins").
+ */
+const lazyBuiltinParts = (loaded: readonly string[]): string[] =>
+  loaded.filter((line) => /^node-internal:internal\/(crypto\/webcrypto|fs\/promises|readline\/)/.test(line));
+
 describe('harddisk-operator main', () => {
   // A control plane of its own: without --webhook-cert-dir main installs the CRD serving v1 alone,
   // while the shared plane's CRD is the webhook-converted one other test files use at the same time.
@@ -157,6 +164,7 @@ describe('harddisk-operator main', () => {
     // through its lazy WebSocket getters; the internal list is there (node:https is, for one).
     expect(loaded).toContain('node-internal:https');
     expect(loaded.filter((line) => line.includes('undici'))).toEqual([]);
+    expect(lazyBuiltinParts(loaded)).toEqual([]);
     // The CRD went in through kubeloop's client: server-side apply, through this proxy.
     expect(proxy.count((r) => r.method === 'PATCH' && r.path === '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/harddisks.crd-demo.io')).toBe(1);
   });
@@ -184,6 +192,7 @@ describe('harddisk-operator main', () => {
     expect(files.filter((url) => /\/packages\/[a-z-]+\/dist\/|\/typebox\/|\/examples\/harddisk-operator\/dist\/(?!operator\.js)/.test(url))).toEqual([]);
     expect(files.filter((url) => url.includes('@kubernetes/client-node') || url.includes('/envtest/'))).toEqual([]);
     expect(loaded.filter((line) => line.includes('undici'))).toEqual([]);
+    expect(lazyBuiltinParts(loaded)).toEqual([]);
     // V8 keeps the script's source on the heap: ASCII only (one byte a character; one character past
     // Latin-1 makes it two) and without the packages' TSDoc (rolldown.config.mjs), 0.7 MB held, not 2.1.
     const source = await readFile(bundle, 'utf8');

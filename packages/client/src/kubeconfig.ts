@@ -5,13 +5,15 @@
  * account, or `~/.kube/config`, resolved for one context into a
  * {@link RestConfig} (client-go's `rest.Config`).
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ClientError } from './errors.js';
 import { mergeKubeconfigs, parseKubeconfig, readKubeconfig } from './internal/kubeconfig-file.js';
 import type { FileExec, MergedKubeconfig } from './internal/kubeconfig-file.js';
+
+// Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
+const { existsSync, readFileSync, statSync } = process.getBuiltinModule('node:fs');
 
 /**
  * An exec credential plugin (kubeconfig `users[].user.exec`): a command that

@@ -18,7 +18,6 @@
  * passes), and `leaseDuration > renewDeadline` leaves the margin in which the
  * old leader has stopped before a new one can start.
  */
-import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { isAlreadyExists, isConflict, isNotFound } from '@kubeloop/client';
@@ -26,6 +25,9 @@ import type { Client } from '@kubeloop/client';
 import { Lease } from '@kubeloop/scheme';
 import { sleep } from '@kubeloop/workqueue';
 import { LeaderElectionError } from './errors.js';
+
+// Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
+const { randomUUID } = process.getBuiltinModule('node:crypto');
 
 /** client-go's `JitterFactor`: acquire retries wait `retryPeriod × [1, 2.2)`; `renewDeadline` must exceed `retryPeriod × 1.2`. */
 export const LEADER_ELECTION_JITTER_FACTOR = 1.2;

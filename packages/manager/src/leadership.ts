@@ -8,7 +8,6 @@
  * makes a shard ring one. Other gates (an external lock) implement the
  * same interface.
  */
-import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
@@ -22,6 +21,9 @@ import { once } from './metrics/register.js';
 import type { LeaderElectionConfig } from './options.js';
 import { leasePermission } from './rbac/permissions.js';
 import type { PermissionRequirement } from './rbac/permissions.js';
+
+// Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
+const { readFileSync } = process.getBuiltinModule('node:fs');
 
 /** What the manager gives its gate. */
 export interface LeadershipContext {

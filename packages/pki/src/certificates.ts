@@ -5,12 +5,15 @@
  * plane (serving and client certificates) and for webhook serving
  * certificates; not a general-purpose PKI.
  */
-import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign, X509Certificate } from 'node:crypto';
-import { isIP } from 'node:net';
 import type { KeyObject } from 'node:crypto';
 import { PkiError } from './errors.js';
 import * as der from './internal/der.js';
 import { children, content, encoding, readElement } from './internal/der-reader.js';
+
+// Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
+const { createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign, X509Certificate } = process.getBuiltinModule('node:crypto');
+const { isIP } = process.getBuiltinModule('node:net');
+type X509Certificate = InstanceType<typeof X509Certificate>;
 
 const OID = {
   ecdsaWithSHA256: '1.2.840.10045.4.3.2',

@@ -7,15 +7,17 @@
  * half-written (the new certificate with the old key) is not used: the
  * current one stays until both files agree.
  */
-import { watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { checkServingCertificate } from './certificates.js';
 import type { CertificateSource, ServingCertificate } from './certificates.js';
 import { describeError, WebhookError } from './errors.js';
 import { silentLogger } from './logger.js';
 import type { WebhookLogger } from './logger.js';
+
+// Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
+const { readFile, watch } = process.getBuiltinModule('node:fs');
+const readText = (file: string): Promise<string> => new Promise((resolve, reject) => readFile(file, 'utf8', (err, text) => (err ? reject(err) : resolve(text))));
 
 /** Options for {@link watchCertificateFiles}. */
 export interface CertificateFilesOptions {
@@ -69,7 +71,7 @@ export function watchCertificateFiles(options: CertificateFilesOptions): Certifi
     let certPem: string;
     let keyPem: string;
     try {
-      [certPem, keyPem] = await Promise.all([readFile(options.certFile, 'utf8'), readFile(options.keyFile, 'utf8')]);
+      [certPem, keyPem] = await Promise.all([readText(options.certFile), readText(options.keyFile)]);
     } catch (cause) {
       throw new WebhookError('CertificateUnavailable', `cannot read ${where}: ${describeError(cause)}`, { cause });
     }

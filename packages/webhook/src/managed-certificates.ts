@@ -16,7 +16,6 @@
  *   bundle.
  */
 import type { X509Certificate } from 'node:crypto';
-import { isIP } from 'node:net';
 import type { Client } from '@kubeloop/client';
 import { isAlreadyExists, isConflict, isNotFound, retryOnConflict } from '@kubeloop/client';
 import { createCertificateAuthority, loadCertificateAuthority, parseCertificates } from '@kubeloop/pki';
@@ -27,6 +26,9 @@ import type { CertificateSource, ServingCertificate } from './certificates.js';
 import { describeError, WebhookError } from './errors.js';
 import { silentLogger } from './logger.js';
 import type { WebhookLogger } from './logger.js';
+
+// Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
+const { isIP } = process.getBuiltinModule('node:net');
 
 /** Options for {@link managedCertificates}. `client`, `secret` and `hosts` are required. */
 export interface ManagedCertificatesOptions {

@@ -8,11 +8,13 @@
  * answers 401 without a valid token, 403 without permission, and serves
  * with both.
  */
-import { createHash } from 'node:crypto';
 import type { Client } from '@kubeloop/client';
 import { describeError } from './errors.js';
 import { silentLogger } from './logger.js';
 import type { WebhookLogger } from './logger.js';
+
+// Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
+const { createHash } = process.getBuiltinModule('node:crypto');
 
 /** Options for {@link createTokenAuthorizer}. Only `client` is required. */
 export interface TokenAuthorizerOptions {

@@ -7,13 +7,14 @@
  * (oidc, gcp, azure) are delegated to `@kubernetes/client-node`, imported
  * only when a config names one.
  */
-import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ClientError } from '../errors.js';
 import type { ExecConfig, KubeConfigLike, RestConfig } from '../kubeconfig.js';
 import { ExecCredentialSource } from './exec-credential.js';
 import type { ExecResult } from './exec-credential.js';
+
+// Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
+const { readFile, readFileSync } = process.getBuiltinModule('node:fs');
 
 /** TLS options for an https agent. */
 export interface TlsMaterial {
@@ -213,7 +214,7 @@ export class Credentials {
   }
 
   private rereadToken(file: string): Promise<void> {
-    this.tokenReading ??= readFile(file, 'utf8')
+    this.tokenReading ??= new Promise<string>((resolve, reject) => readFile(file, 'utf8', (err, text) => (err ? reject(err) : resolve(text))))
       .then(
         (text) => {
           const t = text.trim();

@@ -4,7 +4,6 @@
  * keep it until its `expirationTimestamp` (for ever when it has none, until
  * the server answers 401). One run at a time: concurrent requests share it.
  */
-import { execFile } from 'node:child_process';
 import type { ExecConfig } from '../kubeconfig.js';
 import { ClientError } from '../errors.js';
 
@@ -97,6 +96,8 @@ export class ExecCredentialSource {
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const { name, value } of this.exec.env ?? []) env[name] = value;
     env['KUBERNETES_EXEC_INFO'] = this.info();
+    // node:child_process only when a kubeconfig names an exec plugin (docs/architecture.md, builtins).
+    const { execFile } = process.getBuiltinModule('node:child_process');
     return new Promise((resolve, reject) => {
       const child = execFile(command, [...(this.exec.args ?? [])], { env, timeout: EXEC_TIMEOUT_MS, maxBuffer: MAX_OUTPUT, encoding: 'utf8', windowsHide: true }, (err, stdout, stderr) => {
         if (err) {

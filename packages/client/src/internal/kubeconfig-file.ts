@@ -5,11 +5,13 @@
  * file to name a cluster, user or context wins it; the first non-empty
  * `current-context` wins). Every error names the file and the field.
  */
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type * as JsYaml from 'js-yaml';
 import { ClientError } from '../errors.js';
+
+// Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
+const { readFileSync } = process.getBuiltinModule('node:fs');
 
 /** js-yaml, loaded the first time a file is parsed (an in-cluster process never needs it). */
 let yaml: typeof JsYaml | undefined;

@@ -32,7 +32,6 @@
  */
 import 'reflect-metadata';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { isClientError, loadKubeConfig } from '@kubeloop/client';
 import { createLogger, createManager, isManagerError, signalHandler } from '@kubeloop/manager';
 import { builtinScheme } from '@kubeloop/scheme';
@@ -41,6 +40,10 @@ import type { CertificateSource } from '@kubeloop/webhook';
 import { Website } from './apis/index.js';
 import { setupControllers } from './controllers/index.js';
 // kubeloop:scaffold:imports (`kubeloop create api` adds imports above this line)
+
+// node:util through process.getBuiltinModule, not an ES import: an ES import of a builtin runs its
+// lazy getters and loads parts of Node an operator never uses (about 1 MiB of RSS).
+const { parseArgs } = process.getBuiltinModule('node:util');
 
 /**
  * A configuration mistake (an unknown flag, a kubeconfig that cannot be read, a bad bind address):

@@ -4,7 +4,6 @@
  * the reconciler. Errors are caught, counted and retried with per-key
  * backoff; terminal errors are not retried.
  */
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { InformerCache } from '@kubeloop/cache';
@@ -21,6 +20,9 @@ import { createWorkQueueMetrics } from '../metrics/workqueue-metrics.js';
 import { isTerminal, requestKey, requestOf } from './reconcile.js';
 import type { ReconcileContext, ReconcileResult, Reconciler, Request } from './reconcile.js';
 import type { Source } from './source.js';
+
+// Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
+const { randomUUID } = process.getBuiltinModule('node:crypto');
 
 /** Options of one controller. */
 export interface ControllerOptions {

@@ -15,7 +15,6 @@
  * - A failed write is retried a few times with backoff, then dropped.
  * Every dropped event is counted in `kubeloop_events_dropped_total{reason}`.
  */
-import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Registry } from 'prom-client';
@@ -28,6 +27,9 @@ import { describeError, ManagerError } from '../errors.js';
 import { SpamFilter } from '../internal/spam-filter.js';
 import { createLogger } from '../log/logging.js';
 import { once } from '../metrics/register.js';
+
+// Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
+const { randomBytes } = process.getBuiltinModule('node:crypto');
 
 /** The type of an event: `Warning` for what a human may need to act on, `Normal` for the rest. */
 export type EventType = 'Normal' | 'Warning';

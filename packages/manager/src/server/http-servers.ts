@@ -12,12 +12,14 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Server as HttpsServer } from 'node:https';
-import { isIPv4, isIPv6 } from 'node:net';
 import type { Socket } from 'node:net';
 import type { Registry } from 'prom-client';
 import { checkServingCertificate } from '@kubeloop/webhook';
 import type { CertificateSource, ServingCertificate } from '@kubeloop/webhook';
 import { describeError, ManagerError } from '../errors.js';
+
+// Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
+const { isIPv4, isIPv6 } = process.getBuiltinModule('node:net');
 
 // Not `import { createServer } from 'node:http'`: an ES import of node:http builds its namespace
 // from every export, and its lazy WebSocket getters load undici, about 8 MiB of RSS (see
