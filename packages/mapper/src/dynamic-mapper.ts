@@ -62,6 +62,19 @@ function toMapping(r: ResourceInfo): RESTMapping {
   };
 }
 
+/** A kind's resources in `snap`, in the order of `versions` (or the group's preferred order when none are given). */
+function kindMatches(snap: Snapshot, gk: GroupKind, versions: readonly string[]): ResourceInfo[] {
+  const info = snap.groups.get(gk.group);
+  if (!info) return [];
+  const order = versions.length > 0 ? versions : info.versions;
+  const matches = snap.byGroupKind(gk.group, gk.kind);
+  return order.flatMap((v) => matches.filter((r) => r.version === v));
+}
+
+function kindKey(groupKind: GroupKind, versions: readonly string[]): string {
+  return `k\u0000${groupKind.group}\u0000${groupKind.kind}\u0000${versions.join(',')}`;
+}
+
 function formatPartial(p: PartialResource): string {
   return [p.resource, p.version, p.group].filter((s) => s !== undefined && s !== '').join('.');
 }
@@ -94,6 +107,11 @@ class LazyMapper implements DynamicRESTMapper {
   private readonly now: () => number;
   /** Bumped by invalidate(): fetches started before it do not write their result. */
   private epoch = 0;
+  /**
+   * Kind lookups answered from `snapshot`: asking again (every request a client sends asks) costs a
+   * map read, no discovery and no allocation, until discovery replaces the snapshot.
+   */
+  private answered: { snapshot: Snapshot; byKey: Map<string, readonly RESTMapping[]> } = { snapshot: Snapshot.empty, byKey: new Map() };
 
   constructor(
     private readonly discovery: DiscoveryClient,
@@ -112,15 +130,18 @@ class LazyMapper implements DynamicRESTMapper {
     this.inflightLists.clear();
     this.inflightVersions.clear();
     this.negative.clear();
+    this.answered = { snapshot: Snapshot.empty, byKey: new Map() };
   }
 
   async restMapping(groupKind: GroupKind, ...versions: string[]): Promise<RESTMapping> {
-    const all = await this.restMappings(groupKind, ...versions);
+    const all = this.answer(groupKind, versions) ?? (await this.restMappings(groupKind, ...versions));
     return all[0]!;
   }
 
   async restMappings(groupKind: GroupKind, ...versions: string[]): Promise<RESTMapping[]> {
-    const key = `k\u0000${groupKind.group}\u0000${groupKind.kind}\u0000${versions.join(',')}`;
+    const answered = this.answer(groupKind, versions);
+    if (answered) return [...answered];
+    const key = kindKey(groupKind, versions);
     const path: GroupListPath = groupKind.group === '' ? '/api' : '/apis';
     const miss = (): MapperError =>
       new MapperError(
@@ -128,10 +149,23 @@ class LazyMapper implements DynamicRESTMapper {
         `no matches for kind "${groupKind.kind}" in ${groupKind.group ? `group "${groupKind.group}"` : 'the core group'}` +
           (versions.length > 0 ? ` (versions ${versions.join(', ')})` : ''),
       );
-    return this.lookup(key, [path], miss, async () => {
-      const found = await this.kindMatches(groupKind, versions);
-      return found.map(toMapping);
+    let from: Snapshot | undefined;
+    const mappings = await this.lookup(key, [path], miss, async () => {
+      await this.loadVersions(groupKind.group, versions);
+      from = this.snapshot;
+      return kindMatches(from, groupKind, versions).map((m) => Object.freeze(toMapping(m)));
     }, groupKind.group);
+    // Remembered only for the snapshot it was read from (discovery may have moved on meanwhile).
+    if (from === this.snapshot) {
+      if (this.answered.snapshot !== from) this.answered = { snapshot: from, byKey: new Map() };
+      this.answered.byKey.set(key, Object.freeze([...mappings]));
+    }
+    return mappings;
+  }
+
+  /** The mappings the current snapshot already gave for this kind, if it did. */
+  private answer(groupKind: GroupKind, versions: readonly string[]): readonly RESTMapping[] | undefined {
+    return this.answered.snapshot === this.snapshot ? this.answered.byKey.get(kindKey(groupKind, versions)) : undefined;
   }
 
   async kindFor(resource: PartialResource): Promise<GroupVersionKind> {
@@ -191,16 +225,6 @@ class LazyMapper implements DynamicRESTMapper {
     }
     if (this.negativeTtl > 0) this.negative.set(key, this.now() + this.negativeTtl);
     throw miss();
-  }
-
-  private async kindMatches(gk: GroupKind, versions: readonly string[]): Promise<ResourceInfo[]> {
-    await this.loadVersions(gk.group, versions);
-    const snap = this.snapshot;
-    const info = snap.groups.get(gk.group);
-    if (!info) return [];
-    const order = versions.length > 0 ? versions : info.versions;
-    const matches = snap.byGroupKind(gk.group, gk.kind);
-    return order.flatMap((v) => matches.filter((r) => r.version === v));
   }
 
   private async matchResources(partial: PartialResource): Promise<ResourceInfo[]> {

@@ -67,6 +67,25 @@ describe('cold, warm and concurrent lookups', () => {
     expect(proxy.count()).toBe(0);
   });
 
+  it('a warm lookup is the answer discovery already gave (the same frozen mapping, no request) until invalidate()', async () => {
+    const mapper = await newMapper();
+    const first = await mapper.restMapping({ group: 'apps', kind: 'Deployment' });
+    proxy.clearRequests();
+    const again = await mapper.restMapping({ group: 'apps', kind: 'Deployment' });
+    expect(again).toBe(first);
+    expect(Object.isFrozen(again)).toBe(true);
+    // restMappings hands each caller an array of its own.
+    const mine = await mapper.restMappings({ group: 'apps', kind: 'Deployment' });
+    mine.length = 0;
+    expect((await mapper.restMappings({ group: 'apps', kind: 'Deployment' })).map((m) => m.resource.resource)).toEqual(['deployments']);
+    expect(proxy.count()).toBe(0);
+    mapper.invalidate();
+    const after = await mapper.restMapping({ group: 'apps', kind: 'Deployment' });
+    expect(after).not.toBe(first);
+    expect(after).toEqual(first);
+    expect(proxy.requests.map((r) => r.path).sort()).toEqual(['/apis']);
+  });
+
   it('without aggregated discovery: 2 + one request per group-version needed, whatever the concurrency', async () => {
     for (const callers of [1, 50]) {
       const mapper = await newMapper({ aggregatedDiscovery: false });
