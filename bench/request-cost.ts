@@ -27,6 +27,9 @@
  *   pnpm bench:request                         (from the repository root, after a build)
  *   pnpm bench:request --n=2000 --rounds=5 --only=floor,transport
  *   REQUEST_NODE_FLAGS="--max-semi-space-size=1" pnpm bench:request   (another flag set instead of the shipped one)
+ *   REQUEST_BASELINE=/path/to/other/checkout pnpm bench:request --only=floor,transport,client
+ *       (adds transport@base and client@base: the same, from another built checkout's
+ *       packages/client and packages/scheme, e.g. main before a change: before and after in one run)
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -38,8 +41,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 const NAMESPACE = 'default';
 /** The ConfigMap every GET and PATCH reads (made by the parent). */
 const OBJECT = 'bench-request';
-const VARIANTS = ['floor', 'client-node', 'transport', 'client'] as const;
-type Variant = (typeof VARIANTS)[number];
+const BASELINE = process.env['REQUEST_BASELINE'];
+const VARIANTS = ['floor', 'client-node', 'transport', 'client', ...(BASELINE ? (['transport@base', 'client@base'] as const) : [])] as const;
+type Variant = 'floor' | 'client-node' | 'transport' | 'client' | 'transport@base' | 'client@base';
 const OPS = ['get', 'patch', 'create+delete'] as const;
 type Op = (typeof OPS)[number];
 /** The flags the example's scripts/dev.sh and the scaffold's Dockerfile run an operator with. */
@@ -107,9 +111,11 @@ async function opsFor(variant: Variant, kubeconfigPath: string, name: string, pr
       },
     };
   }
-  const { createClient, createTransport, loadKubeConfig, mergePatch } = await import('@kubeloop/client');
+  const base = variant.endsWith('@base');
+  const module = (pkg: string, spec: string): string => (base ? join(BASELINE!, 'packages', pkg, 'dist', 'index.js') : spec);
+  const { createClient, createTransport, loadKubeConfig, mergePatch } = (await import(module('client', '@kubeloop/client'))) as typeof import('@kubeloop/client');
   const config = loadKubeConfig(kubeconfigPath);
-  if (variant === 'transport') {
+  if (variant.startsWith('transport')) {
     const t = createTransport(config);
     const send = async (method: 'GET' | 'PATCH' | 'POST' | 'DELETE', p: string, contentType?: string, payload?: string): Promise<unknown> => {
       const res = await t.request({ method, path: p, ...(payload !== undefined ? { body: payload, contentType: contentType! } : {}) });
@@ -125,7 +131,7 @@ async function opsFor(variant: Variant, kubeconfigPath: string, name: string, pr
       },
     };
   }
-  const { ConfigMap, builtinScheme } = await import('@kubeloop/scheme');
+  const { ConfigMap, builtinScheme } = (await import(module('scheme', '@kubeloop/scheme'))) as typeof import('@kubeloop/scheme');
   const client = createClient({ kubeConfig: config, scheme: builtinScheme, fieldOwner: 'bench-request' });
   const key = { namespace: NAMESPACE, name };
   return {
@@ -176,7 +182,8 @@ async function main(): Promise<void> {
   const warmup = Math.max(0, Number.parseInt(param('warmup', '300'), 10));
   const rounds = Math.max(1, Number.parseInt(param('rounds', '3'), 10));
   const only = param('only', VARIANTS.join(',')).split(',') as Variant[];
-  const unknown = only.filter((v) => !VARIANTS.includes(v));
+  if (BASELINE) for (const v of ['transport@base', 'client@base'] as const) if (!only.includes(v) && only.includes(v.replace('@base', '') as Variant)) only.push(v);
+  const unknown = only.filter((v) => !(VARIANTS as readonly string[]).includes(v));
   if (unknown.length > 0) throw new Error(`--only: unknown variant(s) ${unknown.join(', ')}; known: ${VARIANTS.join(', ')}`);
   if (!only.includes('floor')) only.unshift('floor');
   const shipped = (process.env['REQUEST_NODE_FLAGS'] ?? SHIPPED_FLAGS).split(/\s+/).filter(Boolean);

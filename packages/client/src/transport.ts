@@ -12,10 +12,11 @@
 import { parseWarningHeader } from './warnings.js';
 import type { ApiWarning } from './warnings.js';
 import './internal/node-version.js';
-import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
+import { urlToHttpOptions } from 'node:url';
 import { ClientError } from './errors.js';
 import { Credentials } from './internal/credentials.js';
 import type * as Hpagent from 'hpagent';
@@ -262,20 +263,19 @@ function connectionError(what: string, source: string, cause: unknown): ClientEr
   return new ClientError('Network', `${what}: ${message}`, { cause });
 }
 
-/** Reject with the signal's ClientError when it aborts first. */
-function race<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return p;
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
+/** Reject with the attempt's ClientError when it aborts first. */
+function race<T>(p: Promise<T>, attempt: Attempt): Promise<T> {
+  if (attempt.reason) return Promise.reject(attempt.reason);
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const onAbort = (): void => reject(attempt.reason!);
+    attempt.onAbort(onAbort);
     p.then(
       (v) => {
-        signal.removeEventListener('abort', onAbort);
+        attempt.offAbort(onAbort);
         resolve(v);
       },
       (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        attempt.offAbort(onAbort);
         reject(e instanceof Error ? e : new Error(String(e)));
       },
     );
@@ -283,34 +283,61 @@ function race<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
 }
 
 /**
- * One attempt's deadline and cancellation: a signal that aborts with
- * ClientError `ClientTimeout` when `timeoutMs` passes, or `Aborted` when the
- * caller's signal fires.
+ * One attempt's deadline and cancellation: it aborts with ClientError
+ * `ClientTimeout` when `timeoutMs` passes, or `Aborted` when the caller's
+ * signal fires. Not an AbortController: one callback slot (each phase of a
+ * request sets its own and clears it) costs a request far less than an
+ * EventTarget; a real AbortSignal is made only for the rate limiter.
  */
 class Attempt {
-  private readonly controller = new AbortController();
+  /** Why the attempt was aborted; undefined while it runs. */
+  reason: ClientError | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private listener: (() => void) | undefined;
+  private controller: AbortController | undefined;
   private readonly onCallerAbort: (() => void) | undefined;
 
   constructor(
     private readonly req: TransportRequest,
     timeoutMs: number,
   ) {
-    const what = `${req.method} ${req.path}`;
     if (timeoutMs > 0) {
       this.timer = setTimeout(() => {
-        this.controller.abort(new ClientError('ClientTimeout', `${what}: no answer within ${timeoutMs} ms (the deadline covers connecting, the headers and the whole body)`));
+        this.abort(new ClientError('ClientTimeout', `${req.method} ${req.path}: no answer within ${timeoutMs} ms (the deadline covers connecting, the headers and the whole body)`));
       }, timeoutMs);
     }
     const caller = req.signal;
     if (caller) {
-      this.onCallerAbort = (): void => this.controller.abort(new ClientError('Aborted', `${what}: aborted`, { cause: caller.reason }));
+      this.onCallerAbort = (): void => this.abort(new ClientError('Aborted', `${req.method} ${req.path}: aborted`, { cause: caller.reason }));
       if (caller.aborted) this.onCallerAbort();
       else caller.addEventListener('abort', this.onCallerAbort, { once: true });
     }
   }
 
+  private abort(reason: ClientError): void {
+    if (this.reason) return;
+    this.reason = reason;
+    this.controller?.abort(reason);
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.();
+  }
+
+  /** Call `fn` once if the attempt aborts (one callback at a time: it replaces the last). */
+  onAbort(fn: () => void): void {
+    this.listener = fn;
+  }
+
+  offAbort(fn: () => void): void {
+    if (this.listener === fn) this.listener = undefined;
+  }
+
+  /** An AbortSignal that follows this attempt (for the rate limiter), made when first asked for. */
   get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.reason) this.controller.abort(this.reason);
+    }
     return this.controller.signal;
   }
 
@@ -322,6 +349,20 @@ class Attempt {
   }
 }
 
+/**
+ * The path and query to send for `path`: under the server URL's own path (a
+ * proxy's `https://host/k8s/clusters/c-1`), as `new URL` would serialise it.
+ * A path of plain URL characters is taken as it is; any other goes through
+ * `new URL` (percent-encoding, dot segments).
+ */
+function requestPath(prefix: string, pathAndQuery: string): string {
+  if (/^\/[\w\-.~%!$&'()*+,;=:@/]*(\?[\w\-.~%!$&()*+,;=:@/?]*)?$/.test(pathAndQuery) && !/\/(?:\.|%2e){1,2}(?:[/?]|$)/i.test(pathAndQuery) && !pathAndQuery.startsWith('//')) {
+    return prefix + pathAndQuery;
+  }
+  const url = new URL(`http://h${prefix}${pathAndQuery.startsWith('/') ? '' : '/'}${pathAndQuery}`);
+  return url.pathname + url.search;
+}
+
 interface Agents {
   readonly generation: number;
   readonly normal: AnyAgent;
@@ -330,6 +371,10 @@ interface Agents {
 
 class HttpTransport implements Transport {
   readonly server: URL;
+  /** Where requests go, from the server URL (protocol, host, port, user info), for `request(options)`: no URL is parsed per request. */
+  private readonly target: RequestOptions;
+  /** The server URL's path without its trailing slash, put before every request's path. */
+  private readonly prefix: string;
   // Credentials live in a #private field and the config behind a getter, so
   // logging or serialising a transport (or a client holding one) shows no token
   // and no private key (the agents hold the TLS options).
@@ -346,6 +391,9 @@ class HttpTransport implements Transport {
     this.#credentials = credentials;
     this.server = credentials.server;
     this.https = this.server.protocol === 'https:';
+    const { protocol, hostname, port, auth } = urlToHttpOptions(this.server);
+    this.target = { protocol, hostname, ...(port !== undefined ? { port } : {}), ...(auth ? { auth } : {}) };
+    this.prefix = this.server.pathname.replace(/\/+$/, '');
     this.limiter = options.qps > 0 ? new TokenBucket(options.qps, options.burst) : undefined;
   }
 
@@ -397,8 +445,8 @@ class HttpTransport implements Transport {
       const deadline = new Attempt(req, timeoutMs);
       let response: TransportResponse;
       try {
-        const { res, auth } = await this.once(req, false, deadline.signal);
-        response = { status: res.statusCode ?? 0, headers: res.headers, body: await this.readBody(req, res, deadline.signal) };
+        const { res, auth } = await this.once(req, false, deadline);
+        response = { status: res.statusCode ?? 0, headers: res.headers, body: await this.readBody(req, res, deadline) };
         if (response.status === 401) this.#credentials.unauthorized(auth);
       } finally {
         deadline.done();
@@ -415,45 +463,56 @@ class HttpTransport implements Transport {
     }
   }
 
-  /** Read a whole body within the attempt's deadline and the size limit. */
-  private async readBody(req: TransportRequest, res: IncomingMessage, signal: AbortSignal): Promise<string> {
+  /**
+   * Read a whole body within the attempt's deadline and the size limit. Every
+   * listener it adds to the response is removed when it settles, however it
+   * settles: no listener may stay on a response (a pooled keep-alive socket
+   * would otherwise keep the last body alive).
+   */
+  private readBody(req: TransportRequest, res: IncomingMessage, attempt: Attempt): Promise<string> {
     const what = `${req.method} ${req.path}`;
     const max = this.options.maxResponseBytes;
     const declared = Number(res.headers['content-length']);
     if (max > 0 && Number.isFinite(declared) && declared > max) {
       res.destroy();
-      throw new ClientError('ResponseTooLarge', `${what}: the answer is ${declared} bytes, more than maxResponseBytes (${max})`, { code: res.statusCode ?? 0 });
+      return Promise.reject(new ClientError('ResponseTooLarge', `${what}: the answer is ${declared} bytes, more than maxResponseBytes (${max})`, { code: res.statusCode ?? 0 }));
     }
-    const onAbort = (): void => {
-      res.destroy(signal.reason as Error);
-    };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-    // Read with for-await: no listeners stay on the response (a pooled
-    // keep-alive socket would otherwise keep the last body alive).
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of res) {
-        const b = chunk as Buffer;
-        size += b.length;
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const settle = (err: Error | undefined): void => {
+        res.off('data', onData);
+        res.off('end', onEnd);
+        res.off('error', onError);
+        res.off('close', onClose);
+        attempt.offAbort(onAbort);
+        if (err) reject(err);
+        else if (attempt.reason) reject(attempt.reason);
+        else resolve(Buffer.concat(chunks, size).toString('utf8'));
+        chunks.length = 0;
+      };
+      const onData = (chunk: Buffer): void => {
+        size += chunk.length;
         if (max > 0 && size > max) {
+          settle(new ClientError('ResponseTooLarge', `${what}: the answer passed maxResponseBytes (${max}) and was cut off`, { code: res.statusCode ?? 0 }));
           res.destroy();
-          throw new ClientError('ResponseTooLarge', `${what}: the answer passed maxResponseBytes (${max}) and was cut off`, { code: res.statusCode ?? 0 });
+          return;
         }
-        chunks.push(b);
-      }
-    } catch (cause) {
-      if (cause instanceof ClientError) throw cause;
-      if (signal.aborted) throw signal.reason as Error;
-      throw connectionError(`${what}: the answer was cut off`, this.#credentials.source, cause);
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-    }
-    if (signal.aborted) throw signal.reason as Error;
-    const body = Buffer.concat(chunks).toString('utf8');
-    chunks.length = 0;
-    return body;
+        chunks.push(chunk);
+      };
+      const onEnd = (): void => settle(undefined);
+      // The deadline or the caller's abort destroys the response with its reason; onError settles.
+      const onAbort = (): void => void res.destroy(attempt.reason);
+      const onError = (cause: Error): void => settle(attempt.reason ?? connectionError(`${what}: the answer was cut off`, this.#credentials.source, cause));
+      const onClose = (): void => settle(attempt.reason ?? connectionError(`${what}: the answer was cut off`, this.#credentials.source, Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })));
+      res.on('data', onData);
+      res.on('end', onEnd);
+      res.on('error', onError);
+      res.on('close', onClose);
+      attempt.onAbort(onAbort);
+      if (attempt.reason) onAbort();
+      else if (res.destroyed) onClose();
+    });
   }
 
   /** With `warningsAsErrors`, a successful answer that carries warnings is a ClientError `Warning`. */
@@ -467,7 +526,7 @@ class HttpTransport implements Transport {
   async stream(req: TransportRequest): Promise<IncomingMessage> {
     const deadline = new Attempt(req, req.timeoutMs ?? 0);
     try {
-      const { res, auth } = await this.once(req, true, deadline.signal);
+      const { res, auth } = await this.once(req, true, deadline);
       if (res.statusCode === 401) this.#credentials.unauthorized(auth);
       try {
         this.refuseWarned(req, res.statusCode ?? 0, res.headers);
@@ -482,11 +541,11 @@ class HttpTransport implements Transport {
     }
   }
 
-  private async once(req: TransportRequest, streaming: boolean, signal: AbortSignal): Promise<{ res: IncomingMessage; auth: AuthState }> {
+  private async once(req: TransportRequest, streaming: boolean, attempt: Attempt): Promise<{ res: IncomingMessage; auth: AuthState }> {
     const what = `${req.method} ${req.path}`;
-    if (signal.aborted) throw signal.reason as Error;
-    if (this.limiter) await this.limiter.take(signal).catch(() => Promise.reject(signal.reason as Error));
-    const auth = await race(this.#credentials.get(), signal);
+    if (attempt.reason) throw attempt.reason;
+    if (this.limiter) await this.limiter.take(attempt.signal).catch(() => Promise.reject(attempt.reason!));
+    const auth = this.#credentials.current() ?? (await race(this.#credentials.get(), attempt));
     const agents = this.agentsFor(auth);
     const headers: Record<string, string | string[]> = { ...auth.headers, accept: req.accept ?? 'application/json', 'user-agent': this.options.userAgent };
     if (req.body !== undefined) {
@@ -494,7 +553,7 @@ class HttpTransport implements Transport {
       // Node frames a DELETE body only when told its length (DELETE is not chunked by default).
       headers['content-length'] = String(Buffer.byteLength(req.body));
     }
-    const url = new URL(req.path + encodeQuery(req.query), this.server);
+    const path = requestPath(this.prefix, req.path + encodeQuery(req.query));
     const started = performance.now();
     const report = (code: number | '<error>'): void =>
       this.options.onRequest?.({ method: req.method, host: this.server.host, path: req.path, code, durationMs: performance.now() - started });
@@ -505,23 +564,23 @@ class HttpTransport implements Transport {
       const fail = (err: ClientError): void => {
         if (settled) return;
         settled = true;
-        signal.removeEventListener('abort', onAbort);
+        attempt.offAbort(onAbort);
         report('<error>');
         reject(err);
       };
       // Settle at once: a request still queued for a socket of a full pool emits no error until it gets one.
       const onAbort = (): void => {
-        fail(signal.reason as ClientError);
-        r.destroy(signal.reason as Error);
+        fail(attempt.reason!);
+        r.destroy(attempt.reason);
       };
       try {
-        r = fn(url, { method: req.method, headers, agent: streaming ? agents.streaming : agents.normal }, (res) => {
+        r = fn({ ...this.target, path, method: req.method, headers, agent: streaming ? agents.streaming : agents.normal }, (res) => {
           if (settled) {
             res.destroy();
             return;
           }
           settled = true;
-          signal.removeEventListener('abort', onAbort);
+          attempt.offAbort(onAbort);
           report(res.statusCode ?? 0);
           if (this.options.onWarning && res.headers['warning'] !== undefined) {
             for (const w of parseWarningHeader(res.headers['warning'])) this.options.onWarning({ ...w, method: req.method, path: req.path });
@@ -532,10 +591,10 @@ class HttpTransport implements Transport {
         fail(connectionError(what, this.#credentials.source, cause));
         return;
       }
-      signal.addEventListener('abort', onAbort, { once: true });
+      attempt.onAbort(onAbort);
       r.on('error', (cause) => {
         if (cause instanceof ClientError) fail(cause);
-        else if (signal.aborted) fail(signal.reason as ClientError);
+        else if (attempt.reason) fail(attempt.reason);
         else fail(connectionError(what, this.#credentials.source, cause));
       });
       if (req.body !== undefined) r.write(req.body);

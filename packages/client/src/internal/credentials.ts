@@ -125,6 +125,8 @@ export class Credentials {
   private tlsGeneration = 0;
   private execCert: ExecResult | undefined;
   private execTls: TlsMaterial | undefined;
+  /** What {@link current} hands out, and the token it was made for. */
+  private fixed: { readonly token: string | undefined; readonly state: AuthState } | undefined;
 
   constructor(input: KubeConfigLike) {
     let delegate: KubeConfig | undefined;
@@ -178,8 +180,26 @@ export class Credentials {
     this.needsAuthProvider = !this.token && !this.exec && Boolean(auth.authProvider);
   }
 
+  /**
+   * The headers and TLS material for the next request when nothing has to be
+   * awaited for them (no exec plugin or auth provider, no token file due for
+   * a re-read), else undefined: {@link get} then. The same object while the
+   * token stays the same, so a request pays no promise and no copy for it.
+   */
+  current(): AuthState | undefined {
+    if (this.exec || this.needsAuthProvider || (this.tokenFile && Date.now() - this.tokenReadAt > TOKEN_FILE_REFRESH_MS)) return undefined;
+    if (!this.fixed || this.fixed.token !== this.token) {
+      const headers: Record<string, string | string[]> = { ...this.staticHeaders };
+      if (this.token) headers['authorization'] = `Bearer ${this.token}`;
+      this.fixed = { token: this.token, state: { headers, tlsGeneration: this.tlsGeneration, tls: this.staticTls } };
+    }
+    return this.fixed.state;
+  }
+
   /** The headers and TLS material for the next request. */
   async get(): Promise<AuthState> {
+    const now = this.current();
+    if (now) return now;
     const headers: Record<string, string | string[]> = { ...this.staticHeaders };
     let exec: ExecResult | undefined;
     if (this.tokenFile && Date.now() - this.tokenReadAt > TOKEN_FILE_REFRESH_MS) await this.rereadToken(this.tokenFile);
