@@ -34,10 +34,11 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type * as KubeloopClient from '@kubeloop/client';
+import type * as KubeloopScheme from '@kubeloop/scheme';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const NAMESPACE = 'default';
 /** The ConfigMap every GET and PATCH reads (made by the parent). */
 const OBJECT = 'bench-request';
@@ -113,7 +114,7 @@ async function opsFor(variant: Variant, kubeconfigPath: string, name: string, pr
   }
   const base = variant.endsWith('@base');
   const module = (pkg: string, spec: string): string => (base ? join(BASELINE!, 'packages', pkg, 'dist', 'index.js') : spec);
-  const { createClient, createTransport, loadKubeConfig, mergePatch } = (await import(module('client', '@kubeloop/client'))) as typeof import('@kubeloop/client');
+  const { createClient, createTransport, loadKubeConfig, mergePatch } = (await import(module('client', '@kubeloop/client'))) as typeof KubeloopClient;
   const config = loadKubeConfig(kubeconfigPath);
   if (variant.startsWith('transport')) {
     const t = createTransport(config);
@@ -131,7 +132,7 @@ async function opsFor(variant: Variant, kubeconfigPath: string, name: string, pr
       },
     };
   }
-  const { ConfigMap, builtinScheme } = (await import(module('scheme', '@kubeloop/scheme'))) as typeof import('@kubeloop/scheme');
+  const { ConfigMap, builtinScheme } = (await import(module('scheme', '@kubeloop/scheme'))) as typeof KubeloopScheme;
   const client = createClient({ kubeConfig: config, scheme: builtinScheme, fieldOwner: 'bench-request' });
   const key = { namespace: NAMESPACE, name };
   return {

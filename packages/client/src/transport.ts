@@ -180,10 +180,12 @@ const MiB = 1024 * 1024;
 
 function encodeQuery(query: Query | undefined): string {
   if (!query) return '';
-  const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.append(k, String(v));
-  const s = params.toString();
-  return s ? `?${s}` : '';
+  let params: URLSearchParams | undefined; // made only for a value to send: most reads pass `{ resourceVersion: undefined }`
+  for (const k of Object.keys(query)) {
+    const v = query[k];
+    if (v !== undefined) (params ??= new URLSearchParams()).append(k, String(v));
+  }
+  return params ? `?${params.toString()}` : '';
 }
 
 /** The Retry-After of an answer, seconds (delta-seconds only, as the API server sends). */

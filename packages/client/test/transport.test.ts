@@ -7,7 +7,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
+import diagnostics from 'node:diagnostics_channel';
+import { createServer, request as httpRequest } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { connect, createServer as createNetServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
@@ -230,6 +231,77 @@ describe('transport deadlines and limits (a loopback server that stalls or flood
       t.close();
     } finally {
       await srv.close();
+    }
+  });
+
+  it('however a body read ends (whole, too large, timed out, aborted, cut off), no listener of the transport stays on the response', async () => {
+    // A listener left on a response would keep its closure (the chunks read so far) alive for as long as the response is.
+    const EVENTS = ['data', 'end', 'error', 'close', 'readable', 'aborted'] as const;
+    const counts = (res: IncomingMessage): number[] => EVENTS.map((e) => res.listenerCount(e));
+    const seen: { res: IncomingMessage; atResponse: number[] }[] = [];
+    const onResponse = (message: unknown): void => {
+      const { response } = message as { response: IncomingMessage };
+      // Node's own listeners are on by the next microtask, the transport's not yet (it reads the body after its await).
+      queueMicrotask(() => seen.push({ res: response, atResponse: counts(response) }));
+    };
+    const channel = diagnostics.channel('http.client.response.finish');
+    channel.subscribe(onResponse);
+    let aborter: AbortController | undefined;
+    const srv = await loopback((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (req.url === '/whole') res.end('{"kind":"Status"}');
+      else if (req.url === '/endless') res.write('y'.repeat(2 * 1024 * 1024));
+      else if (req.url === '/cut') res.write('{"items":[', () => setTimeout(() => res.socket?.destroy(), 20));
+      else res.write('{"items":[', () => setTimeout(() => aborter?.abort(), 20)); // then nothing
+    });
+    try {
+      const t = createTransport({ server: srv.url }, { maxResponseBytes: 1024 * 1024, timeoutMs: 300 });
+      const real = createTransport(testKubeConfig());
+      expect(JSON.parse((await real.request({ method: 'GET', path: '/api/v1/namespaces/default' })).body)).toMatchObject({ kind: 'Namespace' });
+      expect((await t.request({ method: 'GET', path: '/whole' })).body).toBe('{"kind":"Status"}');
+      expect((await errorOf(t.request({ method: 'GET', path: '/endless' }))).reason).toBe('ResponseTooLarge');
+      expect((await errorOf(t.request({ method: 'GET', path: '/stall' }))).reason).toBe('ClientTimeout');
+      aborter = new AbortController();
+      expect((await errorOf(t.request({ method: 'GET', path: '/abort', signal: aborter.signal }))).reason).toBe('Aborted');
+      const cut = await errorOf(t.request({ method: 'GET', path: '/cut' }));
+      expect(cut.reason).toBe('Network');
+      expect(cut.message).toContain('the answer was cut off');
+      expect(seen).toHaveLength(6);
+      for (const { res, atResponse } of seen) expect(counts(res)).toEqual(atResponse);
+      t.close();
+      real.close();
+    } finally {
+      channel.unsubscribe(onResponse);
+      await srv.close();
+    }
+  });
+
+  it('a server URL with a path (a proxy such as Rancher\'s https://host/k8s/clusters/c-1) keeps it before every request path', async () => {
+    const api = await startApiProxy(testKubeConfig());
+    const prefix = '/k8s/clusters/c-1';
+    // In front of the real API server, as a multi-cluster proxy: only paths under the prefix, forwarded without it.
+    const front = await loopback((req, res) => {
+      if (!req.url?.startsWith(`${prefix}/`)) return void res.writeHead(404).end(`no cluster at ${req.url}`);
+      const upstream = httpRequest(`${api.url}${req.url.slice(prefix.length)}`, { method: req.method, headers: req.headers }, (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      });
+      req.pipe(upstream);
+    });
+    try {
+      for (const server of [`${front.url}${prefix}`, `${front.url}${prefix}/`]) {
+        const client = createClient({ kubeConfig: { server } });
+        expect((await client.get({ apiVersion: 'v1', kind: 'Namespace' }, { name: 'default' })).metadata?.name).toBe('default');
+        const t = createTransport({ server });
+        // a path with characters a URL escapes and a dot segment, resolved under the prefix as `new URL` does
+        expect((await t.request({ method: 'GET', path: '/api/v1/namespaces/a b/../default', query: { limit: 1 } })).status).toBe(200);
+        t.close();
+      }
+      expect(api.requests.map((r) => r.url)).toEqual(expect.arrayContaining(['/api/v1/namespaces/default', '/api/v1/namespaces/default?limit=1']));
+      expect(api.requests.every((r) => !r.url.includes(prefix))).toBe(true);
+    } finally {
+      await front.close();
+      await api.close();
     }
   });
 
