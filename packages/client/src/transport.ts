@@ -36,7 +36,7 @@ export type Query = Readonly<Record<string, string | number | boolean | undefine
 /** One request. */
 export interface TransportRequest {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  /** Absolute path, e.g. `/api/v1/namespaces/default/pods`. */
+  /** Absolute path, e.g. `/api/v1/namespaces/default/pods`; sent after the server URL's own path when it has one (a proxy's `/k8s/clusters/c-1`). */
   readonly path: string;
   readonly query?: Query;
   /** Default: `application/json`. */
