@@ -104,6 +104,16 @@ async function both(): Promise<{ atV1: Map<string, VolumeV1['spec']>; atV2: Map<
   };
 }
 
+async function storedAtV2(): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const probe = await client.create(v2(uniqueName('probe'), 1, 'Ti'));
+    await client.delete(probe);
+    if (probe.spec.size.unit === 'Ti') return;
+    if (attempt === 100) throw new Error('the API server did not store Volumes at v2 within 10 s of the switch');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 describe('conversion through the API server', () => {
   it('serves objects created at v1 and at v2 in both versions, across a storage version switch', async () => {
     await client.create(v1('a-v1', 10));
@@ -114,6 +124,9 @@ describe('conversion through the API server', () => {
     // Move storage to v2 (keeping the webhook conversion), then write more at each version.
     const current = await client.apiReader.get(CustomResourceDefinition, { name: crdName });
     await client.update({ ...current, spec: { ...current.spec, versions: current.spec.versions.map((v) => ({ ...v, storage: v.name === 'v2' })) } });
+    // The API server's handler for the resource picks the new storage version up asynchronously: until
+    // it has, a v2 object is stored as v1 and reads back in Gi. Wait until 1 Ti round-trips as 1 Ti.
+    await storedAtV2();
     await client.create(v1('c-v1', 3));
     await client.create(v2('d-v2', 1, 'Ti'));
     // b-v2 was stored as v1 (converted on write); rewriting it stores it as v2.
