@@ -63,6 +63,15 @@ async function opsFor(variant: Variant, kubeconfigPath: string, name: string, pr
   const path = `/api/v1/namespaces/${NAMESPACE}/configmaps`;
   const created = (i: number): string => `${prefix}-${i}`;
   const body = (i: number): string => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: created(i), namespace: NAMESPACE }, data: { a: '1' } });
+  /** The three operations over a raw `send(method, path, contentType?, body?)`: the floor's and kubeloop's transport's. */
+  const overRaw = (send: (method: 'GET' | 'PATCH' | 'POST' | 'DELETE', p: string, contentType?: string, payload?: string) => Promise<unknown>): Ops => ({
+    get: () => send('GET', `${path}/${name}`),
+    patch: (i) => send('PATCH', `${path}/${name}`, 'application/merge-patch+json', JSON.stringify({ data: { a: String(i) } })),
+    'create+delete': async (i) => {
+      await send('POST', path, 'application/json', body(i));
+      await send('DELETE', `${path}/${created(i)}`);
+    },
+  });
   if (variant === 'floor') {
     const kc = readFileSync(kubeconfigPath, 'utf8');
     const field = (k: string): Buffer => Buffer.from(new RegExp(`${k}: (\\S+)`).exec(kc)![1]!, 'base64');
@@ -88,14 +97,7 @@ async function opsFor(variant: Variant, kubeconfigPath: string, name: string, pr
         req.on('error', reject);
         req.end(payload);
       });
-    return {
-      get: () => send('GET', `${path}/${name}`),
-      patch: (i) => send('PATCH', `${path}/${name}`, 'application/merge-patch+json', JSON.stringify({ data: { a: String(i) } })),
-      'create+delete': async (i) => {
-        await send('POST', path, 'application/json', body(i));
-        await send('DELETE', `${path}/${created(i)}`);
-      },
-    };
+    return overRaw(send);
   }
   if (variant === 'client-node') {
     const { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } = await import('@kubernetes/client-node');
@@ -123,14 +125,7 @@ async function opsFor(variant: Variant, kubeconfigPath: string, name: string, pr
       if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status}`);
       return JSON.parse(res.body) as unknown;
     };
-    return {
-      get: () => send('GET', `${path}/${name}`),
-      patch: (i) => send('PATCH', `${path}/${name}`, 'application/merge-patch+json', JSON.stringify({ data: { a: String(i) } })),
-      'create+delete': async (i) => {
-        await send('POST', path, 'application/json', body(i));
-        await send('DELETE', `${path}/${created(i)}`);
-      },
-    };
+    return overRaw(send);
   }
   const { ConfigMap, builtinScheme } = (await import(module('scheme', '@kubeloop/scheme'))) as typeof KubeloopScheme;
   const client = createClient({ kubeConfig: config, scheme: builtinScheme, fieldOwner: 'bench-request' });
