@@ -230,10 +230,8 @@ class LabelParser {
           out.add('');
           break;
         }
-        if (t2.tok === ',') {
-          this.next();
-          out.add('');
-        }
+        // ",," is an empty value; the next round reads the second comma (so "(a,,)" is accepted, as the API server accepts it).
+        if (t2.tok === ',') out.add('');
       } else {
         throw new SelectorSyntaxError(`found '${t.lit}', expected: ',', or identifier`);
       }
