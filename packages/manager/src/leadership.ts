@@ -9,7 +9,7 @@
  * same interface.
  */
 import type { Logger } from 'pino';
-import { Gauge } from 'prom-client';
+import { Gauge } from './metrics/prom.js';
 import type { Registry } from 'prom-client';
 import { createClient } from '@kubeloop/client';
 import { createLeaderElector } from '@kubeloop/leaderelection';

@@ -17,7 +17,7 @@
  */
 import 'reflect-metadata';
 import type { Logger } from 'pino';
-import { Registry } from 'prom-client';
+import { Registry } from './metrics/prom.js';
 import { container as rootContainer } from 'tsyringe';
 import type { DependencyContainer } from 'tsyringe';
 import type { InformerCache } from '@kubeloop/cache';

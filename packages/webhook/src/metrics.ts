@@ -9,7 +9,7 @@
  * lacks: admission failures are answered with HTTP 200 (a denial the API
  * server shows), so the code label alone cannot tell them apart.
  */
-import { Counter, Gauge, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram } from './prom.js';
 import type { Registry } from 'prom-client';
 import type { WebhookProblemReason } from './webhook.js';
 

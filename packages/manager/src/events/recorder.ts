@@ -17,7 +17,7 @@
  */
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from '../metrics/prom.js';
 import { isAlreadyExists, isClientError, isNotFound, mergePatch } from '@kubeloop/client';
 import type { AnyKubeObject } from '@kubeloop/client/internal';
 import type { Writer } from '@kubeloop/client';

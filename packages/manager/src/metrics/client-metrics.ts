@@ -3,7 +3,7 @@
  * reads waited for the client's own writes (read-your-writes), and the API
  * server's warnings.
  */
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Histogram } from './prom.js';
 import type { Registry } from 'prom-client';
 import type { ApiWarning } from '@kubeloop/client';
 import type { ReadYourWritesOptions } from '@kubeloop/client/internal';

@@ -2,7 +2,7 @@
  * Prometheus metrics of controllers and of the REST client, with
  * controller-runtime's names and labels, so existing dashboards work.
  */
-import { Counter, Gauge, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram } from './prom.js';
 import type { Registry } from 'prom-client';
 import type { RequestInfo } from '@kubeloop/client/internal';
 import { once } from './register.js';

@@ -4,7 +4,7 @@
  * received, objects left out of a shard, whether the server filters the
  * shard, store size, synced, last list duration, age of the last event.
  */
-import { Counter, Gauge } from 'prom-client';
+import { Counter, Gauge } from './prom.js';
 import type { Registry } from 'prom-client';
 import type { InformerCache } from '@kubeloop/cache';
 import { once } from './register.js';

@@ -1,5 +1,5 @@
 /** client-go's `leader_election_master_status{name}` gauge over prom-client, fed by `@kubeloop/leaderelection`. */
-import { Gauge } from 'prom-client';
+import { Gauge } from './prom.js';
 import type { Registry } from 'prom-client';
 import type { LeaderElectionMetrics } from '@kubeloop/leaderelection';
 import { once } from './register.js';

@@ -1,6 +1,6 @@
 /** prom-client's default process and Node.js metrics, registered once per registry. */
-import { collectDefaultMetrics } from 'prom-client';
 import type { Registry } from 'prom-client';
+import { registerProcessAndNodeMetrics } from './prom.js';
 
 /** Registries that already have the default metrics (registering twice throws in prom-client). */
 const registered = new WeakSet<Registry>();
@@ -9,5 +9,5 @@ const registered = new WeakSet<Registry>();
 export function registerDefaultMetrics(registry: Registry): void {
   if (registered.has(registry) || registry.getSingleMetric('process_cpu_user_seconds_total') !== undefined) return;
   registered.add(registry);
-  collectDefaultMetrics({ register: registry });
+  registerProcessAndNodeMetrics(registry);
 }

@@ -4,7 +4,7 @@
  * passed over. Objects held are `kubeloop_informer_store_objects{kind}`:
  * a sharded cache holds only its share.
  */
-import { Counter, Gauge } from 'prom-client';
+import { Counter, Gauge } from './prom.js';
 import type { Registry } from 'prom-client';
 import type { RingStats, ShardRing } from '@kubeloop/leaderelection';
 import { once } from './register.js';

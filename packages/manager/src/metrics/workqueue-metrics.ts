@@ -3,7 +3,7 @@
  * `WorkQueueMetrics` over prom-client with controller-runtime's metric names,
  * labels and buckets, so existing dashboards work unchanged.
  */
-import { Counter, Gauge, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram } from './prom.js';
 import type { Registry } from 'prom-client';
 import { monotonicNow } from '@kubeloop/workqueue';
 import type { Clock, WorkQueueMetrics } from '@kubeloop/workqueue';

@@ -4,7 +4,10 @@
  * share a registry, `rest_client_requests_total` counts requests, informer
  * metrics read every informer.
  */
-import { Registry } from 'prom-client';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { ControllerMetrics, restClientMetrics } from '../../src/metrics/controller-metrics.js';
 import { leaderElectionMetrics } from '../../src/metrics/leader-election-metrics.js';
@@ -64,5 +67,45 @@ describe('process and Node.js metrics', () => {
     const bare = new Registry();
     createManager({ kubeConfig: testKubeConfig(), registry: bare, defaultMetrics: false, logger: createLogger({ level: 'silent' }) });
     expect(await bare.metrics()).not.toContain('process_resident_memory_bytes');
+  });
+
+  it("are the families prom-client's collectDefaultMetrics registers, in its order, and process CPU counts from the process's start", async () => {
+    const { createManager, createLogger } = await import('../../src/index.js');
+    const { testKubeConfig } = await import('../../../../test/support/env.js');
+    const families = (text: string): string[] => text.split('\n').filter((l) => /^# (TYPE|HELP) (process|nodejs)_/.test(l));
+    const theirs = new Registry();
+    collectDefaultMetrics({ register: theirs });
+    const ours = new Registry();
+    const before = process.cpuUsage();
+    createManager({ kubeConfig: testKubeConfig(), registry: ours, logger: createLogger({ level: 'silent' }) });
+    expect(families(await ours.metrics())).toEqual(families(await theirs.metrics()));
+    // The CPU this test process spent before the manager existed is counted (prom-client's own
+    // counters start at their registration), as Prometheus' Go process collector counts it.
+    expect(await metric(ours, 'process_cpu_seconds_total', {})).toBeGreaterThanOrEqual((before.user + before.system) / 1e6);
+    const user = await metric(ours, 'process_cpu_user_seconds_total', {});
+    const system = await metric(ours, 'process_cpu_system_seconds_total', {});
+    expect(user).toBeGreaterThanOrEqual(before.user / 1e6);
+    expect(system).toBeGreaterThanOrEqual(before.system / 1e6);
+  });
+
+  it("loading the manager and registering them loads neither prom-client's index, nor @opentelemetry/api, nor node:zlib", async () => {
+    const dist = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
+    const script = `
+      import { createRequire } from 'node:module';
+      const { createManager, createLogger } = await import(${JSON.stringify(dist)});
+      const manager = createManager({ kubeConfig: { server: 'https://127.0.0.1:1' }, logger: createLogger({ level: 'silent' }) });
+      const text = await manager.registry.metrics();
+      console.log(JSON.stringify({
+        files: Object.keys(createRequire(import.meta.url).cache),
+        zlib: process.moduleLoadList.includes('NativeModule zlib'),
+        cpu: /^process_cpu_seconds_total /m.test(text),
+      }));
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script]);
+    const loaded = JSON.parse(stdout) as { files: string[]; zlib: boolean; cpu: boolean };
+    expect(loaded.cpu).toBe(true);
+    expect(loaded.files.filter((f) => f.includes('/prom-client/lib/counter.js'))).toHaveLength(1);
+    expect(loaded.files.filter((f) => /\/prom-client\/index\.js$|@opentelemetry|\/prom-client\/lib\/(pushgateway|summary|cluster)\.js$/.test(f))).toEqual([]);
+    expect(loaded.zlib).toBe(false);
   });
 });

@@ -1,0 +1,13 @@
+// prom-client's own files, imported one by one (./prom.ts says why). Typed there, from its index's types.
+declare module 'prom-client/lib/counter.js' {
+  const value: unknown;
+  export default value;
+}
+declare module 'prom-client/lib/gauge.js' {
+  const value: unknown;
+  export default value;
+}
+declare module 'prom-client/lib/histogram.js' {
+  const value: unknown;
+  export default value;
+}
