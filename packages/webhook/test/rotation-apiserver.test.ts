@@ -9,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, isInvalid } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { installCRDs, installWebhooks } from '@kubeloop/envtest';
+import { X509Certificate } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
+import { connect as tlsConnect } from 'node:tls';
 import { createCertificateAuthority } from '@kubeloop/pki';
 import { builtinScheme, defineKind } from '@kubeloop/scheme';
 import type { KubeObject } from '@kubeloop/scheme';
@@ -73,6 +75,17 @@ async function waitUntilDenying(group: string): Promise<void> {
     if (Date.now() > deadline) throw new Error(`the webhook for ${group} never answered: ${String(err)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** The SHA-256 fingerprint of the certificate a new TLS handshake with host:port is served, verified against `caPem`. */
+function servedCertificate(host: string, port: number, caPem: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host, port, ca: caPem }, () => {
+      resolve(socket.getPeerX509Certificate()!.fingerprint256);
+      socket.destroy();
+    });
+    socket.on('error', reject);
+  });
 }
 
 function probe(group: string, n: number) {
@@ -153,6 +166,7 @@ describe('certificate rotation under ~200 admissions/s', () => {
     await waitUntilDenying(group);
 
     const newConnectionsAfterRotation: number[] = [];
+    const servedTheRotated: boolean[] = [];
     const admittedAtRotation: number[] = [];
     const result = await load(group, 200, 12_000, async (progress) => {
       for (let i = 0; i < 5; i++) {
@@ -162,6 +176,7 @@ describe('certificate rotation under ~200 admissions/s', () => {
         await writeFile(hooks.keyFile, next.keyPem);
         await writeFile(hooks.certFile, next.certPem);
         await files.reload();
+        servedTheRotated.push((await servedCertificate(hooks.host, hooks.port, ca.certPem)) === new X509Certificate(next.certPem).fingerprint256);
         const before = connections.count();
         await new Promise((r) => setTimeout(r, 1000));
         newConnectionsAfterRotation.push(connections.count() - before);
@@ -175,8 +190,10 @@ describe('certificate rotation under ~200 admissions/s', () => {
     // window had some does not).
     expect(admittedAtRotation).toHaveLength(5);
     for (let i = 1; i < admittedAtRotation.length; i++) expect(admittedAtRotation[i]).toBeGreaterThan(admittedAtRotation[i - 1]!);
-    // The API server made new connections (handshakes with the new certificates) after rotations.
-    expect(newConnectionsAfterRotation.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    // A new handshake after each rotation is served the rotated certificate. (Whether the API
+    // server opens new connections in the second after a rotation depends on its idle pool, which
+    // the bursts fill early: logged above, not asserted.)
+    expect(servedTheRotated).toEqual([true, true, true, true, true]);
   });
 
   it('managed certificates: 3 serving rotations and a CA rotation: 0 failed admissions', async () => {
