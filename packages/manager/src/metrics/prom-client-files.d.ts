@@ -15,51 +15,7 @@ declare module 'prom-client/lib/histogram.js' {
   const value: unknown;
   export default value;
 }
-declare module 'prom-client/lib/metrics/processStartTime.js' {
-  const register: (registry: unknown, config: object) => void;
-  export default register;
-}
-declare module 'prom-client/lib/metrics/osMemoryHeap.js' {
-  const register: (registry: unknown, config: object) => void;
-  export default register;
-}
-declare module 'prom-client/lib/metrics/processOpenFileDescriptors.js' {
-  const register: (registry: unknown, config: object) => void;
-  export default register;
-}
-declare module 'prom-client/lib/metrics/processMaxFileDescriptors.js' {
-  const register: (registry: unknown, config: object) => void;
-  export default register;
-}
-declare module 'prom-client/lib/metrics/eventLoopLag.js' {
-  const register: (registry: unknown, config: object) => void;
-  export default register;
-}
-declare module 'prom-client/lib/metrics/processResources.js' {
-  const register: (registry: unknown, config: object) => void;
-  export default register;
-}
-declare module 'prom-client/lib/metrics/processHandles.js' {
-  const register: (registry: unknown, config: object) => void;
-  export default register;
-}
-declare module 'prom-client/lib/metrics/processRequests.js' {
-  const register: (registry: unknown, config: object) => void;
-  export default register;
-}
-declare module 'prom-client/lib/metrics/heapSizeAndUsed.js' {
-  const register: (registry: unknown, config: object) => void;
-  export default register;
-}
-declare module 'prom-client/lib/metrics/heapSpacesSizeAndUsed.js' {
-  const register: (registry: unknown, config: object) => void;
-  export default register;
-}
-declare module 'prom-client/lib/metrics/version.js' {
-  const register: (registry: unknown, config: object) => void;
-  export default register;
-}
-declare module 'prom-client/lib/metrics/gc.js' {
+declare module 'prom-client/lib/metrics/*' {
   const register: (registry: unknown, config: object) => void;
   export default register;
 }

@@ -73,8 +73,7 @@ function registerProcessCpu(registry: Prom.Registry): void {
 export function registerProcessAndNodeMetrics(registry: Prom.Registry): void {
   registerProcessCpu(registry);
   const config = { eventLoopMonitoringPrecision: 10 };
-  const rest = [processStartTime, osMemoryHeap, processOpenFileDescriptors, processMaxFileDescriptors, eventLoopLag];
-  if (typeof process.getActiveResourcesInfo === 'function') rest.push(processResources);
-  rest.push(processHandles, processRequests, heapSizeAndUsed, heapSpacesSizeAndUsed, version, gc);
+  // processResources needs process.getActiveResourcesInfo, which every Node this project supports (>= 22.19) has.
+  const rest = [processStartTime, osMemoryHeap, processOpenFileDescriptors, processMaxFileDescriptors, eventLoopLag, processResources, processHandles, processRequests, heapSizeAndUsed, heapSpacesSizeAndUsed, version, gc];
   for (const register of rest) register(registry, config);
 }
