@@ -20,6 +20,10 @@
  *       HardDisks that are already `Bound`).
  *   (e) the operator's RSS and V8 heap (after a full GC) at idle before any
  *       HardDisk exists, and at the end, holding N.
+ *   (f) the operator's CPU (user + system of its process) per phase, until it
+ *       has settled: for (a) from its start (start-up and sync included), the
+ *       median of the `--repeat` runs. On a shared machine the wall-clock
+ *       ratios move with the floor's own times; the operator's CPU much less.
  *
  * The floor: a plain script (node's fetch, no framework, in a process of its
  * own as the operator is) that makes exactly the writes the reconciles make,
@@ -69,6 +73,8 @@ interface ChildStats {
   readonly synced: boolean;
   readonly rss: number;
   readonly heapUsed: number;
+  /** CPU the operator process has used since it started (user + system), in ms. */
+  readonly cpuMs: number;
   /** Cached reads that waited for the operator's own writes, by outcome (so far). */
   readonly ryw: { readonly cache: number; readonly live: number };
 }
@@ -114,6 +120,7 @@ async function child(kubeconfigPath: string, readYourWrites: boolean): Promise<v
         synced: manager.controllers().every((c) => c.synced),
         rss: mem.rss,
         heapUsed: mem.heapUsed,
+        cpuMs: ((u) => (u.user + u.system) / 1000)(process.cpuUsage()),
         ryw: {
           cache: await sum('kubeloop_client_read_your_writes_total', { outcome: 'cache' }),
           live: await sum('kubeloop_client_read_your_writes_total', { outcome: 'live' }),
@@ -458,15 +465,15 @@ async function main(): Promise<void> {
     }
   };
 
-  const phases: Record<string, { ms: number; requests: Counts; reconciles: number; total: number; readYourWrites: { cache: number; live: number } }> = {};
+  const phases: Record<string, { ms: number; cpuMs: number; requests: Counts; reconciles: number; total: number; readYourWrites: { cache: number; live: number } }> = {};
   /** The operator's read-your-writes counts at the start of the phase. */
   let rywBase = { cache: 0, live: 0 };
-  const record = (phase: string, ms: number, reconciles: number, now: ChildStats): void => {
+  const record = (phase: string, ms: number, reconciles: number, now: ChildStats, cpuMs: number): void => {
     const requests = tally(proxy.requests);
     const ryw = { cache: now.ryw.cache - rywBase.cache, live: now.ryw.live - rywBase.live };
     rywBase = now.ryw;
-    phases[phase] = { ms, requests, reconciles, total: proxy.requests.length, readYourWrites: ryw };
-    log(`${phase}: ${s(ms)} s, ${proxy.requests.length} requests, ${reconciles} reconciles; reads that waited for own writes: ${ryw.cache} served by the cache, ${ryw.live} live`);
+    phases[phase] = { ms, cpuMs, requests, reconciles, total: proxy.requests.length, readYourWrites: ryw };
+    log(`${phase}: ${s(ms)} s, operator CPU ${s(cpuMs)} s, ${proxy.requests.length} requests, ${reconciles} reconciles; reads that waited for own writes: ${ryw.cache} served by the cache, ${ryw.live} live`);
   };
 
   // (e) idle, before any HardDisk.
@@ -482,8 +489,9 @@ async function main(): Promise<void> {
   await pool(N, DRIVER_IN_FLIGHT, (i) => driver.create(disk(namespace, i)));
   await until('all Bound (b)', () => bound() === N);
   const b = performance.now() - t0;
+  const cpuB = stats.cpuMs;
   stats = await settle(op);
-  record('b', b, stats.reconciles - before, stats);
+  record('b', b, stats.reconciles - before, stats, stats.cpuMs - cpuB);
 
   // (c) all deleted.
   proxy.clearRequests();
@@ -493,8 +501,9 @@ async function main(): Promise<void> {
   await until('all ConfigMaps gone (c)', () => count(configMaps, namespace) === 0);
   const c = performance.now() - t0;
   await until('all HardDisks gone (c)', () => count(disks, namespace) === 0);
+  const cpuC = stats.cpuMs;
   stats = await settle(op);
-  record('c', c, stats.reconciles - before, stats);
+  record('c', c, stats.reconciles - before, stats, stats.cpuMs - cpuC);
   await op.stop();
 
   /** Create N disks in `ns` (untimed) and wait until the driver has seen them all. */
@@ -523,8 +532,9 @@ async function main(): Promise<void> {
     await until('all Bound (a)', () => bound(ns) === N);
     const a = Date.now() - aStart;
     stats = await settle(op);
-    if (!phases['a']) record('a', a, stats.reconciles, stats);
-    else log(`a (${ns}): ${s(a)} s`);
+    aCpu.push(stats.cpuMs);
+    if (!phases['a']) record('a', a, stats.reconciles, stats, stats.cpuMs);
+    else log(`a (${ns}): ${s(a)} s, operator CPU ${s(stats.cpuMs)} s`);
     await op.stop();
     if (steady) {
       // (d) steady state: restarted over N HardDisks that need nothing.
@@ -538,7 +548,7 @@ async function main(): Promise<void> {
         if (Date.now() > steadyDeadline) throw new Error(`timed out waiting for ${N} steady-state reconciles (${stats.reconciles})`);
         stats = await settle(op);
       }
-      record('steady', Date.now() - dStart, stats.reconciles, stats);
+      record('steady', Date.now() - dStart, stats.reconciles, stats, stats.cpuMs);
       end = await op.stats(true);
       log(`end: rss ${mib(end.rss)} MiB, heap ${mib(end.heapUsed)} MiB`);
       await op.stop();
@@ -547,6 +557,8 @@ async function main(): Promise<void> {
     return a;
   };
   let end: ChildStats | undefined;
+  /** The operator's CPU in each (a), from its start until it settled (its start-up and sync included). */
+  const aCpu: number[] = [];
 
   // --- the floor: the same writes, no framework, through the same proxy, from a process of its own ---
   const floorProc = fork(fileURLToPath(import.meta.url), ['--floor', proxy.url], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
@@ -611,6 +623,7 @@ async function main(): Promise<void> {
   };
   const aRatio = median(pairs.map((p) => p.kubeloop / p.floor));
   phases['a']!.ms = median(pairs.map((p) => p.kubeloop));
+  phases['a']!.cpuMs = median(aCpu);
   const floorAms = median(pairs.map((p) => p.floor));
   floorProc.disconnect();
   await disks.stop();
@@ -623,15 +636,16 @@ async function main(): Promise<void> {
   // --- report ---
   const ratio = (x: number, y: number): string => (y > 0 ? `${(x / y).toFixed(2)}x` : '-');
   const rows = [
-    [`(a) start with N existing -> all Bound (median of ${REPEAT})`, phases['a']!.ms, floorAms, `${aRatio.toFixed(2)}x`],
-    ['(b) N created while running -> all Bound', phases['b']!.ms, floorB, ratio(phases['b']!.ms, floorB)],
-    ['(c) all deleted -> all ConfigMaps gone', phases['c']!.ms, floorC, ratio(phases['c']!.ms, floorC)],
+    [`(a) start with N existing -> all Bound (median of ${REPEAT})`, phases['a']!.ms, floorAms, `${aRatio.toFixed(2)}x`, phases['a']!.cpuMs],
+    ['(b) N created while running -> all Bound', phases['b']!.ms, floorB, ratio(phases['b']!.ms, floorB), phases['b']!.cpuMs],
+    ['(c) all deleted -> all ConfigMaps gone', phases['c']!.ms, floorC, ratio(phases['c']!.ms, floorC), phases['c']!.cpuMs],
   ] as const;
   const out: string[] = [];
   out.push(`\nOperator throughput, N = ${N} HardDisks (envtest; operator: examples/harddisk-operator with default options, one worker)\n`);
-  out.push('| phase | kubeloop s | floor s | kubeloop/floor |');
-  out.push('|---|---:|---:|---:|');
-  for (const [label, k, f, r] of rows) out.push(`| ${label} | ${s(k)} | ${s(f)} | ${r} |`);
+  out.push('| phase | kubeloop s | floor s | kubeloop/floor | operator CPU s |');
+  out.push('|---|---:|---:|---:|---:|');
+  for (const [label, k, f, r, cpu] of rows) out.push(`| ${label} | ${s(k)} | ${s(f)} | ${r} | ${s(cpu)} |`);
+  out.push(`\nOperator CPU: user + system of its process over the phase until it settled; (a)'s from its start (start-up and sync included), the median of the ${REPEAT} runs.\n`);
   out.push('');
   out.push('(a) pair by pair (odd pairs: kubeloop first; even: the floor first); the (a) ratio above is the median of these:\n');
   out.push('| pair | kubeloop s | floor s | kubeloop/floor |');
@@ -666,6 +680,7 @@ async function main(): Promise<void> {
       n: N,
       seconds: { a: s(phases['a']!.ms), b: s(phases['b']!.ms), c: s(phases['c']!.ms), floorA: s(floorAms), floorB: s(floorB), floorC: s(floorC) },
       ratioA: Number(aRatio.toFixed(3)),
+      cpuSeconds: { a: s(phases['a']!.cpuMs), b: s(phases['b']!.cpuMs), c: s(phases['c']!.cpuMs), steady: s(phases['steady']!.cpuMs) },
       pairsA: pairs.map((p) => ({ kubeloop: s(p.kubeloop), floor: s(p.floor) })),
       requests: Object.fromEntries(Object.entries(phases).map(([k, p]) => [k, { reconciles: p.reconciles, total: p.total, byVerb: Object.fromEntries(p.requests), readYourWrites: p.readYourWrites }])),
       memoryMiB: { idleRss: mib(idle.rss), idleHeap: mib(idle.heapUsed), endRss: mib(end!.rss), endHeap: mib(end!.heapUsed) },

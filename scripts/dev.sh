@@ -11,8 +11,8 @@ cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
 # --max-semi-space-size=1: V8's young generation capped at 1 MiB per semi-space instead of up to
 # 16, about 15 MiB less RSS. --no-opt --no-maglev: no optimizing compilers (Sparkplug baseline code
-# only), about 17 MiB less RSS holding 1,000 HardDisks for about 12 % more CPU per reconcile than
-# controller-runtime; in bench:operator disks written while it runs reach Bound about 9-17 % later than
+# only), about 17 MiB less RSS holding 1,000 HardDisks for 1.12-1.25x controller-runtime's CPU per
+# reconcile (kubeloop's equals it without them); in bench:operator each phase takes 2-18 % longer than
 # without the flags (docs/benchmarks.md, Memory). Drop the two flags for a CPU-bound operator.
 # dist/operator.js is dist/main.js bundled into one module (examples/harddisk-operator/rolldown.config.mjs): about
 # 4 MiB less RSS than Node loading its 900-odd modules one by one.
