@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { inspect } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startApiProxy } from '@kubeloop/envtest';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createClient, createTransport, isClientError, isNetworkError, isResponseTooLarge, isTLSError, loadKubeConfig } from '../src/index.js';
 import type { ClientError, RestConfig } from '../src/index.js';
@@ -302,6 +303,48 @@ describe('transport deadlines and limits (a loopback server that stalls or flood
     } finally {
       await front.close();
       await api.close();
+    }
+  });
+
+  it('a request path reaches the server as `new URL` resolves it under the server path: `//`, dot segments, characters a URL escapes (generated paths)', async () => {
+    // The transport sends a plain path as it is and resolves any other with `new URL` (dot segments
+    // removed, characters escaped). What reaches the server must be the same either way; a path
+    // starting with `//` must stay a path on the configured server, never name another host.
+    const seen: string[] = [];
+    const srv = await loopback((req, res) => {
+      seen.push(req.url ?? '');
+      res.end('{}');
+    });
+    const transports = new Map(['', '/p', '/p/', '/k8s/clusters/c-1'].map((prefix) => [prefix, createTransport({ server: `${srv.url}${prefix}` })]));
+    const segment = fc.oneof(
+      fc.constantFrom('', '.', '..', '%2e', '%2E%2e', '.%2e', 'a b', '\u00e4', '\u65e5', 'x?y=1', 'evil.example', '%41', '@', ':'),
+      fc.stringMatching(/^[\w\-.~%!$&'()*+,;=:@]{0,6}$/),
+    );
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...transports.keys()), fc.array(segment, { maxLength: 5 }), async (prefix, segments) => {
+          const path = `/${segments.join('/')}`;
+          const before = seen.length;
+          expect((await transports.get(prefix)!.request({ method: 'GET', path })).status).toBe(200);
+          const url = new URL(`http://h${prefix.replace(/\/+$/, '')}${path}`);
+          expect(seen.slice(before)).toEqual([url.pathname + url.search]);
+        }),
+        { numRuns: 300 },
+      );
+      // the cases the generator is after, pinned
+      const pinned = transports.get('')!;
+      for (const [path, reaches] of [
+        ['//evil.example/api', '//evil.example/api'],
+        ['//', '//'],
+        ['/api//v1/../v1/./namespaces', '/api//v1/namespaces'],
+      ] as const) {
+        const before = seen.length;
+        await pinned.request({ method: 'GET', path });
+        expect(seen.slice(before)).toEqual([reaches]);
+      }
+    } finally {
+      for (const t of transports.values()) t.close();
+      await srv.close();
     }
   });
 
