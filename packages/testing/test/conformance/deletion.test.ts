@@ -151,6 +151,23 @@ describe.each(BACKENDS)('deletion ($backend)', ({ backend }) => {
     await client.patch(marked, mergePatch({ metadata: { finalizers: null } }));
   });
 
+  it('a later delete of a marked object switches the garbage collector\'s finalizer to its policy: Orphan, then Foreground, then Background takes both off; with no policy the one there stays', async () => {
+    const client = h().client();
+    const made = await client.create({ ...configMap(h().namespace, h().name('cm')), metadata: { name: h().name('cm'), namespace: h().namespace, finalizers: ['example.com/hold'] } });
+    const key = { namespace: h().namespace, name: made.metadata.name };
+    const finalizersAfter = async (options: Parameters<typeof client.delete>[1]): Promise<string[] | undefined> => {
+      await client.delete(made, options);
+      return (await client.get(ConfigMap, key)).metadata?.finalizers;
+    };
+    expect(await finalizersAfter({ propagationPolicy: 'Foreground' })).toEqual(['example.com/hold', 'foregroundDeletion']);
+    expect(await finalizersAfter({})).toEqual(['example.com/hold', 'foregroundDeletion']);
+    expect(await finalizersAfter({ propagationPolicy: 'Orphan' })).toEqual(['example.com/hold', 'orphan']);
+    expect(await finalizersAfter({})).toEqual(['example.com/hold', 'orphan']);
+    expect(await finalizersAfter({ propagationPolicy: 'Foreground' })).toEqual(['example.com/hold', 'foregroundDeletion']);
+    expect(await finalizersAfter({ propagationPolicy: 'Background' })).toEqual(['example.com/hold']);
+    await client.patch(await client.get(ConfigMap, key), mergePatch({ metadata: { finalizers: null } }));
+  });
+
   it('propagationPolicy Background removes the owner; its dependents stay (no garbage collector runs)', async () => {
     const client = h().client();
     const owner = await client.create(configMap(h().namespace, h().name('owner')));

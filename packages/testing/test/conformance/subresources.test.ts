@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { mergePatch } from '@kubeloop/client';
 import { Deployment } from '@kubeloop/scheme';
-import { BACKENDS, Gadget, useBackend, Widget } from './backends.js';
+import { BACKENDS, Gadget, GROUP, useBackend, Widget } from './backends.js';
 import { deployment, expectStatus, raw, widget } from './support.js';
 
 interface Scale {
@@ -128,6 +128,39 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
       const err = await expectStatus(client.subResource('scale').update(w, { body: { ...scale, spec: { replicas: -1 } } }), 422, 'Invalid');
       expect(err.status?.details).toMatchObject({ kind: 'Widget', causes: [{ reason: 'FieldValueInvalid', field: '.spec.replicas' }] });
       expect(err.status?.message).toContain('should be a non-negative integer');
+    });
+
+    it('a scale write is decoded as the server decodes a Scale: a patch leaving a value of the wrong type is 422 with the decoder\'s error, a missing replicas is 0, a body of the wrong type is 400', async () => {
+      const client = h().client();
+      const d = await client.create(deployment(h().namespace, h().name('d')));
+      const w = await client.create(widget(h().namespace, h().name('w'), { replicas: 2 }));
+      const deploymentScale = `/apis/apps/v1/namespaces/${h().namespace}/deployments/${d.metadata.name}/scale`;
+      const widgetScale = `/apis/${GROUP}/v1/namespaces/${h().namespace}/widgets/${w.metadata.name}/scale`;
+      for (const [path, body, contentType, detail] of [
+        [deploymentScale, { spec: { replicas: '2' } }, 'application/merge-patch+json', 'json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32'],
+        [deploymentScale, [{ op: 'replace', path: '/spec/replicas', value: 2.5 }], 'application/json-patch+json', 'json: cannot unmarshal number 2.5 into Go struct field ScaleSpec.spec.replicas of type int32'],
+        [deploymentScale, { spec: 'x' }, 'application/merge-patch+json', 'json: cannot unmarshal string into Go struct field Scale.spec of type v1.ScaleSpec'],
+        [deploymentScale, { status: { replicas: 'x' } }, 'application/merge-patch+json', 'json: cannot unmarshal string into Go struct field ScaleStatus.status.replicas of type int32'],
+        [widgetScale, { spec: { replicas: true } }, 'application/merge-patch+json', 'json: cannot unmarshal bool into Go struct field ScaleSpec.spec.replicas of type int32'],
+      ] as const) {
+        const res = await raw(h(), 'PATCH', path, { body, contentType });
+        expect(res.status).toBe(422);
+        expect(res.body).toMatchObject({ reason: 'Invalid', details: { causes: [{ reason: 'FieldValueInvalid', field: 'patch' }] } });
+        // the patched Scale is quoted before the error (in Go's field order on the server, keys sorted on the fake: docs/testing-fake.md)
+        const message = String(res.body['message']);
+        expect(message.startsWith(' "" is invalid: patch: Invalid value: "{')).toBe(true);
+        expect(message).toContain('\\"kind\\":\\"Scale\\"');
+        expect(message.endsWith(`}": ${detail}`)).toBe(true);
+      }
+      expect((await raw(h(), 'PATCH', deploymentScale, { body: { spec: { replicas: null } }, contentType: 'application/merge-patch+json' })).body).toMatchObject({ kind: 'Scale', spec: {} });
+      expect((await client.get(Deployment, { namespace: h().namespace, name: d.metadata.name })).spec?.replicas).toBe(0);
+      const current = (await raw(h(), 'GET', widgetScale)).body;
+      const wrong = await raw(h(), 'PUT', widgetScale, { body: { ...current, spec: { replicas: '2' } } });
+      expect(wrong.status).toBe(400);
+      expect(wrong.body).toMatchObject({ reason: 'BadRequest', message: 'no kind is registered for the type v1.Scale in scheme "pkg/runtime/scheme.go:111"' });
+      const emptied = await raw(h(), 'PUT', widgetScale, { body: { ...current, spec: {} } });
+      expect(emptied.status).toBe(200);
+      expect((await client.get(Widget, { namespace: h().namespace, name: w.metadata.name })).spec).toMatchObject({ replicas: 0 });
     });
 
     it('a scale update with a stale resourceVersion is 409 Conflict', async () => {
