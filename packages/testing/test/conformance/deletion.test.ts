@@ -1,6 +1,7 @@
 /** Conformance: finalizers, graceful deletion, propagation policies and namespaces, on envtest and on the fake (neither runs a garbage collector by default). */
 import { describe, expect, it } from 'vitest';
 import { mergePatch } from '@kubeloop/client';
+import type { DeleteOptions } from '@kubeloop/client';
 import { ConfigMap, Namespace } from '@kubeloop/scheme';
 import { BACKENDS, useBackend, Widget } from './backends.js';
 import { collect, configMap, expectStatus, raw, summary, widget } from './support.js';
@@ -155,7 +156,7 @@ describe.each(BACKENDS)('deletion ($backend)', ({ backend }) => {
     const client = h().client();
     const made = await client.create({ ...configMap(h().namespace, h().name('cm')), metadata: { name: h().name('cm'), namespace: h().namespace, finalizers: ['example.com/hold'] } });
     const key = { namespace: h().namespace, name: made.metadata.name };
-    const finalizersAfter = async (options: Parameters<typeof client.delete>[1]): Promise<string[] | undefined> => {
+    const finalizersAfter = async (options: DeleteOptions): Promise<string[] | undefined> => {
       await client.delete(made, options);
       return (await client.get(ConfigMap, key)).metadata?.finalizers;
     };
