@@ -13,9 +13,11 @@
  * - example: the example operator as the README's scripts/dev.sh runs it (its
  *   entry and node flags read from that script) on an existing cluster (`--no-sample`; its controller owns ConfigMaps,
  *   so it caches every one);
- * - scaffold: a project made by create-kubeloop, compiled, run as its
- *   Dockerfile runs it (`NODE_ENV=production node dist/main.js`; its Website
- *   controller owns ConfigMaps too);
+ * - scaffold: a project made by create-kubeloop, built by its own `build`
+ *   script (tsc, then rolldown: dist/operator.js), run as its Dockerfile's
+ *   ENTRYPOINT runs it (`NODE_ENV=production node <flags> dist/operator.js`,
+ *   entry and flags read from the Dockerfile; its Website controller owns
+ *   ConfigMaps too);
  * - controller-runtime: a Go manager with one controller owning ConfigMaps
  *   (support/controller-runtime, controller-runtime v0.25.3, managedFields
  *   stripped as kubeloop's cache strips them), built with `go build` when Go
@@ -58,7 +60,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
@@ -244,20 +246,16 @@ async function measure(spec: Spec, envRelist: (() => Promise<void>) | undefined,
 
 // --- the scaffolded operator -----------------------------------------------------------
 
-/** A new create-kubeloop project under bench/ (so its @kubeloop/* imports resolve to this workspace), compiled file by file as tsc would (isolatedModules). */
+/**
+ * A new create-kubeloop project under bench/ (so its @kubeloop/* imports resolve to this workspace), built
+ * by its own `build` script, with the tsc and rolldown of this package's node_modules/.bin on PATH.
+ */
 async function buildScaffold(): Promise<string> {
   const parent = mkdtempSync(join(here, '.tmp-memory-scaffold-'));
   const { directory } = await createProject({ name: 'memory-demo', cwd: parent });
-  const tsconfig = JSON.parse(readFileSync(join(directory, 'tsconfig.json'), 'utf8')) as { compilerOptions: ts.CompilerOptions };
-  // ES modules, as tsc emits for a "type": "module" package (transpileModule cannot read package.json).
-  const options = { ...ts.convertCompilerOptionsFromJson(tsconfig.compilerOptions, directory).options, module: ts.ModuleKind.ESNext };
-  const walk = (dir: string): string[] => readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? walk(join(dir, n)) : n.endsWith('.ts') ? [join(dir, n)] : []));
-  for (const file of walk(join(directory, 'src'))) {
-    const out = ts.transpileModule(readFileSync(file, 'utf8'), { compilerOptions: options, fileName: file }).outputText;
-    const target = file.replace(`${join(directory, 'src')}`, join(directory, 'dist')).replace(/\.ts$/, '.js');
-    mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, out);
-  }
+  const { scripts } = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as { scripts: { build: string } };
+  const built = spawnSync('sh', ['-c', scripts.build], { cwd: directory, encoding: 'utf8', env: { ...process.env, PATH: `${join(here, 'node_modules', '.bin')}:${process.env['PATH'] ?? ''}` } });
+  if (built.error || built.status !== 0) throw new Error(`the scaffold's build (${scripts.build}) failed: ${built.error?.message ?? `${built.stdout}${built.stderr}`}`);
   return directory;
 }
 
@@ -309,7 +307,9 @@ async function main(): Promise<void> {
   const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(readFileSync(join(root, 'packages', 'create-kubeloop', 'templates', 'Dockerfile'), 'utf8'))?.[1] ?? '[]') as string[];
   const flags = (name: string, shipped: string[]): string[] => (process.env[name]?.split(' ').filter(Boolean) ?? shipped);
   const exampleFlags = flags('EXAMPLE_NODE_FLAGS', devFlags);
-  const scaffoldFlags = flags('SCAFFOLD_NODE_FLAGS', entrypoint.slice(1, entrypoint.indexOf('dist/main.js')));
+  // ["node", ...flags, entry]: the image runs the file the ENTRYPOINT names last.
+  const scaffoldEntry = entrypoint.at(-1) ?? 'dist/operator.js';
+  const scaffoldFlags = flags('SCAFFOLD_NODE_FLAGS', entrypoint.slice(1, -1));
 
   const scaffold = only.includes('scaffold') ? await buildScaffold() : undefined;
   const scripts = compileScripts(['memory-floor.ts', 'memory-cache.ts']);
@@ -352,7 +352,7 @@ async function main(): Promise<void> {
             name: 'scaffold',
             cwd: scaffold,
             env: { NODE_ENV: 'production' },
-            command: [process.execPath, ...scaffoldFlags, 'dist/main.js', '--kubeconfig', kubeconfig, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
+            command: [process.execPath, ...scaffoldFlags, scaffoldEntry, '--kubeconfig', kubeconfig, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
             synced: (l: Record<string, unknown>) => l['msg'] === 'caches synced; starting workers',
             // Its /metrics is HTTPS behind TokenReview: wait for the relist a fixed while instead.
             relisted: async (p: Running) => performance.now() - p.startedAt > 0 && (await sleep(8000), true),

@@ -16,9 +16,13 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -149,18 +153,27 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
    * kubeconfig holding the same token, and says so in the test's name.
    */
   const inClusterStyle = spawnSync('unshare', ['--mount', 'sh', '-c', 'mount -t tmpfs tmpfs /run'], { stdio: 'ignore' }).status === 0;
+  /** How the demo's image runs the operator: its Dockerfile's ENTRYPOINT (`node`, the shipped flags, the entry file). */
+  const dockerEntrypoint = (): string[] => JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(readFileSync(join(project, 'Dockerfile'), 'utf8'))![1]!) as string[];
+  /** A `node --import` preload appending the URL of every module the process loads to KUBELOOP_MODULE_LOG. */
+  const recordModules = join(root, 'examples', 'harddisk-operator', 'test', 'fixtures', 'record-modules.mjs');
 
   /** A token of a ServiceAccount (TokenRequest, 10 minutes), as the kubelet mounts one in a pod. */
   const serviceAccountToken = async (client: ReturnType<typeof createClient>, namespace: string, name: string): Promise<string> =>
     (await client.subResource('token').create<{ status: { token: string } }>({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace, name } }, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } })).status.token;
 
   /**
-   * The built operator (dist/main.js of the demo) started as a ServiceAccount holding `token`,
-   * with `flags`: in a pod's view where the machine allows one (inClusterStyle), else with a
-   * kubeconfig holding the token. `dir` names the directory under the run's work directory
-   * that holds the mounted service account files.
+   * The built operator as the demo's image runs it (its Dockerfile's ENTRYPOINT: node, the
+   * shipped flags, the bundle dist/operator.js; NODE_ENV=production), started as a
+   * ServiceAccount holding `token`, with `flags`: in a pod's view where the machine allows one
+   * (inClusterStyle), else with a kubeconfig holding the token. `dir` names the directory under
+   * the run's work directory that holds the mounted service account files. With `moduleLog`,
+   * every module the process loads is appended to that file (record-modules.mjs).
    */
-  function startAsServiceAccount(token: string, flags: readonly string[], dir: string): { operator: ChildProcess; logs: () => string } {
+  function startAsServiceAccount(token: string, flags: readonly string[], dir: string, moduleLog?: string): { operator: ChildProcess; logs: () => string } {
+    const [node, ...args] = dockerEntrypoint();
+    const command = [node!, ...(moduleLog ? ['--import', recordModules] : []), ...args];
+    const recording = moduleLog ? { KUBELOOP_MODULE_LOG: moduleLog } : {};
     const admin = parseAllDocuments(readFileSync(inject('kubeconfigPath'), 'utf8'))[0]!.toJSON() as { clusters: { cluster: { server: string; 'certificate-authority-data'?: string; 'certificate-authority'?: string } }[]; users: { name: string; user: Record<string, unknown> }[] };
     let operator: ChildProcess;
     if (inClusterStyle) {
@@ -175,17 +188,17 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
       writeFileSync(join(serviceAccount, 'namespace'), 'demo-system');
       writeFileSync(join(serviceAccount, 'ca.crt'), cluster['certificate-authority-data'] ? Buffer.from(cluster['certificate-authority-data'], 'base64') : readFileSync(cluster['certificate-authority']!));
       const server = new URL(cluster.server);
-      const mountAndRun = 'mount -t tmpfs tmpfs /run && mkdir -p /run/secrets/kubernetes.io/serviceaccount && mount --bind "$SA_DIR" /run/secrets/kubernetes.io/serviceaccount && exec node dist/main.js "$@"';
-      operator = spawn('unshare', ['--mount', 'sh', '-c', mountAndRun, 'operator', ...flags], {
+      const mountAndRun = 'mount -t tmpfs tmpfs /run && mkdir -p /run/secrets/kubernetes.io/serviceaccount && mount --bind "$SA_DIR" /run/secrets/kubernetes.io/serviceaccount && exec "$@"';
+      operator = spawn('unshare', ['--mount', 'sh', '-c', mountAndRun, 'operator', ...command, ...flags], {
         cwd: project,
-        env: { ...env, HOME: join(work, 'nohome'), KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port, POD_NAMESPACE: 'demo-system', SA_DIR: serviceAccount },
+        env: { ...env, ...recording, NODE_ENV: 'production', HOME: join(work, 'nohome'), KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port, POD_NAMESPACE: 'demo-system', SA_DIR: serviceAccount },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
     } else {
       // No mount namespace here: the admin kubeconfig with its user swapped for the ServiceAccount's token.
       const saKubeconfig = join(work, `${dir}-kubeconfig.yaml`);
       writeFileSync(saKubeconfig, JSON.stringify({ ...admin, users: admin.users.map((u) => ({ name: u.name, user: { token } })) }));
-      operator = spawn('node', ['dist/main.js', '--kubeconfig', saKubeconfig, ...flags], { cwd: project, env: { ...env, POD_NAMESPACE: 'demo-system' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      operator = spawn(command[0]!, [...command.slice(1), '--kubeconfig', saKubeconfig, ...flags], { cwd: project, env: { ...env, ...recording, NODE_ENV: 'production', POD_NAMESPACE: 'demo-system' }, stdio: ['ignore', 'pipe', 'pipe'] });
     }
     let logs = '';
     operator.stdout?.on('data', (c: Buffer) => (logs += c.toString()));
@@ -346,7 +359,9 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
 
   it('pnpm build, and the committed CRD is what kubeloop generate crds writes', async () => {
     await timed('pnpm build (demo)', () => ok('pnpm', ['build'], { cwd: project, env, timeoutMs: 5 * MINUTE }));
+    // tsc's output (what `pnpm run dev` runs) and the bundle of it (what `pnpm start` and the image run).
     expect(existsSync(join(project, 'dist', 'main.js'))).toBe(true);
+    expect(existsSync(join(project, 'dist', 'operator.js'))).toBe(true);
     await timed('pnpm typecheck (demo, src + test)', () => ok('pnpm', ['typecheck'], { cwd: project, env, timeoutMs: 5 * MINUTE }));
     // The kind create api added lints clean under the scaffold's eslint.config.js (typescript-eslint, type-aware).
     await timed('pnpm lint (demo, src + test)', () => ok('pnpm', ['lint'], { cwd: project, env, timeoutMs: 5 * MINUTE }));
@@ -383,7 +398,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
   }, 15 * MINUTE);
 
   it('--leader-elect outside a cluster without a Lease namespace stops at once, saying which flag to pass', async () => {
-    const result = await run('node', ['dist/main.js', '--kubeconfig', inject('kubeconfigPath'), '--leader-elect'], { cwd: project, env, timeoutMs: MINUTE });
+    const result = await run('node', ['dist/operator.js', '--kubeconfig', inject('kubeconfigPath'), '--leader-elect'], { cwd: project, env, timeoutMs: MINUTE });
     expect(result.code).toBe(2);
     expect(result.output).toContain('--leader-elect outside a cluster needs --leader-election-namespace');
   }, 2 * MINUTE);
@@ -394,10 +409,36 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
       [['--kubeconfig', inject('kubeconfigPath'), '--health-probe-bind-address', 'nonsense'], 'demo: bind address "nonsense" is not valid'],
       [['--frobnicate'], "demo: Unknown option '--frobnicate'"],
     ] as const) {
-      const result = await run('node', ['dist/main.js', ...args], { cwd: project, env, timeoutMs: MINUTE });
+      const result = await run('node', ['dist/operator.js', ...args], { cwd: project, env, timeoutMs: MINUTE });
       expect(result.code).toBe(2);
       expect(result.output.trim().split('\n')).toEqual([expect.stringContaining(says)]);
     }
+  }, 2 * MINUTE);
+
+  it('an auth-provider kubeconfig (oidc): the bundle loads @kubernetes/client-node, which the project does not list, and sends its token', async () => {
+    // The admin kubeconfig with its user swapped for an oidc auth provider holding an ID token an hour from
+    // expiry: client-node's provider sends it as is, and this API server, which knows no OIDC issuer, answers 401.
+    const admin = parseAllDocuments(readFileSync(inject('kubeconfigPath'), 'utf8'))[0]!.toJSON() as { users: { name: string }[] };
+    const b64 = (text: string) => Buffer.from(text).toString('base64url');
+    const idToken = [b64('{"alg":"none"}'), b64(JSON.stringify({ exp: Math.floor(Date.now() / 1000) + 3600 })), 'sig'].join('.');
+    const oidc = join(work, 'oidc-kubeconfig.yaml');
+    writeFileSync(oidc, JSON.stringify({ ...admin, users: admin.users.map((u) => ({ name: u.name, user: { 'auth-provider': { name: 'oidc', config: { 'id-token': idToken, 'client-id': 'demo', 'idp-issuer-url': 'https://127.0.0.1:1' } } } })) }));
+    const operator = spawn('node', ['dist/operator.js', '--kubeconfig', oidc, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let logs = '';
+    operator.stdout.on('data', (c: Buffer) => (logs += c.toString()));
+    operator.stderr.on('data', (c: Buffer) => (logs += c.toString()));
+    try {
+      const deadline = Date.now() + MINUTE;
+      while (!logs.includes('401 Unauthorized')) {
+        if (operator.exitCode !== null) throw new Error(`the operator exited ${operator.exitCode}:\n${logs.slice(-4000)}`);
+        if (Date.now() > deadline) throw new Error(`no request of the operator was answered 401 within a minute:\n${logs.slice(-4000)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      operator.kill('SIGTERM');
+      await new Promise((r) => operator.once('close', r));
+    }
+    expect(logs).not.toMatch(/Cannot find (module|package)/);
   }, 2 * MINUTE);
 
   it('the built operator reconciles its sample', async () => {
@@ -414,7 +455,9 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     await apply(join(project, 'config', 'crd', 'blogs.demo.example.com.yaml')); // the kind create api added
     const metricsPort = await freePort();
     const probePort = await freePort();
-    const operator = spawn('node', ['dist/main.js', '--kubeconfig', kubeconfigPath, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`, '--leader-elect', '--leader-election-namespace', 'default'], {
+    // The bundle reads the kubeconfig file with the js-yaml of @kubeloop/client: the project need not list it.
+    expect(Object.keys((JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies)).not.toContain('js-yaml');
+    const operator = spawn('node', ['dist/operator.js', '--kubeconfig', kubeconfigPath, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`, '--leader-elect', '--leader-election-namespace', 'default'], {
       cwd: project,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -477,7 +520,50 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     }
   }, 10 * MINUTE);
 
-  it(`the operator runs as its ServiceAccount under the generated RBAC alone (a TokenRequest token, ${inClusterStyle ? 'in-cluster: KUBERNETES_SERVICE_HOST and the mounted service account' : 'in a kubeconfig: no mount namespace on this machine'})`, async () => {
+  it('a proxy-url kubeconfig: the bundle loads hpagent from @kubeloop/client, which the project does not list, and its caches sync through the proxy', async () => {
+    // A loopback HTTP CONNECT proxy that counts its tunnels, and the admin kubeconfig with proxy-url pointing at it.
+    const tunnels: string[] = [];
+    const proxy = createHttpServer((_req, res) => res.writeHead(405).end());
+    proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+      tunnels.push(req.url ?? '');
+      const [host, port] = (req.url ?? '').split(':');
+      const upstream = connect(Number(port), host, () => {
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const admin = parseAllDocuments(readFileSync(inject('kubeconfigPath'), 'utf8'))[0]!.toJSON() as { clusters: { name: string; cluster: Record<string, unknown> }[] };
+    const proxied = join(work, 'proxy-kubeconfig.yaml');
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    writeFileSync(proxied, JSON.stringify({ ...admin, clusters: admin.clusters.map((c) => ({ name: c.name, cluster: { ...c.cluster, 'proxy-url': proxyUrl } })) }));
+    const operator = spawn('node', ['dist/operator.js', '--kubeconfig', proxied, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let logs = '';
+    operator.stdout.on('data', (c: Buffer) => (logs += c.toString()));
+    operator.stderr.on('data', (c: Buffer) => (logs += c.toString()));
+    try {
+      const deadline = Date.now() + MINUTE;
+      while (!logs.includes('caches synced')) {
+        if (operator.exitCode !== null) throw new Error(`the operator exited ${operator.exitCode}:\n${logs.slice(-4000)}`);
+        if (Date.now() > deadline) throw new Error(`the operator's caches did not sync through the proxy within a minute:\n${logs.slice(-4000)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      operator.kill('SIGTERM');
+      await new Promise((r) => operator.once('close', r));
+      proxy.closeAllConnections();
+      await new Promise((r) => proxy.close(r));
+    }
+    expect(logs).not.toMatch(/Cannot find (module|package)/);
+    expect(tunnels.length).toBeGreaterThan(0);
+    expect(new Set(tunnels)).toEqual(new Set([new URL(admin.clusters[0]!.cluster['server'] as string).host]));
+  }, 2 * MINUTE);
+
+  it(`the operator, as its image runs it (the bundle), runs as its ServiceAccount under the generated RBAC alone (a TokenRequest token, ${inClusterStyle ? 'in-cluster: KUBERNETES_SERVICE_HOST and the mounted service account' : 'in a kubeconfig: no mount namespace on this machine'})`, async () => {
     const kubeconfigPath = inject('kubeconfigPath');
     const client = createClient({ kubeConfig: loadKubeConfig(kubeconfigPath), fieldOwner: 'e2e-registry' });
     const apply = async (file: string) => {
@@ -488,7 +574,8 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     const tokenOf = (namespace: string, name: string) => serviceAccountToken(client, namespace, name);
     const metricsPort = await freePort();
     const probePort = await freePort();
-    const { operator, logs } = startAsServiceAccount(await tokenOf('demo-system', 'demo-manager'), ['--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`, '--leader-elect'], 'serviceaccount');
+    const moduleLog = join(work, 'serviceaccount-modules.log');
+    const { operator, logs } = startAsServiceAccount(await tokenOf('demo-system', 'demo-manager'), ['--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`, '--leader-elect'], 'serviceaccount', moduleLog);
     try {
       await timed('operator as its ServiceAccount: a Website reconciled', async () => {
         await client.apply({ apiVersion: 'demo.example.com/v1', kind: 'Website', metadata: { name: 'as-sa', namespace: 'default' }, spec: { title: 'Least privilege' } }, { force: true });
@@ -512,11 +599,27 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
       operator.kill('SIGTERM');
       await new Promise((r) => operator.once('close', r));
     }
+    // As the image runs it: one bundled module, not tsc's output and the 600-odd modules it imports
+    // one by one (rolldown's runtime helpers may come as a small file of their own, shared with the
+    // chunk read only for auth-provider kubeconfigs); from node_modules only js-yaml, and only when a
+    // kubeconfig file is read.
+    const files = readFileSync(moduleLog, 'utf8').split('\n').filter((l) => l.startsWith('file:')).map((url) => fileURLToPath(url));
+    const bundle = join(project, 'dist', 'operator.js');
+    expect(files).toContain(bundle);
+    const jsYaml = files.filter((f) => /\/node_modules\/.*\/js-yaml\//.test(f));
+    expect(jsYaml.length > 0, files.join('\n')).toBe(!inClusterStyle);
+    const rest = files.filter((f) => f !== bundle && !jsYaml.includes(f));
+    expect(rest.length, files.join('\n')).toBeLessThanOrEqual(1);
+    for (const f of rest) {
+      expect(relative(project, f)).toMatch(/^dist\/operator-[\w-]+\.js$/);
+      expect(statSync(f).size).toBeLessThan(16 * 1024);
+    }
   }, 10 * MINUTE);
 
   it('on a terminal the operator logs pretty lines (pino-pretty), not JSON', async () => {
     // util-linux `script` gives the operator a pseudo-terminal as stdout.
-    const command = `node dist/main.js --kubeconfig ${inject('kubeconfigPath')} --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0`;
+    // pino-pretty stays outside the bundle (rolldown.config.mjs): loaded from the project's node_modules.
+    const command = `node dist/operator.js --kubeconfig ${inject('kubeconfigPath')} --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0`;
     const operator = spawn('script', ['-qec', command, '/dev/null'], { cwd: project, env: { ...env, TERM: 'xterm' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let logs = '';
     operator.stdout.on('data', (c: Buffer) => (logs += c.toString()));
@@ -625,7 +728,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     expect(configurations.map((d) => `${d.kind}/${d.metadata.name}`).sort()).toEqual(['MutatingWebhookConfiguration/demo-mutating-webhook-configuration', 'ValidatingWebhookConfiguration/demo-validating-webhook-configuration']);
     expect(configurations.flatMap((d) => d.webhooks ?? []).map((w) => w.clientConfig.service)).toEqual([expect.objectContaining({ name: 'demo-webhook-service', namespace: 'demo-system' }), expect.objectContaining({ name: 'demo-webhook-service', namespace: 'demo-system' })]);
 
-    // pnpm generate built dist/ (tsc, which type-checked the user's code and the generated types): the next test runs it.
+    // pnpm generate built dist/ (tsc, which type-checked the user's code and the generated types, then the bundle): the next test runs it.
   }, 20 * MINUTE);
 
   it('deploys from the generated manifests: IMG=... pnpm run deploy -- --dry-run server (kustomize config/default, webhooks included)', async () => {

@@ -148,12 +148,15 @@ export const WALKTHROUGH_FILES = ['docs/getting-started.md', 'docs/rbac.md', 'do
 /**
  * Commands that run until stopped (a server, a watch): the walkthrough starts
  * each in the background, waits until its output matches `ready`, runs the
- * rest of its code block, then stops it.
+ * rest of its code block, then stops it. `pnpm start` runs the bundle
+ * (dist/operator.js, as the image does; pnpm echoes the script), `pnpm run
+ * dev` tsc's dist/main.js (kubeloop dev logs what it starts), as the
+ * scaffold's README says.
  */
 export const LONG_RUNNING: Readonly<Record<string, { readonly ready: RegExp }>> = {
-  'pnpm build && pnpm start -- --kubeconfig ~/.kube/config': { ready: /starting website-operator/ },
-  'pnpm run dev': { ready: /starting website-operator/ },
+  'pnpm build && pnpm start -- --kubeconfig ~/.kube/config': { ready: /> node dist\/operator\.js [\s\S]*starting website-operator/ },
+  'pnpm run dev': { ready: /starting node dist\/main\.js [\s\S]*starting website-operator/ },
   'kubectl get websites -w': { ready: /website-sample/ },
   'pnpm exec kubeloop-envtest start --crds config/crd --kubeconfig-out /tmp/website-operator.kubeconfig --webhooks config/webhook/manifests.yaml --conversion-crd websites.website-operator.example.com --webhook-port 9443 --webhook-cert-dir /tmp/website-operator-webhook-certs': { ready: /Press Ctrl-C to stop/ },
-  'pnpm start -- --kubeconfig /tmp/website-operator.kubeconfig --webhook-cert-dir /tmp/website-operator-webhook-certs': { ready: /webhook server listening/ },
+  'pnpm start -- --kubeconfig /tmp/website-operator.kubeconfig --webhook-cert-dir /tmp/website-operator-webhook-certs': { ready: /> node dist\/operator\.js [\s\S]*webhook server listening/ },
 };

@@ -96,7 +96,7 @@ describe('kubeloop create webhook on a new project', () => {
     const config = await readConfig(dir);
     expect(config.webhooks).toEqual({ setup: 'dist/webhooks/index.js#setupWebhooks', namespace: `${name}-system` });
     const manifest = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    expect(manifest.scripts['generate']).toBe('tsc -p tsconfig.json && kubeloop generate crds && kubeloop generate rbac && kubeloop generate webhooks');
+    expect(manifest.scripts['generate']).toBe('tsc -p tsconfig.json && rolldown -c rolldown.config.mjs && kubeloop generate crds && kubeloop generate rbac && kubeloop generate webhooks');
     expect(manifest.scripts['generate:check']).toContain('&& kubeloop generate webhooks --check');
     // A second webhook for the same kind is refused.
     expect(await reason(createWebhook({ group, version: 'v1', kind: 'Website', validation: true, cwd: dir }))).toBe('InvalidInput: src/webhooks/website-webhook.ts exists already: Website has its webhook; nothing was written');

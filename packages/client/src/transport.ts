@@ -14,11 +14,11 @@ import type { ApiWarning } from './warnings.js';
 import './internal/node-version.js';
 import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { urlToHttpOptions } from 'node:url';
 import { ClientError } from './errors.js';
 import { Credentials } from './internal/credentials.js';
+import { requireOwn } from './internal/own-require.js';
 import type * as Hpagent from 'hpagent';
 import type { AuthState, TlsMaterial } from './internal/credentials.js';
 import { sleep, TokenBucket } from '@kubeloop/workqueue';
@@ -174,8 +174,6 @@ export interface Transport {
 }
 
 const VERSION = '0.1.0';
-/** Synchronous, on-demand loading of dependencies most processes never need. */
-const load = createRequire(import.meta.url);
 const MiB = 1024 * 1024;
 
 function encodeQuery(query: Query | undefined): string {
@@ -443,7 +441,7 @@ class HttpTransport implements Transport {
     const common = { keepAlive: true, maxSockets, scheduling: 'lifo' as const };
     const proxy = this.config.proxyUrl;
     // hpagent (a CONNECT-tunnelling agent) is loaded only when a config names a proxy.
-    const { HttpProxyAgent, HttpsProxyAgent } = proxy ? (load('hpagent') as typeof Hpagent) : ({} as Partial<typeof Hpagent>);
+    const { HttpProxyAgent, HttpsProxyAgent } = proxy ? (requireOwn('hpagent') as typeof Hpagent) : ({} as Partial<typeof Hpagent>);
     if (!this.https) return proxy && HttpProxyAgent ? new HttpProxyAgent({ ...common, proxy }) : new HttpAgentClass(common);
     const tlsOptions = {
       ...(tls.ca ? { ca: tls.ca } : {}),

@@ -97,6 +97,32 @@ describe('createProject', () => {
     for (const [dep, range] of Object.entries(manager.peerDependencies)) expect(deps[dep], dep).toBe(range);
   });
 
+  it('ships the bundle pnpm build writes: the build, start and the image agree on dist/operator.js', async () => {
+    const project = await createProject({ name: 'bundled', cwd: tempDir() });
+    const read = (file: string) => readFileSync(join(project.directory, file), 'utf8');
+    const manifest = JSON.parse(read('package.json')) as { scripts: Record<string, string>; devDependencies: Record<string, string> };
+    // What rolldown.config.mjs bundles from and writes: tsc's entry point in, dist/operator.js out.
+    const config = read('rolldown.config.mjs');
+    const tsconfig = JSON.parse(read('tsconfig.json')) as { compilerOptions: { outDir: string } };
+    expect(config).toMatch(new RegExp(`input: '${tsconfig.compilerOptions.outDir}/main\\.js'`));
+    const bundle = `${/dir: '([^']+)'/.exec(config)?.[1]}/${/entryFileNames: '([^']+)'/.exec(config)?.[1]}`;
+    expect(bundle).toBe('dist/operator.js');
+    // `pnpm build` and `pnpm generate` both end with a fresh bundle (`pnpm start` after `pnpm generate`
+    // runs the webhooks it generated for); `pnpm start` and the image run it.
+    expect(manifest.scripts['build']).toBe('tsc -p tsconfig.json && rolldown -c rolldown.config.mjs');
+    expect(manifest.scripts['generate']).toMatch(/^tsc -p tsconfig\.json && rolldown -c rolldown\.config\.mjs && kubeloop generate crds/);
+    expect(manifest.scripts['start']).toBe(`node ${bundle}`);
+    const dockerfile = read('Dockerfile');
+    const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
+    expect(entrypoint).toEqual(['node', '--max-semi-space-size=1', '--no-opt', '--no-maglev', bundle]);
+    // The build stage has the config before it builds (without it `docker build` stops at rolldown).
+    const buildStage = dockerfile.slice(0, dockerfile.indexOf('RUN pnpm build'));
+    expect(buildStage).toMatch(/^COPY .*\brolldown\.config\.mjs\b.* \.\/$/m);
+    // The rolldown the example operator of this repository is bundled with.
+    const example = JSON.parse(readFileSync(join(root, 'examples/harddisk-operator/package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+    expect(manifest.devDependencies['rolldown']).toBe(example.devDependencies['rolldown']);
+  });
+
   it('takes a directory and an API group', async () => {
     const cwd = tempDir();
     const project = await createProject({ name: 'shop', cwd, directory: 'ops/shop', group: 'shop.acme.io' });

@@ -5,7 +5,7 @@
  * file to name a cluster, user or context wins it; the first non-empty
  * `current-context` wins). Every error names the file and the field.
  */
-import { createRequire } from 'node:module';
+import { requireOwn } from './own-require.js';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type * as JsYaml from 'js-yaml';
 import { ClientError } from '../errors.js';
@@ -16,7 +16,7 @@ const { readFileSync } = process.getBuiltinModule('node:fs');
 /** js-yaml, loaded the first time a file is parsed (an in-cluster process never needs it). */
 let yaml: typeof JsYaml | undefined;
 function parseYaml(text: string): unknown {
-  yaml ??= createRequire(import.meta.url)('js-yaml') as typeof JsYaml;
+  yaml ??= requireOwn('js-yaml') as typeof JsYaml;
   return yaml.load(text);
 }
 

@@ -2,10 +2,13 @@
 /**
  * The operator's entry point: one manager running the project's controllers.
  *
- *   node dist/main.js [--kubeconfig PATH] [--leader-elect] [--leader-election-namespace NS]
- *                     [--metrics-bind-address 127.0.0.1:8443] [--health-probe-bind-address 127.0.0.1:8081]
- *                     [--no-metrics-secure] [--metrics-cert-dir DIR]
- *                     [--webhook-port 9443] [--webhook-cert-dir DIR] [--no-webhooks]
+ *   node dist/operator.js [--kubeconfig PATH] [--leader-elect] [--leader-election-namespace NS]
+ *                         [--metrics-bind-address 127.0.0.1:8443] [--health-probe-bind-address 127.0.0.1:8081]
+ *                         [--no-metrics-secure] [--metrics-cert-dir DIR]
+ *                         [--webhook-port 9443] [--webhook-cert-dir DIR] [--no-webhooks]
+ *
+ * dist/operator.js is this file compiled (dist/main.js) and bundled into one module with all it
+ * imports by `pnpm build` (rolldown.config.mjs); `pnpm run dev` runs dist/main.js itself.
  *
  * /metrics is served over HTTPS to callers whose bearer token may `get` it
  * (config/rbac/metrics-reader-role.yaml; the operator checks tokens with
