@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
 # --max-semi-space-size=1: V8's young generation capped at 1 MiB per semi-space instead of up to
 # 16, about 15 MiB less RSS. --no-opt --no-maglev: no optimizing compilers (Sparkplug baseline code
-# only), about 17 MiB less RSS holding 1,000 HardDisks for 1.12-1.25x controller-runtime's CPU per
+# only), about 17 MiB less RSS holding 1,000 HardDisks for 1.08-1.25x controller-runtime's CPU per
 # reconcile (kubeloop's equals it without them); in bench:operator each phase takes 2-18 % longer than
 # without the flags (docs/benchmarks.md, Memory). Drop the two flags for a CPU-bound operator.
 # dist/operator.js is dist/main.js bundled into one module (examples/harddisk-operator/rolldown.config.mjs): about

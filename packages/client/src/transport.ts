@@ -368,8 +368,8 @@ function requestPath(prefix: string, pathAndQuery: string): string {
  * certificate gets new agents), so the name its socket pool is keyed by is the same for every
  * request: worked out once here. Node's https Agent otherwise builds it again from every TLS option,
  * the CA, certificate and key PEMs included (about 4 KB), two or three times per request, and looks
- * its pools up by that fresh string: about 50 µs of CPU per request with the shipped node flags and
- * 30 µs without them (docs/benchmarks.md, "CPU per request").
+ * its pools up by that fresh string: 30-80 µs of CPU per request (8-20 %), with the shipped node
+ * flags or without them (docs/benchmarks.md, "CPU per request").
  */
 function withFixedName(agent: HttpsAgent, options: Parameters<HttpsAgent['getName']>[0]): HttpsAgent {
   const name = agent.getName(options);
