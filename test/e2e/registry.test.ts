@@ -16,10 +16,6 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createServer as createHttpServer } from 'node:http';
-import type { IncomingMessage } from 'node:http';
-import { connect } from 'node:net';
-import type { AddressInfo, Socket } from 'node:net';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -33,7 +29,7 @@ import { ConfigMap } from '@kubeloop/scheme';
 import { LONG_RUNNING, NOT_IN_WALKTHROUGH, WALKTHROUGH_FILES, WALKTHROUGH_PROJECT, commandsOf } from '../support/doc-commands.js';
 import type { DocCommand } from '../support/doc-commands.js';
 import { testKubeConfig } from '../support/env.js';
-import { freePort, httpsGet } from '../support/net.js';
+import { freePort, httpsGet, startConnectProxy } from '../support/net.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const enabled = process.env['KUBELOOP_E2E_REGISTRY'] === '1';
@@ -521,26 +517,11 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
   }, 10 * MINUTE);
 
   it('a proxy-url kubeconfig: the bundle loads hpagent from @kubeloop/client, which the project does not list, and its caches sync through the proxy', async () => {
-    // A loopback HTTP CONNECT proxy that counts its tunnels, and the admin kubeconfig with proxy-url pointing at it.
-    const tunnels: string[] = [];
-    const proxy = createHttpServer((_req, res) => res.writeHead(405).end());
-    proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
-      tunnels.push(req.url ?? '');
-      const [host, port] = (req.url ?? '').split(':');
-      const upstream = connect(Number(port), host, () => {
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        upstream.write(head);
-        upstream.pipe(client);
-        client.pipe(upstream);
-      });
-      upstream.on('error', () => client.destroy());
-      client.on('error', () => upstream.destroy());
-    });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    // A loopback HTTP CONNECT proxy that records its tunnels, and the admin kubeconfig with proxy-url pointing at it.
+    const proxy = await startConnectProxy();
     const admin = parseAllDocuments(readFileSync(inject('kubeconfigPath'), 'utf8'))[0]!.toJSON() as { clusters: { name: string; cluster: Record<string, unknown> }[] };
     const proxied = join(work, 'proxy-kubeconfig.yaml');
-    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-    writeFileSync(proxied, JSON.stringify({ ...admin, clusters: admin.clusters.map((c) => ({ name: c.name, cluster: { ...c.cluster, 'proxy-url': proxyUrl } })) }));
+    writeFileSync(proxied, JSON.stringify({ ...admin, clusters: admin.clusters.map((c) => ({ name: c.name, cluster: { ...c.cluster, 'proxy-url': proxy.url } })) }));
     const operator = spawn('node', ['dist/operator.js', '--kubeconfig', proxied, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let logs = '';
     operator.stdout.on('data', (c: Buffer) => (logs += c.toString()));
@@ -555,12 +536,11 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
     } finally {
       operator.kill('SIGTERM');
       await new Promise((r) => operator.once('close', r));
-      proxy.closeAllConnections();
-      await new Promise((r) => proxy.close(r));
+      await proxy.close();
     }
     expect(logs).not.toMatch(/Cannot find (module|package)/);
-    expect(tunnels.length).toBeGreaterThan(0);
-    expect(new Set(tunnels)).toEqual(new Set([new URL(admin.clusters[0]!.cluster['server'] as string).host]));
+    expect(proxy.tunnels.length).toBeGreaterThan(0);
+    expect(new Set(proxy.tunnels)).toEqual(new Set([new URL(admin.clusters[0]!.cluster['server'] as string).host]));
   }, 2 * MINUTE);
 
   it(`the operator, as its image runs it (the bundle), runs as its ServiceAccount under the generated RBAC alone (a TokenRequest token, ${inClusterStyle ? 'in-cluster: KUBERNETES_SERVICE_HOST and the mounted service account' : 'in a kubeconfig: no mount namespace on this machine'})`, async () => {

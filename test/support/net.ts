@@ -1,6 +1,9 @@
 /** Small network helpers for tests that start servers on loopback and call HTTPS endpoints. */
+import { createServer as createHttpServer } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 /** A port free on 127.0.0.1 right now (another process may take it before you do: bind soon). */
 export function freePort(): Promise<number> {
@@ -43,4 +46,51 @@ export function httpsGet(url: string, options: HttpsGetOptions = {}): Promise<{ 
     req.on('error', reject);
     req.end();
   });
+}
+
+/** A loopback HTTP CONNECT proxy (what a kubeconfig's `proxy-url` names) that records each tunnel's target. */
+export interface ConnectProxy {
+  /** `http://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** `host:port` of every CONNECT, in order. */
+  readonly tunnels: readonly string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Start a CONNECT proxy on a free loopback port; anything but CONNECT is answered 405.
+ *
+ * @example
+ * ```ts
+ * const proxy = await startConnectProxy();
+ * const t = createTransport({ ...config, proxyUrl: proxy.url });
+ * await t.request({ method: 'GET', path: '/version' });
+ * proxy.tunnels; // ['127.0.0.1:6443']
+ * await proxy.close();
+ * ```
+ */
+export async function startConnectProxy(): Promise<ConnectProxy> {
+  const tunnels: string[] = [];
+  const proxy = createHttpServer((_req, res) => res.writeHead(405).end());
+  proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    tunnels.push(req.url ?? '');
+    const [host, port] = (req.url ?? '').split(':');
+    const upstream = connect(Number(port), host, () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    tunnels,
+    close: async () => {
+      proxy.closeAllConnections();
+      await new Promise((r) => proxy.close(r));
+    },
+  };
 }

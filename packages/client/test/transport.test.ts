@@ -10,7 +10,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import diagnostics from 'node:diagnostics_channel';
 import { createServer, request as httpRequest } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { connect, createServer as createNetServer } from 'node:net';
+import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,7 @@ import type { ClientError, RestConfig } from '../src/index.js';
 import type { RequestInfo } from '../src/internal-api.js';
 import { assertNodeVersion } from '../src/internal/node-version.js';
 import { testKubeConfig, testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
+import { startConnectProxy } from '../../../test/support/net.js';
 import { watchEvents } from '../src/watch.js';
 import { otherCaPem } from './support.js';
 
@@ -461,30 +462,15 @@ describe('transport configuration mistakes', () => {
   });
 
   it('proxy-url: requests tunnel through an HTTP CONNECT proxy to the real API server', async () => {
-    const tunnels: string[] = [];
-    const proxy = createServer((_req, res) => res.writeHead(405).end());
-    proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
-      tunnels.push(req.url ?? '');
-      const [host, port] = (req.url ?? '').split(':');
-      const upstream = connect(Number(port), host, () => {
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        upstream.write(head);
-        upstream.pipe(client);
-        client.pipe(upstream);
-      });
-      upstream.on('error', () => client.destroy());
-      client.on('error', () => upstream.destroy());
-    });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const proxy = await startConnectProxy();
     try {
       const real = loadKubeConfig(testKubeconfigPath());
-      const t = createTransport({ ...real, proxyUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+      const t = createTransport({ ...real, proxyUrl: proxy.url });
       expect((await t.request({ method: 'GET', path: '/version' })).status).toBe(200);
-      expect(tunnels).toEqual([new URL(real.server).host]);
+      expect(proxy.tunnels).toEqual([new URL(real.server).host]);
       t.close();
     } finally {
-      proxy.closeAllConnections();
-      await new Promise((r) => proxy.close(r));
+      await proxy.close();
     }
   });
 
