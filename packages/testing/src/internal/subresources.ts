@@ -53,17 +53,41 @@ export function getScale(t: Target): BufferedResponse {
  * (both found by the differential fuzzer, random seed 2080145716, and
  * checked against envtest in conformance/subresources.test.ts).
  */
-function decodeScale(scale: Json, patched: boolean): Json {
+function decodeScale(scale: Json, patched: { readonly original: Json; readonly touched: ReadonlySet<string> | 'all' } | undefined): Json {
   try {
     return decodeBuiltin(scale, 'autoscaling/v1', 'Scale', 'Ignore')?.object ?? scale;
   } catch (err) {
     if (!(err instanceof DecodeError)) throw err;
-    if (patched) throw invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: canonical(scale), detail: err.message }]);
+    if (patched) throw invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: quotePatched(scale, patched.original, patched.touched), detail: err.message }]);
     throw badRequest('no kind is registered for the type v1.Scale in scheme "pkg/runtime/scheme.go:111"');
   }
 }
 
-function setReplicas(s: Storage, t: Target, req: CoreRequest, given: Json, patched: boolean): BufferedResponse {
+/**
+ * A patched Scale as kube-apiserver quotes it: its patch library decodes the object into a map, so
+ * the top level and every member a patch went into are encoded again with their keys sorted (Go
+ * sorts map keys), while a member it did not touch keeps the bytes the Scale was encoded with, in
+ * its Go type's field order (what scaleOf builds). Found by the differential fuzzer.
+ */
+function quotePatched(scale: Json, original: Json, touched: ReadonlySet<string> | 'all'): string {
+  const members = Object.keys(scale)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${touched !== 'all' && !touched.has(k) && k in original ? JSON.stringify(original[k]) : canonical(scale[k])}`);
+  return `{${members.join(',')}}`;
+}
+
+/** The top-level members of a Scale a patch goes into: a merge patch's keys, a JSON patch's first path segments; for anything else all. */
+function touchedBy(body: unknown, contentType: string): ReadonlySet<string> | 'all' {
+  const first = (pointer: unknown): string | undefined => (typeof pointer === 'string' ? pointer.split('/')[1]?.replaceAll('~1', '/').replaceAll('~0', '~') : undefined);
+  if (contentType === 'application/json-patch+json' && Array.isArray(body)) {
+    const ops = body as unknown[];
+    return new Set(ops.flatMap((op) => (isObject(op) ? [first(op['path']), first(op['from'])].filter((k): k is string => k !== undefined) : [])));
+  }
+  if (contentType === 'application/merge-patch+json' && isObject(body)) return new Set(Object.keys(body));
+  return 'all';
+}
+
+function setReplicas(s: Storage, t: Target, req: CoreRequest, given: Json, patched?: { readonly original: Json; readonly touched: ReadonlySet<string> | 'all' }): BufferedResponse {
   const old = existing(t);
   const scale = decodeScale(given, patched);
   const sm = isObject(scale['metadata']) ? scale['metadata'] : {};
@@ -91,11 +115,48 @@ function setReplicas(s: Storage, t: Target, req: CoreRequest, given: Json, patch
 }
 
 export function updateScale(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
-  return setReplicas(s, t, req, parseJsonBody(req.body, req.contentType), false);
+  return setReplicas(s, t, req, parseJsonBody(req.body, req.contentType));
+}
+
+/**
+ * The managed fields a Scale is patched with: kube-apiserver's scale handler gives the Scale an entry for each of
+ * the parent's managers whose fields hold the replicas path, in autoscaling/v1 and owning `spec.replicas` alone,
+ * ordered as the server orders managed fields (Apply before Update, then by time, manager, apiVersion). A GET of
+ * the Scale shows none; a patch that fails to decode quotes them (found by the conformance suite).
+ */
+function scaleManagedFields(t: Target, parent: Json): Json[] {
+  const entries = (parent['metadata'] as Json)['managedFields'];
+  if (!Array.isArray(entries)) return [];
+  const path = t.st.type.scale!.specReplicasPath;
+  const known = new Set(t.st.type.versions.map((v) => (t.st.type.group ? `${t.st.type.group}/${v}` : v)));
+  const owns = (fields: unknown): boolean => {
+    let cur = fields;
+    for (const k of path) cur = isObject(cur) ? cur[`f:${k}`] : undefined;
+    return isObject(cur);
+  };
+  const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+  const seconds = (time: string): number => (time ? Math.floor(Date.parse(time) / 1000) : 0);
+  const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  return (entries as Json[])
+    .filter((e) => known.has(text(e['apiVersion'])) && owns(e['fieldsV1']))
+    .map((e) => ({ manager: text(e['manager']), operation: text(e['operation']), time: text(e['time']), subresource: text(e['subresource']) }))
+    .sort((p, q) => order(p.operation, q.operation) || seconds(p.time) - seconds(q.time) || order(p.manager, q.manager) || order(p.subresource, q.subresource))
+    .map((e) => ({
+      manager: e.manager,
+      operation: e.operation,
+      apiVersion: 'autoscaling/v1',
+      ...(e.time ? { time: e.time } : {}),
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:spec': { 'f:replicas': {} } },
+      ...(e.subresource ? { subresource: e.subresource } : {}),
+    }));
 }
 
 export function patchScale(s: Storage, t: Target, req: CoreRequest, contentType: string): BufferedResponse {
-  const current = scaleOf(t, existing(t));
+  const parent = existing(t);
+  const current = scaleOf(t, parent);
+  const managed = scaleManagedFields(t, parent);
+  if (managed.length > 0) current['metadata'] = { ...(current['metadata'] as Json), managedFields: managed };
   let body: unknown;
   try {
     body = JSON.parse(req.body ?? '');
@@ -103,7 +164,7 @@ export function patchScale(s: Storage, t: Target, req: CoreRequest, contentType:
     throw badRequest(`error decoding patch: ${cause instanceof Error ? cause.message : String(cause)}`);
   }
   const patched = contentType === 'application/json-patch+json' ? jsonPatch(current, body) : (mergePatch(current, body) as Json);
-  return setReplicas(s, t, req, patched, true);
+  return setReplicas(s, t, req, patched, { original: current, touched: touchedBy(body, contentType) });
 }
 
 /**

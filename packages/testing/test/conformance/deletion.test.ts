@@ -187,6 +187,38 @@ describe.each(BACKENDS)('deletion ($backend)', ({ backend }) => {
     await expectStatus(client.delete(cm, { propagationPolicy: 'Sometimes' as 'Orphan' }), 422, 'Invalid');
   });
 
+  it('orphanDependents beside a propagationPolicy is 422 Invalid, checked before the object is looked up (a missing one too), one object or a collection', async () => {
+    const client = h().client();
+    const cm = await client.create(configMap(h().namespace, h().name('cm')));
+    const path = `/api/v1/namespaces/${h().namespace}/configmaps`;
+    for (const [target, query] of [
+      [`${path}/${cm.metadata.name}`, { orphanDependents: 'true', propagationPolicy: 'Background' }],
+      [`${path}/${h().name('missing')}`, { orphanDependents: 'false', propagationPolicy: 'Foreground' }],
+      [path, { orphanDependents: 'true', propagationPolicy: 'Orphan' }],
+    ] as const) {
+      const res = await raw(h(), 'DELETE', target, { query });
+      expect(res.status, target).toBe(422);
+      expect(res.body['message']).toBe(`DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "${query.propagationPolicy}": orphanDependents and deletionPropagation cannot be both set`);
+    }
+    // nothing was deleted
+    expect((await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name })).metadata?.deletionTimestamp).toBeUndefined();
+  });
+
+  it('orphanDependents=false on an object a finalizer keeps answers 202 Accepted (dry run too); deleted at once, or without it, 200', async () => {
+    const client = h().client();
+    const kept = await client.create(held(configMap(h().namespace, h().name('cm'))));
+    const gone = await client.create(configMap(h().namespace, h().name('cm')));
+    const path = (name: string) => `/api/v1/namespaces/${h().namespace}/configmaps/${name}`;
+    expect((await raw(h(), 'DELETE', path(kept.metadata.name), { query: { orphanDependents: 'false', dryRun: 'All' } })).status).toBe(202);
+    expect((await raw(h(), 'DELETE', path(kept.metadata.name), { body: { apiVersion: 'meta.k8s.io/v1', kind: 'DeleteOptions', orphanDependents: false } })).status).toBe(202);
+    // marked already: still not deleted at once
+    expect((await raw(h(), 'DELETE', path(kept.metadata.name), { query: { orphanDependents: 'false' } })).status).toBe(202);
+    expect((await raw(h(), 'DELETE', path(kept.metadata.name), {})).status).toBe(200);
+    expect((await raw(h(), 'DELETE', path(gone.metadata.name), { query: { orphanDependents: 'false' } })).status).toBe(200);
+    const marked = await client.get(ConfigMap, { namespace: h().namespace, name: kept.metadata.name });
+    await client.patch(marked, mergePatch({ metadata: { finalizers: null } }));
+  });
+
   it('deleteAllOf marks objects with finalizers and removes the others', async () => {
     const client = h().client();
     const run = h().name('run');
