@@ -107,7 +107,7 @@ export function fieldsOf(obj: Json | undefined, shape: Shape, scope: Scope, hasS
 }
 
 /** The value at a path, and whether it is there. */
-export function valueAt(obj: unknown, key: PathKey): { found: boolean; value: unknown } {
+export function valueAt(obj: unknown, key: PathKey, options: { readonly defaultedKeys?: boolean } = {}): { found: boolean; value: unknown } {
   let cur: unknown = obj;
   for (const pe of key.split(SEP)) {
     if (pe.startsWith('f:')) {
@@ -116,7 +116,11 @@ export function valueAt(obj: unknown, key: PathKey): { found: boolean; value: un
     } else if (pe.startsWith('k:')) {
       if (!Array.isArray(cur)) return { found: false, value: undefined };
       const want = JSON.parse(pe.slice(2)) as Json;
-      cur = cur.find((item) => isObject(item) && Object.entries(want).every(([k, v]) => sameJson(item[k], v)));
+      const items = cur;
+      cur = items.find((item) => isObject(item) && Object.entries(want).every(([k, v]) => sameJson(item[k], v)));
+      // defaultedKeys: an applied configuration, whose keys were made with the schema's defaults for key fields it
+      // leaves out (a container port without `protocol` is keyed `protocol="TCP"`): such an item is the one keyed so
+      if (cur === undefined && options.defaultedKeys) cur = items.find((item) => isObject(item) && Object.entries(want).every(([k, v]) => item[k] === undefined || sameJson(item[k], v)));
       if (cur === undefined) return { found: false, value: undefined };
     } else if (pe.startsWith('v:')) {
       if (!Array.isArray(cur)) return { found: false, value: undefined };
@@ -420,7 +424,7 @@ export function apply(entries: readonly ManagedEntry[], live: Json | undefined, 
       if (!e.set.has(p)) continue;
       const last = p.slice(p.lastIndexOf(SEP) + 1);
       if (last.startsWith('k:') || last.startsWith('v:')) continue;
-      const want = valueAt(config, p);
+      const want = valueAt(config, p, { defaultedKeys: true });
       const have = valueAt(live, p);
       if (have.found && sameJson(want.value, have.value)) continue;
       conflicts.push({ manager: e.manager, operation: e.operation, subresource: e.subresource, apiVersion: e.apiVersion, path: describePath(p), key: p });

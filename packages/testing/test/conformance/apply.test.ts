@@ -69,6 +69,15 @@ describe.each(BACKENDS)('server-side apply ($backend)', ({ backend }) => {
     expect(owners(shared)).toEqual(['alpha/Apply', 'beta/Apply']);
   });
 
+  it('an applier that leaves out a list item\'s defaulted key field (a container port without protocol) sets the same item: the same values share ownership, no conflict', async () => {
+    const name = h().name('d');
+    const containers = [{ name: 'app', image: 'app:v1', ports: [{ containerPort: 80 }] }];
+    await h().client('updater').create(deployment(h().namespace, name, containers));
+    const shared = await h().client('applier').apply(deployment(h().namespace, name, containers));
+    expect((await h().client().get(Deployment, { namespace: h().namespace, name })).spec?.template.spec?.containers[0]?.ports).toEqual([{ containerPort: 80, protocol: 'TCP' }]);
+    expect(owners(shared)).toEqual(['applier/Apply', 'updater/Update']);
+  });
+
   it('force takes the field from its owner', async () => {
     const name = h().name('cm');
     await h().client('alpha').apply(configMap(h().namespace, name, { a: '1', b: '1' }));
