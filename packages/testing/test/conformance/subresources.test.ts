@@ -25,6 +25,19 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
       expect(after.spec).toEqual({ size: 1 });
     });
 
+    it('a Deployment status write of a counter\'s zero leaves the field out (Go omits it), and no one owns it', async () => {
+      const d = await h().client().create(deployment(h().namespace, h().name('d')));
+      const path = `/apis/apps/v1/namespaces/${h().namespace}/deployments/${d.metadata.name}/status`;
+      const merge = 'application/merge-patch+json';
+      await raw(h(), 'PATCH', path, { body: { status: { replicas: 2, readyReplicas: 2 } }, contentType: merge, query: { fieldManager: 'counter' } });
+      const res = await raw(h(), 'PATCH', path, { body: { status: { replicas: 0, readyReplicas: null, observedGeneration: 1 } }, contentType: merge, query: { fieldManager: 'counter' } });
+      expect(res.status).toBe(200);
+      expect(res.body['status']).toEqual({ observedGeneration: 1 });
+      const entry = ((res.body['metadata'] as { managedFields: { manager: string; subresource?: string; fieldsV1: { 'f:status'?: Record<string, unknown> } }[] }).managedFields).find((e) => e.manager === 'counter');
+      expect(entry?.subresource).toBe('status');
+      expect(Object.keys(entry?.fieldsV1['f:status'] ?? {})).toEqual(['f:observedGeneration']);
+    });
+
     it('a status update ignores labels', async () => {
       const client = h().client();
       const w = await client.create(widget(h().namespace, h().name('w')));
