@@ -13,7 +13,8 @@ type Json = Record<string, unknown>;
 
 /** Path elements in FieldsV1 syntax (`f:name`, `k:{"name":"a"}`, `v:"x"`), joined. */
 type PathKey = string;
-const SEP = '\u0001';
+/** Between the elements of a PathKey. */
+export const SEP = '\u0001';
 
 export interface ManagedEntry {
   manager: string;

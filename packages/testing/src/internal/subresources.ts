@@ -15,7 +15,7 @@ import { badRequest, conflict, invalid, MODIFIED } from './status.js';
 import { gr } from './storage.js';
 import type { Storage } from './storage.js';
 import { commit } from './write.js';
-import { parseManaged } from './fields.js';
+import { parseManaged, renderManaged, SEP } from './fields.js';
 import { deleteObject } from './delete.js';
 import { decodeBuiltin, DecodeError } from './openapi/decode.js';
 import { createHash, randomUUID } from 'node:crypto';
@@ -125,31 +125,12 @@ export function updateScale(s: Storage, t: Target, req: CoreRequest): BufferedRe
  * the Scale shows none; a patch that fails to decode quotes them (found by the conformance suite).
  */
 function scaleManagedFields(t: Target, parent: Json): Json[] {
-  const entries = (parent['metadata'] as Json)['managedFields'];
-  if (!Array.isArray(entries)) return [];
-  const path = t.st.type.scale!.specReplicasPath;
+  const replicas = t.st.type.scale!.specReplicasPath.map((k) => `f:${k}`).join(SEP);
   const known = new Set(t.st.type.versions.map((v) => (t.st.type.group ? `${t.st.type.group}/${v}` : v)));
-  const owns = (fields: unknown): boolean => {
-    let cur = fields;
-    for (const k of path) cur = isObject(cur) ? cur[`f:${k}`] : undefined;
-    return isObject(cur);
-  };
-  const text = (v: unknown): string => (typeof v === 'string' ? v : '');
-  const seconds = (time: string): number => (time ? Math.floor(Date.parse(time) / 1000) : 0);
-  const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-  return (entries as Json[])
-    .filter((e) => known.has(text(e['apiVersion'])) && owns(e['fieldsV1']))
-    .map((e) => ({ manager: text(e['manager']), operation: text(e['operation']), time: text(e['time']), subresource: text(e['subresource']) }))
-    .sort((p, q) => order(p.operation, q.operation) || seconds(p.time) - seconds(q.time) || order(p.manager, q.manager) || order(p.subresource, q.subresource))
-    .map((e) => ({
-      manager: e.manager,
-      operation: e.operation,
-      apiVersion: 'autoscaling/v1',
-      ...(e.time ? { time: e.time } : {}),
-      fieldsType: 'FieldsV1',
-      fieldsV1: { 'f:spec': { 'f:replicas': {} } },
-      ...(e.subresource ? { subresource: e.subresource } : {}),
-    }));
+  const entries = parseManaged((parent['metadata'] as Json)['managedFields'])
+    .filter((e) => known.has(e.apiVersion) && e.set.has(replicas))
+    .map((e) => ({ ...e, apiVersion: 'autoscaling/v1', set: new Set([`f:spec${SEP}f:replicas`]) }));
+  return renderManaged(entries);
 }
 
 export function patchScale(s: Storage, t: Target, req: CoreRequest, contentType: string): BufferedResponse {
