@@ -1,6 +1,8 @@
 // Reads vitest's JSON report and prints the closing line "N passed, N failed"
 // (failed typecheck/lint steps count as failures). Exits 1 if anything failed
-// or no test ran.
+// or no test ran. Before it, on stderr, the ten slowest test files (wall time
+// of each file, from the report's start and end times), so a slow suite says
+// where its time goes.
 import { readFileSync } from 'node:fs';
 
 const [report, failedChecksArg = '0'] = process.argv.slice(2);
@@ -16,6 +18,15 @@ try {
   // Suites that failed to load (syntax errors, a broken setup) have no tests to count.
   const brokenSuites = (json.testResults ?? []).filter((r) => r.status === 'failed' && (r.assertionResults ?? []).length === 0).length;
   failed += brokenSuites;
+  const timed = (json.testResults ?? [])
+    .filter((r) => typeof r.startTime === 'number' && typeof r.endTime === 'number')
+    .map((r) => ({ file: String(r.name).replace(`${process.cwd()}/`, ''), seconds: (r.endTime - r.startTime) / 1000 }))
+    .sort((a, b) => b.seconds - a.seconds);
+  if (timed.length > 0) {
+    const total = timed.reduce((sum, r) => sum + r.seconds, 0);
+    console.error(`summarize-tests: the ten slowest of ${timed.length} test files (${total.toFixed(0)} s in all, one after another):`);
+    for (const r of timed.slice(0, 10)) console.error(`  ${r.seconds.toFixed(1).padStart(7)} s  ${r.file}`);
+  }
   if (json.success === false && failed === 0) failed = 1; // e.g. global setup failed
 } catch (err) {
   console.error(`summarize-tests: no readable report at ${report}: ${err.message}`);
