@@ -22,6 +22,7 @@ import { container as rootContainer } from 'tsyringe';
 import type { DependencyContainer } from 'tsyringe';
 import type { InformerCache } from '@kubeloop/cache';
 import { isMetadataRef } from '@kubeloop/client/internal';
+import { runFenced } from '@kubeloop/client';
 import type { CachedClient, Client, KindRef } from '@kubeloop/client';
 import type { RESTMapper } from '@kubeloop/mapper';
 import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
@@ -609,12 +610,14 @@ class KubeManager implements Manager {
         cluster: this.cluster,
         registry: this.registry,
         logger: log,
-        lead: (term) => {
+        lead: (term, fence) => {
           if (term.aborted || stop.signal.aborted) return;
           this.leading = true;
           term.addEventListener('abort', () => (this.leading = false), { once: true });
           log.info({ leadership: gate.description }, 'leading; starting leader-only runnables');
-          this.leaderOnly.start(term);
+          // Leader-only work writes under the term's fence: refused once the gate may no longer lead.
+          if (fence) runFenced(fence, () => this.leaderOnly.start(term));
+          else this.leaderOnly.start(term);
         },
         stepDown: async () => {
           await waitAtMost(this.leaderOnly.settled(), gracefulMs);
