@@ -554,12 +554,12 @@ class Ring implements ShardRing {
             }
           }
           if (conflict) await this.writeOwn(signal);
-          await this.removeDead(signal);
         } catch (err) {
           if (!signal.aborted) this.report(err);
         }
       }
     }
+    if (this.isMember() && !signal.aborted) await this.removeDead(signal);
     this.rounds++;
     this.cacheKey = formatBuckets([...this.working, ...this.handingOn, ...(this.isMember() ? this.assignment : [])]);
     const started = [...this.working].filter((b) => !before.has(b));

@@ -22,7 +22,6 @@ import { container as rootContainer } from 'tsyringe';
 import type { DependencyContainer } from 'tsyringe';
 import type { InformerCache } from '@kubeloop/cache';
 import { isMetadataRef } from '@kubeloop/client/internal';
-import { runFenced } from '@kubeloop/client';
 import type { CachedClient, Client, KindRef } from '@kubeloop/client';
 import type { RESTMapper } from '@kubeloop/mapper';
 import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
@@ -616,8 +615,7 @@ class KubeManager implements Manager {
           term.addEventListener('abort', () => (this.leading = false), { once: true });
           log.info({ leadership: gate.description }, 'leading; starting leader-only runnables');
           // Leader-only work writes under the term's fence: refused once the gate may no longer lead.
-          if (fence) runFenced(fence, () => this.leaderOnly.start(term));
-          else this.leaderOnly.start(term);
+          this.leaderOnly.start(term, fence);
         },
         stepDown: async () => {
           await waitAtMost(this.leaderOnly.settled(), gracefulMs);
