@@ -23,9 +23,9 @@
  * `leaseDurationSeconds`, as observed on this replica's clock (never the
  * holder's timestamps), is dead, and its buckets are claimed; the member
  * that takes them over deletes its Lease (only if unchanged since). A Lease
- * seen for the first time whose `renewTime` is more than two of its
- * durations old is dead at once (a joiner does not wait out a Lease left
- * behind by a ring that stopped).
+ * seen for the first time is aged by its `renewTime` less one lease
+ * duration of tolerated clock skew: one renewed more than two durations ago
+ * is dead at once (a joiner does not wait out a Lease left behind).
  *
  * Fencing (docs/sharding.md states the guarantee): each bucket worked on
  * here has a write fence (`fence(bucket)`, a `LeaseFence`), revoked when the
@@ -404,9 +404,11 @@ class Ring implements ShardRing {
       const prev = this.observed.get(name);
       const durationMs = Math.max(1, lease.spec?.leaseDurationSeconds ?? 1) * 1000;
       let seenAt = prev && prev.rv === rv ? prev.seenAt : now;
-      // First seen and renewed more than two durations ago by the wall clock (one duration of skew tolerated): dead now.
+      // First seen: aged by its renewTime on the wall clock, less one duration of clock skew tolerated (one
+      // renewed more than two durations ago is dead at once; a joiner does not wait out a Lease left behind).
       const renewed = prev ? Number.NaN : Date.parse(String(lease.spec?.renewTime ?? ''));
-      if (Number.isFinite(renewed) && renewed + 2 * durationMs < Date.now()) seenAt = now - durationMs;
+      const age = Date.now() - renewed - durationMs;
+      if (Number.isFinite(age) && age > 0) seenAt = now - Math.min(age, durationMs);
       const n = Number(lease.metadata?.annotations?.[SHARD_BUCKETS_ANNOTATION] ?? this.buckets);
       if (n !== this.buckets) this.report(new LeaderElectionError('InvalidOptions', `shard ring ${this.name}: member ${identity} uses ${n} buckets, this one ${this.buckets}; every member must use the same`));
       this.observed.set(name, {
