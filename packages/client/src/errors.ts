@@ -74,7 +74,13 @@ export type ClientErrorReason =
    */
   | 'NotCached'
   /** The API server answered with a Warning header and the transport was told to refuse those (`warningsAsErrors`). */
-  | 'Warning';
+  | 'Warning'
+  /**
+   * A write made under a revoked write fence (`runFenced`): not sent, or cut
+   * in flight (a sharded reconcile whose bucket moved on, leader-only work
+   * after its term ended). The message says why the fence was revoked.
+   */
+  | 'Fenced';
 
 const BRAND = Symbol.for('@kubeloop/client/ClientError');
 
@@ -191,5 +197,15 @@ export const isNetworkError = is('Network', 'TLS');
 export const isTLSError = is('TLS');
 /** An answer or a watch line passed its size limit. */
 export const isResponseTooLarge = is('ResponseTooLarge');
+/**
+ * A write refused or cut because its write fence was revoked (a sharded
+ * reconcile whose bucket moved on, leader-only work after its term ended).
+ *
+ * @example
+ * ```ts
+ * try { await client.update(disk); } catch (err) { if (isFenced(err)) return; throw err; }
+ * ```
+ */
+export const isFenced = is('Fenced');
 /** The kubeconfig (or the runtime) cannot be used: see the message for the file or setting. */
 export const isInvalidConfig = is('InvalidConfig');

@@ -16,6 +16,8 @@ import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMe
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { urlToHttpOptions } from 'node:url';
+import { currentFence, fencedError } from './fence.js';
+import type { WriteFence } from './fence.js';
 import { ClientError } from './errors.js';
 import { Credentials } from './internal/credentials.js';
 import { requireOwn } from './internal/own-require.js';
@@ -296,11 +298,19 @@ class Attempt {
   private listener: (() => void) | undefined;
   private controller: AbortController | undefined;
   private readonly onCallerAbort: (() => void) | undefined;
+  private readonly onFenceRevoked: (() => void) | undefined;
 
   constructor(
     private readonly req: TransportRequest,
     timeoutMs: number,
+    /** A write's fence: its revocation aborts the attempt with ClientError `Fenced`. */
+    private readonly fence?: WriteFence,
   ) {
+    if (fence) {
+      this.onFenceRevoked = (): void => this.abort(fencedError(`${req.method} ${req.path}`, fence.revoked() ?? 'its write fence was revoked'));
+      if (fence.signal.aborted) this.onFenceRevoked();
+      else fence.signal.addEventListener('abort', this.onFenceRevoked, { once: true });
+    }
     if (timeoutMs > 0) {
       this.timer = setTimeout(() => {
         this.abort(new ClientError('ClientTimeout', `${req.method} ${req.path}: no answer within ${timeoutMs} ms (the deadline covers connecting, the headers and the whole body)`));
@@ -346,6 +356,7 @@ class Attempt {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     if (this.onCallerAbort) this.req.signal?.removeEventListener('abort', this.onCallerAbort);
+    if (this.onFenceRevoked) this.fence?.signal.removeEventListener('abort', this.onFenceRevoked);
   }
 }
 
@@ -456,11 +467,13 @@ class HttpTransport implements Transport {
 
   async request(req: TransportRequest): Promise<TransportResponse> {
     const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
+    // A write inside a fenced scope (runFenced) carries its fence: one store lookup per write, none per read.
+    const fence = req.method === 'GET' ? undefined : currentFence();
     for (let attempt = 0; ; attempt++) {
-      const deadline = new Attempt(req, timeoutMs);
+      const deadline = new Attempt(req, timeoutMs, fence);
       let response: TransportResponse;
       try {
-        const { res, auth } = await this.once(req, false, deadline);
+        const { res, auth } = await this.once(req, false, deadline, fence);
         response = { status: res.statusCode ?? 0, headers: res.headers, body: await this.readBody(req, res, deadline) };
         if (response.status === 401) this.#credentials.unauthorized(auth);
       } finally {
@@ -556,9 +569,11 @@ class HttpTransport implements Transport {
     }
   }
 
-  private async once(req: TransportRequest, streaming: boolean, attempt: Attempt): Promise<{ res: IncomingMessage; auth: AuthState }> {
+  private async once(req: TransportRequest, streaming: boolean, attempt: Attempt, fence?: WriteFence): Promise<{ res: IncomingMessage; auth: AuthState }> {
     const what = `${req.method} ${req.path}`;
     if (attempt.reason) throw attempt.reason;
+    const revoked = fence?.revoked();
+    if (revoked !== undefined) throw fencedError(what, revoked);
     if (this.limiter) await this.limiter.take(attempt.signal).catch(() => Promise.reject(attempt.reason!));
     const auth = this.#credentials.current() ?? (await race(this.#credentials.get(), attempt));
     const agents = this.agentsFor(auth);
@@ -612,8 +627,27 @@ class HttpTransport implements Transport {
         else if (attempt.reason) fail(attempt.reason);
         else fail(connectionError(what, this.#credentials.source, cause));
       });
-      if (req.body !== undefined) r.write(req.body);
-      r.end();
+      const send = (): void => {
+        if (req.body !== undefined) r.write(req.body);
+        r.end();
+      };
+      if (!fence) {
+        send();
+        return;
+      }
+      // A fenced write's bytes leave only once its socket is connected, right after the fence is checked
+      // (nothing is written before end()): a process paused while connecting does not send it on resume.
+      r.once('socket', (socket) => {
+        const go = (): void => {
+          const why = fence.revoked();
+          if (why === undefined) return send();
+          const err = fencedError(what, why);
+          fail(err);
+          r.destroy(err);
+        };
+        if (socket.connecting) socket.once(this.https ? 'secureConnect' : 'connect', go);
+        else go();
+      });
     });
   }
 

@@ -54,7 +54,7 @@ export interface ApiProxy extends AsyncDisposable {
   resetConnections(): void;
   /** Accept connections but never answer or forward, and stall streams in flight (a silently dead network). */
   blackhole(on: boolean): void;
-  /** Hold each new request this long before forwarding it. */
+  /** Hold each new request this long before forwarding it; one whose client resets the connection meanwhile is dropped (status 0). */
   delay(ms: number): void;
   /**
    * Hold every event of the watches opened from now on this long before
@@ -138,8 +138,16 @@ export async function startApiProxy(target: KubeConfig, options: ApiProxyOptions
     };
     recorded.push(record);
     if (blackholed) return; // never answer
-    if (delayMs > 0) setTimeout(() => forward(req, res, record), delayMs);
-    else forward(req, res, record);
+    if (delayMs > 0) {
+      // A request its client gave up on while held (the connection reset) is dropped, never forwarded: what
+      // a slow link had not yet delivered when the connection was reset never reaches the server.
+      setTimeout(() => {
+        if (req.destroyed || res.destroyed || req.socket.destroyed) return;
+        forward(req, res, record);
+      }, delayMs);
+    } else {
+      forward(req, res, record);
+    }
   };
 
   let server: Server = createServer(handler);

@@ -13,18 +13,24 @@
  * candidates race, the API server accepts exactly one update and the other
  * gets a conflict, re-reads, and sees the winner.
  *
- * Like client-go this gives no fencing: a leader that loses the lease stops at
- * once (its `onStartedLeading` signal aborts the moment the renew deadline
- * passes), and `leaseDuration > renewDeadline` leaves the margin in which the
- * old leader has stopped before a new one can start.
+ * A leader that loses the lease stops at once (its `onStartedLeading` signal
+ * aborts the moment the renew deadline passes), and `leaseDuration >
+ * renewDeadline` leaves the margin in which the old leader has stopped before
+ * a new one can start. Beyond client-go, the term is fenced: a leader past its
+ * renew deadline (a process resumed after a pause) steps down before it
+ * writes the Lease again and is not `isLeader()` any more, whatever its
+ * timers have run yet; and the term's write fence (`onStartedLeading`'s
+ * second argument, a `LeaseFence`) refuses the writes of leader-only work run
+ * under it (`runFenced`) from that deadline on, and from a loss.
  */
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { isAlreadyExists, isConflict, isNotFound } from '@kubeloop/client';
-import type { Client } from '@kubeloop/client';
+import type { Client, WriteFence } from '@kubeloop/client';
 import { Lease } from '@kubeloop/scheme';
 import { sleep } from '@kubeloop/workqueue';
 import { LeaderElectionError } from './errors.js';
+import { LeaseFence } from './lease-fence.js';
 
 // Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
 const { randomUUID } = process.getBuiltinModule('node:crypto');
@@ -95,9 +101,13 @@ export interface LeaderElectorOptions {
   /**
    * Called when this candidate becomes leader. `signal` aborts the moment
    * leadership ends (lost, or `run` cancelled): stop all leader-only work then.
-   * Not awaited; a rejection or throw goes to `onError`.
+   * `fence` is the term's write fence: run leader-only work under it
+   * (`runFenced` of `@kubeloop/client`) and its writes are refused once the
+   * lease is lost or has not been renewed within the renew deadline (a
+   * cancelled run's fence holds while it drains and renews, and is revoked
+   * when the run ends). Not awaited; a rejection or throw goes to `onError`.
    */
-  readonly onStartedLeading?: (signal: AbortSignal) => void | Promise<void>;
+  readonly onStartedLeading?: (signal: AbortSignal, fence: WriteFence) => void | Promise<void>;
   /**
    * Called once leadership has ended (after `onStartedLeading`'s signal
    * aborted). Never called if this candidate never led. A returned promise is
@@ -145,7 +155,12 @@ export interface LeaderElector {
    * `onError`). One run at a time; the elector may run again after a run ends.
    */
   run(signal?: AbortSignal): Promise<LeaderElectionEnd>;
-  /** True from acquiring the lease until leadership ends (`onStartedLeading`'s signal aborts at the same moment this turns false). */
+  /**
+   * True from acquiring the lease until leadership ends (`onStartedLeading`'s
+   * signal aborts at the same moment this turns false), and only while the
+   * lease was renewed within the renew deadline (by the monotonic clock: a
+   * process resumed after a pause is not leader before it renews again).
+   */
   isLeader(): boolean;
   /** The holder of the lease as last observed (possibly this candidate), or undefined if none was observed. */
   getLeader(): string | undefined;
@@ -338,7 +353,7 @@ class Elector implements LeaderElector {
   }
 
   isLeader(): boolean {
-    return this.leading;
+    return this.leading && performance.now() - this.lastSuccessStart < this.renewDeadlineMs;
   }
 
   getLeader(): string | undefined {
@@ -427,6 +442,7 @@ class Elector implements LeaderElector {
       ended();
     };
     const lose = (reason: LeaderElectionError): void => {
+      fence.revoke(reason.message);
       held = false;
       renewing.abort(reason);
       stepDown('lost', reason);
@@ -440,24 +456,31 @@ class Elector implements LeaderElector {
       );
     };
     const onCancel = (): void => stepDown('cancelled', runSignal.reason);
+    const fence = new LeaseFence({ renewedAt: () => this.lastSuccessStart }, this.renewDeadlineMs, `leadership of lease ${this.namespace}/${this.name}`);
 
     this.leading = true;
     this.metrics?.leading(this.name, true);
     armDeadline(this.lastSuccessStart);
     runSignal.addEventListener('abort', onCancel, { once: true });
     if (runSignal.aborted) onCancel();
-    this.invoke(() => this.options.onStartedLeading?.(leadingController.signal));
+    this.invoke(() => this.options.onStartedLeading?.(leadingController.signal, fence));
 
     const renewLoop = (async (): Promise<void> => {
       while (!renewing.signal.aborted) {
         await sleep(this.retryPeriodMs, renewing.signal);
         if (renewing.signal.aborted) break;
+        if (performance.now() - this.lastSuccessStart >= this.renewDeadlineMs) {
+          // Past the deadline (a pause, say) before its timer ran: stop leading before writing the Lease again.
+          lose(new LeaderElectionError('Lost', `leader election: lease ${this.namespace}/${this.name} not renewed within ${this.renewDeadlineMs} ms`));
+          break;
+        }
         const started = performance.now();
         const ok = await this.tryAcquireOrRenew(AbortSignal.any([renewing.signal, AbortSignal.timeout(this.attemptTimeoutMs)]));
         this.maybeReportTransition();
         if (renewing.signal.aborted) break;
         if (ok) {
           armDeadline(started);
+          fence.arm();
         } else if (this.observed !== undefined && this.observed.holderIdentity !== this.identity) {
           // Someone else holds the lease now (they judged it expired): we lost it, whatever the deadline says.
           lose(new LeaderElectionError('Lost', `leader election: lease ${this.namespace}/${this.name} is held by ${this.observed.holderIdentity || '(nobody)'}`));
@@ -474,6 +497,7 @@ class Elector implements LeaderElector {
       clearTimeout(deadline);
       runSignal.removeEventListener('abort', onCancel);
       await renewLoop;
+      fence.revoke(`leadership of lease ${this.namespace}/${this.name} ended`);
     }
     if (end === 'cancelled' && held && this.releaseOnCancel) await this.release();
     return end ?? 'cancelled';

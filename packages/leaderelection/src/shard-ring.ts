@@ -21,16 +21,27 @@
  * most of them on.
  * A member is live while its Lease keeps changing: one not renewed for its
  * `leaseDurationSeconds`, as observed on this replica's clock (never the
- * holder's timestamps), is dead, and its buckets are claimed. A member that
- * cannot renew for `renewDeadlineMs` (< the lease duration) stops all its
- * buckets first, so it has stopped before anyone may take them.
+ * holder's timestamps), is dead, and its buckets are claimed; the member
+ * that takes them over deletes its Lease (only if unchanged since). A Lease
+ * seen for the first time is aged by its `renewTime` less one lease
+ * duration of tolerated clock skew: one renewed more than two durations ago
+ * is dead at once (a joiner does not wait out a Lease left behind).
+ *
+ * Fencing (docs/sharding.md states the guarantee): each bucket worked on
+ * here has a write fence (`fence(bucket)`, a `LeaseFence`), revoked when the
+ * bucket is handed on and, by the clock, once this member has not renewed
+ * within `renewDeadlineMs` (< the lease duration): a sharded reconcile's
+ * writes go through it. A member past its renew deadline stops all its
+ * buckets and drops them from its Lease before it writes the Lease again,
+ * and then claims as a newcomer (a process resumed after a pause).
  */
 import { performance } from 'node:perf_hooks';
-import { fnv1a64, isAlreadyExists, isNotFound } from '@kubeloop/client';
-import type { Client, ShardRange } from '@kubeloop/client';
+import { fnv1a64, isAlreadyExists, isConflict, isNotFound } from '@kubeloop/client';
+import type { Client, ShardRange, WriteFence } from '@kubeloop/client';
 import { Lease } from '@kubeloop/scheme';
 import { sleep } from '@kubeloop/workqueue';
 import { LeaderElectionError } from './errors.js';
+import { LeaseFence } from './lease-fence.js';
 import { formatMicroTime, resolveLeaseTimings } from './leader-elector.js';
 import { assignBuckets, bucketOf, bucketsToRanges, checkBuckets, DEFAULT_RING_BUCKETS } from './ring-assignment.js';
 
@@ -57,6 +68,13 @@ export interface ShardRingOptions {
   readonly renewDeadlineMs?: number;
   /** Time between two rounds (read the ring, renew, release, claim). Default: 2 000. */
   readonly retryPeriodMs?: number;
+  /**
+   * How long a bucket being handed on waits for its work in flight to return
+   * (its drainers) before it is handed on anyway. Its writes are fenced from
+   * the start of the handoff, so work that ignores its signal cannot write
+   * beside the new owner. Default: `leaseDurationMs`.
+   */
+  readonly handoffTimeoutMs?: number;
   /** Buckets the hash space is cut into; every member must use the same. A power of two. Default: 128. */
   readonly buckets?: number;
   /** Told of every error that was retried. Default: none. */
@@ -80,6 +98,8 @@ export interface RingMember {
 export interface RingChange {
   readonly started: readonly number[];
   readonly stopped: readonly number[];
+  /** Set when this member was cut off (its Lease not renewed within the renew deadline) and stopped every bucket: why. */
+  readonly lost?: string;
 }
 
 /** Counters of a ring member, for metrics. */
@@ -123,7 +143,7 @@ export interface ShardRing {
    * one loop; a manager whose leadership is `ringLeadership(ring)` runs it).
    */
   run(signal: AbortSignal): Promise<void>;
-  /** Buckets worked on here now. */
+  /** Buckets worked on here now (none once this member is past its renew deadline). */
   active(): ReadonlySet<number>;
   /** Buckets stopped here whose in-flight work is still draining (not yet handed on). */
   draining(): ReadonlySet<number>;
@@ -131,6 +151,14 @@ export interface ShardRing {
   assigned(): ReadonlySet<number>;
   /** Whether a hash falls in a bucket worked on here now. */
   owns(hash: bigint): boolean;
+  /**
+   * The write fence of a bucket worked on here now (undefined otherwise):
+   * run the bucket's work under it (`runFenced` of `@kubeloop/client`) and
+   * its writes are refused once the bucket is handed on or this member has
+   * not renewed within its renew deadline; its `signal` aborts then. A
+   * sharded controller does this for every reconcile.
+   */
+  fence(bucket: number): WriteFence | undefined;
   /** The bucket of a hash. */
   bucketOf(hash: bigint): number;
   /**
@@ -204,7 +232,11 @@ export function createShardRing(options: ShardRingOptions): ShardRing {
   const { identity, leaseDurationMs, renewDeadlineMs, retryPeriodMs } = resolveLeaseTimings(options, 'shard ring', 1);
   const buckets = options.buckets ?? DEFAULT_RING_BUCKETS;
   checkBuckets(buckets);
-  return new Ring(options, identity, leaseDurationMs, renewDeadlineMs, retryPeriodMs, buckets);
+  const handoffTimeoutMs = options.handoffTimeoutMs ?? leaseDurationMs;
+  if (typeof handoffTimeoutMs !== 'number' || !Number.isFinite(handoffTimeoutMs) || handoffTimeoutMs <= 0) {
+    throw new LeaderElectionError('InvalidOptions', `shard ring: handoffTimeoutMs must be a positive number of milliseconds, got ${String(handoffTimeoutMs)}`);
+  }
+  return new Ring(options, identity, leaseDurationMs, renewDeadlineMs, retryPeriodMs, buckets, handoffTimeoutMs);
 }
 
 interface Observed {
@@ -238,6 +270,13 @@ class Ring implements ShardRing {
   private rounds = 0;
   private own: Lease | undefined;
   private cacheKey = '';
+  /** A newcomer (first run, or cut off since): the next successful renewal only announces, it claims nothing. */
+  private joining = true;
+  /** The write fence of each bucket in `working`. */
+  private readonly fences = new Map<number, LeaseFence>();
+  private readonly clock = { renewedAt: (): number => this.lastRenew };
+  private deadline: NodeJS.Timeout | undefined;
+  private static readonly NONE: ReadonlySet<number> = new Set();
 
   constructor(
     private readonly options: ShardRingOptions,
@@ -246,6 +285,7 @@ class Ring implements ShardRing {
     private readonly renewDeadlineMs: number,
     private readonly retryPeriodMs: number,
     readonly buckets: number,
+    private readonly handoffTimeoutMs: number,
   ) {
     this.client = options.client;
     this.name = options.name;
@@ -254,7 +294,7 @@ class Ring implements ShardRing {
   }
 
   active(): ReadonlySet<number> {
-    return this.working;
+    return this.isMember() ? this.working : Ring.NONE;
   }
 
   draining(): ReadonlySet<number> {
@@ -270,7 +310,12 @@ class Ring implements ShardRing {
   }
 
   owns(hash: bigint): boolean {
-    return this.working.has(bucketOf(hash, this.buckets));
+    return this.isMember() && this.working.has(bucketOf(hash, this.buckets));
+  }
+
+  fence(bucket: number): WriteFence | undefined {
+    const fence = this.fences.get(bucket);
+    return fence && this.working.has(bucket) && this.isMember() && fence.revoked() === undefined ? fence : undefined;
   }
 
   cacheRanges(): ShardRange[] {
@@ -323,6 +368,7 @@ class Ring implements ShardRing {
       }
       await this.leave();
     } finally {
+      clearTimeout(this.deadline);
       this.running = false;
     }
   }
@@ -356,14 +402,21 @@ class Ring implements ShardRing {
       }
       const rv = lease.metadata?.resourceVersion ?? '';
       const prev = this.observed.get(name);
+      const durationMs = Math.max(1, lease.spec?.leaseDurationSeconds ?? 1) * 1000;
+      let seenAt = prev && prev.rv === rv ? prev.seenAt : now;
+      // First seen: aged by its renewTime on the wall clock, less one duration of clock skew tolerated (one
+      // renewed more than two durations ago is dead at once; a joiner does not wait out a Lease left behind).
+      const renewed = prev ? Number.NaN : Date.parse(String(lease.spec?.renewTime ?? ''));
+      const age = Date.now() - renewed - durationMs;
+      if (Number.isFinite(age) && age > 0) seenAt = now - Math.min(age, durationMs);
       const n = Number(lease.metadata?.annotations?.[SHARD_BUCKETS_ANNOTATION] ?? this.buckets);
       if (n !== this.buckets) this.report(new LeaderElectionError('InvalidOptions', `shard ring ${this.name}: member ${identity} uses ${n} buckets, this one ${this.buckets}; every member must use the same`));
       this.observed.set(name, {
         identity,
         lease: name,
         rv,
-        seenAt: prev && prev.rv === rv ? prev.seenAt : now,
-        durationMs: Math.max(1, lease.spec?.leaseDurationSeconds ?? 1) * 1000,
+        seenAt,
+        durationMs,
         held: parseBuckets(lease.metadata?.annotations?.[SHARD_HELD_ANNOTATION], this.buckets),
       });
     }
@@ -390,8 +443,9 @@ class Ring implements ShardRing {
     return false;
   }
 
-  /** Write our Lease: renewed now, holding `held`. */
+  /** Write our Lease: renewed now, holding `held`. Past the renew deadline, every bucket is stopped and dropped first. */
   private async writeOwn(signal: AbortSignal): Promise<boolean> {
+    if (this.lastRenew !== -Infinity && !this.isMember()) this.cutOff();
     const spec = {
       holderIdentity: this.identity,
       leaseDurationSeconds: Math.max(1, Math.ceil(this.leaseDurationMs / 1000)),
@@ -428,6 +482,13 @@ class Ring implements ShardRing {
         )) as Lease;
       }
       this.lastRenew = started;
+      for (const fence of this.fences.values()) fence.arm();
+      clearTimeout(this.deadline);
+      // At the renew deadline without another renewal: stop everything then, not at the next round.
+      this.deadline = setTimeout(() => {
+        if (!this.isMember()) this.cutOff();
+      }, Math.max(0, started + this.renewDeadlineMs - performance.now()));
+      this.deadline.unref();
       return true;
     } catch (err) {
       // Conflict or gone: read it again next round.
@@ -448,7 +509,8 @@ class Ring implements ShardRing {
     if (signal.aborted) return;
     // Renew first: liveness decides what we may hold.
     await this.writeOwn(signal);
-    if (this.rounds === 0 && this.isMember()) {
+    if (this.joining && this.isMember()) {
+      this.joining = false;
       // Announce before claiming: members started together (a Deployment's replicas) write their
       // Leases within moments of each other; a member that claimed in its first round would see
       // only itself, list and cache every object, then hand most of them off (and keep the memory
@@ -456,9 +518,7 @@ class Ring implements ShardRing {
       this.assignment = new Set();
     } else if (!this.isMember()) {
       // Cut off: stop everything now (we stop before anyone may take over), drain, hold nothing.
-      this.release([...this.working]);
-      for (const b of [...this.held]) if (!this.handingOn.has(b)) this.held.delete(b);
-      this.assignment = new Set();
+      this.cutOff();
     } else {
       const owners = assignBuckets(this.liveIdentities(), this.buckets);
       this.assignment = new Set(owners.flatMap((o, b) => (o === this.identity ? [b] : [])));
@@ -482,13 +542,16 @@ class Ring implements ShardRing {
           await this.observe(signal);
           let conflict = false;
           for (const b of pending) {
-            if (this.heldByLiveOther(b)) {
+            if (!this.held.has(b)) {
+              // Cut off (and dropped) while the claim was written: a newcomer claims again.
+            } else if (this.heldByLiveOther(b)) {
               this.held.delete(b);
               this.cooldown.set(b, 1 + Math.floor(Math.random() * 3));
               this.stats.conflicts++;
               conflict = true;
             } else if (this.isMember()) {
               this.working.add(b);
+              this.fences.set(b, new LeaseFence(this.clock, this.renewDeadlineMs, `bucket ${b} of shard ring ${this.name}`));
               if (this.rounds > 1) this.stats.acquired++;
             }
           }
@@ -498,6 +561,7 @@ class Ring implements ShardRing {
         }
       }
     }
+    if (this.isMember() && !signal.aborted) await this.removeDead(signal);
     this.rounds++;
     this.cacheKey = formatBuckets([...this.working, ...this.handingOn, ...(this.isMember() ? this.assignment : [])]);
     const started = [...this.working].filter((b) => !before.has(b));
@@ -515,23 +579,76 @@ class Ring implements ShardRing {
     }
   }
 
-  /** Stop working on buckets now; once drained, take them out of our Lease (written next round). */
-  private release(buckets: number[]): void {
+  /**
+   * Past the renew deadline: revoke every fence, stop every bucket, hold
+   * nothing (the next write of our Lease lists none), and claim again as a
+   * newcomer, only buckets no live Lease holds.
+   */
+  private cutOff(): void {
+    if (this.joining && this.working.size === 0 && this.held.size === 0) return;
+    const why = `shard ring ${this.name}: member ${this.identity} did not renew its Lease ${this.namespace}/${this.leaseName} within ${this.renewDeadlineMs} ms; it stopped its ${this.working.size} buckets and joins again as a newcomer`;
+    const stopped = [...this.working];
+    this.release(stopped, why);
+    this.held.clear();
+    this.assignment = new Set();
+    this.joining = true;
+    this.notify({ started: [], stopped, lost: why });
+  }
+
+  /**
+   * Stop working on buckets now (their fences revoked: writes refused, those
+   * in flight cut); once drained, or after the handoff timeout, take them out
+   * of our Lease (written next round).
+   */
+  private release(buckets: number[], why?: string): void {
     if (buckets.length === 0) return;
     const set = new Set(buckets);
     for (const b of set) {
       this.working.delete(b);
       this.handingOn.add(b);
+      this.fences.get(b)?.revoke(why ?? `bucket ${b} of shard ring ${this.name} is handed on by ${this.identity}`);
+      this.fences.delete(b);
     }
     this.notify({ started: [], stopped: [...set] });
-    void Promise.allSettled([...this.drainers].map((d) => d(set))).then((results) => {
-      for (const r of results) if (r.status === 'rejected') this.report(r.reason);
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.handoffTimeoutMs)));
+    void Promise.race([Promise.allSettled([...this.drainers].map((d) => d(set))), bound]).then((results) => {
+      clearTimeout(timer);
+      if (results === 'timeout') {
+        this.report(new LeaderElectionError('Lost', `shard ring ${this.name}: buckets ${formatBuckets(set)} handed on after ${this.handoffTimeoutMs} ms with work still in flight (its writes are fenced)`));
+      } else {
+        for (const r of results) if (r.status === 'rejected') this.report(r.reason);
+      }
       for (const b of set) {
         this.handingOn.delete(b);
-        this.held.delete(b);
+        if (!this.working.has(b)) this.held.delete(b);
         this.stats.released++;
       }
     });
+  }
+
+  /**
+   * Delete the Leases of dead members (not renewed for their duration, as
+   * observed here) that held a bucket now worked on here, or held nothing
+   * while this member works on bucket 0: only if unchanged since observed
+   * (a resourceVersion precondition), so a member that renewed meanwhile
+   * keeps its Lease.
+   */
+  private async removeDead(signal: AbortSignal): Promise<void> {
+    const now = performance.now();
+    for (const o of [...this.observed.values()]) {
+      if (o.identity === this.identity || now - o.seenAt < o.durationMs) continue;
+      const ours = o.held.length === 0 ? this.working.has(0) : o.held.some((b) => this.working.has(b));
+      if (!ours) continue;
+      try {
+        await this.client.delete(Lease, { namespace: this.namespace, name: o.lease }, { preconditions: { resourceVersion: o.rv }, signal: this.attemptSignal(signal) });
+        this.observed.delete(o.lease);
+      } catch (err) {
+        // Gone already, or renewed since (a conflict): nothing to do.
+        if (isNotFound(err)) this.observed.delete(o.lease);
+        else if (!isConflict(err) && !signal.aborted) this.report(err);
+      }
+    }
   }
 
   /** Leave the ring: stop and drain every bucket, then delete our Lease so the others take over at once. */
@@ -542,9 +659,12 @@ class Ring implements ShardRing {
       this.notify({ started: [], stopped: [...all] });
       await Promise.allSettled([...this.drainers].map((d) => d(all)));
     }
+    for (const fence of this.fences.values()) fence.revoke(`shard ring ${this.name}: member ${this.identity} left the ring`);
+    this.fences.clear();
     this.handingOn.clear();
     this.held.clear();
     this.assignment = new Set();
+    this.joining = true;
     try {
       await this.client.delete(Lease, { namespace: this.namespace, name: this.leaseName }, { timeoutMs: Math.max(this.renewDeadlineMs / 2, 1000) });
     } catch (err) {

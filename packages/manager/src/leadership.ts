@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { Gauge } from './metrics/prom.js';
 import type { Registry } from 'prom-client';
 import { createClient } from '@kubeloop/client';
+import type { WriteFence } from '@kubeloop/client';
 import { createLeaderElector } from '@kubeloop/leaderelection';
 import type { LeaderElector } from '@kubeloop/leaderelection';
 import type { Cluster } from './cluster.js';
@@ -33,8 +34,14 @@ export interface LeadershipContext {
   readonly cluster: Cluster;
   readonly registry: Registry;
   readonly logger: Logger;
-  /** This replica leads from now until `term` aborts: the manager starts its leader-only runnables under `term`. */
-  lead(term: AbortSignal): void;
+  /**
+   * This replica leads from now until `term` aborts: the manager starts its
+   * leader-only runnables under `term`, and under `fence` when given (their
+   * writes, through any kubeloop client, are refused once it is revoked: a
+   * gate revokes it when it may no longer lead, by the clock as well as by
+   * its loop, see `runFenced` of `@kubeloop/client`).
+   */
+  lead(term: AbortSignal, fence?: WriteFence): void;
   /**
    * Call once a term has been aborted. Resolves when that term's leader-only
    * work has stopped (or after the manager's graceful shutdown timeout, when
@@ -155,9 +162,9 @@ export function leaseElection(config: LeaderElectionConfig): LeadershipGate {
           ...(config.retryPeriodMs ? { retryPeriodMs: config.retryPeriodMs } : {}),
           releaseOnCancel: config.releaseOnCancel ?? false,
           metrics: leaderElectionMetrics(context.registry),
-          onStartedLeading: (term) => {
+          onStartedLeading: (term, fence) => {
             log.info({ identity: e.identity, lease: `${e.namespace}/${e.name}` }, 'became leader; starting leader-only runnables');
-            context.lead(term);
+            context.lead(term, fence);
           },
           // On a stop the lease is released (releaseOnCancel) only after leader-only work has drained (bounded by
           // the graceful timeout), so two leaders never overlap. On a lost lease nothing is awaited: the term's

@@ -609,12 +609,13 @@ class KubeManager implements Manager {
         cluster: this.cluster,
         registry: this.registry,
         logger: log,
-        lead: (term) => {
+        lead: (term, fence) => {
           if (term.aborted || stop.signal.aborted) return;
           this.leading = true;
           term.addEventListener('abort', () => (this.leading = false), { once: true });
           log.info({ leadership: gate.description }, 'leading; starting leader-only runnables');
-          this.leaderOnly.start(term);
+          // Leader-only work writes under the term's fence: refused once the gate may no longer lead.
+          this.leaderOnly.start(term, fence);
         },
         stepDown: async () => {
           await waitAtMost(this.leaderOnly.settled(), gracefulMs);

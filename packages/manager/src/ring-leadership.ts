@@ -24,7 +24,10 @@ export const LEADER_BUCKET = 0;
  * leadership run on exactly one. When bucket 0 moves, its old owner stops
  * its leader-only work and waits for it (up to the manager's graceful
  * shutdown timeout) before the bucket is handed on; a member that cannot
- * renew its Lease stops leading before the others may take bucket 0 over.
+ * renew its Lease stops leading before the others may take bucket 0 over
+ * (leader-only work runs under bucket 0's write fence: its writes are
+ * refused from the handoff, or from this member's renew deadline, on). A
+ * member cut off logs it at warn.
  * Leadership is never lost for good: a member cut off leads again when the
  * split gives it bucket 0. `/readyz` names the buckets held here, and the
  * ring's metrics (`kubeloop_shard_ring_*`) are registered in the
@@ -58,10 +61,12 @@ export function ringLeadership(ring: ShardRing): LeadershipGate {
       registerShardRingMetrics(context.registry, ring);
       let term: AbortController | undefined;
       const open = (): void => {
-        if (term || context.signal.aborted || !ring.active().has(LEADER_BUCKET)) return;
+        const fence = ring.fence(LEADER_BUCKET);
+        if (term || context.signal.aborted || !ring.active().has(LEADER_BUCKET) || !fence) return;
         term = new AbortController();
         context.logger.info({ ring: ring.name, identity: ring.identity }, 'this replica works on the shard ring leader bucket; leading');
-        context.lead(term.signal);
+        // Leader-only work writes under bucket 0's fence: refused from its handoff or this member's renew deadline on.
+        context.lead(term.signal, fence);
       };
       const close = async (): Promise<void> => {
         if (!term) return;
@@ -72,7 +77,10 @@ export function ringLeadership(ring: ShardRing): LeadershipGate {
       };
       // The ring hands bucket 0 on only after this drainer resolves: leader-only work has stopped by then.
       const offDrain = ring.addDrainer((buckets) => (buckets.has(LEADER_BUCKET) ? close() : Promise.resolve()));
-      const offChange = ring.subscribe(open);
+      const offChange = ring.subscribe((change) => {
+        if (change.lost) context.logger.warn({ ring: ring.name, identity: ring.identity, stopped: change.stopped.length }, change.lost);
+        open();
+      });
       try {
         await ring.run(context.signal);
       } finally {

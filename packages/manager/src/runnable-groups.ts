@@ -11,6 +11,9 @@
  * reported to the group's owner, which stops the manager.
  */
 
+import { runFenced } from '@kubeloop/client';
+import type { WriteFence } from '@kubeloop/client';
+
 /** Something the manager runs until its signal aborts. */
 export interface Runnable {
   start(signal: AbortSignal): Promise<void>;
@@ -42,6 +45,8 @@ export class RunnableGroup {
   /** Launched and not settled yet, of any term. */
   private readonly running = new Set<Running>();
   private term: AbortSignal | undefined;
+  /** The term's write fence (leader-only work): every runnable of the term runs under it, one added mid-term too. */
+  private fence: WriteFence | undefined;
 
   /** `onFailure` is told of a runnable that failed before its signal aborted. */
   constructor(
@@ -68,15 +73,21 @@ export class RunnableGroup {
     await Promise.all(mine.map((r) => r.done));
   }
 
-  /** A new term: launch every runnable held, and every one added from now on, under `signal`. Nothing starts under an aborted signal. */
-  start(signal: AbortSignal): void {
+  /**
+   * A new term: launch every runnable held, and every one added from now on,
+   * under `signal` (and under `fence` when given: `runFenced`). Nothing
+   * starts under an aborted signal.
+   */
+  start(signal: AbortSignal, fence?: WriteFence): void {
     this.term = signal;
+    this.fence = fence;
     for (const entry of this.entries) this.launch(entry, signal);
   }
 
   /** End the term: abort every launched runnable with `reason`; resolves once all have settled. */
   stop(reason: unknown): Promise<void> {
     this.term = undefined;
+    this.fence = undefined;
     for (const r of this.running) r.stop.abort(reason);
     return this.settled();
   }
@@ -93,7 +104,8 @@ export class RunnableGroup {
     const abort = (): void => ac.abort(parent.reason);
     parent.addEventListener('abort', abort, { once: true });
     // A runnable that throws instead of rejecting fails the same way (and does not escape start()).
-    const done = new Promise<void>((resolve) => resolve(entry.run(ac.signal)))
+    const fence = this.fence;
+    const done = new Promise<void>((resolve) => resolve(fence ? runFenced(fence, () => entry.run(ac.signal)) : entry.run(ac.signal)))
       .catch((err: unknown) => {
         if (ac.signal.aborted) return;
         this.onFailure(entry, err);

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { InformerCache } from '@kubeloop/cache';
-import { fnv1a64 } from '@kubeloop/client';
+import { fnv1a64, runFenced } from '@kubeloop/client';
 import type { KindRef } from '@kubeloop/client';
 import type { ShardRing } from '@kubeloop/leaderelection';
 import { createPriorityQueue, defaultControllerRateLimiter, LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
@@ -246,7 +246,8 @@ export class Controller {
         keys.moved.inc({ controller: this.name }, 0);
         keys.skipped.inc({ controller: this.name }, 0);
         const offDrain = shard.ring.addDrainer((buckets) => this.drain(buckets));
-        const offStart = shard.ring.subscribe(({ started }) => {
+        const offStart = shard.ring.subscribe(({ started, lost }) => {
+          if (lost) this.log.warn({ ring: shard.ring.name }, `this replica lost its share of the shard ring: ${lost}`);
           this.forgetElsewhere(shard);
           void this.enqueueStarted(shard, started, queue, signal);
         });
@@ -456,21 +457,30 @@ export class Controller {
         if (keys) keys.add(key);
         else this.waiting.set(found.bucket, new Set([key]));
       }
-      queue.forget(key);
-      this.shardKeys?.skipped.inc({ controller: this.name });
-      return;
+      return this.skip(key, queue);
     }
     const bucket = found.bucket;
+    // The bucket's write fence: the reconcile's writes are refused, and its signal aborts, once the bucket is handed on
+    // or this member is past its renew deadline, whatever the reconciler does with its signal.
+    const fence = shard.ring.fence(bucket);
+    if (!fence) return this.skip(key, queue);
     this.inFlight.set(bucket, (this.inFlight.get(bucket) ?? 0) + 1);
     try {
       // A deleted object's final reconcile done with: nothing left to route by its uid.
-      if ((await this.reconcileKey(queue, key, priority, stopSignal)) && found.gone) this.forgetUid(key);
+      const fenced = AbortSignal.any([stopSignal, fence.signal]);
+      if ((await runFenced(fence, () => this.reconcileKey(queue, key, priority, fenced))) && found.gone) this.forgetUid(key);
     } finally {
       const left = (this.inFlight.get(bucket) ?? 1) - 1;
       if (left > 0) this.inFlight.set(bucket, left);
       else this.inFlight.delete(bucket);
       for (const check of [...this.drained]) check();
     }
+  }
+
+  /** A key not reconciled here (another member's, or its bucket not started here). */
+  private skip(key: string, queue: WorkQueue): void {
+    queue.forget(key);
+    this.shardKeys?.skipped.inc({ controller: this.name });
   }
 
   /**

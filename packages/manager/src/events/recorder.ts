@@ -18,7 +18,7 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Registry } from '../metrics/prom.js';
-import { isAlreadyExists, isClientError, isNotFound, mergePatch } from '@kubeloop/client';
+import { isAlreadyExists, isClientError, isNotFound, mergePatch, outsideFence } from '@kubeloop/client';
 import type { AnyKubeObject } from '@kubeloop/client/internal';
 import type { Writer } from '@kubeloop/client';
 import { eventsv1 } from '@kubeloop/scheme';
@@ -566,7 +566,8 @@ class Recorders implements EventRecorderProvider {
       if (!entry.created) this.#queuedNew--;
       this.#inflight++;
       entry.state = 'writing';
-      void this.#write(entry);
+      // Events are a record, not the reconcile's work: written outside the write fence of whoever triggered the pump.
+      void outsideFence(() => this.#write(entry));
     }
   }
 
