@@ -5,6 +5,7 @@
  * optionally locked to the resourceVersion the change was based on.
  */
 import { ClientError } from './errors.js';
+import { stringifyJson } from './json.js';
 
 /**
  * The kind of a patch:
@@ -99,7 +100,7 @@ export function jsonPointer(...segments: readonly (string | number)[]): string {
 function serialise(what: string, value: unknown): string {
   let data: string | undefined;
   try {
-    data = JSON.stringify(value);
+    data = stringifyJson(value);
   } catch (cause) {
     throw new ClientError('InvalidRequest', `${what}: the patch cannot be serialised to JSON: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
