@@ -5,12 +5,11 @@
  */
 import { createDynamicRESTMapper, isMapperError } from '@kubeloop/mapper';
 import type { RESTMapper, RESTMapping } from '@kubeloop/mapper';
-import { builtinScheme, parseApiVersion } from '@kubeloop/scheme';
+import { builtinScheme, parseApiVersion, parseJson, stringifyJson } from '@kubeloop/scheme';
 import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { transportDiscovery } from './discovery.js';
 import { forEachBounded } from './internal/bounded.js';
 import { ClientError, isClientError, isConflict, isNotFound } from './errors.js';
-import { parseJson, stringifyJson } from './json.js';
 import { isMetadataRef } from './kinds.js';
 import type { AnyKubeObject, DeepReadonly, KindRef, ListFor, ObjectFor, ObjectKey, Stored, TypeRef, WithKind } from './kinds.js';
 import { renderSelector, renderShard, shardOption, writeQuery } from './options.js';

@@ -4,8 +4,8 @@
  * `mergeFrom`, which computes a JSON merge patch from a before/after pair,
  * optionally locked to the resourceVersion the change was based on.
  */
+import { stringifyJson } from '@kubeloop/scheme';
 import { ClientError } from './errors.js';
-import { stringifyJson } from './json.js';
 
 /**
  * The kind of a patch:

@@ -5,9 +5,9 @@
  * connection, an abort, or a stream that has gone silent.
  */
 import type { IncomingMessage } from 'node:http';
+import { parseJson } from '@kubeloop/scheme';
 import { ClientError } from './errors.js';
 import type { Status } from './errors.js';
-import { parseJson } from './json.js';
 import { retryAfterSeconds } from './transport.js';
 
 /**

@@ -7,7 +7,7 @@
  * `/validate-<group with dots as dashes>-<version>-<kind lower-cased>` and
  * `/mutate-...`.
  */
-import { stringifyJson } from '@kubeloop/client';
+import { stringifyJson } from '@kubeloop/scheme';
 import type { GroupVersionKind, KubeObject, ResourceDescriptor } from '@kubeloop/scheme';
 import { WebhookError } from './errors.js';
 import { formatFieldError, formatFieldErrorBody } from './field-errors.js';

@@ -11,7 +11,7 @@ import type { Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { connect } from 'node:tls';
-import { parseJson, stringifyJson } from '@kubeloop/client';
+import { parseJson, stringifyJson } from '@kubeloop/scheme';
 import { checkServingCertificate } from './certificates.js';
 import type { CertificateSource, ServingCertificate } from './certificates.js';
 import { describeError, isWebhookError, WebhookError } from './errors.js';

@@ -12,8 +12,11 @@
  * for a reviver (JSON.parse source text access, `context.source`) or a
  * replacer (`JSON.rawJSON`), both in Node.js since 21 (V8 11.4; kubeloop
  * needs 22.19). docs/benchmarks.md, "Lossless JSON", has the cost.
+ *
+ * Here, at the bottom of the import graph, so that the scheme's validator,
+ * the client, the cache, the webhook server and the fake all read and write
+ * numbers the same way; `@kubeloop/client` re-exports both.
  */
-import { ClientError } from './errors.js';
 
 /** The reviver's third argument (JSON.parse source text access); not in TypeScript's lib yet. */
 interface ReviverContext {
@@ -34,7 +37,7 @@ function reviveInt64(_key: string, value: unknown, context?: ReviverContext): un
   if (typeof value !== 'number' || Number.isSafeInteger(value)) return value;
   const source = context?.source;
   if (source === undefined) {
-    throw new ClientError('Decode', 'this Node.js has no JSON.parse source text access; kubeloop needs Node.js >= 22.19 to read integers beyond 2^53 exactly');
+    throw new Error('this Node.js has no JSON.parse source text access; kubeloop needs Node.js >= 22.19 to read integers beyond 2^53 exactly');
   }
   // 1e20 or 12345678901234567.5 are floats on the server too (an int64 is written as digits alone).
   return INTEGER.test(source) ? BigInt(source) : value;
@@ -59,7 +62,7 @@ export function parseJson(text: string): unknown {
 function writeBigint(this: unknown, _key: string, value: unknown): unknown {
   if (typeof value !== 'bigint') return value;
   if (NativeJSON.rawJSON === undefined) {
-    throw new ClientError('InvalidRequest', 'this Node.js has no JSON.rawJSON; kubeloop needs Node.js >= 22.19 to write a bigint');
+    throw new Error('this Node.js has no JSON.rawJSON; kubeloop needs Node.js >= 22.19 to write a bigint');
   }
   return NativeJSON.rawJSON(value.toString());
 }
