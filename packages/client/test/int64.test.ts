@@ -47,6 +47,9 @@ describe('parseJson and stringifyJson', () => {
     expect(parseJson(text)).toEqual(JSON.parse(text));
     expect(parseJson('{"x":-9007199254740993}')).toEqual({ x: -9007199254740993n });
     expect(parseJson('9007199254740992')).toBe(9007199254740992n); // 2^53 is not safe: it could stand for 2^53 + 1
+    // pretty-printed (kubectl -o json), and a bare number
+    expect(parseJson('{\n  "x": 9007199254740993,\n  "y": [\n    -9007199254740993\n  ]\n}')).toEqual({ x: BIG, y: [-BIG] });
+    expect(parseJson('-9007199254740993')).toBe(-BIG);
     expect(() => parseJson('{"x":900719925474099300')).toThrow(SyntaxError);
   });
 
