@@ -42,9 +42,9 @@ export interface KindConversion<H extends KubeObject = KubeObject> {
  *
  * @example
  * ```ts
- * // v1 says `size: '10Gi'`, v2 (the hub) `capacity: { value: 10, unit: 'Gi' }`.
+ * // v1 says `size: '10Gi'`, v2 (the hub) `capacity: { value: 10, unit: 'Gi' }`: BigInt, never Number (an int64 may pass 2^53).
  * const v1 = spoke<HardDisk, HardDiskV2>(HardDisk, {
- *   toHub: (d) => ({ ...d, apiVersion: 'crd-demo.io/v2', kind: 'HardDisk', spec: { capacity: { value: Number.parseInt(d.spec?.size ?? '0', 10), unit: 'Gi' } } }),
+ *   toHub: (d) => ({ ...d, apiVersion: 'crd-demo.io/v2', kind: 'HardDisk', spec: { capacity: { value: BigInt(/^\d+/.exec(d.spec?.size ?? '')?.[0] ?? 0), unit: 'Gi' } } }),
  *   fromHub: (d) => ({ ...d, apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', spec: { size: `${d.spec?.capacity?.value ?? 0}${d.spec?.capacity?.unit ?? 'Gi'}` } }),
  * });
  * ```
@@ -68,12 +68,12 @@ export function spoke<S extends KubeObject, H extends KubeObject>(
  *
  * @example
  * ```ts
- * toHub(disk) {
- *   const value = disk.spec?.capacity?.value;
- *   if (typeof value !== 'bigint' && !Number.isSafeInteger(value)) {
- *     throw refuseConversion(fieldError.invalid('spec.capacity.value', value, 'must be a whole number'));
- *   }
- *   return { metadata: disk.metadata, spec: { size: `${value}${disk.spec?.capacity?.unit}` } };
+ * import type { HardDisk, HardDiskV2 } from '@kubeloop/example-harddisk-operator';
+ *
+ * function toV1(disk: HardDiskV2): HardDisk {
+ *   const capacity = disk.spec?.capacity;
+ *   if (!capacity) throw refuseConversion(fieldError.required('spec.capacity', 'v1 needs a size'));
+ *   return { metadata: disk.metadata ?? {}, spec: { size: `${capacity.value}${capacity.unit}` } }; // a bigint value prints its digits
  * }
  * ```
  */
