@@ -13,7 +13,7 @@ import { createEnvironment } from '@kubeloop/envtest';
 import type { Environment } from '@kubeloop/envtest';
 import { defineKind } from '@kubeloop/scheme';
 import type { KubeObject } from '@kubeloop/scheme';
-import { createClient, loadKubeConfig, mergeFrom, mergePatch, parseJson, stringifyJson } from '../src/index.js';
+import { createClient, isTooManyRequests, loadKubeConfig, mergeFrom, mergePatch, parseJson, retryOn, stringifyJson } from '../src/index.js';
 import type { Client } from '../src/index.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
 import { testCRD } from '../../../test/support/crds.js';
@@ -100,7 +100,8 @@ describe('int64 past 2^53 through the API server', () => {
   }
 
   it('create, get, list and watch give 2^53 + 1 back exact, as a bigint', async () => {
-    const watch = await client.watch(Counter, { namespace: ns });
+    // A CRD just installed answers a watch 429 "storage is (re)initializing" for a moment.
+    const watch = await retryOn(isTooManyRequests, () => client.watch(Counter, { namespace: ns }), { steps: 50, durationMs: 200, factor: 1 });
     try {
       const created = await client.create({ apiVersion: Counter.apiVersion, kind: 'Counter', metadata: { name: 'big', namespace: ns }, spec: { bytes: BIG, history: [1, BIG, INT64_MAX, INT64_MIN] } });
       expect(created.spec?.bytes).toBe(BIG);
