@@ -57,9 +57,10 @@ export const HardDisk = defineKind({
 export type HardDisk = ObjectOf<typeof HardDisk>;
 
 /**
- * crd-demo.io/v2 HardDisk: the capacity as a whole number and a unit. A v1
- * size v2 cannot express (`1.5Gi`, or a malformed one the operator reports
- * Invalid) has no `capacity` here and travels in the annotation
+ * crd-demo.io/v2 HardDisk: the capacity as a whole number (`number`, or a
+ * `bigint` past 2^53) and a unit. A v1 size v2 cannot express (`1.5Gi`, one
+ * past int64, or a malformed one the operator reports Invalid) has no
+ * `capacity` here and travels in the annotation
  * `crd-demo.io/v1-size`, so converting back gives it unchanged.
  */
 export const HardDiskV2 = defineKind({
@@ -70,7 +71,8 @@ export const HardDiskV2 = defineKind({
       Type.Object({
         capacity: Type.Optional(
           Type.Object({
-            value: Type.Integer({ minimum: 1, description: 'How many units.' }),
+            // An int64 on the server: 9007199254740993 reads back exact (a bigint past 2^53), never rounded.
+            value: k8s.Int64({ minimum: 1, description: 'How many units.' }),
             unit: k8s.Enum(['Mi', 'Gi', 'Ti'], { description: 'Binary unit of value.' }),
           }),
         ),

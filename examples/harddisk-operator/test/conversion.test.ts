@@ -21,9 +21,10 @@ import { createEnvironment, installWebhooks } from '@kubeloop/envtest';
 import type { Environment, InstalledWebhooks, WebhookConfigurationLike } from '@kubeloop/envtest';
 import { createLogger, createManager } from '@kubeloop/manager';
 import { CustomResourceDefinition, builtinScheme } from '@kubeloop/scheme';
-import { watchCertificateFiles } from '@kubeloop/webhook';
-import { HardDisk, V1_SIZE_ANNOTATION, setupHardDiskController, setupHardDiskWebhooks } from '../src/index.js';
-import { kubectlOk } from '../../../test/support/kubectl.js';
+import { conversionWebhook, silentLogger, watchCertificateFiles } from '@kubeloop/webhook';
+import type { ConversionReview } from '@kubeloop/webhook';
+import { HardDisk, V1_SIZE_ANNOTATION, hardDiskConversion, setupHardDiskController, setupHardDiskWebhooks } from '../src/index.js';
+import { kubectl, kubectlOk } from '../../../test/support/kubectl.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const scheme = builtinScheme.extend(HardDisk);
@@ -125,6 +126,49 @@ describe('HardDisk v1 and v2', () => {
     const table = await ok(['get', 'harddisks', '-n', ns]);
     expect(table.split('\n')[0]).toMatch(/^NAME\s+VALUE\s+UNIT\s+PHASE/);
     expect(table).toMatch(/\nbig\s+3\s+Ti\s+Bound/);
+  });
+
+  it('2^53 + 1 round-trips exactly: a v1 size labelled through v2 is stored unchanged; a v2 value reads back exact at v1 and v2', async () => {
+    const exact = 'disks-int64'; // its own namespace: the other cases list every disk of theirs
+    await ok(['create', 'namespace', exact]);
+    const at = (version: 'v1' | 'v2', name: string, path: string): Promise<string> => ok(['get', `harddisks.${version}.crd-demo.io`, name, '-n', exact, '-o', `jsonpath=${path}`]);
+    // Created at v1 (the storage version), then changed through kubectl's default version, v2: read v1 → v2, written v2 → v1.
+    await ok(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', metadata: { name: 'huge-v1', namespace: exact }, spec: { size: '9007199254740993Gi', storageClass: 'fast' } }));
+    expect(await at('v2', 'huge-v1', '{.spec.capacity.value}')).toBe('9007199254740993');
+    await ok(['label', 'harddisks', 'huge-v1', '-n', exact, 'touched=yes']);
+    expect(await at('v1', 'huge-v1', '{.metadata.labels.touched} {.spec.size}')).toBe('yes 9007199254740993Gi');
+    // Created at v2 with the value as a JSON integer past 2^53 (JSON.stringify cannot write it: the digits go in as text).
+    const v2Text = `{"apiVersion":"crd-demo.io/v2","kind":"HardDisk","metadata":{"name":"huge-v2","namespace":"${exact}"},"spec":{"capacity":{"value":9007199254740993,"unit":"Ti"},"storageClass":"fast"}}`;
+    await ok(['apply', '-f', '-'], v2Text);
+    expect(await at('v1', 'huge-v2', '{.spec.size}')).toBe('9007199254740993Ti');
+    expect(await at('v2', 'huge-v2', '{.spec.capacity.value}')).toBe('9007199254740993');
+    // The client reads it as a bigint, exact.
+    const read = (await client.get({ apiVersion: 'crd-demo.io/v2', kind: 'HardDisk' }, { namespace: exact, name: 'huge-v2' })) as { spec?: { capacity?: { value?: unknown } } };
+    expect(read.spec?.capacity?.value).toBe(9007199254740993n);
+    // A size past int64 has no v2 form: kept in the annotation, given back unchanged at v1.
+    await ok(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', metadata: { name: 'past-int64', namespace: exact }, spec: { size: '9223372036854775808Gi', storageClass: 'fast' } }));
+    expect(await at('v2', 'past-int64', `{.metadata.annotations.crd-demo\\.io/v1-size}|{.spec.capacity}`)).toBe('9223372036854775808Gi|');
+    await ok(['label', 'harddisks', 'past-int64', '-n', exact, 'touched=yes']);
+    expect(await at('v1', 'past-int64', '{.spec.size}')).toBe('9223372036854775808Gi');
+  });
+
+  it('a v2 disk v1 cannot be made from is refused by the conversion, naming the field, not stored with a made-up size', async () => {
+    const r = await kubectl(['apply', '-f', '-'], {
+      kubeconfig: env.kubeconfigPath,
+      stdin: JSON.stringify({ apiVersion: 'crd-demo.io/v2', kind: 'HardDisk', metadata: { name: 'no-capacity', namespace: ns }, spec: { storageClass: 'fast' } }),
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/HardDisk (disks\/)?no-capacity\).*spec\.capacity: Required value/);
+    expect((await kubectl(['get', 'harddisks.v1.crd-demo.io', 'no-capacity', '-n', ns], { kubeconfig: env.kubeconfigPath })).code).not.toBe(0);
+    // The webhook itself, on a review the API server would not send (capacity without value or unit): Failure naming both fields.
+    const answer = await conversionWebhook([hardDiskConversion]).handle(
+      { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'u', desiredAPIVersion: 'crd-demo.io/v1', objects: [{ apiVersion: 'crd-demo.io/v2', kind: 'HardDisk', metadata: { name: 'm', namespace: ns }, spec: { capacity: {} } }] } },
+      { signal: stop.signal, log: silentLogger },
+    );
+    expect((answer.body as ConversionReview).response?.result).toEqual({
+      status: 'Failure',
+      message: 'converting object 1 of 1 (HardDisk disks/m) from crd-demo.io/v2 to crd-demo.io/v1 failed: spec.capacity.value: Required value: how many units; spec.capacity.unit: Required value: Mi, Gi or Ti',
+    });
   });
 
   it('after the storage version moves to v2, both versions still list every disk, unchanged', async () => {

@@ -5,7 +5,7 @@
  */
 import { createDynamicRESTMapper, isMapperError } from '@kubeloop/mapper';
 import type { RESTMapper, RESTMapping } from '@kubeloop/mapper';
-import { builtinScheme, parseApiVersion } from '@kubeloop/scheme';
+import { builtinScheme, parseApiVersion, parseJson, stringifyJson } from '@kubeloop/scheme';
 import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { transportDiscovery } from './discovery.js';
 import { forEachBounded } from './internal/bounded.js';
@@ -330,7 +330,7 @@ class KubeClient implements Client {
       ...(opts.query ? { query: opts.query } : {}),
       ...(opts.accept ? { accept: opts.accept } : {}),
       ...(opts.contentType ? { contentType: opts.contentType } : {}),
-      ...(opts.body === undefined ? {} : { body: typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body) }),
+      ...(opts.body === undefined ? {} : { body: typeof opts.body === 'string' ? opts.body : stringifyJson(opts.body) }),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
     });
@@ -339,7 +339,7 @@ class KubeClient implements Client {
     }
     if (res.body === '') return undefined as R;
     try {
-      return JSON.parse(res.body) as R;
+      return parseJson(res.body) as R;
     } catch (cause) {
       throw new ClientError('Decode', `${method} ${path}: the answer is not JSON: ${res.body.slice(0, 200)}`, { code: res.status, cause });
     }
@@ -518,7 +518,7 @@ class KubeClient implements Client {
     }
     const r = await this.resolveObject(obj, options?.signal);
     const key: ObjectKey = { name: this.nameOf(obj, 'apply'), ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}) };
-    const answer = await this.sendPatch(r, key, subresource, { type: 'apply', data: JSON.stringify(obj) }, { ...options, fieldManager, force: options?.force ?? false });
+    const answer = await this.sendPatch(r, key, subresource, { type: 'apply', data: stringifyJson(obj) }, { ...options, fieldManager, force: options?.force ?? false });
     return this.wrote(obj as KubeObject & KindRef, key, options, answer);
   }
 

@@ -42,6 +42,7 @@ export type { WatchEvent } from './watch.js';
 export { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
 export { fnv1a64, matchesShard, parseShardSelector, renderShardSelector } from './shard.js';
 export type { ShardField, ShardRange, ShardSelector } from './shard.js';
+export { parseJson, stringifyJson } from '@kubeloop/scheme';
 export { jsonPatch, mergeFrom, mergePatch, strategicMergePatch } from './patch.js';
 export type { Patch } from './patch.js';
 export { retryOn, retryOnConflict } from './retry.js';

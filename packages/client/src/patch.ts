@@ -4,6 +4,7 @@
  * `mergeFrom`, which computes a JSON merge patch from a before/after pair,
  * optionally locked to the resourceVersion the change was based on.
  */
+import { stringifyJson } from '@kubeloop/scheme';
 import { ClientError } from './errors.js';
 
 /**
@@ -99,7 +100,7 @@ export function jsonPointer(...segments: readonly (string | number)[]): string {
 function serialise(what: string, value: unknown): string {
   let data: string | undefined;
   try {
-    data = JSON.stringify(value);
+    data = stringifyJson(value);
   } catch (cause) {
     throw new ClientError('InvalidRequest', `${what}: the patch cannot be serialised to JSON: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }

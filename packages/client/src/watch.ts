@@ -5,6 +5,7 @@
  * connection, an abort, or a stream that has gone silent.
  */
 import type { IncomingMessage } from 'node:http';
+import { parseJson } from '@kubeloop/scheme';
 import { ClientError } from './errors.js';
 import type { Status } from './errors.js';
 import { retryAfterSeconds } from './transport.js';
@@ -117,7 +118,7 @@ function isKnownType(type: unknown): type is WatchEventType {
 export function parseWatchLine<T>(line: string): WatchEvent<T> {
   let value: unknown;
   try {
-    value = JSON.parse(line);
+    value = parseJson(line);
   } catch (cause) {
     throw new ClientError('Decode', `watch: a line is not JSON (${cause instanceof Error ? cause.message : String(cause)}): ${preview(line)}`, { cause });
   }

@@ -77,6 +77,7 @@ export type {
   ValidationRule,
 } from './kind-schema.js';
 export type { KubeObject, ListMeta, ObjectList, ObjectMeta, OwnerReference, Wire, WireObject } from './wire.js';
+export { parseJson, stringifyJson } from './json.js';
 export { createScheme, createSchemeBuilder, isScheme } from './scheme.js';
 export type { Scheme, SchemeBuilder, SchemeJSON } from './scheme.js';
 export { builtinScheme } from './builtin-scheme.js';

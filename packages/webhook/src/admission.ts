@@ -7,10 +7,11 @@
  * `/validate-<group with dots as dashes>-<version>-<kind lower-cased>` and
  * `/mutate-...`.
  */
-import fastJsonPatch from 'fast-json-patch';
+import { stringifyJson } from '@kubeloop/scheme';
 import type { GroupVersionKind, KubeObject, ResourceDescriptor } from '@kubeloop/scheme';
 import { WebhookError } from './errors.js';
 import { formatFieldError, formatFieldErrorBody } from './field-errors.js';
+import { jsonPatchBetween } from './internal/json-patch.js';
 import type { FieldError } from './field-errors.js';
 import type { WebhookLogger } from './logger.js';
 import type { Webhook, WebhookAnswer, WebhookCallContext, WebhookProblem } from './webhook.js';
@@ -387,11 +388,11 @@ export function mutatingWebhook<T extends KubeObject>(kind: ResourceDescriptor<T
       const returned = await run(copy, { request, signal: call.signal, log: call.log });
       const after = returned === undefined ? copy : returned;
       if (!isObject(after)) throw new TypeError('the defaulter returned something that is not an object');
-      const ops = fastJsonPatch.compare(original, after);
+      const ops = jsonPatchBetween(original, after);
       if (ops.length === 0) return { status: 200, body: review({ uid: request.uid, allowed: true }) };
       return {
         status: 200,
-        body: review({ uid: request.uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') }),
+        body: review({ uid: request.uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(stringifyJson(ops)).toString('base64') }),
       };
     },
   };

@@ -5,9 +5,20 @@
  * functions instead of N(N-1). One `/convert` endpoint serves every
  * registered kind, converts the objects of a review in order, and answers a
  * failure naming the object and the versions when any conversion fails.
+ *
+ * Numbers are exact: the review is read with `parseJson` (an integer beyond
+ * 2^53 arrives as a `bigint`) and answered with `stringifyJson`. A
+ * conversion that cannot express an object refuses it with
+ * {@link refuseConversion} (a Failure naming the field); a converted object
+ * holding a value JSON cannot carry (`NaN`, `undefined` in a list, a
+ * function) or an integer number beyond 2^53 the input did not have (a
+ * `Number(...)` that rounded) is refused the same way, never answered as a
+ * Success with a value nobody wrote.
  */
 import type { GroupVersionKind, KubeObject, ResourceDescriptor } from '@kubeloop/scheme';
 import { describeError, WebhookError } from './errors.js';
+import { fieldError, fieldPath, formatFieldError } from './field-errors.js';
+import type { FieldError } from './field-errors.js';
 import type { Webhook, WebhookAnswer, WebhookProblem } from './webhook.js';
 
 /** A spoke: a version of a kind that converts to and from the hub version `H`. */
@@ -31,9 +42,9 @@ export interface KindConversion<H extends KubeObject = KubeObject> {
  *
  * @example
  * ```ts
- * // v1 says `size: '10Gi'`, v2 (the hub) `capacity: { value: 10, unit: 'Gi' }`.
+ * // v1 says `size: '10Gi'`, v2 (the hub) `capacity: { value: 10, unit: 'Gi' }`: BigInt, never Number (an int64 may pass 2^53).
  * const v1 = spoke<HardDisk, HardDiskV2>(HardDisk, {
- *   toHub: (d) => ({ ...d, apiVersion: 'crd-demo.io/v2', kind: 'HardDisk', spec: { capacity: { value: Number.parseInt(d.spec?.size ?? '0', 10), unit: 'Gi' } } }),
+ *   toHub: (d) => ({ ...d, apiVersion: 'crd-demo.io/v2', kind: 'HardDisk', spec: { capacity: { value: BigInt(/^\d+/.exec(d.spec?.size ?? '')?.[0] ?? 0), unit: 'Gi' } } }),
  *   fromHub: (d) => ({ ...d, apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', spec: { size: `${d.spec?.capacity?.value ?? 0}${d.spec?.capacity?.unit ?? 'Gi'}` } }),
  * });
  * ```
@@ -46,6 +57,74 @@ export function spoke<S extends KubeObject, H extends KubeObject>(
     throw new WebhookError('InvalidOptions', `spoke ${kind?.kind}.${kind?.version}: toHub and fromHub must be functions`);
   }
   return Object.freeze({ kind, toHub: (obj: S) => functions.toHub(obj), fromHub: (hub: H) => functions.fromHub(hub) });
+}
+
+/**
+ * The error a spoke's `toHub` / `fromHub` throws for an object it cannot
+ * convert without inventing or losing a value. The webhook answers the
+ * review with `result.status: Failure` and a message naming the object and
+ * each field (`spec.capacity.value: Invalid value: "x": must be a whole
+ * number`); the API server passes it to the client that asked.
+ *
+ * @example
+ * ```ts
+ * import type { HardDisk, HardDiskV2 } from '@kubeloop/example-harddisk-operator';
+ *
+ * function toV1(disk: HardDiskV2): HardDisk {
+ *   const capacity = disk.spec?.capacity;
+ *   if (!capacity) throw refuseConversion(fieldError.required('spec.capacity', 'v1 needs a size'));
+ *   return { metadata: disk.metadata ?? {}, spec: { size: `${capacity.value}${capacity.unit}` } }; // a bigint value prints its digits
+ * }
+ * ```
+ */
+export function refuseConversion(...errors: readonly FieldError[]): WebhookError {
+  const message = errors.length > 0 ? errors.map(formatFieldError).join('; ') : 'the object cannot be converted';
+  return new WebhookError('ConversionRefused', message, { fieldErrors: errors });
+}
+
+/** Integers beyond 2^53 held as numbers anywhere in `value` (input floats such as 1e20 that pass through untouched). */
+function unsafeNumbers(value: unknown, into: Set<number>): Set<number> {
+  if (typeof value === 'number') {
+    if (Number.isInteger(value) && !Number.isSafeInteger(value)) into.add(value);
+  } else if (typeof value === 'object' && value !== null) {
+    for (const v of Array.isArray(value) ? value : Object.values(value)) unsafeNumbers(v, into);
+  }
+  return into;
+}
+
+/**
+ * Values of a converted object that JSON would change or drop, and integers
+ * beyond 2^53 the conversion made as numbers (rounded: the input's were
+ * bigints). `allowed` holds the input's own unsafe numbers (floats).
+ */
+function unfaithful(value: unknown, path: (string | number)[], allowed: ReadonlySet<number>, out: FieldError[], inList = false): FieldError[] {
+  if (out.length >= 10) return out;
+  const at = (): string => fieldPath(...path);
+  switch (typeof value) {
+    case 'number':
+      if (!Number.isFinite(value)) out.push(fieldError.invalid(at(), value, 'JSON has no such number; the conversion made it'));
+      else if (Number.isInteger(value) && !Number.isSafeInteger(value) && !allowed.has(value)) {
+        out.push(fieldError.invalid(at(), value, 'an integer beyond 2^53 held as a JavaScript number is rounded; the conversion must carry it as a bigint'));
+      }
+      return out;
+    case 'undefined':
+      if (inList) out.push(fieldError.invalid(at(), value, 'undefined in a list would be written as null'));
+      return out;
+    case 'function':
+    case 'symbol':
+      out.push(fieldError.invalid(at(), String(typeof value), 'not a JSON value'));
+      return out;
+    case 'object':
+      if (value === null) return out;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) unfaithful(value[i], [...path, i], allowed, out, true);
+      } else if (typeof (value as { toJSON?: unknown }).toJSON !== 'function') {
+        for (const [k, v] of Object.entries(value)) unfaithful(v, [...path, k], allowed, out);
+      }
+      return out;
+    default:
+      return out;
+  }
 }
 
 function label(kind: GroupVersionKind): string {
@@ -228,11 +307,17 @@ export function conversionWebhook(conversions: readonly KindConversion[], option
           converted[i] = obj;
           continue;
         }
+        const allowed = unsafeNumbers(obj, new Set());
+        const what = `converting ${where} (${obj['kind']} ${name}) from ${obj['apiVersion']} to ${request['desiredAPIVersion'] as string}`;
+        let out: KubeObject;
         try {
-          converted[i] = await convertOne(route, obj, from.version, desired.version);
+          out = await convertOne(route, obj, from.version, desired.version);
         } catch (err) {
-          return failed(uid, `converting ${where} (${obj['kind']} ${name}) from ${obj['apiVersion']} to ${request['desiredAPIVersion'] as string} failed: ${describeError(err)}`);
+          return failed(uid, `${what} failed: ${describeError(err)}`);
         }
+        const problems = unfaithful(out, [], allowed, []);
+        if (problems.length > 0) return failed(uid, `${what} failed: ${problems.map(formatFieldError).join('; ')}`);
+        converted[i] = out;
       }
       return { status: 200, body: answer(uid, { status: 'Success' }, converted) };
     },

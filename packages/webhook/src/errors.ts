@@ -3,6 +3,7 @@
  * `reason`, the original `cause` kept, and a guard that works across two
  * copies of the package.
  */
+import type { FieldError } from './field-errors.js';
 
 /** Why a webhook operation failed. */
 export type WebhookErrorReason =
@@ -17,7 +18,9 @@ export type WebhookErrorReason =
   /** A call to the API server failed (TokenReview, SubjectAccessReview, the certificate Secret, caBundle injection). */
   | 'ApiFailed'
   /** The operation was cancelled by its AbortSignal. */
-  | 'Aborted';
+  | 'Aborted'
+  /** A conversion refused an object it cannot convert without inventing or losing a value; `fieldErrors` names the fields. */
+  | 'ConversionRefused';
 
 const BRAND = Symbol.for('@kubeloop/webhook/WebhookError');
 
@@ -37,11 +40,14 @@ const BRAND = Symbol.for('@kubeloop/webhook/WebhookError');
 export class WebhookError extends Error {
   override readonly name = 'WebhookError';
   readonly reason: WebhookErrorReason;
+  /** For `ConversionRefused`: the fields that could not be converted. Empty otherwise. */
+  readonly fieldErrors: readonly FieldError[];
   readonly [BRAND] = true;
 
-  constructor(reason: WebhookErrorReason, message: string, options: { cause?: unknown } = {}) {
+  constructor(reason: WebhookErrorReason, message: string, options: { cause?: unknown; fieldErrors?: readonly FieldError[] } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.reason = reason;
+    this.fieldErrors = Object.freeze([...(options.fieldErrors ?? [])]);
   }
 }
 

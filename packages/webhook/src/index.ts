@@ -58,7 +58,7 @@ export type {
 } from './admission.js';
 export { fieldError, fieldPath, formatFieldError, formatFieldErrorBody } from './field-errors.js';
 export type { FieldError, FieldErrorType, FieldPathKey } from './field-errors.js';
-export { conversionWebhook, defineConversion, spoke } from './conversion.js';
+export { conversionWebhook, defineConversion, refuseConversion, spoke } from './conversion.js';
 export type { ConversionRequest, ConversionResponse, ConversionReview, ConversionWebhookOptions, KindConversion, Spoke } from './conversion.js';
 export { checkServingCertificate, selfSignedCertificate, staticCertificate } from './certificates.js';
 export type { CertificateSource, SelfSignedCertificateOptions, ServingCertificate } from './certificates.js';

@@ -11,6 +11,7 @@ import type { Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { connect } from 'node:tls';
+import { parseJson, stringifyJson } from '@kubeloop/scheme';
 import { checkServingCertificate } from './certificates.js';
 import type { CertificateSource, ServingCertificate } from './certificates.js';
 import { describeError, isWebhookError, WebhookError } from './errors.js';
@@ -450,7 +451,7 @@ class HttpsWebhookServer implements WebhookServer {
     if (raw.length === 0) return fail({ reason: 'MalformedRequest', code: 400, message: 'the request body is empty' });
     let body: unknown;
     try {
-      body = JSON.parse(raw.toString('utf8'));
+      body = parseJson(raw.toString('utf8'));
     } catch (err) {
       return fail({ reason: 'MalformedRequest', code: 400, message: `the request body is not JSON: ${describeError(err)}` });
     }
@@ -493,7 +494,7 @@ class HttpsWebhookServer implements WebhookServer {
     let status = answer.status;
     let payload: string;
     try {
-      payload = JSON.stringify(answer.body);
+      payload = stringifyJson(answer.body);
       if (payload === undefined) throw new TypeError('the answer is not a JSON value');
     } catch (err) {
       const fallback = hook

@@ -63,6 +63,9 @@ export function typeboxOf(schema: unknown, indent: string): string {
     const inferred = values.every((v) => typeof v === 'string') ? 'string' : values.every((v) => Number.isInteger(v)) ? 'integer' : 'number';
     if (inferred === s['type']) return call('k8s.Enum', [literal(values), options(without(s, ['type', 'enum']))]);
   }
+  if (s['type'] === 'integer' && s['format'] === 'int64' && s['exclusiveMinimum'] === undefined && s['exclusiveMaximum'] === undefined) {
+    return call('k8s.Int64', [options(without(s, ['type', 'format']))]);
+  }
   switch (s['type']) {
     case 'string':
       return call('Type.String', [options(without(s, ['type']))]);

@@ -154,5 +154,6 @@ export const UNCHECKED_STRING_FORMATS: ReadonlySet<string> = new Set(['int32', '
 /** Integer formats: the server checks the range. */
 export const INTEGER_FORMATS: Readonly<Record<string, readonly [number, number]>> = Object.freeze({
   int32: [-2147483648, 2147483647] as const,
-  int64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] as const,
+  // The validator sees a bigint (an int64 past 2^53) as its nearest number, and 2^63 - 1 rounds to 2^63.
+  int64: [-(2 ** 63), 2 ** 63] as const,
 });

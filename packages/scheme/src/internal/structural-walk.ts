@@ -6,6 +6,7 @@
  * checks JSON Schema has no keyword for: duplicates in list sets and list
  * maps, and the `apiVersion` / `kind` of embedded resources.
  */
+import { stringifyJson } from '../json.js';
 import type { FieldError } from '../errors.js';
 
 type Json = Record<string, unknown>;
@@ -73,7 +74,7 @@ export function defaults(value: unknown, schema: Json): void {
 }
 
 function show(value: unknown): string {
-  return JSON.stringify(value) ?? 'null';
+  return stringifyJson(value) ?? 'null';
 }
 
 /** Duplicate items of list sets and list maps, and embedded resources without apiVersion/kind. */

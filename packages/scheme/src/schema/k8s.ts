@@ -24,6 +24,23 @@ export function IntOrString(options: SchemaOptions = {}): TUnsafe<number | strin
   return Type.Unsafe<number | string>({ ...options, 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] });
 }
 
+/**
+ * A 64-bit integer (`type: integer, format: int64`), typed as the client
+ * reads it: a `number` while it is a safe integer (within ±(2^53 - 1)), a
+ * `bigint` beyond, so a value such as 9007199254740993 is never rounded.
+ * Write either; a `bigint` goes on the wire as a plain JSON integer. The
+ * API server keeps every `type: integer` field as int64: declare a field
+ * with this builder when its values may pass 2^53.
+ *
+ * @example
+ * ```ts
+ * const Spec = Type.Object({ bytes: k8s.Int64({ minimum: 0 }) }); // bytes: number | bigint
+ * ```
+ */
+export function Int64(options: SchemaOptions = {}): TUnsafe<number | bigint> {
+  return Type.Unsafe<number | bigint>({ ...options, type: 'integer', format: 'int64' });
+}
+
 /** The text form of a Kubernetes quantity: a decimal number with an optional binary (`Ki`…`Ei`) or decimal (`n`…`E`) suffix or an exponent. */
 export const QUANTITY_PATTERN = '^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+))?$';
 

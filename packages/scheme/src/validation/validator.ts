@@ -11,6 +11,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { ResourceDescriptor } from '../descriptor.js';
 import { SchemeError } from '../errors.js';
 import type { FieldError, SchemaProblem } from '../errors.js';
+import { stringifyJson } from '../json.js';
 import { INTEGER_FORMATS, SERVER_STRING_FORMATS, STRING_FORMATS, UNCHECKED_STRING_FORMATS } from '../internal/formats.js';
 import { normalizeSchema } from '../internal/normalize-schema.js';
 import { defaults, kubernetesChecks, prune } from '../internal/structural-walk.js';
@@ -176,14 +177,43 @@ function ajv(): Ajv {
 }
 
 function show(value: unknown): string {
-  return JSON.stringify(value) ?? 'null';
+  return stringifyJson(value) ?? 'null';
 }
 
 function jsonType(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
   if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  if (typeof value === 'bigint') return 'integer';
   return typeof value;
+}
+
+/**
+ * `value` with every bigint (an int64 past 2^53, as parseJson reads it) as
+ * the nearest number, for ajv, which knows no bigint: its type, bound and
+ * int64-range checks then see an integer of about the right size (a bound
+ * within one unit of a 2^53+ value is the only thing this can get wrong).
+ * `value` itself when it holds no bigint, which is nearly always.
+ */
+function bigintsAsNumbers(value: unknown): unknown {
+  if (typeof value === 'bigint') return Number(value);
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    const list = value as unknown[];
+    let out: unknown[] | undefined;
+    for (let i = 0; i < list.length; i++) {
+      const v = bigintsAsNumbers(list[i]);
+      if (v !== list[i]) (out ??= [...list])[i] = v;
+    }
+    return out ?? list;
+  }
+  let out: Json | undefined;
+  for (const key in value) {
+    const before = (value as Json)[key];
+    const v = bigintsAsNumbers(before);
+    if (v !== before) (out ??= { ...(value as Json) })[key] = v;
+  }
+  return out ?? value;
 }
 
 /** `/spec/ports/1/name` → `spec.ports[1].name`, using the data to tell indexes from keys. */
@@ -413,7 +443,7 @@ export function createValidator<T extends KubeObject>(kind: ResourceDescriptor<T
       for (const f of unknown) errors.push({ type: 'FieldValueUnknown', field: f, detail: 'field not declared in schema', message: `${f}: unknown field "${f}"` });
     }
     defaults(object, schema);
-    if (!compiled(object)) {
+    if (!compiled(bigintsAsNumbers(object))) {
       for (const e of firstStringError(withBestAnyOfBranch(compiled.errors ?? []))) {
         const fe = toFieldError(e, object, formatNames);
         if (fe && !errors.some((x) => x.message === fe.message)) errors.push(fe);

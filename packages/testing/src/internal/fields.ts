@@ -6,6 +6,7 @@
  * would change a field another manager owns (unless forced), and a field an
  * applier stops applying is removed when no one else owns it.
  */
+import { parseJson, stringifyJson } from '@kubeloop/scheme';
 import { canonical, isObject, sameJson } from './json.js';
 import type { Shape } from './schema.js';
 
@@ -37,7 +38,7 @@ function keyElement(item: unknown, keys: readonly string[], defaults: Readonly<R
     const value = isObject(item) ? (item[k] ?? defaults[k]) : undefined;
     if (value !== undefined) key[k] = value;
   }
-  return `k:${JSON.stringify(key)}`;
+  return `k:${stringifyJson(key)}`;
 }
 
 function walk(value: unknown, names: string[], pes: string[], shape: Shape, mapNodes: boolean, out: Set<PathKey>): void {
@@ -116,7 +117,7 @@ export function valueAt(obj: unknown, key: PathKey, options: { readonly defaulte
       cur = cur[pe.slice(2)];
     } else if (pe.startsWith('k:')) {
       if (!Array.isArray(cur)) return { found: false, value: undefined };
-      const want = JSON.parse(pe.slice(2)) as Json;
+      const want = parseJson(pe.slice(2)) as Json;
       const items = cur;
       cur = items.find((item) => isObject(item) && Object.entries(want).every(([k, v]) => sameJson(item[k], v)));
       // defaultedKeys: an applied configuration, whose keys were made with the schema's defaults for key fields it
@@ -155,9 +156,9 @@ export function describePath(key: PathKey): string {
   for (const pe of key.split(SEP)) {
     if (pe.startsWith('f:')) out += `.${pe.slice(2)}`;
     else if (pe.startsWith('k:')) {
-      const k = JSON.parse(pe.slice(2)) as Json;
+      const k = parseJson(pe.slice(2)) as Json;
       out += `[${Object.entries(k)
-        .map(([n, v]) => `${n}=${JSON.stringify(v)}`)
+        .map(([n, v]) => `${n}=${stringifyJson(v)}`)
         .join(',')}]`;
     } else if (pe.startsWith('v:')) out += `[=${pe.slice(2)}]`;
   }

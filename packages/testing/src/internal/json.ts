@@ -4,6 +4,7 @@
  * equality as the API server sees it).
  */
 import { stringify } from 'safe-stable-stringify';
+import { stringifyJson } from '@kubeloop/scheme';
 
 export type Json = Record<string, unknown>;
 
@@ -24,7 +25,7 @@ export function objKey(namespace: string | undefined, name: string): string {
 
 /** A value as shown in a message. */
 export function show(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  return typeof value === 'string' ? value : stringifyJson(value) ?? String(value);
 }
 
 /**

@@ -6,6 +6,7 @@
  * creates when the object is missing and answers conflicts as the server
  * does.
  */
+import { parseJson } from '@kubeloop/scheme';
 import { parse as parseYaml } from 'yaml';
 import { apply, conflictMessage, conflictWith, parseManaged, sortConflicts } from './fields.js';
 import type { Scope } from './fields.js';
@@ -38,7 +39,7 @@ export function patch(s: Storage, target: Target, req: CoreRequest): BufferedRes
   const manager = fieldManager(req, false);
   let patchBody: unknown;
   try {
-    patchBody = JSON.parse(req.body ?? '');
+    patchBody = parseJson(req.body ?? '');
   } catch (cause) {
     throw badRequest(`error decoding patch: ${cause instanceof Error ? cause.message : String(cause)}`);
   }
@@ -88,7 +89,7 @@ function parseApplyBody(body: string | undefined): Json {
   if (body === undefined || body.trim() === '') throw badRequest('the body of the request is empty');
   let value: unknown;
   try {
-    value = JSON.parse(body);
+    value = parseJson(body);
   } catch {
     try {
       value = parseYaml(body, { version: '1.1' }); // go-yaml v2 reads YAML 1.1 (yes, on, no, off are booleans)

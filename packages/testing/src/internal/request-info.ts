@@ -6,6 +6,7 @@
  * manager, resourceVersions). Also the shapes of requests and responses
  * between a transport and the core.
  */
+import { parseJson, stringifyJson } from '@kubeloop/scheme';
 import { parse as parseYaml } from 'yaml';
 import { isObject } from './json.js';
 import type { Json } from './json.js';
@@ -145,7 +146,7 @@ export function verbOf(method: string, t: Target, query: URLSearchParams): Verb 
 }
 
 export function buffered(status: number, body: unknown, headers: Record<string, string> = {}): BufferedResponse {
-  return { kind: 'buffered', status, headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) };
+  return { kind: 'buffered', status, headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : stringifyJson(body) };
 }
 
 const BODY_TYPES = ['application/json', 'application/yaml'];
@@ -157,7 +158,7 @@ export function parseJsonBody(body: string | undefined, contentType?: string): J
   if (body === undefined || body.trim() === '') throw badRequest('the body of the request is empty');
   let value: unknown;
   try {
-    value = type === 'application/yaml' ? parseYaml(body, { version: '1.1' }) : JSON.parse(body); // YAML 1.1, as go-yaml v2 reads it
+    value = type === 'application/yaml' ? parseYaml(body, { version: '1.1' }) : parseJson(body); // YAML 1.1, as go-yaml v2 reads it
   } catch (cause) {
     throw badRequest(`the body of the request is not valid ${type === 'application/yaml' ? 'YAML' : 'JSON'}: ${cause instanceof Error ? cause.message : String(cause)}`);
   }

@@ -6,6 +6,7 @@
  * leaving the selection arrive as ADDED or DELETED; bookmarks on request;
  * `timeoutSeconds`.
  */
+import { stringifyJson } from '@kubeloop/scheme';
 import type { Json } from './json.js';
 import { listOptionsInvalid, tooLarge } from './list.js';
 import { acceptAs, parseRv } from './request-info.js';
@@ -44,9 +45,9 @@ function eventFor(c: Change, match: (obj: Json) => boolean, renderObject: (obj: 
     // an object leaving the selection: the watch cache sends the object as it was (what matched), at the change's resourceVersion
     const prev = c.prev;
     const object = { ...prev, metadata: { ...(prev['metadata'] as Json), resourceVersion: (c.object['metadata'] as Json)['resourceVersion'] } };
-    return JSON.stringify({ type: 'DELETED', object: renderObject(object) });
+    return stringifyJson({ type: 'DELETED', object: renderObject(object) });
   } else return undefined;
-  return JSON.stringify({ type, object: renderObject(c.object) });
+  return stringifyJson({ type, object: renderObject(c.object) });
 }
 
 /** The open watches of one server: fed by the storage's changes. */
@@ -67,7 +68,7 @@ export class Watches {
 
   /** Send a BOOKMARK with the current resourceVersion to every watch that asked for bookmarks. */
   bookmark(): void {
-    for (const w of this.watchers) if (w.bookmarks) w.send(JSON.stringify({ type: 'BOOKMARK', object: w.bookmarkObject(this.storage.resourceVersion) }));
+    for (const w of this.watchers) if (w.bookmarks) w.send(stringifyJson({ type: 'BOOKMARK', object: w.bookmarkObject(this.storage.resourceVersion) }));
   }
 
   /** End every open watch (as an API server restart would). */
@@ -110,7 +111,7 @@ export class Watches {
     // What to send first.
     const initial: string[] = [];
     let ended = false;
-    const event = (type: string, object: Json): string => JSON.stringify({ type, object });
+    const event = (type: string, object: Json): string => stringifyJson({ type, object });
     const key = typeKey(t.st.type.group, t.st.type.plural);
     // initial events: asked for (`sendInitialEvents=true`), or a watch from "any" or "now" that did not say `sendInitialEvents=false`;
     // the end bookmark to a watch that takes bookmarks (also without sendInitialEvents, as kube-apiserver v1.37 does)

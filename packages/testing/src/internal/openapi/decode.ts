@@ -9,6 +9,7 @@
  * fractional digits, which it requires), base64 byte fields re-encoded;
  * `null` members gone.
  */
+import { stringifyJson } from '@kubeloop/scheme';
 import { isObject } from '../json.js';
 import type { Json } from '../json.js';
 import { childOf, INT_OR_STRING, kindSchema, MICRO_TIME, QUANTITY, resolve, TIME } from './model.js';
@@ -82,7 +83,7 @@ function goType(r: Resolved): string {
 }
 
 function mismatch(ctx: Context, value: unknown, r: Resolved): DecodeError {
-  const shown = typeof value === 'number' && (r.node.type === 'integer' || r.name === INT_OR_STRING) ? `number ${String(value)}` : jsonType(value);
+  const shown = (typeof value === 'number' || typeof value === 'bigint') && (r.node.type === 'integer' || r.name === INT_OR_STRING) ? `number ${String(value)}` : jsonType(value);
   return new DecodeError(`json: cannot unmarshal ${shown} into Go struct field ${ctx.struct}.${ctx.fields.join('.')} of type ${goType(r)}`);
 }
 
@@ -266,6 +267,11 @@ function decodeValue(value: unknown, r: Resolved | undefined, ctx: Context, inRe
       if (typeof value !== 'string') throw mismatch(ctx, value, r);
       return n.format === 'byte' ? decodeBase64(value) : value;
     case 'integer': {
+      // an int64 past 2^53 arrives as a bigint (parseJson); int32 fields never hold one
+      if (typeof value === 'bigint') {
+        if (n.format === 'int32' || value > 9223372036854775807n || value < -9223372036854775808n) throw mismatch(ctx, value, r);
+        return value;
+      }
       const max = n.format === 'int32' ? 2147483647 : Number.MAX_SAFE_INTEGER;
       if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > max) throw mismatch(ctx, value, r);
       return value;
@@ -375,14 +381,14 @@ export function applyProblem(config: Json, apiVersion: string, kind: string, crd
     // under a node that keeps unknown fields, a custom resource's typed converter takes undeclared ones (the write prunes them; found by the fuzzer)
     const keeps = preserved || (crdSchema !== undefined && n['x-kubernetes-preserve-unknown-fields'] === true);
     // built-in kinds' typed converter shows the value, a CRD's the JSON type (found by the differential fuzzer)
-    const jsonKind = typeof value === 'string' ? 'string' : typeof value === 'boolean' ? 'bool' : typeof value === 'number' ? (Number.isInteger(value) ? 'int64' : 'float64') : Array.isArray(value) ? 'list' : 'map';
-    const got = crdSchema ? `got ${jsonKind}` : `got &value.valueUnstructured{Value:${JSON.stringify(value) ?? 'null'}}`;
+    const jsonKind = typeof value === 'string' ? 'string' : typeof value === 'boolean' ? 'bool' : typeof value === 'bigint' ? 'int64' : typeof value === 'number' ? (Number.isInteger(value) ? 'int64' : 'float64') : Array.isArray(value) ? 'list' : 'map';
+    const got = crdSchema ? `got ${jsonKind}` : `got &value.valueUnstructured{Value:${stringifyJson(value) ?? 'null'}}`;
     switch (n.type) {
       case 'string':
         return typeof value === 'string' ? undefined : `${path}: expected string, ${got}`;
       case 'integer':
       case 'number':
-        return typeof value === 'number' ? undefined : `${path}: expected numeric (int or float), ${got}`;
+        return typeof value === 'number' || typeof value === 'bigint' ? undefined : `${path}: expected numeric (int or float), ${got}`;
       case 'boolean':
         return typeof value === 'boolean' ? undefined : `${path}: expected boolean, ${got}`;
       case 'array':
