@@ -13,7 +13,9 @@
  * its own too (the shared one's CRD converts through a webhook other files use).
  */
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -25,6 +27,7 @@ import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
 import type { Environment } from '@kubeloop/envtest';
 import { parseBuckets, SHARD_HELD_ANNOTATION, SHARD_RING_LABEL } from '@kubeloop/leaderelection';
 import { builtinScheme, Lease } from '@kubeloop/scheme';
+import { selfSignedCertificate } from '@kubeloop/webhook';
 import { documentedCommands } from '../../../test/support/doc-commands.js';
 import { kubectl, kubectlOk } from '../../../test/support/kubectl.js';
 import { HardDisk } from '../src/index.js';
@@ -242,6 +245,61 @@ describe('harddisk-operator main', () => {
     }
     await rm(dir, { recursive: true, force: true });
   });
+
+  it('a cluster it cannot use at start (refused, black-holed, wrong CA, token refused, forbidden, not a Kubernetes API): one line saying what and where, exit status 1, no stack trace', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'harddisk-unusable-'));
+    const cluster = env.kubeConfig.getCurrentCluster()!;
+    const admin = env.kubeConfig.getCurrentUser()!;
+    const b64 = (data: string | undefined, file: string | undefined): string => data ?? readFileSync(file!).toString('base64');
+    const ca = b64(cluster.caData, cluster.caFile);
+    const adminUser = { 'client-certificate-data': b64(admin.certData, admin.certFile), 'client-key-data': b64(admin.keyData, admin.keyFile) };
+    let n = 0;
+    /** A kubeconfig file for `server`, with `clusterFields` and `user`. */
+    const kubeconfig = async (server: string, clusterFields: Record<string, string>, user: Record<string, unknown>): Promise<string> => {
+      const file = join(dir, `kubeconfig-${n++}`);
+      await writeFile(file, JSON.stringify({
+        apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
+        clusters: [{ name: 'c', cluster: { server, ...clusterFields } }],
+        users: [{ name: 'u', user }],
+        contexts: [{ name: 'c', context: { cluster: 'c', user: 'u', namespace: 'default' } }],
+      }));
+      return file;
+    };
+    await using refused = await startApiProxy(env.kubeConfig);
+    await refused.refuse();
+    await using blackholed = await startApiProxy(env.kubeConfig);
+    blackholed.blackhole(true);
+    // An HTTP server that is not a Kubernetes API: 404 for every path.
+    const notKube = createServer((_req, res) => res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found'));
+    await new Promise<void>((resolve) => notKube.listen(0, '127.0.0.1', resolve));
+    const notKubeUrl = `http://127.0.0.1:${(notKube.address() as AddressInfo).port}`;
+    const otherCA = (await selfSignedCertificate({ hosts: ['127.0.0.1'] }).start(AbortSignal.timeout(10_000), () => undefined)).certPem;
+    const cases: [string, string, string][] = [
+      ['refused', await kubeconfig(refused.url, {}, {}), `harddisk-operator: cannot connect to the cluster at ${refused.url}`],
+      ['black-holed', await kubeconfig(blackholed.url, {}, {}), `harddisk-operator: the cluster at ${blackholed.url} did not answer`],
+      ['wrong CA', await kubeconfig(env.server, { 'certificate-authority-data': Buffer.from(otherCA).toString('base64') }, adminUser), `harddisk-operator: cannot talk to the cluster at ${env.server}: `],
+      ['token refused', await kubeconfig(env.server, { 'certificate-authority-data': ca }, { token: 'not-a-token-this-cluster-knows' }), `harddisk-operator: the cluster at ${env.server} refused the kubeconfig's credentials (401 Unauthorized)`],
+      ['forbidden', await kubeconfig(env.server, { 'certificate-authority-data': ca }, { ...adminUser, as: 'nobody-in-particular' }), `harddisk-operator: the cluster at ${env.server} does not let this user install or read the HardDisk CRD (403 Forbidden`],
+      ['not a Kubernetes API', await kubeconfig(notKubeUrl, {}, {}), `harddisk-operator: ${notKubeUrl} does not answer as a Kubernetes API server`],
+    ];
+    try {
+      const ended = await Promise.all(
+        cases.map(async ([what, file, says]) => {
+          const op = startMain(['--kubeconfig', file, '--no-sample', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0']);
+          return { what, says, code: await op.exited, lines: op.stderr().trim().split('\n') };
+        }),
+      );
+      for (const { what, says, code, lines } of ended) {
+        expect({ what, code, lines }).toEqual({ what, code: 1, lines: [expect.stringContaining(says)] });
+        expect(lines[0]).not.toMatch(/\n|\s+at \S+ \(/);
+      }
+      const tls = ended.find((e) => e.what === 'wrong CA')!;
+      expect(tls.lines[0]).toContain('TLS handshake failed');
+    } finally {
+      notKube.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('SIGTERM during start-up (--envtest, webhooks being served): a clean exit 0, and no key or control plane left in its temp dir', async () => {
     const scratch = await mkdtemp(join(tmpdir(), 'harddisk-tmp-'));

@@ -464,7 +464,7 @@ class Cache implements InformerCache {
     const o = object as KubeObject;
     const partial = o.kind === 'PartialObjectMetadata';
     if (isMetadataRef(kind)) {
-      return entry.informer.preparedCopy(partial ? o : ({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: o.metadata ?? {} } as KubeObject));
+      return entry.informer.preparedCopy(partial ? o : ({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: o.metadata ?? {} }));
     }
     return partial ? undefined : entry.informer.preparedCopy(o);
   }
