@@ -261,6 +261,8 @@ async function installCRD(client: Client, servesConversion: boolean): Promise<vo
 let env: Environment | undefined;
 let hooks: InstalledWebhooks | undefined;
 let kubeConfig: KubeConfigLike;
+/** The server of the kubeconfig's cluster, when not a control plane of its own. */
+let clusterServer: string | undefined;
 let ring: ShardRing | undefined;
 if (values.envtest || !clusterConfigured()) {
   log.info('no cluster configured: starting a local control plane (etcd + kube-apiserver) with @kubeloop/envtest');
@@ -282,12 +284,10 @@ if (values.envtest || !clusterConfigured()) {
   // loaded on this path (test/main.test.ts checks), so the operator's RSS is the framework's own.
   const rest = configured(() => loadKubeConfig(values.kubeconfig));
   kubeConfig = rest;
+  clusterServer = rest.server;
   // The ring's own client (its Lease renewals never wait behind the manager's requests); a bad
   // ring name or identity ends the process here, before anything is written to the cluster.
   ring = sharding && configured(() => createShardRing({ client: createClient({ kubeConfig: rest }), ...sharding }));
-  // The first requests to the cluster: one that cannot be used ends the process here, with one line.
-  await reachable(rest.server, () => installCRD(createClient({ kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'harddisk-operator' }), Boolean(values['webhook-cert-dir'])));
-  log.info({ server: rest.server }, 'using the cluster from the kubeconfig; CRD installed');
 }
 
 const scheme = builtinScheme.extend(HardDisk);
@@ -324,6 +324,15 @@ for (let i = 0; i < replicas; i++) {
   managers.push(manager);
 }
 
+if (clusterServer !== undefined) {
+  // The CRD goes in through the first manager's live client: its discovery (one /apis, one /api) then
+  // serves the install, the manager and the sample alike. These are the first requests to the cluster:
+  // one that cannot be used ends the process here, with one line.
+  const server = clusterServer;
+  await reachable(server, () => installCRD(managers[0]!.apiReader, Boolean(values['webhook-cert-dir'])));
+  log.info({ server }, 'using the cluster from the kubeconfig; CRD installed');
+}
+
 const running = managers.map((m) => m.start(stop));
 if (managers[0]?.metricsUrl) log.info({ metrics: `${managers[0].metricsUrl}/metrics` }, 'metrics');
 
@@ -345,7 +354,8 @@ if (webhookServer) {
 }
 
 if (!values['no-sample'] && !stop.aborted) {
-  const client = createClient({ kubeConfig, scheme, fieldOwner: 'harddisk-sample' });
+  // The first manager's transport and mapper: no discovery of its own.
+  const client = createClient({ transport: managers[0]!.cluster.transport, mapper: managers[0]!.mapper, scheme, fieldOwner: 'harddisk-sample' });
   const sample = yaml().load(readFileSync(join(root, 'samples', 'harddisk.yaml'), 'utf8')) as { apiVersion: string; kind: string };
   await client.apply(sample, { force: true });
   log.info('applied samples/harddisk.yaml; watching its status (Ctrl-C to stop)');

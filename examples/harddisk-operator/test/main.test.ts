@@ -136,7 +136,7 @@ describe('harddisk-operator main', () => {
     expect(op.lines.at(-1)?.['msg']).toBe('operator stopped');
   });
 
-  it('on an existing cluster behind an http:// kubeconfig: reconciles the sample without ever loading envtest, @kubernetes/client-node or Node\'s fetch (undici)', async () => {
+  it('on an existing cluster behind an http:// kubeconfig: reconciles the sample without ever loading envtest, @kubernetes/client-node or Node\'s fetch (undici); discovery: one /api, one /apis', async () => {
     // Plain HTTP on loopback, no insecure-skip-tls-verify: kubeloop's client accepts it (client-node refused it).
     await using proxy = await startApiProxy(env.kubeConfig);
     const dir = await mkdtemp(join(tmpdir(), 'harddisk-main-'));
@@ -170,6 +170,10 @@ describe('harddisk-operator main', () => {
     expect(lazyBuiltinParts(loaded)).toEqual([]);
     // The CRD went in through kubeloop's client: server-side apply, through this proxy.
     expect(proxy.count((r) => r.method === 'PATCH' && r.path === '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/harddisks.crd-demo.io')).toBe(1);
+    // Discovery, the CRD installed already: the group lists once each (aggregated: every resource), shared by
+    // the install, the manager, its event recorder and the sample; no group-version document.
+    const discovery = proxy.requests.filter((r) => r.method === 'GET' && /^\/api(\/[^/]+)?$|^\/apis(\/[^/]+){0,2}$/.test(r.path));
+    expect(discovery.map((r) => r.path).sort()).toEqual(['/api', '/apis']);
   });
 
   it('dist/operator.js, the bundle scripts/dev.sh runs: reconciles the sample on an existing cluster as one module of its own, loading neither envtest nor client-node', async () => {
