@@ -57,7 +57,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as JsYaml from 'js-yaml';
-import { createClient, isClientError, isNotFound, loadKubeConfig, mergePatch } from '@kubeloop/client';
+import { createClient, isClientError, isMapperError, isNotFound, loadKubeConfig, mergePatch } from '@kubeloop/client';
 import type { Client, KubeConfigLike } from '@kubeloop/client';
 import type { Environment, InstalledWebhooks } from '@kubeloop/envtest';
 import { createShardRing, isLeaderElectionError } from '@kubeloop/leaderelection';
@@ -99,6 +99,48 @@ function configured<T>(step: () => T): T {
 /** A flag the operator cannot use. */
 class UsageError extends Error {
   override readonly name = 'UsageError';
+}
+
+/** The CRD could not be installed (not established, names refused). */
+class InstallError extends Error {
+  override readonly name = 'InstallError';
+}
+
+/**
+ * The cluster cannot be used (refused or timed-out connections, TLS, credentials refused, no
+ * permission, not a Kubernetes API server, the CRD not installed): one line on stderr saying what
+ * went wrong and where, exit status 1; no stack trace. Anything else (a bug) is thrown as it is.
+ */
+async function reachable<T>(server: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    const line = cannotUse(server, err);
+    if (line === undefined) throw err;
+    process.stderr.write(`harddisk-operator: ${line.replace(/\s+/g, ' ').trim()}\n`);
+    process.exit(1);
+  }
+}
+
+/** What to tell the user when `err` means the cluster at `server` cannot be used; undefined when it is not such an error. */
+function cannotUse(server: string, err: unknown): string | undefined {
+  if (err instanceof InstallError) return err.message;
+  if (isMapperError(err)) return `${server} does not answer as a Kubernetes API server (${err.message}): check the server URL of the kubeconfig`;
+  if (!isClientError(err)) return undefined;
+  switch (err.reason) {
+    case 'Network':
+      return `cannot connect to the cluster at ${server} (${err.message}): is it running, and is the server URL of the kubeconfig right?`;
+    case 'ClientTimeout':
+      return `the cluster at ${server} did not answer (${err.message}): is it reachable from here?`;
+    case 'TLS':
+      return `cannot talk to the cluster at ${server}: ${err.message}`;
+    case 'Unauthorized':
+      return `the cluster at ${server} refused the kubeconfig's credentials (401 Unauthorized): check the user's token, client certificate or exec plugin`;
+    case 'Forbidden':
+      return `the cluster at ${server} does not let this user install or read the HardDisk CRD (403 Forbidden: ${err.message}): grant rbac/ or use an admin kubeconfig`;
+    default:
+      return undefined;
+  }
 }
 
 const { values } = configured(() => parseArgs({
@@ -182,7 +224,7 @@ const yaml = (): typeof JsYaml => createRequire(import.meta.url)('js-yaml') as t
  */
 async function installCRD(client: Client, servesConversion: boolean): Promise<void> {
   const [generated] = generateCRDs([HardDisk, HardDiskV2]);
-  if (!generated) throw new Error('generateCRDs returned no CRD for HardDisk');
+  if (!generated) throw new InstallError('generateCRDs returned no CRD for HardDisk');
   const name = generated.metadata.name;
   const crd = servesConversion
     ? generated
@@ -205,11 +247,11 @@ async function installCRD(client: Client, servesConversion: boolean): Promise<vo
   for (;;) {
     const current = await client.get(CustomResourceDefinition, { name });
     const accepted = current.status?.conditions?.find((c) => c.type === 'NamesAccepted');
-    if (accepted?.status === 'False') throw new Error(`CRD ${name}: names not accepted: ${accepted.message ?? ''}`);
+    if (accepted?.status === 'False') throw new InstallError(`CRD ${name}: names not accepted: ${accepted.message ?? ''}`);
     const established = current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
     const lastError = established ? await client.list(HardDisk, { limit: 1 }).then(() => undefined, (err: unknown) => err) : undefined;
     if (established && lastError === undefined) return;
-    if (Date.now() > deadline) throw new Error(`CRD ${name} was not established and served within 30 s`, { cause: lastError });
+    if (Date.now() > deadline) throw new InstallError(`CRD ${name} was not established and served within 30 s${lastError instanceof Error ? `: ${lastError.message}` : ''}`, { cause: lastError });
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -219,6 +261,8 @@ async function installCRD(client: Client, servesConversion: boolean): Promise<vo
 let env: Environment | undefined;
 let hooks: InstalledWebhooks | undefined;
 let kubeConfig: KubeConfigLike;
+/** The server of the kubeconfig's cluster, when not a control plane of its own. */
+let clusterServer: string | undefined;
 let ring: ShardRing | undefined;
 if (values.envtest || !clusterConfigured()) {
   log.info('no cluster configured: starting a local control plane (etcd + kube-apiserver) with @kubeloop/envtest');
@@ -240,11 +284,10 @@ if (values.envtest || !clusterConfigured()) {
   // loaded on this path (test/main.test.ts checks), so the operator's RSS is the framework's own.
   const rest = configured(() => loadKubeConfig(values.kubeconfig));
   kubeConfig = rest;
+  clusterServer = rest.server;
   // The ring's own client (its Lease renewals never wait behind the manager's requests); a bad
   // ring name or identity ends the process here, before anything is written to the cluster.
   ring = sharding && configured(() => createShardRing({ client: createClient({ kubeConfig: rest }), ...sharding }));
-  await installCRD(createClient({ kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'harddisk-operator' }), Boolean(values['webhook-cert-dir']));
-  log.info({ server: rest.server }, 'using the cluster from the kubeconfig; CRD installed');
 }
 
 const scheme = builtinScheme.extend(HardDisk);
@@ -281,6 +324,15 @@ for (let i = 0; i < replicas; i++) {
   managers.push(manager);
 }
 
+if (clusterServer !== undefined) {
+  // The CRD goes in through the first manager's live client: its discovery (one /apis, one /api) then
+  // serves the install, the manager and the sample alike. These are the first requests to the cluster:
+  // one that cannot be used ends the process here, with one line.
+  const server = clusterServer;
+  await reachable(server, () => installCRD(managers[0]!.apiReader, Boolean(values['webhook-cert-dir'])));
+  log.info({ server }, 'using the cluster from the kubeconfig; CRD installed');
+}
+
 const running = managers.map((m) => m.start(stop));
 if (managers[0]?.metricsUrl) log.info({ metrics: `${managers[0].metricsUrl}/metrics` }, 'metrics');
 
@@ -302,7 +354,8 @@ if (webhookServer) {
 }
 
 if (!values['no-sample'] && !stop.aborted) {
-  const client = createClient({ kubeConfig, scheme, fieldOwner: 'harddisk-sample' });
+  // The first manager's transport and mapper: no discovery of its own.
+  const client = createClient({ transport: managers[0]!.cluster.transport, mapper: managers[0]!.mapper, scheme, fieldOwner: 'harddisk-sample' });
   const sample = yaml().load(readFileSync(join(root, 'samples', 'harddisk.yaml'), 'utf8')) as { apiVersion: string; kind: string };
   await client.apply(sample, { force: true });
   log.info('applied samples/harddisk.yaml; watching its status (Ctrl-C to stop)');

@@ -13,7 +13,9 @@
  * its own too (the shared one's CRD converts through a webhook other files use).
  */
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -25,6 +27,7 @@ import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
 import type { Environment } from '@kubeloop/envtest';
 import { parseBuckets, SHARD_HELD_ANNOTATION, SHARD_RING_LABEL } from '@kubeloop/leaderelection';
 import { builtinScheme, Lease } from '@kubeloop/scheme';
+import { selfSignedCertificate } from '@kubeloop/webhook';
 import { documentedCommands } from '../../../test/support/doc-commands.js';
 import { kubectl, kubectlOk } from '../../../test/support/kubectl.js';
 import { HardDisk } from '../src/index.js';
@@ -133,7 +136,9 @@ describe('harddisk-operator main', () => {
     expect(op.lines.at(-1)?.['msg']).toBe('operator stopped');
   });
 
-  it('on an existing cluster behind an http:// kubeconfig: reconciles the sample without ever loading envtest, @kubernetes/client-node or Node\'s fetch (undici)', async () => {
+  it('on an existing cluster behind an http:// kubeconfig: reconciles the sample without ever loading envtest, @kubernetes/client-node or Node\'s fetch (undici); discovery: one /api, one /apis', async () => {
+    // The CRD in place, as an earlier test of this file leaves it (so discovery below is a restart's).
+    if ((await fresh(['get', 'crd', 'harddisks.crd-demo.io'])).code !== 0) await runUntilSynced();
     // Plain HTTP on loopback, no insecure-skip-tls-verify: kubeloop's client accepts it (client-node refused it).
     await using proxy = await startApiProxy(env.kubeConfig);
     const dir = await mkdtemp(join(tmpdir(), 'harddisk-main-'));
@@ -167,6 +172,11 @@ describe('harddisk-operator main', () => {
     expect(lazyBuiltinParts(loaded)).toEqual([]);
     // The CRD went in through kubeloop's client: server-side apply, through this proxy.
     expect(proxy.count((r) => r.method === 'PATCH' && r.path === '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/harddisks.crd-demo.io')).toBe(1);
+    // Discovery, the CRD installed already (as on every restart): the group lists once each (aggregated:
+    // every resource), shared by the install, the manager, its event recorder and the sample; no
+    // group-version document. (A first install reads /apis once more, to learn the new group.)
+    const discovery = proxy.requests.filter((r) => r.method === 'GET' && /^\/api(\/[^/]+)?$|^\/apis(\/[^/]+){0,2}$/.test(r.path));
+    expect(discovery.map((r) => r.path).sort()).toEqual(['/api', '/apis']);
   });
 
   it('dist/operator.js, the bundle scripts/dev.sh runs: reconciles the sample on an existing cluster as one module of its own, loading neither envtest nor client-node', async () => {
@@ -242,6 +252,61 @@ describe('harddisk-operator main', () => {
     }
     await rm(dir, { recursive: true, force: true });
   });
+
+  it('a cluster it cannot use at start (refused, black-holed, wrong CA, token refused, forbidden, not a Kubernetes API): one line saying what and where, exit status 1, no stack trace', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'harddisk-unusable-'));
+    const cluster = env.kubeConfig.getCurrentCluster()!;
+    const admin = env.kubeConfig.getCurrentUser()!;
+    const b64 = (data: string | undefined, file: string | undefined): string => data ?? readFileSync(file!).toString('base64');
+    const ca = b64(cluster.caData, cluster.caFile);
+    const adminUser = { 'client-certificate-data': b64(admin.certData, admin.certFile), 'client-key-data': b64(admin.keyData, admin.keyFile) };
+    let n = 0;
+    /** A kubeconfig file for `server`, with `clusterFields` and `user`. */
+    const kubeconfig = async (server: string, clusterFields: Record<string, string>, user: Record<string, unknown>): Promise<string> => {
+      const file = join(dir, `kubeconfig-${n++}`);
+      await writeFile(file, JSON.stringify({
+        apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
+        clusters: [{ name: 'c', cluster: { server, ...clusterFields } }],
+        users: [{ name: 'u', user }],
+        contexts: [{ name: 'c', context: { cluster: 'c', user: 'u', namespace: 'default' } }],
+      }));
+      return file;
+    };
+    await using refused = await startApiProxy(env.kubeConfig);
+    await refused.refuse();
+    await using blackholed = await startApiProxy(env.kubeConfig);
+    blackholed.blackhole(true);
+    // An HTTP server that is not a Kubernetes API: 404 for every path.
+    const notKube = createServer((_req, res) => res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found'));
+    await new Promise<void>((resolve) => notKube.listen(0, '127.0.0.1', resolve));
+    const notKubeUrl = `http://127.0.0.1:${(notKube.address() as AddressInfo).port}`;
+    const otherCA = (await selfSignedCertificate({ hosts: ['127.0.0.1'] }).start(AbortSignal.timeout(10_000), () => undefined)).certPem;
+    const cases: [string, string, string][] = [
+      ['refused', await kubeconfig(refused.url, {}, {}), `harddisk-operator: cannot connect to the cluster at ${refused.url}`],
+      ['black-holed', await kubeconfig(blackholed.url, {}, {}), `harddisk-operator: the cluster at ${blackholed.url} did not answer`],
+      ['wrong CA', await kubeconfig(env.server, { 'certificate-authority-data': Buffer.from(otherCA).toString('base64') }, adminUser), `harddisk-operator: cannot talk to the cluster at ${env.server}: `],
+      ['token refused', await kubeconfig(env.server, { 'certificate-authority-data': ca }, { token: 'not-a-token-this-cluster-knows' }), `harddisk-operator: the cluster at ${env.server} refused the kubeconfig's credentials (401 Unauthorized)`],
+      ['forbidden', await kubeconfig(env.server, { 'certificate-authority-data': ca }, { ...adminUser, as: 'nobody-in-particular' }), `harddisk-operator: the cluster at ${env.server} does not let this user install or read the HardDisk CRD (403 Forbidden`],
+      ['not a Kubernetes API', await kubeconfig(notKubeUrl, {}, {}), `harddisk-operator: ${notKubeUrl} does not answer as a Kubernetes API server`],
+    ];
+    try {
+      const ended = await Promise.all(
+        cases.map(async ([what, file, says]) => {
+          const op = startMain(['--kubeconfig', file, '--no-sample', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0']);
+          return { what, says, code: await op.exited, lines: op.stderr().trim().split('\n') };
+        }),
+      );
+      for (const { what, says, code, lines } of ended) {
+        expect({ what, code, lines }).toEqual({ what, code: 1, lines: [expect.stringContaining(says)] });
+        expect(lines[0]).not.toMatch(/\.[cm]?[jt]s:\d+:\d+/); // no stack frame
+      }
+      const tls = ended.find((e) => e.what === 'wrong CA')!;
+      expect(tls.lines[0]).toContain('TLS handshake failed');
+    } finally {
+      notKube.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('SIGTERM during start-up (--envtest, webhooks being served): a clean exit 0, and no key or control plane left in its temp dir', async () => {
     const scratch = await mkdtemp(join(tmpdir(), 'harddisk-tmp-'));

@@ -178,6 +178,15 @@ export interface InformerCache extends Reader {
    * wait for a written object the cache would never hold.
    */
   admits(kind: KindRef, object: KubeObject): boolean | undefined;
+  /**
+   * A copy of `object` (a write's answer; left untouched) as the informer of
+   * `kind` would hand it out: transformed, frozen, and for a metadata-only
+   * kind its metadata as a PartialObjectMetadata. Undefined when there is no
+   * informer for the kind, the object is metadata-only and `kind` is not,
+   * or the transform fails. The client's read-your-writes answers a get
+   * with it while the informer is behind the client's own write.
+   */
+  asCached(kind: KindRef, object: unknown): unknown;
 }
 
 function describe(kind: KindRef): { id: string; ref: ResourceDescriptor | TypeRef; label: string } {
@@ -447,6 +456,17 @@ class Cache implements InformerCache {
 
   admits(kind: KindRef, object: KubeObject): boolean | undefined {
     return this.entries.get(describe(kind).id)?.admits(object);
+  }
+
+  asCached(kind: KindRef, object: unknown): unknown {
+    const entry = this.entries.get(describe(kind).id);
+    if (!entry || !isObject(object)) return undefined;
+    const o = object as KubeObject;
+    const partial = o.kind === 'PartialObjectMetadata';
+    if (isMetadataRef(kind)) {
+      return entry.informer.preparedCopy(partial ? o : ({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: o.metadata ?? {} }));
+    }
+    return partial ? undefined : entry.informer.preparedCopy(o);
   }
 
   nextChange(kind: KindRef, signal: AbortSignal): Promise<void> {

@@ -582,6 +582,21 @@ export class Informer<T extends KubeObject> {
     this.report(err, 'prepare');
   }
 
+  /**
+   * A copy of `obj` prepared as the store's objects are (transformed and,
+   * unless turned off, frozen), `obj` itself untouched; undefined when the
+   * transform fails (nothing is reported: the object is not the store's).
+   */
+  preparedCopy(obj: T): T | undefined {
+    try {
+      const out = this.transform(structuredClone(obj));
+      if (out === null || typeof out !== 'object') return undefined;
+      return this.freeze ? deepFreeze(out) : out;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Transform and freeze; on failure, report, remember the key, and hand back the raw object marked as failed. */
   private prepare(obj: T): T {
     try {

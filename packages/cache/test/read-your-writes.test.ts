@@ -2,10 +2,14 @@
  * Read-your-writes on the real API server, with the cache made to lag: the
  * proxy holds every watch event 400 ms. After a write through the cached
  * client returns, a cached get or list never shows the object from before
- * it (create, patch, status patch, delete); past the bound the read is live;
- * with the option off the lag shows (so these tests can fail).
+ * it (create, patch, status patch, delete); past the bound a get answers
+ * with the written object and a list is live; with the option off the lag
+ * shows (so these tests can fail). With the watch stuck (a second proxy
+ * stalls it while other requests pass) the bound is paid once per stream,
+ * not once per read, and with the server black-holed a get of a written key
+ * still answers, with no request.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
 import type { ApiProxy, Environment } from '@kubeloop/envtest';
 import { ConfigMap } from '@kubeloop/scheme';
@@ -43,14 +47,14 @@ afterAll(async () => {
 
 type Read = Parameters<NonNullable<ReadYourWritesOptions['onRead']>>[0];
 
-/** A cached client over the lagging proxy, its ConfigMap informer started; `reads` records how reads that waited were served. */
-async function cachedClient(readYourWrites?: false | ReadYourWritesOptions, labelSelector?: string): Promise<{ client: CachedClient; reads: Read[] }> {
+/** A cached client over the lagging proxy (or `via`), its ConfigMap informer started; `reads` records how reads that waited were served. */
+async function cachedClient(readYourWrites?: false | ReadYourWritesOptions, labelSelector?: string, via: ApiProxy = proxy): Promise<{ client: CachedClient; reads: Read[] }> {
   const reads: Read[] = [];
-  const apiReader = createClient({ kubeConfig: proxy.kubeConfig, fieldOwner: 'ryw-test' });
+  const apiReader = createClient({ kubeConfig: via.kubeConfig, fieldOwner: 'ryw-test' });
   const cache = createInformerCache({ client: apiReader, namespaces: [ns], ...(labelSelector ? { defaultLabelSelector: labelSelector } : {}) });
   caches.push(cache);
   const client = createClient({
-    kubeConfig: proxy.kubeConfig,
+    kubeConfig: via.kubeConfig,
     fieldOwner: 'ryw-test',
     cache,
     readYourWrites: readYourWrites === false ? false : { ...readYourWrites, onRead: (r) => reads.push(r) },
@@ -93,13 +97,21 @@ describe('read-your-writes, the cache 400 ms behind', () => {
     expect(list.items.map((o) => o.metadata?.name)).toEqual([names[2]]);
   });
 
-  it('past the bound, the read is live and still current', async () => {
+  it('past the bound, a get answers with the written object (as the cache holds objects) and a list is live; both current', async () => {
     const { client, reads } = await cachedClient({ timeoutMs: 50 });
     const name = uniqueName('cm');
-    await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { step: '1' } });
+    const created = await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { step: '1' } });
     const got = await client.get(ConfigMap, { namespace: ns, name });
     expect(got.data?.['step']).toBe('1');
-    expect(reads.map((r) => `${r.op}:${r.outcome}`)).toEqual(['get:live']);
+    expect(got.metadata?.resourceVersion).toBe(created.metadata?.resourceVersion);
+    // A copy the cache's way: managedFields stripped, frozen; the write's own answer untouched.
+    expect(got).not.toBe(created);
+    expect(got.metadata?.managedFields).toBeUndefined();
+    expect(created.metadata?.managedFields).toBeDefined();
+    expect(Object.isFrozen(got)).toBe(true);
+    const listed = await client.list(ConfigMap, { namespace: ns });
+    expect(listed.items.find((o) => o.metadata?.name === name)?.data?.['step']).toBe('1');
+    expect(reads.map((r) => `${r.op}:${r.outcome}`)).toEqual(['get:written', 'list:live']);
   });
 
   it('a written object the cache’s selector never admits is not waited for; one that leaves it is gone from the cache', async () => {
@@ -152,5 +164,100 @@ describe('read-your-writes, the cache 400 ms behind', () => {
     // Still not there right after: the event is on its way.
     const list = await client.list(ConfigMap, { namespace: ns });
     expect(list.items.some((o) => o.metadata?.uid === created.metadata?.uid)).toBe(false);
+  });
+});
+
+describe('read-your-writes, the watch stuck', () => {
+  let stuck: ApiProxy;
+  beforeAll(async () => {
+    stuck = await startApiProxy(env.kubeConfig);
+  });
+  afterAll(async () => {
+    await stuck?.close();
+  });
+
+  const configMap = (name: string, labels: Record<string, string> = {}) => ({ apiVersion: 'v1' as const, kind: 'ConfigMap' as const, metadata: { name, namespace: ns, labels }, data: { name } });
+  /** GETs of these names the proxy saw (live reads of them). */
+  const liveGets = (names: readonly string[]): number => stuck.count((r) => r.method === 'GET' && names.some((n) => r.path.endsWith(`/configmaps/${n}`)));
+
+  it('20 gets of written keys: one waits the bound, the rest answer at once from the written objects, no live read; caught up, the cache answers again', async () => {
+    const { client, reads } = await cachedClient({}, undefined, stuck);
+    const run = uniqueName('run');
+    const names = Array.from({ length: 20 }, () => uniqueName('stuck'));
+    stuck.stallWatches(true);
+    try {
+      const written = [];
+      for (const name of names) written.push(await client.create(configMap(name, { run })));
+      for (const [i, name] of names.entries()) {
+        const got = await client.get(ConfigMap, { namespace: ns, name });
+        expect(got.metadata?.resourceVersion).toBe(written[i]!.metadata?.resourceVersion);
+        expect(got.data).toEqual({ name });
+      }
+      // Counted by the mechanism: the first read waited the bound and found the stream behind; the others did not wait.
+      expect(reads.filter((r) => r.waited)).toHaveLength(1);
+      expect(reads[0]).toMatchObject({ op: 'get', outcome: 'written', waited: true });
+      expect(reads.map((r) => r.outcome)).toEqual(names.map(() => 'written'));
+      expect(liveGets(names)).toBe(0);
+      // A list the stream is behind on reads live, at once.
+      const listed = await client.list(ConfigMap, { namespace: ns, labelSelector: { run } });
+      expect(listed.items.map((o) => o.metadata?.name).sort()).toEqual([...names].sort());
+      expect(reads.at(-1)).toMatchObject({ op: 'list', outcome: 'live', waited: false });
+    } finally {
+      stuck.stallWatches(false);
+    }
+    // The held events pass: once the cache has seen the writes, reads come from it again.
+    await vi.waitFor(
+      async () => {
+        await client.get(ConfigMap, { namespace: ns, name: names.at(-1)! }).catch(() => undefined);
+        expect(reads.at(-1)).toMatchObject({ op: 'get', outcome: 'cache' });
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    // A new stall after catching up costs one wait again, then none.
+    reads.length = 0;
+    stuck.stallWatches(true);
+    try {
+      const later = [uniqueName('later'), uniqueName('later'), uniqueName('later')];
+      for (const name of later) await client.create(configMap(name));
+      for (const name of later) expect((await client.get(ConfigMap, { namespace: ns, name })).data).toEqual({ name });
+      expect(reads.map((r) => `${r.outcome}:${r.waited}`)).toEqual(['written:true', 'written:false', 'written:false']);
+    } finally {
+      stuck.stallWatches(false);
+    }
+  });
+
+  it('the server black-holed: a get of a just-written key answers with the written object, of a just-deleted one NotFound, sending nothing', async () => {
+    const { client, reads } = await cachedClient({}, undefined, stuck);
+    const kept = uniqueName('kept');
+    const doomed = uniqueName('doomed');
+    await client.create(configMap(doomed));
+    // In the cache before the watch sticks, so only the delete is unseen.
+    await vi.waitFor(
+      async () => {
+        await client.get(ConfigMap, { namespace: ns, name: doomed });
+        expect(reads.at(-1)?.outcome).toBe('cache');
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    reads.length = 0;
+    stuck.stallWatches(true);
+    try {
+      const created = await client.create(configMap(kept));
+      await client.delete(ConfigMap, { namespace: ns, name: doomed });
+      stuck.blackhole(true);
+      const sent = stuck.requests.length;
+      const got = await client.get(ConfigMap, { namespace: ns, name: kept });
+      expect(got.metadata?.resourceVersion).toBe(created.metadata?.resourceVersion);
+      const gone = await client.get(ConfigMap, { namespace: ns, name: doomed }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(isNotFound(gone)).toBe(true);
+      expect(stuck.requests.length).toBe(sent);
+      expect(reads.map((r) => `${r.op}:${r.outcome}:${r.waited}`)).toEqual(['get:written:true', 'get:written:false']);
+    } finally {
+      stuck.blackhole(false);
+      stuck.stallWatches(false);
+    }
   });
 });

@@ -173,7 +173,10 @@ export interface ClientOptions {
    * has caught up (the informer cache can): once a write through this
    * client returns resourceVersion r, a cached get or list covering that
    * object waits until the cache has seen r, up to `timeoutMs` (default
-   * 2000), then reads live. `false` turns it off: cached reads may then
+   * 2000). Past it that stream of the cache counts as behind until it has
+   * seen r: meanwhile a get of what it has not seen answers at once with the
+   * object the write returned (NotFound after a delete), a list reads live,
+   * and no read waits again. `false` turns it off: cached reads may then
    * return an object from before this client's last write of it.
    * Default: on. The cost, measured: docs/benchmarks.md (operator).
    */
@@ -261,11 +264,11 @@ class KubeClient implements Client {
    * uncached kinds are never read from the cache; a typed read may follow an
    * unstructured write, so the form does not matter).
    */
-  private wrote<R>(kind: KindRef, key: ObjectKey | undefined, options: { dryRun?: boolean } | undefined, answer: R): R {
+  private wrote<R>(kind: KindRef, key: ObjectKey | undefined, options: { dryRun?: boolean } | undefined, answer: R, deleted = false): R {
     if (this.writes && !options?.dryRun && !this.uncached.some((u) => sameKind(u, kindOf(kind)))) {
       const meta = (answer as { metadata?: { name?: unknown; namespace?: unknown } } | undefined)?.metadata;
       const k = key ?? (typeof meta?.name === 'string' ? { name: meta.name, ...(typeof meta.namespace === 'string' ? { namespace: meta.namespace } : {}) } : undefined);
-      if (k) this.writes.wrote(kind, k, answer);
+      if (k) this.writes.wrote(kind, k, answer, deleted);
     }
     return answer;
   }
@@ -358,7 +361,9 @@ class KubeClient implements Client {
   get<K extends KindRef>(kind: K, key: ObjectKey, options?: GetOptions): Promise<ObjectFor<K>> {
     if (!this.routeToCache(kind)) return this.liveGet(kind, key, options);
     if (!this.writes || !key || typeof key.name !== 'string') return this.cache!.get(kind, key, options);
-    return this.writes.beforeGet(kind, key, options?.signal).then((from) => (from === 'cache' ? this.cache!.get(kind, key, options) : this.liveGet(kind, key, options)));
+    return this.writes
+      .beforeGet(kind, key, options?.signal)
+      .then((from) => (from === 'cache' ? this.cache!.get(kind, key, options) : from === 'live' ? this.liveGet(kind, key, options) : (from.written as ObjectFor<K>)));
   }
 
   list<K extends KindRef>(kind: K, options?: ListOptions): Promise<ListFor<K>> {
@@ -397,7 +402,9 @@ class KubeClient implements Client {
     const fill = r.metadataOnly ? undefined : kindFiller(r.mapping);
     if (options?.limit !== undefined) {
       const one = await this.send<ListFor<K>>('GET', path, { query: this.listQuery(options, options.limit, options.continue), ...accept, ...call(options) });
-      fill?.(one.items ?? []);
+      // An empty metadata-only list comes as `items: null` (Go's nil slice): the type promises an array.
+      if (!Array.isArray(one.items)) return { ...one, items: [] };
+      fill?.(one.items);
       return one;
     }
     // No limit: every page, joined (pages of 500 keep each answer small).
@@ -534,7 +541,7 @@ class KubeClient implements Client {
       body: deleteBody(options),
       ...call(options),
     });
-    this.wrote(byKey ? (a as KindRef) : (a as KubeObject & KindRef), key, options, answer);
+    this.wrote(byKey ? (a as KindRef) : (a as KubeObject & KindRef), key, options, answer, true);
   }
 
   async deleteAllOf(kind: KindRef, options?: DeleteAllOfOptions): Promise<void> {

@@ -37,7 +37,7 @@ export type { KubeConfigLike, RestConfig } from './kubeconfig.js';
 export { transportDiscovery } from './discovery.js';
 export { ClientError, isAlreadyExists, isClientError, isConflict, isFenced, isForbidden, isGone, isInvalid, isInvalidConfig, isNetworkError, isNotFound, isResponseTooLarge, isServerError, isTLSError, isTimeout, isTooManyRequests, isUnauthorized } from './errors.js';
 export type { ClientErrorReason, Status } from './errors.js';
-export { isNoKindMatch } from '@kubeloop/mapper';
+export { isMapperError, isNoKindMatch } from '@kubeloop/mapper';
 export type { WatchEvent } from './watch.js';
 export { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
 export { fnv1a64, matchesShard, parseShardSelector, renderShardSelector } from './shard.js';

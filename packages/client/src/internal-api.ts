@@ -24,6 +24,6 @@ export { DEFAULT_RETRY } from './retry.js';
 export { checkOptions, describeValue, hasMethods, isKindList, isKindRef, isMs, isNonEmptyString, isObject } from './options-validation.js';
 export type { OptionCheck } from './options-validation.js';
 export { compareResourceVersions } from './resource-version.js';
-export type { ReadYourWritesOptions, ReadYourWritesOutcome, ResourceVersionTracker } from './read-your-writes.js';
+export type { ReadYourWritesOptions, ReadYourWritesOutcome, ReadYourWritesRead, ResourceVersionTracker } from './read-your-writes.js';
 export type { RetryFn } from './retry.js';
 export type { Unstructured } from './kinds.js';

@@ -1,12 +1,21 @@
 /**
  * Read-your-writes for cached reads. Every write through the cached client
- * that returns an object leaves an expectation (kind, key, resourceVersion;
- * for a delete answered with a Status, "gone", by UID). A cached read that
- * covers such an object waits, up to a bound, until the cache has seen that
- * resourceVersion (or no longer holds the deleted object), then reads from
- * the cache; past the bound it reads live. So once a write returns
- * resourceVersion r, no cached get or list in the process returns an older
- * copy. Expectations the cache has met are dropped.
+ * that returns an object leaves an expectation (kind, key, resourceVersion,
+ * the object; for a delete answered with a Status, "gone", by UID). A cached
+ * read that covers such an object waits, up to a bound, until the cache has
+ * seen that resourceVersion (or no longer holds the deleted object), then
+ * reads from the cache. So once a write returns resourceVersion r, no cached
+ * get or list in the process returns an older copy. Expectations the cache
+ * has met are dropped.
+ *
+ * The bound is paid once per stream, not once per read: when it passes, the
+ * list+watch (kind and namespace) is known to be behind until it reaches the
+ * resourceVersions that were waited for, and meanwhile reads of what the
+ * cache has not seen do not wait. A get is answered from the object the
+ * write returned (as the cache would hold it: transformed, frozen, in the
+ * read's form), or NotFound for a delete, with no request, so a stuck watch
+ * or an unreachable server costs nothing more; a list, which the written
+ * objects alone cannot answer, reads live.
  */
 import { ClientError, isNotFound } from './errors.js';
 import { isMetadataRef } from './kinds.js';
@@ -34,26 +43,52 @@ export interface ResourceVersionTracker {
    * holds an older copy (the watch removes it at the write's resourceVersion).
    */
   admits?(kind: KindRef, object: { metadata?: { namespace?: string; labels?: Record<string, string> } }): boolean | undefined;
+  /**
+   * A copy of `object` (a write's answer, left untouched) as the cache would
+   * hand it out for a read of `kind`: its transform applied, in the read's
+   * form (metadata-only), frozen. Undefined when it cannot make one (no
+   * informer for the kind, a metadata-only answer for a full read, a
+   * transform that throws). Without it, a read the cache is behind on reads live.
+   */
+  asCached?(kind: KindRef, object: unknown): unknown;
 }
 
 /** How a read that had a write to wait for was served. */
 export type ReadYourWritesOutcome =
   /** The cache had caught up, at once or within the bound. */
   | 'cache'
-  /** The bound passed, or resourceVersions could not be compared: read live. */
+  /**
+   * The cache was behind (the bound passed, now or earlier on its stream): a
+   * get answered with the object the write returned (or NotFound for a
+   * delete), without a request.
+   */
+  | 'written'
+  /** Read from the API server: a list the cache was behind on, a get with no written object to answer with, or resourceVersions that could not be compared. */
   | 'live';
+
+/** What {@link ReadYourWritesOptions.onRead} is told of a read. */
+export interface ReadYourWritesRead {
+  readonly kind: string;
+  readonly outcome: ReadYourWritesOutcome;
+  /** Whether the read waited for the cache (false: it had caught up already, or its stream was known to be behind). */
+  readonly waited: boolean;
+  readonly waitedMs: number;
+  readonly op: 'get' | 'list';
+}
 
 /** Options of read-your-writes (`ClientOptions.readYourWrites`). */
 export interface ReadYourWritesOptions {
   /**
-   * How long a cached read waits for the cache to see this client's writes
-   * before it reads live instead, ms. Default: 2000 (a watch event arrives
-   * within milliseconds on a healthy API server; past this the cache is
-   * behind and the live read is the cheaper answer).
+   * How long a cached read waits for the cache to see this client's writes,
+   * ms. Past it the cache's stream (kind and namespace) counts as behind
+   * until it reaches what was waited for: meanwhile gets of what it has not
+   * seen are answered from the written objects and lists read live, at once.
+   * Default: 2000 (a watch event arrives within milliseconds on a healthy
+   * API server; past this the cache is behind). 0: never wait.
    */
   readonly timeoutMs?: number;
   /** Told of every cached read that had one of this client's writes to wait for (for metrics). */
-  readonly onRead?: (info: { readonly kind: string; readonly outcome: ReadYourWritesOutcome; readonly waitedMs: number; readonly op: 'get' | 'list' }) => void;
+  readonly onRead?: (info: ReadYourWritesRead) => void;
 }
 
 interface Expectation {
@@ -65,7 +100,18 @@ interface Expectation {
   readonly goneUid: string | undefined;
   /** The written object is outside the cache's namespaces, selectors or shard: met once the cache holds no copy of it. */
   readonly outside: boolean;
+  /** The write's answer, to answer a get with while the cache is behind (never handed out itself: the cache copies it). */
+  readonly object: unknown;
 }
+
+/** A stream the bound passed on: behind until it has seen `until` (or, with none, anything past `at`). */
+interface Behind {
+  readonly at: string | undefined;
+  readonly until: string | undefined;
+}
+
+/** How a wait ended: the cache met it, it is behind (`waited`: the bound passed now), or it cannot tell. */
+type Settled = { readonly state: 'met' | 'incomparable'; readonly waited: boolean } | { readonly state: 'behind'; readonly waited: boolean };
 
 function kindId(kind: KindRef): string {
   const ref = isMetadataRef(kind) ? kind.of : kind;
@@ -78,9 +124,17 @@ function label(kind: KindRef): string {
   return `${ref.kind}.${ref.apiVersion}`;
 }
 
+function maxVersion(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return compareResourceVersions(a, b) >= 0 ? a : b;
+}
+
 /** Remembers this client's writes and makes cached reads wait for them. */
 export class WriteTracker {
   private readonly byKind = new Map<string, Map<string, Expectation>>();
+  /** Streams (kind and namespace) the bound passed on, until they catch up. */
+  private readonly behind = new Map<string, Behind>();
   private readonly timeoutMs: number;
   private sweepAt = 1024;
 
@@ -98,8 +152,13 @@ export class WriteTracker {
     this.timeoutMs = t;
   }
 
-  /** Remember what a write answered (an object with a resourceVersion, or a delete's Status). */
-  wrote(kind: KindRef, key: ObjectKey, answer: unknown): void {
+  /**
+   * Remember what a write answered (an object with a resourceVersion, or a
+   * delete's Status). `deleted`: the answer is a delete's, so an object
+   * without a deletionTimestamp is the one just deleted (a Service's storage
+   * answers with it), at its resourceVersion before the deletion.
+   */
+  wrote(kind: KindRef, key: ObjectKey, answer: unknown, deleted = false): void {
     if (answer === null || typeof answer !== 'object') return;
     const a = answer as {
       kind?: unknown;
@@ -108,21 +167,23 @@ export class WriteTracker {
     };
     let exp: Expectation;
     const m0 = a.metadata;
-    // A write that took the last finalizer off a deleting object deleted it: the server answers with the
-    // object at the resourceVersion before the deletion (the deletion itself comes later), so it is
-    // waited for as a delete, by UID.
-    if (a.kind !== 'Status' && m0?.deletionTimestamp && (!Array.isArray(m0.finalizers) || m0.finalizers.length === 0) && typeof m0.uid === 'string' && m0.uid) {
-      exp = { namespace: key.namespace || undefined, name: key.name, resourceVersion: undefined, goneUid: m0.uid, outside: false };
+    // A write that took the last finalizer off a deleting object deleted it, and so did a delete answered
+    // with the object not marked deleting: the server answers with the object at the resourceVersion
+    // before the deletion (the deletion itself comes later), so it is waited for as a delete, by UID.
+    const unfinalized = !Array.isArray(m0?.finalizers) || m0.finalizers.length === 0;
+    const goneNow = m0?.deletionTimestamp ? unfinalized : deleted;
+    if (a.kind !== 'Status' && goneNow && typeof m0?.uid === 'string' && m0.uid) {
+      exp = { namespace: key.namespace || undefined, name: key.name, resourceVersion: undefined, goneUid: m0.uid, outside: false, object: undefined };
     } else if (a.kind === 'Status') {
       const uid = a.details?.uid;
       if (typeof uid !== 'string' || uid === '') return;
-      exp = { namespace: key.namespace || undefined, name: key.name, resourceVersion: undefined, goneUid: uid, outside: false };
+      exp = { namespace: key.namespace || undefined, name: key.name, resourceVersion: undefined, goneUid: uid, outside: false, object: undefined };
     } else {
       const rv = a.metadata?.resourceVersion;
       // An answer that is not the object (an eviction's Status, a scale) says nothing about the object's version.
       if (typeof rv !== 'string' || rv === '' || (typeof a.metadata?.name === 'string' && a.metadata.name !== key.name)) return;
       const outside = this.cache.admits?.(kind, answer) === false;
-      exp = { namespace: key.namespace || undefined, name: key.name, resourceVersion: rv, goneUid: undefined, outside };
+      exp = { namespace: key.namespace || undefined, name: key.name, resourceVersion: rv, goneUid: undefined, outside, object: answer };
     }
     const id = kindId(kind);
     let m = this.byKind.get(id);
@@ -132,7 +193,27 @@ export class WriteTracker {
     // Keep the newest expectation of a key (two writes can answer out of order).
     if (prev?.resourceVersion !== undefined && exp.resourceVersion !== undefined && compareResourceVersions(prev.resourceVersion, exp.resourceVersion) > 0) return;
     m.set(k, exp);
+    this.trim(kind, m);
     if (m.size >= this.sweepAt) this.sweep(kind, m);
+  }
+
+  /**
+   * At each write, look at the two oldest expectations of the kind: drop
+   * them if the cache has met them, else move them to the back. Expectations
+   * hold the written objects, so ones never read again must not wait for a
+   * full sweep to go; two per write keep pace with the writes.
+   */
+  private trim(kind: KindRef, m: Map<string, Expectation>): void {
+    let n = 0;
+    for (const [k, exp] of m) {
+      if (n++ === 2 || m.size <= 1) break;
+      if (exp.resourceVersion !== undefined && this.met(kind, exp) === true) {
+        m.delete(k);
+      } else {
+        m.delete(k);
+        m.set(k, exp);
+      }
+    }
   }
 
   /** Drop what the cache has met, so writes never read again do not pile up. */
@@ -158,37 +239,86 @@ export class WriteTracker {
   /**
    * Before a cached get: wait until the cache has seen this client's last
    * write of the key. Resolves 'cache' to read from the cache, 'live' to
-   * read from the API server.
+   * read from the API server, or `{ written }`: the answer itself (the
+   * cache being behind); rejects with NotFound for a delete the cache has
+   * not seen yet.
    */
-  async beforeGet(kind: KindRef, key: ObjectKey, signal?: AbortSignal): Promise<ReadYourWritesOutcome> {
+  async beforeGet(kind: KindRef, key: ObjectKey, signal?: AbortSignal): Promise<'cache' | 'live' | { readonly written: unknown }> {
     const m = this.byKind.get(kindId(kind));
     const k = `${key.namespace || ''}/${key.name}`;
     const exp = m?.get(k);
     if (!exp) return 'cache';
-    return this.waitFor(kind, 'get', [[k, exp]], m!, signal);
+    const started = performance.now();
+    const settled = await this.settle(kind, [[k, exp]], m!, signal);
+    if (settled.state === 'met') return this.told(kind, 'get', 'cache', settled.waited, started);
+    if (settled.state === 'behind') {
+      if (exp.goneUid !== undefined) {
+        this.told(kind, 'get', 'written', settled.waited, started);
+        const ref = isMetadataRef(kind) ? kind.of : kind;
+        throw new ClientError('NotFound', `${label(kind)} ${exp.namespace ? `${exp.namespace}/` : ''}${exp.name} not found (this client deleted it; the cache has not seen that yet)`, {
+          code: 404,
+          status: { kind: 'Status', status: 'Failure', reason: 'NotFound', code: 404, details: { name: exp.name, kind: ref.kind } },
+        });
+      }
+      // A written object the cache would never hold is read live (the cache's answer, once caught up, is NotFound).
+      const copy = exp.outside ? undefined : this.cache.asCached?.(kind, exp.object);
+      if (copy !== undefined && copy !== null) {
+        this.told(kind, 'get', 'written', settled.waited, started);
+        return { written: copy };
+      }
+    }
+    return this.told(kind, 'get', 'live', settled.waited, started);
   }
 
   /** Before a cached list: wait for every write of the kind the list covers (its namespace, or all). */
-  async beforeList(kind: KindRef, namespace: string | undefined, signal?: AbortSignal): Promise<ReadYourWritesOutcome> {
+  async beforeList(kind: KindRef, namespace: string | undefined, signal?: AbortSignal): Promise<'cache' | 'live'> {
     const m = this.byKind.get(kindId(kind));
     if (!m || m.size === 0) return 'cache';
     const pending = [...m].filter(([, e]) => !namespace || e.namespace === namespace);
     if (pending.length === 0) return 'cache';
-    return this.waitFor(kind, 'list', pending, m, signal);
+    const started = performance.now();
+    const settled = await this.settle(kind, pending, m, signal);
+    return this.told(kind, 'list', settled.state === 'met' ? 'cache' : 'live', settled.waited, started);
   }
 
-  private async waitFor(
-    kind: KindRef,
-    op: 'get' | 'list',
-    pending: [string, Expectation][],
-    m: Map<string, Expectation>,
-    signal: AbortSignal | undefined,
-  ): Promise<ReadYourWritesOutcome> {
-    const started = performance.now();
-    const done = (outcome: ReadYourWritesOutcome): ReadYourWritesOutcome => {
-      this.options.onRead?.({ kind: label(kind), outcome, waitedMs: performance.now() - started, op });
-      return outcome;
-    };
+  private told<O extends ReadYourWritesOutcome>(kind: KindRef, op: 'get' | 'list', outcome: O, waited: boolean, started: number): O {
+    this.options.onRead?.({ kind: label(kind), outcome, waited, waitedMs: performance.now() - started, op });
+    return outcome;
+  }
+
+  private streamKey(kind: KindRef, namespace: string | undefined): string {
+    return `${kindId(kind)}\u0000${namespace ?? ''}`;
+  }
+
+  /** Whether the stream of an expectation is known to be behind (forgetting it once it has caught up). */
+  private isBehind(kind: KindRef, exp: Expectation): boolean {
+    const sk = this.streamKey(kind, exp.namespace);
+    const b = this.behind.get(sk);
+    if (!b) return false;
+    const observed = this.cache.observedResourceVersion(kind, exp.namespace);
+    let caughtUp: boolean;
+    if (observed === undefined) caughtUp = true;
+    else {
+      const c = b.until !== undefined ? compareResourceVersions(observed, b.until) : b.at !== undefined ? compareResourceVersions(observed, b.at) : 1;
+      caughtUp = Number.isNaN(c) || (b.until !== undefined ? c >= 0 : c > 0);
+    }
+    if (caughtUp) this.behind.delete(sk);
+    return !caughtUp;
+  }
+
+  /** The bound passed with these unmet: their streams are behind until they have seen them. */
+  private markBehind(kind: KindRef, unmet: readonly Expectation[]): void {
+    for (const exp of unmet) {
+      const sk = this.streamKey(kind, exp.namespace);
+      const prev = this.behind.get(sk);
+      this.behind.set(sk, {
+        at: prev?.at ?? this.cache.observedResourceVersion(kind, exp.namespace),
+        until: maxVersion(prev?.until, exp.resourceVersion),
+      });
+    }
+  }
+
+  private async settle(kind: KindRef, pending: [string, Expectation][], m: Map<string, Expectation>, signal: AbortSignal | undefined): Promise<Settled> {
     // A delete answered with a Status is decided by the cached object's UID.
     const check = async (): Promise<boolean | undefined> => {
       let all: boolean | undefined = true;
@@ -206,8 +336,10 @@ export class WriteTracker {
       return all;
     };
     let ok = await check();
-    if (ok === true) return done('cache');
-    if (ok === undefined || this.timeoutMs === 0) return done('live');
+    if (ok === true) return { state: 'met', waited: false };
+    if (ok === undefined) return { state: 'incomparable', waited: false };
+    // The bound already passed on one of these streams and it has not caught up: no second wait.
+    if (pending.some(([, exp]) => this.isBehind(kind, exp)) || this.timeoutMs === 0) return { state: 'behind', waited: false };
     const bound = new AbortController();
     const timer = setTimeout(() => bound.abort(), this.timeoutMs);
     const onAbort = (): void => bound.abort();
@@ -216,15 +348,19 @@ export class WriteTracker {
       while (!bound.signal.aborted) {
         await this.cache.nextChange(kind, bound.signal);
         ok = await check();
-        if (ok === true) return done('cache');
-        if (ok === undefined) break;
+        if (ok === true) return { state: 'met', waited: true };
+        if (ok === undefined) return { state: 'incomparable', waited: true };
       }
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     }
     signal?.throwIfAborted();
-    return done('live');
+    this.markBehind(
+      kind,
+      pending.map(([, exp]) => exp),
+    );
+    return { state: 'behind', waited: true };
   }
 }
 

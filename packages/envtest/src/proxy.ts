@@ -57,6 +57,13 @@ export interface ApiProxy extends AsyncDisposable {
   /** Hold each new request this long before forwarding it; one whose client resets the connection meanwhile is dropped (status 0). */
   delay(ms: number): void;
   /**
+   * Stall every watch stream, open and opened from now on, while `on`: its
+   * headers pass, its events wait (a watch that fell silent), while every
+   * other request is answered: an informer stuck behind the API server.
+   * Events held pass on, in order, when turned off.
+   */
+  stallWatches(on: boolean): void;
+  /**
    * Hold every event of the watches opened from now on this long before
    * passing it on, in order (lists and other answers are not held): an
    * informer that lags behind the API server, as under load. 0: off.
@@ -89,8 +96,9 @@ export async function startApiProxy(target: KubeConfig, options: ApiProxyOptions
   const recorded: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   /** Responses being forwarded (watch streams): a black hole stops them too. */
-  const flows = new Set<{ up: IncomingMessage; down: Writable }>();
+  const flows = new Set<{ up: IncomingMessage; down: Writable; watch: boolean }>();
   let blackholed = false;
+  let watchesStalled = false;
   let delayMs = 0;
   let watchDelayMs = 0;
 
@@ -106,10 +114,10 @@ export async function startApiProxy(target: KubeConfig, options: ApiProxyOptions
         // A watch's headers come before any event: pass them on at once.
         res.flushHeaders();
         const isWatch = /[?&]watch=(true|1)(&|$)/.test(req.url ?? '');
-        const flow = { up: upRes, down: isWatch && watchDelayMs > 0 ? delayed(res, watchDelayMs) : (res as Writable) };
+        const flow = { up: upRes, down: isWatch && watchDelayMs > 0 ? delayed(res, watchDelayMs) : (res as Writable), watch: isWatch };
         flows.add(flow);
         upRes.on('close', () => flows.delete(flow));
-        if (blackholed) upRes.pause();
+        if (blackholed || (isWatch && watchesStalled)) upRes.pause();
         else upRes.pipe(flow.down);
         upRes.on('error', () => res.destroy());
       },
@@ -204,11 +212,23 @@ export async function startApiProxy(target: KubeConfig, options: ApiProxyOptions
     resetConnections,
     blackhole: (on) => {
       blackholed = on;
-      for (const { up, down } of flows) {
+      for (const { up, down, watch } of flows) {
         if (on) {
           up.unpipe(down);
           up.pause();
-        } else {
+        } else if (!(watch && watchesStalled)) {
+          up.pipe(down);
+        }
+      }
+    },
+    stallWatches: (on) => {
+      watchesStalled = on;
+      for (const { up, down, watch } of flows) {
+        if (!watch) continue;
+        if (on) {
+          up.unpipe(down);
+          up.pause();
+        } else if (!blackholed) {
           up.pipe(down);
         }
       }

@@ -85,3 +85,28 @@ describe('the test proxy black hole', () => {
     await reader.cancel();
   });
 });
+
+describe('the test proxy stalling watches', () => {
+  it('holds the events of a watch while other requests are answered, then passes them on', async () => {
+    proxy = await startApiProxy(testKubeConfig());
+    const core = proxy.kubeConfig.makeApiClient(CoreV1Api);
+    const name = uniqueName('sw');
+    const list = await core.listNamespacedConfigMap({ namespace: 'default' });
+    proxy.stallWatches(true);
+    // Opened while stalled: its headers come, its events wait.
+    const res = await fetch(`${proxy.url}/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${list.metadata?.resourceVersion}&fieldSelector=metadata.name%3D${name}`);
+    expect(res.status).toBe(200);
+    const reader: ReadableStreamDefaultReader<Uint8Array> = res.body!.getReader();
+    // Requests other than watches go through: the create and a read of it.
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name } } });
+    expect((await core.readNamespacedConfigMap({ namespace: 'default', name })).metadata?.name).toBe(name);
+    const pending = reader.read();
+    const stalled = await Promise.race([pending.then(() => 'data'), new Promise((r) => setTimeout(() => r('silent'), 700))]);
+    expect(stalled).toBe('silent');
+    proxy.stallWatches(false);
+    const { value } = await pending;
+    expect(new TextDecoder().decode(value)).toContain(name);
+    await reader.cancel();
+    await core.deleteNamespacedConfigMap({ namespace: 'default', name });
+  });
+});

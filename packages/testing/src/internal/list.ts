@@ -120,7 +120,8 @@ export function list(s: Storage, t: Target, req: CoreRequest): BufferedResponse 
   }
   const as = acceptAs(req.accept);
   if (as === 'PartialObjectMetadata') {
-    return buffered(200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: listMeta, items: items.map((i) => partial(i)) });
+    // An empty one says `items: null`, as the API server's (Go's nil slice, no omitempty).
+    return buffered(200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: listMeta, items: items.length === 0 ? null : items.map((i) => partial(i)) });
   }
   if (as === 'Table') return buffered(200, table(items, listMeta, req, s.now()));
   const apiVersion = apiVersionOf(t.st.type, t.version);

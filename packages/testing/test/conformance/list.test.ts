@@ -1,7 +1,7 @@
 /** Conformance: lists, selectors, pagination, resourceVersion semantics and the metadata-only form, on envtest and on the fake. */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { metadataOnly } from '@kubeloop/client';
-import { ConfigMap, Namespace, Secret } from '@kubeloop/scheme';
+import { ConfigMap, Lease, Namespace, Secret } from '@kubeloop/scheme';
 import { BACKENDS, Gadget, useBackend, Widget } from './backends.js';
 import { configMap, expectStatus, raw, widget } from './support.js';
 
@@ -200,6 +200,19 @@ describe.each(BACKENDS)('lists ($backend)', ({ backend }) => {
       expect(list.items[0]).toMatchObject({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata' });
       expect((list.items[0] as Record<string, unknown>)['data']).toBeUndefined();
       expect(list.items[0]!.metadata?.labels?.['run']).toBe(run);
+    });
+
+    it('an empty metadata-only list: the wire says items null, the client answers []', async () => {
+      // No Lease lives in the test namespace. The server writes a PartialObjectMetadataList's nil slice as null.
+      const path = `/apis/coordination.k8s.io/v1/namespaces/${h().namespace}/leases`;
+      const wire = await raw(h(), 'GET', path, { accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1', query: { limit: 10 } });
+      expect(wire.body['kind']).toBe('PartialObjectMetadataList');
+      expect(wire.body['items']).toBeNull();
+      const all: unknown[] = [];
+      for await (const lease of h().client().listAll(metadataOnly(Lease), { namespace: h().namespace })) all.push(lease);
+      expect(all).toEqual([]);
+      expect((await h().client().list(metadataOnly(Lease), { namespace: h().namespace, limit: 10 })).items).toEqual([]);
+      expect((await h().client().list(metadataOnly(Lease), { namespace: h().namespace })).items).toEqual([]);
     });
 
     it('the metadata-only form gets one object\'s metadata', async () => {
