@@ -34,7 +34,7 @@ import { ControllerMetrics } from '../metrics/controller-metrics.js';
 import { addedPermissions, addPermissions } from '../rbac/extra.js';
 import { declaredPermissions, kindReads, requiredPermissions } from '../rbac/permissions.js';
 import type { PermissionRequirement } from '../rbac/permissions.js';
-import { informersCheck } from '../readiness.js';
+import { errorClass, informersCheck } from '../readiness.js';
 import { FleetControllerBuilder } from './builder.js';
 import type { EventOrigin, FleetControllerDefinition, FleetEventHandler, FleetReconcileFn, FleetReconciler, FleetRequest } from './builder.js';
 import { checkTarget, untilAborted } from './provider.js';
@@ -319,7 +319,8 @@ class FleetRuntime implements Fleet, FleetEngager {
       stop.signal.addEventListener('abort', () => signal.removeEventListener('abort', onAbort), { once: true });
       const member: Member = { name, cluster, stop, controllers: new Map() };
       this.members.set(name, member);
-      const check = informersCheck(cluster.cache, this.options.informerStaleAfterMs ?? 60_000);
+      // A member's server is not trusted (its URL may come from a Secret): its check names the class of a failure, never the body it answered.
+      const check = informersCheck(cluster.cache, this.options.informerStaleAfterMs ?? 60_000, errorClass);
       this.manager.addReadyzCheck(`cluster-${name}`, this.options.membersGateReadiness
         ? check
         : async () => {
