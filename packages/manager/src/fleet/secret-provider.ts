@@ -80,6 +80,8 @@ export function kubeconfigSecretProvider(options: KubeconfigSecretProviderOption
       const informer = new Informer([{ lw: clientListWatcher(fleet.host.apiReader, Secret, { namespace: options.namespace, labelSelector }), namespace: options.namespace }]);
       /** Secret name -> the cluster it engaged and the kubeconfig text it engaged with (touched only on that Secret's chain). */
       const engaged = new Map<string, { cluster: string; text: string }>();
+      /** Secret name -> the cluster and kubeconfig text that could not be engaged: reported once, tried again when the Secret changes. */
+      const failed = new Map<string, { cluster: string; text: string | undefined }>();
       const hostServer = fleet.host.transport.server;
       const apply = async (secret: Secret): Promise<void> => {
         const secretName = secret.metadata?.name ?? '';
@@ -89,12 +91,16 @@ export function kubeconfigSecretProvider(options: KubeconfigSecretProviderOption
         const before = engaged.get(secretName);
         const cluster = nameOf(secret);
         if (before && before.cluster === cluster && before.text === text) return; // nothing that matters changed
+        const failedBefore = failed.get(secretName);
+        if (!before && failedBefore && failedBefore.cluster === cluster && failedBefore.text === text) return; // refused already, and reported
+        failed.delete(secretName);
         // A new name (or no kubeconfig any more) disengages the old cluster; a new kubeconfig under the same name re-engages it.
         if (before && (before.cluster !== cluster || text === undefined)) {
           engaged.delete(secretName);
           await fleet.disengage(before.cluster);
         }
         if (text === undefined) {
+          failed.set(secretName, { cluster, text });
           log.error({ secret: where, key }, 'the Secret has no kubeconfig under its key; its cluster stays disengaged');
           return;
         }
@@ -108,6 +114,7 @@ export function kubeconfigSecretProvider(options: KubeconfigSecretProviderOption
             engaged.delete(secretName);
             await fleet.disengage(cluster);
           }
+          failed.set(secretName, { cluster, text });
           if (isClientError(err) && err.reason === 'PolicyRefused') {
             log.error({ secret: where, key, field: err.field, cluster }, `kubeconfig refused: ${err.message}`);
           } else {
@@ -116,6 +123,7 @@ export function kubeconfigSecretProvider(options: KubeconfigSecretProviderOption
         }
       };
       const remove = async (secret: Secret): Promise<void> => {
+        failed.delete(secret.metadata?.name ?? '');
         const before = engaged.get(secret.metadata?.name ?? '');
         if (!before) return;
         engaged.delete(secret.metadata?.name ?? '');
