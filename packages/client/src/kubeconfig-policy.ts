@@ -9,6 +9,7 @@
  * of thing at a time, as Flux's `--insecure-kubeconfig-exec` and
  * Kubernetes 1.35's credential-plugin allowlist do.
  */
+import type { BlockList } from 'node:net';
 import { isAbsolute, relative, sep } from 'node:path';
 import { ClientError } from './errors.js';
 import type { FileCluster, FileUser } from './internal/kubeconfig-file.js';
@@ -99,17 +100,18 @@ export interface PolicySubject {
 
 const METADATA_NAMES = new Set(['metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal']);
 
-let metadataBlock: import('node:net').BlockList | undefined;
-let loopbackBlock: import('node:net').BlockList | undefined;
-function blocks(): { metadata: import('node:net').BlockList; loopback: import('node:net').BlockList } {
+let metadataBlock: BlockList | undefined;
+let loopbackBlock: BlockList | undefined;
+/** node:net's BlockLists (made on first use: node:net only when a policy checks a server). */
+function blocks(): { metadata: BlockList; loopback: BlockList } {
   if (!metadataBlock || !loopbackBlock) {
-    const { BlockList } = process.getBuiltinModule('node:net');
-    metadataBlock = new BlockList();
+    const { BlockList: Blocks } = process.getBuiltinModule('node:net');
+    metadataBlock = new Blocks();
     metadataBlock.addSubnet('169.254.0.0', 16, 'ipv4');
     metadataBlock.addSubnet('fe80::', 10, 'ipv6');
     metadataBlock.addAddress('fd00:ec2::254', 'ipv6');
     metadataBlock.addAddress('100.100.100.200', 'ipv4');
-    loopbackBlock = new BlockList();
+    loopbackBlock = new Blocks();
     loopbackBlock.addSubnet('127.0.0.0', 8, 'ipv4');
     loopbackBlock.addAddress('::1', 'ipv6');
   }
@@ -156,13 +158,13 @@ function hostServerReason(server: URL, subject: PolicySubject): string | undefin
   if (host === 'kubernetes' || host === 'kubernetes.default' || host === 'kubernetes.default.svc' || host.startsWith('kubernetes.default.svc.')) {
     return `${host} is the in-cluster name of the API server this process runs in`;
   }
-  if (subject.hostServer && sameServer(server, subject.hostServer)) return `it is this process's own API server (${subject.hostServer.origin})`;
+  if (subject.hostServer && sameServer(server, subject.hostServer)) return `this process's own API server, ${subject.hostServer.origin}`;
   const svcHost = subject.env['KUBERNETES_SERVICE_HOST'];
   const svcPort = subject.env['KUBERNETES_SERVICE_PORT'];
   if (svcHost && svcPort) {
     try {
       const inCluster = new URL(`https://${svcHost.includes(':') ? `[${svcHost}]` : svcHost}:${svcPort}`);
-      if (sameServer(server, inCluster)) return `it is the in-cluster API server (KUBERNETES_SERVICE_HOST ${svcHost})`;
+      if (sameServer(server, inCluster)) return `the API server this process runs in, KUBERNETES_SERVICE_HOST ${svcHost}`;
     } catch {
       // not a usable address: nothing to compare with
     }
