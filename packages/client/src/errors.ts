@@ -210,7 +210,7 @@ export const isInvalidConfig = is('InvalidConfig');
  * @example
  * ```ts
  * try {
- *   kubeConfigFromText(text, { source: 'Secret fleet-system/eu-1 key kubeconfig' });
+ *   kubeConfigFromText(Buffer.from(secret.data['kubeconfig']!, 'base64').toString('utf8'), { source: 'Secret fleet-system/eu-1 key kubeconfig' });
  * } catch (err) {
  *   if (isPolicyRefused(err)) console.error(`refused ${err.field}: ${err.message}`);
  * }

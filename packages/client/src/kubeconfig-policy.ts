@@ -30,6 +30,7 @@ const { realpathSync } = process.getBuiltinModule('node:fs');
  * ```ts
  * // Members on EKS: let `aws eks get-token` run, nothing else.
  * const policy: KubeconfigPolicy = { allowExec: { commands: ['aws'] } };
+ * const text = Buffer.from(secret.data!['kubeconfig']!, 'base64').toString('utf8');
  * const config = kubeConfigFromText(text, { source: 'Secret fleet-system/eu-1 key kubeconfig', policy });
  * ```
  */
