@@ -65,6 +65,13 @@ export type ClientErrorReason =
   | 'InvalidRequest'
   /** The kubeconfig cannot be used (missing, malformed, no current cluster, a credential file or plugin that fails), or Node.js is too old. */
   | 'InvalidConfig'
+  /**
+   * A kubeconfig read from an untrusted source (a Secret) asks for something
+   * its `KubeconfigPolicy` does not allow: an exec plugin, an auth provider,
+   * a local file, a proxy, skipping TLS checks, the host's own API server or
+   * a metadata address. `field` names it; the message says how to allow it.
+   */
+  | 'PolicyRefused'
   /** An option of `createClient` has the wrong shape or value; the message names the option and what it expects. */
   | 'InvalidOptions'
   /**
@@ -126,18 +133,21 @@ export class ClientError extends Error {
   readonly status: Status | undefined;
   /** Seconds the server asked us to wait (Retry-After or details.retryAfterSeconds). */
   readonly retryAfterSeconds: number | undefined;
+  /** For `PolicyRefused`: the kubeconfig field refused (`users["eu-1"].exec.command`, `clusters["eu-1"].proxy-url`...). */
+  readonly field: string | undefined;
   readonly [BRAND] = true;
 
   constructor(
     reason: ClientErrorReason,
     message: string,
-    options: { code?: number; status?: Status; cause?: unknown; retryAfterSeconds?: number } = {},
+    options: { code?: number; status?: Status; cause?: unknown; retryAfterSeconds?: number; field?: string } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.reason = reason;
     this.code = options.code ?? 0;
     this.status = options.status;
     this.retryAfterSeconds = options.retryAfterSeconds ?? options.status?.details?.retryAfterSeconds;
+    this.field = options.field;
   }
 
   /** Build the error for a non-2xx answer, reading a Status body when there is one. */
@@ -209,3 +219,17 @@ export const isResponseTooLarge = is('ResponseTooLarge');
 export const isFenced = is('Fenced');
 /** The kubeconfig (or the runtime) cannot be used: see the message for the file or setting. */
 export const isInvalidConfig = is('InvalidConfig');
+/**
+ * A kubeconfig from the cluster asked for something its `KubeconfigPolicy`
+ * does not allow (`field` names it).
+ *
+ * @example
+ * ```ts
+ * try {
+ *   kubeConfigFromText(Buffer.from(secret.data['kubeconfig']!, 'base64').toString('utf8'), { source: 'Secret fleet-system/eu-1 key kubeconfig' });
+ * } catch (err) {
+ *   if (isPolicyRefused(err)) console.error(`refused ${err.field}: ${err.message}`);
+ * }
+ * ```
+ */
+export const isPolicyRefused = is('PolicyRefused');

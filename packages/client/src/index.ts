@@ -33,9 +33,10 @@ export type { ApplyOptions, CallOptions, DeleteAllOfOptions, DeleteOptions, GetO
 export { createTransport } from './transport.js';
 export type { Transport, TransportOptions } from './transport.js';
 export { kubeConfigFromText, loadKubeConfig } from './kubeconfig.js';
-export type { KubeConfigLike, RestConfig } from './kubeconfig.js';
+export type { KubeConfigFromTextOptions, KubeConfigLike, RestConfig } from './kubeconfig.js';
+export type { KubeconfigPolicy } from './kubeconfig-policy.js';
 export { transportDiscovery } from './discovery.js';
-export { ClientError, isAlreadyExists, isClientError, isConflict, isFenced, isForbidden, isGone, isInvalid, isInvalidConfig, isNetworkError, isNotFound, isResponseTooLarge, isServerError, isTLSError, isTimeout, isTooManyRequests, isUnauthorized } from './errors.js';
+export { ClientError, isAlreadyExists, isClientError, isConflict, isFenced, isForbidden, isGone, isInvalid, isInvalidConfig, isNetworkError, isNotFound, isPolicyRefused, isResponseTooLarge, isServerError, isTLSError, isTimeout, isTooManyRequests, isUnauthorized } from './errors.js';
 export type { ClientErrorReason, Status } from './errors.js';
 export { isMapperError, isNoKindMatch } from '@kubeloop/mapper';
 export type { WatchEvent } from './watch.js';

@@ -12,6 +12,7 @@ export type { AnyKubeObject, ListFor, MetadataRef, Mutable, ObjectFor, Stored } 
 export type { Selector } from './options.js';
 export type { Query, RequestInfo, TransportRequest, TransportResponse } from './transport.js';
 export { loadInClusterConfig, SERVICE_ACCOUNT_DIR } from './kubeconfig.js';
+export { checkKubeconfigPolicy } from './kubeconfig-policy.js';
 export type { AuthConfig, ExecConfig, ImpersonationConfig, LoadKubeConfigOptions, TLSConfig } from './kubeconfig.js';
 export { watchEvents, watchEventError, parseWatchLine } from './watch.js';
 export type { WatchEventType, WatchEventsOptions } from './watch.js';

@@ -10,7 +10,9 @@ import { delimiter, join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ClientError } from './errors.js';
 import { mergeKubeconfigs, parseKubeconfig, readKubeconfig } from './internal/kubeconfig-file.js';
-import type { FileExec, MergedKubeconfig } from './internal/kubeconfig-file.js';
+import type { FileCluster, FileExec, FileUser, MergedKubeconfig } from './internal/kubeconfig-file.js';
+import { checkKubeconfigPolicy, enforceKubeconfigPolicy } from './kubeconfig-policy.js';
+import type { KubeconfigPolicy } from './kubeconfig-policy.js';
 
 // Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
 const { existsSync, readFileSync, statSync } = process.getBuiltinModule('node:fs');
@@ -86,7 +88,11 @@ export interface AuthConfig {
   readonly password?: string;
   /** An exec credential plugin. */
   readonly exec?: ExecConfig;
-  /** A legacy auth provider (`oidc`, `gcp`, `azure`): handled by `@kubernetes/client-node`, loaded only then. */
+  /**
+   * A legacy auth provider: `oidc` is done here (the `id-token` until it
+   * expires, then a refresh-token grant at `idp-issuer-url`); `gcp` and
+   * `azure` by `@kubernetes/client-node`, loaded only then.
+   */
   readonly authProvider?: { readonly name: string; readonly config: Readonly<Record<string, string>> };
 }
 
@@ -220,22 +226,71 @@ export function loadKubeConfig(pathOrOptions?: string | LoadKubeConfigOptions): 
 }
 
 /**
- * A `RestConfig` from a kubeconfig's text (a kubeconfig kept in a Secret, as
- * Cluster API and fleet tools keep them): the same parser and checks as
- * {@link loadKubeConfig}. Such a kubeconfig should embed what it needs
- * (`certificate-authority-data`, `token`...): a relative file path in it is
- * resolved against `source` as if it were a file's path.
+ * Options of {@link kubeConfigFromText}.
  *
- * @throws {@link ClientError} `InvalidConfig` for text that is not a kubeconfig (the message names `source` and the field), a missing context, cluster or user, or a server that is not an http(s) URL.
+ * @example
+ * ```ts
+ * const options: KubeConfigFromTextOptions = { source: 'Secret fleet-system/eu-1 key kubeconfig', policy: { allowExec: { commands: ['aws'] } } };
+ * ```
+ */
+export interface KubeConfigFromTextOptions {
+  /** The context to use. Default: the kubeconfig's `current-context`. */
+  readonly context?: string;
+  /** Where the text came from, for messages (`Secret fleet-system/eu-1 key kubeconfig`). Default: `kubeconfig text`. */
+  readonly source?: string;
+  /**
+   * What the kubeconfig may make this process do beyond reaching a server
+   * with the credentials it embeds (see {@link KubeconfigPolicy}), or
+   * `'trusted'` for text you wrote yourself: everything a kubeconfig file
+   * may do, relative paths resolved against `source`. Default: `{}`, the
+   * strict policy (no exec plugin, auth provider, file, proxy, insecure TLS,
+   * host server or metadata address).
+   */
+  readonly policy?: KubeconfigPolicy | 'trusted';
+  /**
+   * This process's own API server (a fleet passes its host's): a kubeconfig
+   * naming it is refused unless `policy.allowHostServer`. Default: none
+   * (the in-cluster names and `KUBERNETES_SERVICE_HOST` are still refused).
+   */
+  readonly hostServer?: string | URL;
+}
+
+/**
+ * A `RestConfig` from a kubeconfig's text, as Cluster API and fleet tools
+ * keep them in Secrets: the same parser and checks as {@link loadKubeConfig}.
+ * Such text is untrusted by default: whoever wrote the Secret chooses every
+ * field, so unless `policy` allows it, a kubeconfig naming an exec plugin,
+ * an auth provider, a local file (token, certificate, key, CA), a proxy,
+ * `insecure-skip-tls-verify`, this process's own API server or a metadata
+ * address is refused before any file is looked at and before any request
+ * (see {@link KubeconfigPolicy}). What it embeds (a token, client
+ * certificate and key data, CA data, basic auth, impersonation) is used.
+ *
+ * @throws {@link ClientError} `PolicyRefused` for what the policy does not allow (`field` names it); `InvalidConfig` for text that is not a kubeconfig (the message names `source` and the field), a missing context, cluster or user, or a server that is not an http(s) URL.
  * @example
  * ```ts
  * const secret = await client.get(Secret, { namespace: 'fleet-system', name: 'eu-1' });
  * const config = kubeConfigFromText(Buffer.from(secret.data!['kubeconfig']!, 'base64').toString('utf8'), { source: 'Secret fleet-system/eu-1' });
  * ```
  */
-export function kubeConfigFromText(text: string, options: { readonly context?: string; readonly source?: string } = {}): RestConfig {
+export function kubeConfigFromText(text: string, options: KubeConfigFromTextOptions = {}): RestConfig {
   if (typeof text !== 'string') throw new ClientError('InvalidConfig', `kubeConfigFromText needs the kubeconfig's YAML text; got ${typeof text}`);
-  return resolveContext(mergeKubeconfigs([parseKubeconfig(text, options.source ?? 'kubeconfig text')]), options.context);
+  const policy = options.policy === undefined ? {} : options.policy;
+  if (policy !== 'trusted') checkKubeconfigPolicy(policy, 'kubeConfigFromText');
+  const source = options.source ?? 'kubeconfig text';
+  let hostServer: URL | undefined;
+  if (options.hostServer !== undefined) {
+    try {
+      hostServer = new URL(options.hostServer);
+    } catch (cause) {
+      throw new ClientError('InvalidOptions', `kubeConfigFromText: hostServer ${JSON.stringify(String(options.hostServer))} is not a URL`, { cause });
+    }
+  }
+  const parsed = mergeKubeconfigs([parseKubeconfig(text, source, policy === 'trusted')]);
+  if (policy === 'trusted') return resolveContext(parsed, options.context);
+  return resolveContext(parsed, options.context, (selected, server) =>
+    enforceKubeconfigPolicy(policy, { source, ...selected, hostServer, env: process.env }, server),
+  );
 }
 
 /**
@@ -325,7 +380,10 @@ function execConfig(e: FileExec, where: string): ExecConfig {
   };
 }
 
-function resolveContext(kc: MergedKubeconfig, override: string | undefined): RestConfig {
+/** The chosen context's cluster and user, for a policy to check before anything is read or sent. */
+type SelectionCheck = (selected: { clusterName: string; cluster: FileCluster; userName: string | undefined; user: FileUser }, server: URL) => void;
+
+function resolveContext(kc: MergedKubeconfig, override: string | undefined, check?: SelectionCheck): RestConfig {
   const files = kc.files.join(delimiter);
   const name = override ?? kc.currentContext;
   if (!name) throw new ClientError('InvalidConfig', `kubeconfig ${files} has no current-context (set one, or pass a context)`);
@@ -343,6 +401,7 @@ function resolveContext(kc: MergedKubeconfig, override: string | undefined): Res
   const c = cluster.value;
   const u = user?.value ?? {};
   const server = checkServer(c.server, cw);
+  check?.({ clusterName, cluster: c, userName, user: u }, new URL(server));
 
   const tls: TLSConfig = {
     ...optional('caData', decode(c.certificateAuthorityData, `${cw}: certificate-authority-data`)),

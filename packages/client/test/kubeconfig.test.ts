@@ -5,7 +5,8 @@
  * bearer tokens and token files (real TokenRequest tokens), an exec plugin
  * (a tiny script), impersonation, the in-cluster service account, a bad
  * token and an untrusted client certificate (401 that isUnauthorized knows),
- * and an auth provider handed to @kubernetes/client-node, loaded only then.
+ * an auth provider handed to @kubernetes/client-node (gcp), loaded only then,
+ * and oidc (a loopback issuer refreshing an expired ID token).
  */
 import { spawnSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -436,16 +437,15 @@ process.stdout.write(JSON.stringify({ apiVersion: info.apiVersion, kind: 'ExecCr
 });
 
 describe('auth providers kubeloop does not implement', () => {
-  it('loads @kubernetes/client-node only when a kubeconfig names one (oidc), and uses its token', async () => {
-    // header.payload.signature with an exp an hour away: client-node's oidc provider sends it as the bearer token
-    const jwt = [b64('{"alg":"none"}'), b64(JSON.stringify({ exp: Math.floor(Date.now() / 1000) + 3600 })), 'sig'].join('.');
-    const oidc = join(dir, 'oidc.yaml');
+  it('loads @kubernetes/client-node only when a kubeconfig names one (gcp), and uses its token', async () => {
+    // An access token valid for an hour: client-node's gcp provider sends it as the bearer token without running its command
+    const gcp = join(dir, 'gcp.yaml');
     await writeFile(
-      oidc,
+      gcp,
       kubeconfig({
         current: 'x',
         clusters: { c: { server: admin.server, 'certificate-authority-data': b64(admin.tls!.caData!) } },
-        users: { u: { 'auth-provider': { name: 'oidc', config: { 'id-token': jwt, 'client-id': 'kubeloop', 'idp-issuer-url': 'https://127.0.0.1:1' } } } },
+        users: { u: { 'auth-provider': { name: 'gcp', config: { 'access-token': 'ya29.not-a-real-token', expiry: new Date(Date.now() + 3600_000).toISOString() } } } },
         contexts: { x: { cluster: 'c', user: 'u' } },
       }),
     );
@@ -459,17 +459,95 @@ describe('auth providers kubeloop does not implement', () => {
       const plain = createTransport(loadKubeConfig(process.argv[1]));
       const a = (await plain.request({ method: 'GET', path: '/version' })).status;
       const before = loaded.length;
-      const viaOidc = createTransport(loadKubeConfig(process.argv[2]));
-      const b = (await viaOidc.request({ method: 'GET', path: '/api/v1/namespaces' })).status;
+      const viaGcp = createTransport(loadKubeConfig(process.argv[2]));
+      const b = (await viaGcp.request({ method: 'GET', path: '/api/v1/namespaces' })).status;
       console.log(JSON.stringify({ a, before, b, after: loaded.length }));
-      plain.close(); viaOidc.close();
+      plain.close(); viaGcp.close();
     `;
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, testKubeconfigPath(), oidc], { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, testKubeconfigPath(), gcp], { encoding: 'utf8', timeout: 60_000 });
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as { a: number; before: number; b: number; after: number };
     expect(out.a).toBe(200);
     expect(out.before).toBe(0); // nothing of client-node for a plain kubeconfig
-    expect(out.after).toBeGreaterThan(0); // loaded for the oidc one
-    expect(out.b).toBe(401); // the server knows no OIDC issuer: the token was sent and refused
+    expect(out.after).toBeGreaterThan(0); // loaded for the gcp one
+    expect(out.b).toBe(401); // the server knows no such token: it was sent and refused
+  });
+});
+
+describe('the oidc auth provider (done here, not by client-node)', () => {
+  const jwt = (exp: number, who: string): string => [b64('{"alg":"none"}'), Buffer.from(JSON.stringify({ exp, sub: who })).toString('base64url'), 'sig'].join('.');
+
+  it('sends the id-token while valid; an expired one is refreshed at the issuer (discovery, refresh grant), the new token sent, a 401 refreshes again', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const idpCert = selfSigned('localhost');
+    // A loopback issuer: discovery and a token endpoint that hands out a fresh token per refresh.
+    const grants: URLSearchParams[] = [];
+    const idp = createHttpsServer({ cert: idpCert.certPem, key: idpCert.keyPem }, (req, res) => {
+      const base = `https://localhost:${(idp.address() as AddressInfo).port}`;
+      if (req.method === 'GET' && req.url === '/issuer/.well-known/openid-configuration') {
+        res.end(JSON.stringify({ issuer: `${base}/issuer`, token_endpoint: `${base}/issuer/token` }));
+        return;
+      }
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const form = new URLSearchParams(body);
+        grants.push(form);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ id_token: jwt(now + 3600, `refreshed-${grants.length}`), refresh_token: `refresh-${grants.length + 1}` }));
+      });
+    });
+    // A loopback API server that records the bearer tokens and refuses the second one (401), as a server would a revoked token.
+    const apiCert = selfSigned('localhost');
+    const bearers: string[] = [];
+    const api = createHttpsServer({ cert: apiCert.certPem, key: apiCert.keyPem }, (req, res) => {
+      bearers.push(String(req.headers.authorization));
+      res.writeHead(bearers.length === 2 ? 401 : 200, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
+    await Promise.all([idp, api].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
+    try {
+      const issuer = `https://localhost:${(idp.address() as AddressInfo).port}/issuer`;
+      const config = (idToken: string): RestConfig => kubeConfigFromText(
+        kubeconfig({
+          current: 'x',
+          clusters: { c: { server: `https://127.0.0.1:${(api.address() as AddressInfo).port}`, 'certificate-authority-data': b64(apiCert.certPem), 'tls-server-name': 'localhost' } },
+          users: { u: { 'auth-provider': { name: 'oidc', config: { 'id-token': idToken, 'refresh-token': 'refresh-1', 'client-id': 'kubeloop', 'client-secret': 's3cret', 'idp-issuer-url': issuer, 'idp-certificate-authority-data': b64(idpCert.certPem) } } } },
+          contexts: { x: { cluster: 'c', user: 'u' } },
+        }),
+        { policy: { allowAuthProviders: ['oidc'] } },
+      );
+      // A valid token: sent as it is, no refresh.
+      const valid = jwt(now + 3600, 'valid');
+      const t1 = createTransport(config(valid));
+      expect((await t1.request({ method: 'GET', path: '/version' })).status).toBe(200);
+      expect(bearers).toEqual([`Bearer ${valid}`]);
+      expect(grants).toHaveLength(0);
+      t1.close();
+      // An expired one: refreshed (client-node 2.0.1 fails here with '"server" must be an instance of URL').
+      const t2 = createTransport(config(jwt(now - 60, 'expired')));
+      expect((await t2.request({ method: 'GET', path: '/version' })).status).toBe(401); // the server refuses the refreshed token once
+      expect(grants.map((g) => Object.fromEntries(g))).toEqual([{ grant_type: 'refresh_token', refresh_token: 'refresh-1', client_id: 'kubeloop', client_secret: 's3cret' }]);
+      expect(bearers[1]).toBe(`Bearer ${jwt(now + 3600, 'refreshed-1')}`);
+      // After the 401 the next request refreshes again, with the refresh token the issuer handed back.
+      expect((await t2.request({ method: 'GET', path: '/version' })).status).toBe(200);
+      expect(grants[1]!.get('refresh_token')).toBe('refresh-2');
+      expect(bearers[2]).toBe(`Bearer ${jwt(now + 3600, 'refreshed-2')}`);
+      t2.close();
+      // No refresh token and an expired id-token: a clear error, no request.
+      const stale = kubeConfigFromText(
+        kubeconfig({ current: 'x', clusters: { c: { server: `https://127.0.0.1:${(api.address() as AddressInfo).port}` } }, users: { u: { 'auth-provider': { name: 'oidc', config: { 'id-token': jwt(now - 60, 'old'), 'client-id': 'kubeloop', 'idp-issuer-url': issuer } } } }, contexts: { x: { cluster: 'c', user: 'u' } } }),
+        { policy: { allowAuthProviders: ['oidc'] } },
+      );
+      const t3 = createTransport(stale);
+      await expect(t3.request({ method: 'GET', path: '/version' })).rejects.toThrow(/id-token has expired and cannot be refreshed/);
+      t3.close();
+      expect(bearers).toHaveLength(3);
+    } finally {
+      for (const s of [idp, api]) {
+        s.closeAllConnections();
+        await new Promise((r) => s.close(r));
+      }
+    }
   });
 });

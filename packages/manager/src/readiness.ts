@@ -5,7 +5,7 @@
  */
 import type { InformerCache } from '@kubeloop/cache';
 import type { ControllerStatus } from './controller/controller.js';
-import { describeError } from './errors.js';
+import { describeError as describeMessage } from './errors.js';
 import type { LeadershipGate, LeadershipState } from './leadership.js';
 import { serverFiltersShard } from './metrics/informer-metrics.js';
 import type { HealthCheck } from './server/http-servers.js';
@@ -17,14 +17,32 @@ export class Probes {
 }
 
 /**
+ * The class of a failure, without anything the server answered: an error's
+ * name and reason (`ClientError Forbidden (HTTP 403)`, `CacheError
+ * Timeout`). For checks of clusters whose server is not trusted (a fleet
+ * member's kubeconfig came from a Secret): `/readyz?verbose` is
+ * unauthenticated, and a body echoed there would let a Secret's author
+ * read any internal URL through the operator.
+ */
+export function errorClass(err: unknown): string {
+  if (typeof err !== 'object' || err === null) return typeof err;
+  const e = err as { name?: unknown; reason?: unknown; code?: unknown };
+  const name = typeof e.name === 'string' ? e.name : 'Error';
+  const reason = typeof e.reason === 'string' ? ` ${e.reason}` : '';
+  const code = typeof e.code === 'number' && e.code > 0 ? ` (HTTP ${e.code})` : typeof e.code === 'string' && /^[A-Z_]+$/.test(e.code) ? ` (${e.code})` : '';
+  return `${name}${reason}${code}`;
+}
+
+/**
  * Fails while an informer is out of contact with the API server longer than
  * `staleAfterMs`, lacks objects it could not prepare, or has not synced; the
- * message names each informer and its last error. Passing, it says who
- * filters each sharded informer the server is asked to filter: `shard
- * filtered by the API server: <kinds>` and/or `shardSelector ignored by the
- * API server, filtered here: <kinds>`.
+ * message names each informer and its last error (`describe`, default the
+ * error's message; {@link errorClass} for a server that is not trusted).
+ * Passing, it says who filters each sharded informer the server is asked to
+ * filter: `shard filtered by the API server: <kinds>` and/or `shardSelector
+ * ignored by the API server, filtered here: <kinds>`.
  */
-export function informersCheck(cache: InformerCache, staleAfterMs: number): HealthCheck {
+export function informersCheck(cache: InformerCache, staleAfterMs: number, describeError: (err: unknown) => string = describeMessage): HealthCheck {
   return () => {
     const informers = cache.informers();
     const unsynced = informers.filter((i) => !i.synced);

@@ -3,15 +3,16 @@
  * the TLS material (read once, when the transport is made: a missing file is
  * an error then, naming it) and the per-request headers (a bearer token, a
  * token file re-read every minute, basic auth, an exec plugin's cached
- * credential, impersonation). Auth providers kubeloop does not implement
- * (oidc, gcp, azure) are delegated to `@kubernetes/client-node`, imported
- * only when a config names one.
+ * credential, an oidc ID token, impersonation). Auth providers kubeloop does
+ * not implement (gcp, azure) are delegated to `@kubernetes/client-node`,
+ * imported only when a config names one.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ClientError } from '../errors.js';
 import type { ExecConfig, KubeConfigLike, RestConfig } from '../kubeconfig.js';
 import { ExecCredentialSource } from './exec-credential.js';
 import type { ExecResult } from './exec-credential.js';
+import { OidcCredentialSource } from './oidc-credential.js';
 
 // Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
 const { readFile, readFileSync } = process.getBuiltinModule('node:fs');
@@ -33,6 +34,8 @@ export interface AuthState {
   readonly tls: TlsMaterial;
   /** The exec credential used, to drop it on a 401. */
   readonly exec?: ExecResult;
+  /** The oidc ID token used, to refresh it after a 401. */
+  readonly oidc?: string;
 }
 
 const TOKEN_FILE_REFRESH_MS = 60_000;
@@ -117,6 +120,7 @@ export class Credentials {
   private delegate: KubeConfig | undefined;
   private delegateLoading: Promise<KubeConfig> | undefined;
   private readonly needsAuthProvider: boolean;
+  private readonly oidc: OidcCredentialSource | undefined;
   private token: string | undefined;
   /** The token file in use (none when a token is given outright). */
   private readonly tokenFile: string | undefined;
@@ -177,7 +181,11 @@ export class Credentials {
             ...(config.proxyUrl ? { proxyUrl: config.proxyUrl } : {}),
           }, source)
         : undefined;
-    this.needsAuthProvider = !this.token && !this.exec && Boolean(auth.authProvider);
+    const provider = !this.token && !this.exec ? auth.authProvider : undefined;
+    // oidc is done here (client-node's fails every refresh); gcp and azure go to client-node.
+    this.oidc = provider?.name === 'oidc' ? new OidcCredentialSource(provider.config, source) : undefined;
+    if (this.oidc) this.delegate = undefined;
+    this.needsAuthProvider = Boolean(provider) && !this.oidc;
   }
 
   /**
@@ -187,7 +195,7 @@ export class Credentials {
    * token stays the same, so a request pays no promise and no copy for it.
    */
   current(): AuthState | undefined {
-    if (this.exec || this.needsAuthProvider || (this.tokenFile && Date.now() - this.tokenReadAt > TOKEN_FILE_REFRESH_MS)) return undefined;
+    if (this.exec || this.oidc || this.needsAuthProvider || (this.tokenFile && Date.now() - this.tokenReadAt > TOKEN_FILE_REFRESH_MS)) return undefined;
     if (!this.fixed || this.fixed.token !== this.token) {
       const headers: Record<string, string | string[]> = { ...this.staticHeaders };
       if (this.token) headers['authorization'] = `Bearer ${this.token}`;
@@ -202,6 +210,7 @@ export class Credentials {
     if (now) return now;
     const headers: Record<string, string | string[]> = { ...this.staticHeaders };
     let exec: ExecResult | undefined;
+    let oidc: string | undefined;
     if (this.tokenFile && Date.now() - this.tokenReadAt > TOKEN_FILE_REFRESH_MS) await this.rereadToken(this.tokenFile);
     if (this.token) headers['authorization'] = `Bearer ${this.token}`;
     else if (this.exec) {
@@ -214,6 +223,9 @@ export class Credentials {
         }
         this.execCert = exec;
       }
+    } else if (this.oidc) {
+      oidc = await this.oidc.get();
+      headers['authorization'] = `Bearer ${oidc}`;
     } else if (this.needsAuthProvider) {
       const kc = await this.authProvider();
       const opts: { headers?: Record<string, unknown> } = {};
@@ -224,12 +236,13 @@ export class Credentials {
       }
       for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === 'string') headers[k.toLowerCase()] = v;
     }
-    return { headers, tlsGeneration: this.tlsGeneration, tls: this.execTls ?? this.staticTls, ...(exec ? { exec } : {}) };
+    return { headers, tlsGeneration: this.tlsGeneration, tls: this.execTls ?? this.staticTls, ...(exec ? { exec } : {}), ...(oidc ? { oidc } : {}) };
   }
 
   /** The server answered 401: drop a cached exec credential and re-read a token file on the next request. */
   unauthorized(state: AuthState): void {
     if (state.exec) this.exec?.invalidate(state.exec);
+    if (state.oidc) this.oidc?.invalidate(state.oidc);
     if (this.tokenFile) this.tokenReadAt = 0;
   }
 

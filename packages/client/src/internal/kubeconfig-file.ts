@@ -85,7 +85,11 @@ export interface MergedKubeconfig {
 type Obj = Record<string, unknown>;
 
 class Reader {
-  constructor(readonly file: string) {}
+  /** `resolvePaths` false: paths stay as written (text with no folder of its own, checked by a policy). */
+  constructor(
+    readonly file: string,
+    readonly resolvePaths = true,
+  ) {}
 
   fail(where: string, message: string, cause?: unknown): never {
     throw new ClientError('InvalidConfig', `kubeconfig ${this.file}: ${where}: ${message}`, cause === undefined ? {} : { cause });
@@ -128,7 +132,7 @@ class Reader {
   path(o: Obj, key: string, where: string): string | undefined {
     const p = this.str(o, key, where);
     if (p === undefined || p === '') return undefined;
-    return isAbsolute(p) ? p : resolve(dirname(this.file), p);
+    return isAbsolute(p) || !this.resolvePaths ? p : resolve(dirname(this.file), p);
   }
 
   list(doc: Obj, key: string): { name: string; body: Obj | undefined; where: string }[] {
@@ -181,7 +185,7 @@ function exec(r: Reader, o: Obj | undefined, where: string): FileExec | undefine
   }
   let command = r.str(o, 'command', where);
   // clientcmd resolves a command with a path separator against the kubeconfig's folder; a bare name is looked up on PATH.
-  if (command && command.includes('/') && !isAbsolute(command)) command = resolve(dirname(r.file), command);
+  if (r.resolvePaths && command && command.includes('/') && !isAbsolute(command)) command = resolve(dirname(r.file), command);
   return strip({
     apiVersion: r.str(o, 'apiVersion', where),
     command,
@@ -248,9 +252,9 @@ export interface ParsedFile {
   readonly contexts: readonly [string, FileContext][];
 }
 
-/** Parse the text of a kubeconfig; `file` is used for messages and to resolve relative paths. */
-export function parseKubeconfig(text: string, file: string): ParsedFile {
-  const r = new Reader(file);
+/** Parse the text of a kubeconfig; `file` is used for messages and to resolve relative paths (unless `resolvePaths` is false). */
+export function parseKubeconfig(text: string, file: string, resolvePaths = true): ParsedFile {
+  const r = new Reader(file, resolvePaths);
   let raw: unknown;
   if (text.trim() === '') raw = {};
   else {

@@ -17,7 +17,7 @@ import type { KindRef } from '@kubeloop/client';
 import { isMetadataRef } from '@kubeloop/client/internal';
 import type { KubeObject } from '@kubeloop/scheme';
 import { parseApiVersion } from '@kubeloop/scheme';
-import { LOW_PRIORITY } from '@kubeloop/workqueue';
+import { LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
 import type { Logger } from 'pino';
 import { createCluster } from '../cluster.js';
 import type { Cluster, ClusterOptions } from '../cluster.js';
@@ -34,7 +34,7 @@ import { ControllerMetrics } from '../metrics/controller-metrics.js';
 import { addedPermissions, addPermissions } from '../rbac/extra.js';
 import { declaredPermissions, kindReads, requiredPermissions } from '../rbac/permissions.js';
 import type { PermissionRequirement } from '../rbac/permissions.js';
-import { informersCheck } from '../readiness.js';
+import { errorClass, informersCheck } from '../readiness.js';
 import { FleetControllerBuilder } from './builder.js';
 import type { EventOrigin, FleetControllerDefinition, FleetEventHandler, FleetReconcileFn, FleetReconciler, FleetRequest } from './builder.js';
 import { checkTarget, untilAborted } from './provider.js';
@@ -57,6 +57,17 @@ export interface FleetOptions {
   readonly needLeaderElection?: boolean;
   /** A member's `/readyz` check (`cluster-<name>`) fails once one of its synced informers has been out of contact this long. Default: the manager's 60 s. */
   readonly informerStaleAfterMs?: number;
+  /**
+   * How often each member's API server is asked for `/version` (deadline
+   * 5 s, or this when shorter), so that its `/readyz` check says
+   * `unreachable` within about this long plus the deadline once it stops
+   * answering: a watch open on a connection gone silent is otherwise
+   * noticed only at its idle deadline (150 s by default), and the member
+   * read `engaged` meanwhile. Any answer, even 401 or 403, counts as
+   * reachable. Members engaged with a ready transport (a fake API server's)
+   * are not probed. 0: no probe. Default: 10 000.
+   */
+  readonly memberProbeIntervalMs?: number;
   /**
    * Whether a member's readiness check counts in `/readyz`. A dead member
    * taking the replica out of service helps no one when the replica serves
@@ -136,6 +147,10 @@ export function createFleet(manager: Manager, options: FleetOptions): Fleet {
   if (options === null || typeof options !== 'object' || typeof options.provider?.run !== 'function') {
     throw new ManagerError('InvalidOptions', 'createFleet needs { provider }: staticProvider({...}), kubeconfigSecretProvider({...}), manualProvider() or an object with run(fleet, signal)');
   }
+  for (const key of ['informerStaleAfterMs', 'memberProbeIntervalMs'] as const) {
+    const v = options[key];
+    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) throw new ManagerError('InvalidOptions', `createFleet: ${key} must be a number of ms >= 0; got ${JSON.stringify(v)}`);
+  }
   const fleet = new FleetRuntime(manager, options);
   manager.add((signal) => fleet.run(signal), { needLeaderElection: options.needLeaderElection ?? true });
   addPermissions(manager, 'host', () => fleet.hostPermissions());
@@ -177,6 +192,10 @@ interface Member {
   readonly stop: AbortController;
   /** controller name -> the controller and its run. */
   readonly controllers: Map<string, { readonly controller: Controller; readonly done: Promise<void> }>;
+  /** Since when, and why, its last probe got no answer; undefined while it answers. */
+  unreachable?: { readonly since: number; readonly error: unknown } | undefined;
+  /** The probe loop (ends when `stop` aborts). */
+  probing?: Promise<void>;
 }
 
 class FleetRuntime implements Fleet, FleetEngager {
@@ -319,7 +338,15 @@ class FleetRuntime implements Fleet, FleetEngager {
       stop.signal.addEventListener('abort', () => signal.removeEventListener('abort', onAbort), { once: true });
       const member: Member = { name, cluster, stop, controllers: new Map() };
       this.members.set(name, member);
-      const check = informersCheck(cluster.cache, this.options.informerStaleAfterMs ?? 60_000);
+      // A ready transport (a fake API server's) is not probed: only a server reached over the network can go silent.
+      if (target.kubeConfig) member.probing = this.probe(member);
+      // A member's server is not trusted (its URL may come from a Secret): its check names the class of a failure, never the body it answered.
+      const informers = informersCheck(cluster.cache, this.options.informerStaleAfterMs ?? 60_000, errorClass);
+      const check = (): ReturnType<typeof informers> => {
+        const out = member.unreachable;
+        if (out) throw new Error(`unreachable for ${Math.round((Date.now() - out.since) / 1000)} s (${errorClass(out.error)})`);
+        return informers();
+      };
       this.manager.addReadyzCheck(`cluster-${name}`, this.options.membersGateReadiness
         ? check
         : async () => {
@@ -359,10 +386,28 @@ class FleetRuntime implements Fleet, FleetEngager {
     member.stop.abort(new ManagerError('RunnableFailed', `cluster ${name} ${why}`));
     for (const record of this.records.values()) record.routes.delete(name);
     await Promise.all([...member.controllers.values()].map((c) => c.done));
+    await member.probing;
     await member.cluster.stop();
     this.manager.removeReadyzCheck(`cluster-${name}`);
     this.log.info({ cluster: name }, `cluster ${why}`);
     if (why === 'disengaged') this.tell({ type: 'disengaged', cluster: name });
+  }
+
+  /** Ask the member's server for /version every `memberProbeIntervalMs` until it leaves; a request that gets no answer marks it unreachable. */
+  private async probe(member: Member): Promise<void> {
+    const interval = this.options.memberProbeIntervalMs ?? 10_000;
+    const signal = member.stop.signal;
+    if (interval <= 0) return;
+    while (!signal.aborted) {
+      try {
+        await member.cluster.transport.request({ method: 'GET', path: '/version', timeoutMs: Math.min(interval, 5_000), signal });
+        member.unreachable = undefined;
+      } catch (error) {
+        if (signal.aborted) return;
+        member.unreachable = { since: member.unreachable?.since ?? Date.now(), error };
+      }
+      await sleep(interval, signal);
+    }
   }
 
   /** Start `record`'s controller for `member`: its sources in that cluster and its workers. */

@@ -3,10 +3,15 @@
  * cluster, selected by a label, each holding a kubeconfig (as
  * multicluster-runtime's kubeconfig provider and Cluster API keep them). A
  * Secret added engages its cluster, a changed kubeconfig re-engages it, a
- * Secret deleted (or no longer labelled) disengages it.
+ * Secret deleted (or no longer labelled) disengages it. Each Secret's events
+ * are handled in order on a chain of their own, so a member slow to leave
+ * never delays another's join or leave. A kubeconfig is untrusted input,
+ * read under a `KubeconfigPolicy` (strict unless the options allow more).
  */
 import { Informer, clientListWatcher } from '@kubeloop/cache';
-import { kubeConfigFromText } from '@kubeloop/client';
+import { isClientError, kubeConfigFromText } from '@kubeloop/client';
+import type { KubeconfigPolicy } from '@kubeloop/client';
+import { checkKubeconfigPolicy } from '@kubeloop/client/internal';
 import { Secret } from '@kubeloop/scheme';
 import { describeError, ManagerError } from '../errors.js';
 import type { ClusterProvider } from './provider.js';
@@ -22,6 +27,17 @@ export interface KubeconfigSecretProviderOptions {
   readonly key?: string;
   /** The cluster's name for a Secret. Default: the Secret's name. */
   readonly clusterName?: (secret: { readonly metadata?: { readonly name?: string; readonly labels?: Readonly<Record<string, string>> } }) => string;
+  /**
+   * What a Secret's kubeconfig may make the operator do beyond reaching a
+   * server with the credentials it embeds: exec plugins and auth-provider
+   * commands by name, auth providers, files inside given folders, a proxy,
+   * insecure TLS, the host's own API server, metadata addresses (see
+   * `KubeconfigPolicy`, docs/multicluster.md "Security"). The host's server
+   * is the host cluster's. Default: `{}`, nothing beyond that: a Secret
+   * asking for more is refused, logged (one line naming the Secret, key and
+   * field) and its cluster left disengaged.
+   */
+  readonly policy?: KubeconfigPolicy;
 }
 
 /** The label `kubeconfigSecretProvider` selects by default. */
@@ -46,6 +62,12 @@ export function kubeconfigSecretProvider(options: KubeconfigSecretProviderOption
   if (typeof options?.namespace !== 'string' || options.namespace === '') {
     throw new ManagerError('InvalidOptions', "kubeconfigSecretProvider needs { namespace }: the host namespace holding the kubeconfig Secrets (e.g. 'fleet-system')");
   }
+  const policy = options.policy ?? {};
+  try {
+    checkKubeconfigPolicy(policy, 'kubeconfigSecretProvider');
+  } catch (cause) {
+    throw new ManagerError('InvalidOptions', (cause as Error).message, { cause });
+  }
   const labelSelector = options.labelSelector ?? `${KUBECONFIG_SECRET_LABEL}=true`;
   const key = options.key ?? 'kubeconfig';
   const nameOf = options.clusterName ?? ((s) => s.metadata?.name ?? '');
@@ -56,53 +78,83 @@ export function kubeconfigSecretProvider(options: KubeconfigSecretProviderOption
     async run(fleet, signal) {
       const log = fleet.log.child({ component: 'fleet', provider: 'kubeconfig-secrets' });
       const informer = new Informer([{ lw: clientListWatcher(fleet.host.apiReader, Secret, { namespace: options.namespace, labelSelector }), namespace: options.namespace }]);
-      /** Secret name -> the cluster it engaged and the kubeconfig text it engaged with. */
+      /** Secret name -> the cluster it engaged and the kubeconfig text it engaged with (touched only on that Secret's chain). */
       const engaged = new Map<string, { cluster: string; text: string }>();
+      /** Secret name -> the cluster and kubeconfig text that could not be engaged: reported once, tried again when the Secret changes. */
+      const failed = new Map<string, { cluster: string; text: string | undefined }>();
+      const hostServer = fleet.host.transport.server;
       const apply = async (secret: Secret): Promise<void> => {
         const secretName = secret.metadata?.name ?? '';
+        const where = `${options.namespace}/${secretName}`;
         const encoded = secret.data?.[key];
         const text = encoded === undefined ? undefined : Buffer.from(encoded, 'base64').toString('utf8');
         const before = engaged.get(secretName);
         const cluster = nameOf(secret);
         if (before && before.cluster === cluster && before.text === text) return; // nothing that matters changed
+        const failedBefore = failed.get(secretName);
+        if (!before && failedBefore && failedBefore.cluster === cluster && failedBefore.text === text) return; // refused already, and reported
+        failed.delete(secretName);
         // A new name (or no kubeconfig any more) disengages the old cluster; a new kubeconfig under the same name re-engages it.
         if (before && (before.cluster !== cluster || text === undefined)) {
           engaged.delete(secretName);
           await fleet.disengage(before.cluster);
         }
         if (text === undefined) {
-          log.error({ secret: `${options.namespace}/${secretName}`, key }, 'the Secret has no kubeconfig under its key; its cluster stays disengaged');
+          failed.set(secretName, { cluster, text });
+          log.error({ secret: where, key }, 'the Secret has no kubeconfig under its key; its cluster stays disengaged');
           return;
         }
         try {
-          const kubeConfig = kubeConfigFromText(text, { source: `Secret ${options.namespace}/${secretName} key ${key}` });
+          const kubeConfig = kubeConfigFromText(text, { source: `Secret ${where} key ${key}`, policy, hostServer });
           await fleet.engage(cluster, { kubeConfig });
           engaged.set(secretName, { cluster, text });
         } catch (err) {
-          // A kubeconfig that cannot be read leaves its cluster disengaged (not running on the old credentials).
+          // A kubeconfig that cannot be read (or is refused) leaves its cluster disengaged (not running on the old credentials).
           if (engaged.get(secretName)?.cluster === cluster) {
             engaged.delete(secretName);
             await fleet.disengage(cluster);
           }
-          log.error({ secret: `${options.namespace}/${secretName}`, err: describeError(err) }, 'cannot engage the cluster of this Secret; fix the Secret');
+          failed.set(secretName, { cluster, text });
+          if (isClientError(err) && err.reason === 'PolicyRefused') {
+            log.error({ secret: where, key, field: err.field, cluster }, `kubeconfig refused: ${err.message}`);
+          } else {
+            log.error({ secret: where, err: describeError(err) }, 'cannot engage the cluster of this Secret; fix the Secret');
+          }
         }
       };
       const remove = async (secret: Secret): Promise<void> => {
+        failed.delete(secret.metadata?.name ?? '');
         const before = engaged.get(secret.metadata?.name ?? '');
         if (!before) return;
         engaged.delete(secret.metadata?.name ?? '');
         await fleet.disengage(before.cluster);
       };
+      /** Secret name -> the tail of its chain: one Secret's events in order, different Secrets at once. */
+      const chains = new Map<string, Promise<void>>();
+      const enqueue = (secret: Secret, step: (s: Secret) => Promise<void>): void => {
+        const name = secret.metadata?.name ?? '';
+        const next = (chains.get(name) ?? Promise.resolve())
+          .then(() => step(secret))
+          .catch((err: unknown) => {
+            log.error({ secret: `${options.namespace}/${name}`, err: describeError(err) }, 'handling a change of this Secret failed');
+          });
+        chains.set(name, next);
+        void next.then(() => {
+          if (chains.get(name) === next) chains.delete(name);
+        });
+      };
+      // The handlers return at once: the informer's own delivery never waits for an engage or a disengage.
       informer.addEventHandler({
-        onAdd: (s) => apply(s),
-        onUpdate: (_old, s) => apply(s),
-        onDelete: (s) => remove(s),
+        onAdd: (s) => enqueue(s, apply),
+        onUpdate: (_old, s) => enqueue(s, apply),
+        onDelete: (s) => enqueue(s, remove),
       });
       informer.start();
       try {
         await untilAborted(signal);
       } finally {
         await informer.stop();
+        await Promise.all([...chains.values()]);
       }
     },
   };

@@ -241,7 +241,7 @@ describe.skipIf(planes === undefined)('a member that stops answering', () => {
       }
       // m2 got none of it, and its readiness check reports it (without failing the replica's /readyz).
       expect(await copyIn(m2, ns, 'policy')).toEqual({ level: '5' });
-      const ready = await eventually(() => readyz(manager), (r) => /\[\+\]cluster-m2 ok: not ready: stale/.test(r.body), 'm2 reported stale', 20_000);
+      const ready = await eventually(() => readyz(manager), (r) => /\[\+\]cluster-m2 ok: not ready: (stale|unreachable)/.test(r.body), 'm2 reported stale or unreachable', 20_000);
       expect(ready.status).toBe(200);
       expect(ready.body).toContain('[+]cluster-m1 ok: engaged');
       const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -260,10 +260,39 @@ describe.skipIf(planes === undefined)('a member that stops answering', () => {
   });
 });
 
+describe.skipIf(planes === undefined)('a member gone silent, with default reflector settings', () => {
+  it("reads 'unreachable' in /readyz soon after it is black-holed (its open watch alone would show it only past the 150 s idle deadline), and 'engaged' once it answers again", async () => {
+    const host = testClient('fleet-test');
+    const ns = await newNamespace(host, 'fleet-probe');
+    const proxy = await startApiProxy(planes!.m3.kubeConfig);
+    const manager = testManager(ns, { healthProbeBindAddress: '127.0.0.1:0' });
+    const provider = manualProvider();
+    const fleet = createFleet(manager, { provider, clusters: { fieldOwner: 'fleet-test' }, memberProbeIntervalMs: 2_000 });
+    registerCopyController(fleet, ns);
+    await provider.engage('m3', { kubeConfig: proxy.kubeConfig });
+    const running = run(manager);
+    try {
+      await eventually(() => readyz(manager), (r) => r.body.includes('[+]cluster-m3 ok: engaged'), 'm3 engaged and synced');
+      proxy.blackhole(true);
+      // Generous bound: the probe (every 2 s, 2 s deadline) notices in a few seconds; the watch alone would take 150 s + the 60 s stale bound.
+      const ready = await eventually(() => readyz(manager), (r) => /\[\+\]cluster-m3 ok: not ready: unreachable for \d+ s \(ClientError ClientTimeout\)/.test(r.body), 'm3 unreachable', 60_000);
+      expect(ready.status).toBe(200); // members do not gate readiness by default
+      proxy.blackhole(false);
+      await eventually(() => readyz(manager), (r) => r.body.includes('[+]cluster-m3 ok: engaged'), 'm3 engaged again', 60_000);
+    } finally {
+      proxy.blackhole(false);
+      await running.stop();
+      await proxy.close();
+      host.transport.close();
+    }
+  });
+});
+
 describe('fleet options', () => {
   it('refuses a fleet without a provider and clusters without a usable name or target, saying what to give', async () => {
     const manager = testManager('default');
     expect(() => createFleet(manager, {} as never)).toThrow(/createFleet needs \{ provider \}/);
+    expect(() => createFleet(manager, { provider: manualProvider(), memberProbeIntervalMs: -1 })).toThrow(/memberProbeIntervalMs must be a number of ms >= 0; got -1/);
     expect(() => staticProvider({ '': { transport: {} as never } })).toThrow(/non-empty string/);
     expect(() => staticProvider({ a: {} as never })).toThrow(/exactly one of them/);
     expect(() => kubeconfigSecretProvider({} as never)).toThrow(/needs \{ namespace \}/);
