@@ -52,6 +52,8 @@ const store: FenceStore = ((globalThis as Record<symbol, unknown>)[STORE_KEY] ??
  *
  * @example
  * ```ts
+ * const lock = new AbortController();
+ * const fence: WriteFence = { signal: lock.signal, revoked: () => (lock.signal.aborted ? 'the lock was lost' : undefined) };
  * await runFenced(fence, async () => {
  *   await client.patch(ConfigMap, { namespace: 'default', name: 'report' }, mergePatch({ data: { at: new Date().toISOString() } }));
  * });
@@ -67,7 +69,8 @@ export function runFenced<T>(fence: WriteFence, fn: () => T): T {
  *
  * @example
  * ```ts
- * outsideFence(() => void startBackgroundWriter());
+ * // A timer that refreshes a report every minute, started from a fenced reconcile, writes unfenced.
+ * outsideFence(() => setInterval(() => void client.patch(ConfigMap, { namespace: 'default', name: 'report' }, mergePatch({ data: { at: new Date().toISOString() } })), 60_000));
  * ```
  */
 export function outsideFence<T>(fn: () => T): T {
