@@ -176,8 +176,9 @@ export interface ClientOptions {
    * 2000). Past it that stream of the cache counts as behind until it has
    * seen r: meanwhile a get of what it has not seen answers at once with the
    * object the write returned (NotFound after a delete), a list from the
-   * cache with the written objects laid over it, and no read waits again. `false` turns it off: cached reads may then
-   * return an object from before this client's last write of it.
+   * cache with the written objects laid over it, and no read waits again.
+   * `false` turns it off: cached reads may then return an object from
+   * before this client's last write of it.
    * Default: on. The cost, measured: docs/benchmarks.md (operator).
    */
   readonly readYourWrites?: false | ReadYourWritesOptions;
