@@ -97,7 +97,7 @@ describe('read-your-writes, the cache 400 ms behind', () => {
     expect(list.items.map((o) => o.metadata?.name)).toEqual([names[2]]);
   });
 
-  it('past the bound, a get answers with the written object (as the cache holds objects) and a list is live; both current', async () => {
+  it('past the bound, a get answers with the written object (as the cache holds objects), a list with it laid over the cache; both current', async () => {
     const { client, reads } = await cachedClient({ timeoutMs: 50 });
     const name = uniqueName('cm');
     const created = await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { step: '1' } });
@@ -111,7 +111,7 @@ describe('read-your-writes, the cache 400 ms behind', () => {
     expect(Object.isFrozen(got)).toBe(true);
     const listed = await client.list(ConfigMap, { namespace: ns });
     expect(listed.items.find((o) => o.metadata?.name === name)?.data?.['step']).toBe('1');
-    expect(reads.map((r) => `${r.op}:${r.outcome}`)).toEqual(['get:written', 'list:live']);
+    expect(reads.map((r) => `${r.op}:${r.outcome}`)).toEqual(['get:written', 'list:written']);
   });
 
   it('a written object the cache’s selector never admits is not waited for; one that leaves it is gone from the cache', async () => {
@@ -198,9 +198,14 @@ describe('read-your-writes, the watch stuck', () => {
       expect(reads[0]).toMatchObject({ op: 'get', outcome: 'written', waited: true });
       expect(reads.map((r) => r.outcome)).toEqual(names.map(() => 'written'));
       expect(liveGets(names)).toBe(0);
-      // A list the stream is behind on reads live, at once.
+      // A list the stream is behind on: the cache with the written objects laid over it, at once; no live list.
+      const sent = stuck.requests.length;
       const listed = await client.list(ConfigMap, { namespace: ns, labelSelector: { run } });
       expect(listed.items.map((o) => o.metadata?.name).sort()).toEqual([...names].sort());
+      expect(reads.at(-1)).toMatchObject({ op: 'list', outcome: 'written', waited: false });
+      expect(stuck.requests.length).toBe(sent);
+      // A page (limit) is not the cache's whole answer: it reads live.
+      expect((await client.list(ConfigMap, { namespace: ns, labelSelector: { run }, limit: 100 })).items).toHaveLength(names.length);
       expect(reads.at(-1)).toMatchObject({ op: 'list', outcome: 'live', waited: false });
     } finally {
       stuck.stallWatches(false);
@@ -226,7 +231,7 @@ describe('read-your-writes, the watch stuck', () => {
     }
   });
 
-  it('the server black-holed: a get of a just-written key answers with the written object, of a just-deleted one NotFound, sending nothing', async () => {
+  it('the server black-holed: a get of a just-written key answers with the written object, of a just-deleted one NotFound, a list has the one and not the other, sending nothing', async () => {
     const { client, reads } = await cachedClient({}, undefined, stuck);
     const kept = uniqueName('kept');
     const doomed = uniqueName('doomed');
@@ -253,8 +258,11 @@ describe('read-your-writes, the watch stuck', () => {
         (err: unknown) => err,
       );
       expect(isNotFound(gone)).toBe(true);
+      const names = (await client.list(ConfigMap, { namespace: ns })).items.map((o) => o.metadata?.name);
+      expect(names).toContain(kept);
+      expect(names).not.toContain(doomed);
       expect(stuck.requests.length).toBe(sent);
-      expect(reads.map((r) => `${r.op}:${r.outcome}:${r.waited}`)).toEqual(['get:written:true', 'get:written:false']);
+      expect(reads.map((r) => `${r.op}:${r.outcome}:${r.waited}`)).toEqual(['get:written:true', 'get:written:false', 'list:written:false']);
     } finally {
       stuck.blackhole(false);
       stuck.stallWatches(false);

@@ -21,7 +21,7 @@ import type { KubeConfigLike } from './kubeconfig.js';
 import { createTransport, retryAfterSeconds } from './transport.js';
 import type { Query, Transport, TransportOptions } from './transport.js';
 import { DEFAULT_ERROR_BODY_TIMEOUT, readErrorBody, watchEvents } from './watch.js';
-import { peekUid, tracksResourceVersions, WriteTracker } from './read-your-writes.js';
+import { overlayList, peekUid, tracksResourceVersions, WriteTracker } from './read-your-writes.js';
 import type { ReadYourWritesOptions } from './read-your-writes.js';
 import { validateClientOptions } from './options-validation.js';
 import type { WatchEvent } from './watch.js';
@@ -175,9 +175,10 @@ export interface ClientOptions {
    * object waits until the cache has seen r, up to `timeoutMs` (default
    * 2000). Past it that stream of the cache counts as behind until it has
    * seen r: meanwhile a get of what it has not seen answers at once with the
-   * object the write returned (NotFound after a delete), a list reads live,
-   * and no read waits again. `false` turns it off: cached reads may then
-   * return an object from before this client's last write of it.
+   * object the write returned (NotFound after a delete), a list from the
+   * cache with the written objects laid over it, and no read waits again.
+   * `false` turns it off: cached reads may then return an object from
+   * before this client's last write of it.
    * Default: on. The cost, measured: docs/benchmarks.md (operator).
    */
   readonly readYourWrites?: false | ReadYourWritesOptions;
@@ -369,7 +370,9 @@ class KubeClient implements Client {
   list<K extends KindRef>(kind: K, options?: ListOptions): Promise<ListFor<K>> {
     if (!this.routeToCache(kind)) return this.liveList(kind, options);
     if (!this.writes) return this.cache!.list(kind, options);
-    return this.writes.beforeList(kind, options?.namespace, options?.signal).then((from) => (from === 'cache' ? this.cache!.list(kind, options) : this.liveList(kind, options)));
+    return this.writes
+      .beforeList(kind, options, options?.signal)
+      .then((from) => (from === 'cache' ? this.cache!.list(kind, options) : from === 'live' ? this.liveList(kind, options) : this.cache!.list(kind, options).then((list) => overlayList(list, from.overlay, options))));
   }
 
   private async liveGet<K extends KindRef>(kind: K, key: ObjectKey, options?: GetOptions): Promise<ObjectFor<K>> {

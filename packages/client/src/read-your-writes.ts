@@ -13,14 +13,18 @@
  * resourceVersions that were waited for, and meanwhile reads of what the
  * cache has not seen do not wait. A get is answered from the object the
  * write returned (as the cache would hold it: transformed, frozen, in the
- * read's form), or NotFound for a delete, with no request, so a stuck watch
- * or an unreachable server costs nothing more; a list, which the written
- * objects alone cannot answer, reads live.
+ * read's form), or NotFound for a delete; a list from the cache with the
+ * written objects laid over it (the older copies taken out, the written
+ * ones the list's selectors match put in, the deleted ones left out). No
+ * request is sent, so a stuck watch or an unreachable server costs nothing
+ * more than the one bound.
  */
 import { ClientError, isNotFound } from './errors.js';
 import { isMetadataRef } from './kinds.js';
 import type { KindRef, ObjectKey } from './kinds.js';
+import type { ListOptions } from './options.js';
 import { compareResourceVersions } from './resource-version.js';
+import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
 
 /**
  * What a cache offers the router for read-your-writes; `@kubeloop/cache`'s
@@ -60,10 +64,15 @@ export type ReadYourWritesOutcome =
   /**
    * The cache was behind (the bound passed, now or earlier on its stream): a
    * get answered with the object the write returned (or NotFound for a
-   * delete), without a request.
+   * delete), a list from the cache with the written objects laid over it;
+   * no request sent.
    */
   | 'written'
-  /** Read from the API server: a list the cache was behind on, a get with no written object to answer with, or resourceVersions that could not be compared. */
+  /**
+   * Read from the API server: the cache was behind and the written objects
+   * could not answer (a list page with `limit` or a shard selector, an
+   * object the cache could not copy), or resourceVersions could not be compared.
+   */
   | 'live';
 
 /** What {@link ReadYourWritesOptions.onRead} is told of a read. */
@@ -81,8 +90,9 @@ export interface ReadYourWritesOptions {
   /**
    * How long a cached read waits for the cache to see this client's writes,
    * ms. Past it the cache's stream (kind and namespace) counts as behind
-   * until it reaches what was waited for: meanwhile gets of what it has not
-   * seen are answered from the written objects and lists read live, at once.
+   * until it reaches what was waited for: meanwhile reads of what it has not
+   * seen are answered at once from the written objects (a list: the cache
+   * with them laid over it), sending nothing.
    * Default: 2000 (a watch event arrives within milliseconds on a healthy
    * API server; past this the cache is behind). 0: never wait.
    */
@@ -270,15 +280,38 @@ export class WriteTracker {
     return this.told(kind, 'get', 'live', settled.waited, started);
   }
 
-  /** Before a cached list: wait for every write of the kind the list covers (its namespace, or all). */
-  async beforeList(kind: KindRef, namespace: string | undefined, signal?: AbortSignal): Promise<'cache' | 'live'> {
+  /**
+   * Before a cached list: wait for every write of the kind the list covers
+   * (its namespace, or all). Resolves 'cache', 'live', or `{ overlay }`:
+   * the cache is behind, and its list with `overlay` laid over it
+   * ({@link overlayList}) is the answer.
+   */
+  async beforeList(kind: KindRef, options: ListOptions | undefined, signal?: AbortSignal): Promise<'cache' | 'live' | { readonly overlay: readonly Overlaid[] }> {
     const m = this.byKind.get(kindId(kind));
     if (!m || m.size === 0) return 'cache';
+    const namespace = options?.namespace;
     const pending = [...m].filter(([, e]) => !namespace || e.namespace === namespace);
     if (pending.length === 0) return 'cache';
     const started = performance.now();
     const settled = await this.settle(kind, pending, m, signal);
-    return this.told(kind, 'list', settled.state === 'met' ? 'cache' : 'live', settled.waited, started);
+    if (settled.state === 'met') return this.told(kind, 'list', 'cache', settled.waited, started);
+    // A page (limit, continue) or a shard of the list is not the cache's whole answer to lay objects over.
+    if (settled.state === 'behind' && options?.limit === undefined && !options?.continue && !options?.shardSelector) {
+      const overlay: Overlaid[] = [];
+      for (const [, exp] of pending) {
+        // Deleted, or never to be held: the list leaves it out.
+        if (exp.goneUid !== undefined || exp.outside) {
+          overlay.push({ namespace: exp.namespace, name: exp.name, object: undefined });
+          continue;
+        }
+        const copy = this.cache.asCached?.(kind, exp.object);
+        if (copy === undefined || copy === null) return this.told(kind, 'list', 'live', settled.waited, started);
+        overlay.push({ namespace: exp.namespace, name: exp.name, object: copy });
+      }
+      this.told(kind, 'list', 'written', settled.waited, started);
+      return { overlay };
+    }
+    return this.told(kind, 'list', 'live', settled.waited, started);
   }
 
   private told<O extends ReadYourWritesOutcome>(kind: KindRef, op: 'get' | 'list', outcome: O, waited: boolean, started: number): O {
@@ -362,6 +395,42 @@ export class WriteTracker {
     );
     return { state: 'behind', waited: true };
   }
+}
+
+/** A written object to lay over a cached list (undefined: deleted, or never held: left out). */
+export interface Overlaid {
+  readonly namespace: string | undefined;
+  readonly name: string;
+  readonly object: unknown;
+}
+
+/**
+ * A cached list with this client's writes laid over it: each overlaid
+ * key's cached copy taken out, the written object put in (where the copy
+ * was, else at the end) when the list's label and field selectors match it.
+ */
+export function overlayList<L extends { items: unknown[] }>(list: L, overlay: readonly Overlaid[], options: ListOptions | undefined): L {
+  const labels = parseLabelSelector(options?.labelSelector);
+  const fields = parseFieldSelector(options?.fieldSelector);
+  const byKey = new Map(overlay.map((o) => [`${o.namespace ?? ''}/${o.name}`, o]));
+  const placed = new Set<string>();
+  const keep = (object: unknown): boolean => {
+    const meta = (object as { metadata?: { labels?: Record<string, string> } }).metadata;
+    return matchesLabels(labels, meta?.labels) && matchesFields(fields, object);
+  };
+  const items: unknown[] = [];
+  for (const item of list.items) {
+    const meta = (item as { metadata?: { namespace?: string; name?: string } }).metadata;
+    const k = `${meta?.namespace ?? ''}/${meta?.name ?? ''}`;
+    const o = byKey.get(k);
+    if (!o) items.push(item);
+    else {
+      placed.add(k);
+      if (o.object !== undefined && keep(o.object)) items.push(o.object);
+    }
+  }
+  for (const [k, o] of byKey) if (!placed.has(k) && o.object !== undefined && keep(o.object)) items.push(o.object);
+  return { ...list, items };
 }
 
 /** Whether a value offers {@link ResourceVersionTracker}. */

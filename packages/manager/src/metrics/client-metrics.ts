@@ -12,8 +12,8 @@ import { once } from './register.js';
 /**
  * `kubeloop_client_read_your_writes_total{kind,op,outcome}` counts cached
  * reads that had one of the client's writes to wait for: outcome `cache`
- * (the cache caught up), `written` (the cache was behind: a get answered
- * with the written object) or `live` (read from the API server).
+ * (the cache caught up), `written` (the cache was behind: answered from
+ * the written objects) or `live` (read from the API server).
  * `kubeloop_client_read_your_writes_wait_seconds{op}` is how long they
  * waited (0 when the cache's stream was already known to be behind).
  */
@@ -24,7 +24,7 @@ export function readYourWritesMetrics(registry: Registry): NonNullable<ReadYourW
     () =>
       new Counter({
         name: 'kubeloop_client_read_your_writes_total',
-        help: "Cached reads that waited for the client's own writes, by outcome: cache (caught up), written (the cache was behind; a get answered with the written object) or live (read from the API server)",
+        help: "Cached reads that waited for the client's own writes, by outcome: cache (caught up), written (the cache was behind; answered from the written objects) or live (read from the API server)",
         labelNames: ['kind', 'op', 'outcome'],
         registers: [registry],
       }),
