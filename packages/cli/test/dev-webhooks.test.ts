@@ -109,7 +109,7 @@ describe('kubeloop dev while the project grows a kind and a webhook', () => {
       await generate();
       at = await until(new RegExp(`webhooks: ${validating}, ${mutating} pointed at https://127\\.0\\.0\\.1:(\\d+) \\(certificate in (\\S+)\\)`), at);
       const [, port, certDir] = new RegExp(`webhooks: ${validating}, ${mutating} pointed at https://127\\.0\\.0\\.1:(\\d+) \\(certificate in (\\S+)\\)`).exec(output)!;
-      at = await until(new RegExp(`webhooks answer at https://127\\.0\\.0\\.1:${port}`), at);
+      await until(new RegExp(`webhooks answer at https://127\\.0\\.0\\.1:${port}`), at);
       expect(existsSync(join(certDir!, 'tls.crt'))).toBe(true);
       const url = await kubectl(['get', 'validatingwebhookconfiguration', validating, '-o', 'jsonpath={.webhooks[0].clientConfig.url}']);
       expect(url.stdout).toBe(`https://127.0.0.1:${port}/validate-${group.replaceAll('.', '-')}-v1-blog`);
