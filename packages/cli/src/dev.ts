@@ -25,7 +25,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
-import { basename, extname, join, resolve } from 'node:path';
+import { basename, extname, join, relative, resolve } from 'node:path';
 import { connect } from 'node:tls';
 import { createCertificateAuthority } from '@kubeloop/pki';
 import type * as Envtest from '@kubeloop/envtest';
@@ -269,7 +269,7 @@ export async function dev(options: DevOptions): Promise<void> {
     });
     serving.conversionCrds = conversionCrds;
     const what = [...serving.installed.configurations.map((c) => c.name), ...conversionCrds.map((n) => `the conversion of ${n}`)];
-    if (configurations.length === 0) log(`${manifests.slice(cwd.length + 1)} is not written yet: run \`pnpm generate\`; until then the API server calls no admission webhook`);
+    if (configurations.length === 0) log(`${relative(cwd, manifests)} is not written yet: run \`pnpm generate\`; until then the API server calls no admission webhook`);
     log(`webhooks: ${what.length > 0 ? what.join(', ') : 'nothing yet'} pointed at https://127.0.0.1:${serving.port} (certificate in ${serving.certDir})`);
     return ['--webhook-cert-dir', serving.certDir, '--webhook-port', String(serving.port)];
   };
@@ -301,7 +301,7 @@ export async function dev(options: DevOptions): Promise<void> {
     if (existsSync(crdDir)) {
       const missing = await missingCrdFiles(crdDir);
       if (missing.length > 0) {
-        log(`${join(crdDir, 'kustomization.yaml').slice(cwd.length + 1)} lists ${missing.join(', ')}, not written yet: run \`pnpm generate\`; the CRDs are installed and the operator started once it is`);
+        log(`${relative(cwd, join(crdDir, 'kustomization.yaml'))} lists ${missing.join(', ')}, not written yet: run \`pnpm generate\`; the CRDs are installed and the operator started once it is`);
         return;
       }
       try {
