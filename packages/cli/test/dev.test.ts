@@ -57,7 +57,8 @@ describe('kubeloop dev', () => {
     let output = '';
     const logs: string[] = [];
     const until = async (what: string, ok: () => boolean): Promise<void> => {
-      const deadline = Date.now() + 30_000;
+      // Generous: tsc's first build in watch mode takes a while on a loaded machine.
+      const deadline = Date.now() + 180_000;
       while (!ok()) {
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; operator output:\n${output}\nloop:\n${logs.join('\n')}`);
         await new Promise((r) => setTimeout(r, 100));
@@ -84,7 +85,7 @@ describe('kubeloop dev', () => {
     }
     expect(output).toContain('{"stopped":"two"}');
     expect(logs.at(-1)).toBe('stopped');
-  });
+  }, 6 * 60_000);
 
   describe('with webhooks', () => {
     let hooked: string;
@@ -125,7 +126,7 @@ describe('kubeloop dev', () => {
       const controller = new AbortController();
       const loop = dev({ cwd: hooked, kubeconfig: testKubeconfigPath(), tsc, signal: controller.signal, log: (l) => logs.push(l), operatorOutput: (t) => (output += t), ...options });
       try {
-        const deadline = Date.now() + 60_000;
+        const deadline = Date.now() + 180_000;
         while (!output.includes('"version":"hooked"')) {
           if (Date.now() > deadline) throw new Error(`the operator did not start; loop:\n${logs.join('\n')}`);
           await new Promise((r) => setTimeout(r, 100));
@@ -156,7 +157,7 @@ describe('kubeloop dev', () => {
       expect(logs).toContain(`webhooks removed: ${configuration}`);
       expect((await kubectl(['get', 'validatingwebhookconfiguration', configuration])).stderr).toContain('NotFound');
       expect(existsSync(certDir)).toBe(false);
-    });
+    }, 6 * 60_000);
 
     it('installs none with the operator\'s --no-webhooks, nor with webhooks: false (the operator then gets --no-webhooks)', async () => {
       await run({ args: ['--no-webhooks'] }, async ({ output }) => {
@@ -168,7 +169,7 @@ describe('kubeloop dev', () => {
         expect((await kubectl(['get', 'validatingwebhookconfiguration', configuration])).stderr).toContain('NotFound');
       });
       expect(logs).toContain('webhooks not served (webhooks: false): the operator runs with --no-webhooks');
-    });
+    }, 6 * 60_000);
 
     it('against an API server that is not on this machine installs none, runs the operator with --no-webhooks, and says why', async () => {
       // The shared control plane reached through this machine's non-loopback address (a TCP relay: TLS end to end), as a remote cluster is.
@@ -201,6 +202,6 @@ describe('kubeloop dev', () => {
         relay.close();
         for (const socket of open) socket.destroy();
       }
-    });
+    }, 6 * 60_000);
   });
 });
