@@ -188,7 +188,7 @@ describe('kubeloop dev', () => {
       await new Promise<void>((r) => relay.listen(0, address, () => r()));
       const remote = `https://${address}:${(relay.address() as AddressInfo).port}`;
       const path = join(hooked, 'remote.kubeconfig');
-      await writeFile(path, stringify({ ...kubeconfig, clusters: kubeconfig.clusters.map((c) => ({ ...c, cluster: { ...c.cluster, server: remote, 'tls-server-name': upstream.hostname } })) }));
+      await writeFile(path, stringify({ ...kubeconfig, clusters: kubeconfig.clusters.map((c) => ({ ...c, cluster: { ...c.cluster, server: remote, 'tls-server-name': 'localhost' } })) }));
       try {
         const logs = await run({ kubeconfig: path }, async ({ output }) => {
           expect(argsOf(output())).toEqual(['--kubeconfig', path, '--no-webhooks']);
