@@ -20,9 +20,10 @@
  * machine: the operator then runs with `--no-webhooks`, and the loop says so.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { basename, extname, join, relative, resolve } from 'node:path';
@@ -156,25 +157,29 @@ async function webhookConversionCrds(crdDir: string): Promise<string[]> {
   return names;
 }
 
-/** What the files `pnpm generate` writes look like now: a change of it means CRDs or webhooks to install again. */
-async function signatureOf(paths: readonly string[]): Promise<string> {
-  const parts: string[] = [];
-  for (const path of paths) {
-    try {
-      const info = await stat(path);
-      if (info.isDirectory()) {
-        for (const name of (await readdir(path)).sort()) {
-          const file = await stat(join(path, name)).catch(() => undefined);
-          parts.push(`${path}/${name}:${file?.size ?? '-'}:${file?.mtimeMs ?? '-'}`);
-        }
-      } else {
-        parts.push(`${path}:${info.size}:${info.mtimeMs}`);
-      }
-    } catch {
-      parts.push(`${path}:-`);
-    }
+/**
+ * What the files `pnpm generate` writes hold now: the CRD files' contents and the webhook
+ * configurations of the manifests (not the certificate roles beside them, which the loop does not
+ * install). A change of it means CRDs or webhooks to install again; a file rewritten unchanged is none.
+ */
+async function signatureOf(crdDir: string, manifests: string): Promise<string> {
+  const hash = createHash('sha256');
+  const names = await readdir(crdDir).catch(() => [] as string[]);
+  for (const name of names.sort()) {
+    const text = await readFile(join(crdDir, name), 'utf8').catch(() => '-');
+    hash.update(`${name}\0${text}\0`);
   }
-  return parts.join('\n');
+  const text = await readFile(manifests, 'utf8').catch(() => undefined);
+  if (text !== undefined) {
+    let configurations: unknown;
+    try {
+      configurations = parseAllDocuments(text).map((d) => d.toJSON() as { kind?: unknown } | null).filter((d) => d?.kind === 'ValidatingWebhookConfiguration' || d?.kind === 'MutatingWebhookConfiguration');
+    } catch {
+      configurations = text;
+    }
+    hash.update(`manifests\0${JSON.stringify(configurations)}`);
+  }
+  return hash.digest('hex');
 }
 
 /** The loop's webhook serving: one CA, port and certificate directory for the whole session. */
@@ -231,7 +236,7 @@ export async function dev(options: DevOptions): Promise<void> {
   let watched = '';
   let toldNoWebhooks = false;
   const manifestsFile = async (): Promise<string> => resolve(cwd, (await readConfig(cwd).catch(() => ({ webhooks: undefined }))).webhooks?.outFile ?? 'config/webhook/manifests.yaml');
-  const watchedPaths = async (): Promise<string[]> => [crdDir, await manifestsFile()];
+  const signature = async (): Promise<string> => signatureOf(crdDir, await manifestsFile());
 
   const stopOperator = async (): Promise<void> => {
     const child = operator;
@@ -297,7 +302,7 @@ export async function dev(options: DevOptions): Promise<void> {
   const startOperator = async (): Promise<void> => {
     await stopOperator();
     if (signal.aborted) return;
-    watched = await signatureOf(await watchedPaths());
+    watched = await signature();
     if (existsSync(crdDir)) {
       const missing = await missingCrdFiles(crdDir);
       if (missing.length > 0) {
@@ -356,7 +361,7 @@ export async function dev(options: DevOptions): Promise<void> {
   let pending: string | undefined;
   const watcher = setInterval(() => {
     void (async () => {
-      const now = await signatureOf(await watchedPaths());
+      const now = await signature();
       if (now === watched) {
         pending = undefined;
         return;

@@ -7,8 +7,10 @@
  * watch it, installs it once `generate` writes it (no kubectl by hand),
  * serves the new webhook from this machine (its configuration pointed at
  * the operator with a certificate of the session), kubectl's apply of a bad
- * object is refused by it with the message docs/webhooks.md shows, and
- * Ctrl-C takes the configurations and the certificate away.
+ * object is refused by it with the messages docs/webhooks.md shows, a
+ * second version added by `create webhook --conversion` is converted
+ * through the operator, and Ctrl-C takes the configurations and the
+ * certificate away and puts the CRD's conversion back as its file says.
  */
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -20,6 +22,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject } from 'create-kubeloop';
 import { kubectl } from '../../../test/support/kubectl.js';
+import type { KubectlResult } from '../../../test/support/kubectl.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -77,6 +80,17 @@ describe('kubeloop dev while the project grows a kind and a webhook', () => {
         await new Promise((r) => setTimeout(r, 200));
       }
     };
+    /** kubectl until `done` holds for its result (a minute at most), with `between` run after each other try. */
+    const retried = async (args: string[], stdin: string | undefined, done: (r: KubectlResult) => boolean, between?: (r: KubectlResult) => Promise<void>): Promise<KubectlResult> => {
+      const deadline = Date.now() + MINUTE;
+      for (;;) {
+        const r = await kubectl(args, stdin === undefined ? {} : { stdin });
+        if (done(r)) return r;
+        if (Date.now() > deadline) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}\nkubeloop dev:\n${output.slice(-4000)}`);
+        await between?.(r);
+        await new Promise((resolveWait) => setTimeout(resolveWait, 500));
+      }
+    };
     const validating = `${name}-validating-webhook-configuration`;
     const mutating = `${name}-mutating-webhook-configuration`;
     try {
@@ -114,16 +128,12 @@ describe('kubeloop dev while the project grows a kind and a webhook', () => {
       const url = await kubectl(['get', 'validatingwebhookconfiguration', validating, '-o', 'jsonpath={.webhooks[0].clientConfig.url}']);
       expect(url.stdout).toBe(`https://127.0.0.1:${port}/validate-${group.replaceAll('.', '-')}-v1-blog`);
 
-      // kubectl, refused by the local webhook. The API server reads configurations through an informer: retry until it calls the webhook.
+      // kubectl, refused by the local webhook. The API server reads configurations through an informer, and
+      // the webhooks fail closed while the operator restarts: retry until the webhook itself answers, as a user would.
       const bad = JSON.stringify({ apiVersion: `${group}/v1`, kind: 'Blog', metadata: { name: 'markup', namespace: 'default' }, spec: { message: '<b>bold</b>' } });
-      const deadline = Date.now() + MINUTE;
-      let refused = await kubectl(['apply', '-f', '-'], { stdin: bad });
-      while (refused.code === 0) {
-        if (Date.now() > deadline) throw new Error(`the webhook never refused:\n${output.slice(-4000)}`);
-        await kubectl(['delete', `blogs.${group}`, 'markup', '-n', 'default', '--wait=false']);
-        await new Promise((r) => setTimeout(r, 500));
-        refused = await kubectl(['apply', '-f', '-'], { stdin: bad });
-      }
+      const refused = await retried(['apply', '-f', '-'], bad, (r) => r.stderr.includes('must not hold markup'), async (r) => {
+        if (r.code === 0) await kubectl(['delete', `blogs.${group}`, 'markup', '-n', 'default', '--wait=false']);
+      });
       // As docs/webhooks.md shows a refusal: kubectl writes an Invalid answer's field causes under the object's kind and name.
       expect(refused.stderr.trim()).toBe('The Blog "markup" is invalid: spec.message: Invalid value: "<b>bold</b>": must not hold markup');
       const docs = readFileSync(join(root, 'docs', 'webhooks.md'), 'utf8');
@@ -134,21 +144,40 @@ describe('kubeloop dev while the project grows a kind and a webhook', () => {
       // A denial that is not Invalid: kubectl prints the Status message, which names the webhook, as the docs show.
       const webhookName = (await kubectl(['get', 'validatingwebhookconfiguration', validating, '-o', 'jsonpath={.webhooks[0].name}'])).stdout;
       expect(webhookName).toBe(`vblog-v1.${group}`);
-      await kubectl(['label', `blogs.${group}`, 'blog-sample', '-n', 'default', 'protected=true']);
-      const kept = await kubectl(['delete', `blogs.${group}`, 'blog-sample', '-n', 'default']);
+      await retried(['label', `blogs.${group}`, 'blog-sample', '-n', 'default', 'protected=true'], undefined, (r) => r.code === 0);
+      const kept = await retried(['delete', `blogs.${group}`, 'blog-sample', '-n', 'default'], undefined, (r) => r.code === 0 || r.stderr.includes('denied the request'));
       expect(kept.code).not.toBe(0);
       const forbidden = /\n\s*```\n\s*(Error from server \(Forbidden\): admission webhook "[^"]+" denied the request: [^\n]*)\n\s*```/.exec(docs);
       expect(forbidden, 'docs/webhooks.md shows a Forbidden refusal').not.toBeNull();
       expect(forbidden![1]!.replace('"vharddisk.crd-demo.io"', `"${webhookName}"`).replace('this disk is protected', 'this Blog is protected')).toBe(kept.stderr.trim());
       // Unprotected, it goes (the running operator removes its finalizer).
-      await kubectl(['label', `blogs.${group}`, 'blog-sample', '-n', 'default', 'protected-']);
-      const deleted = await kubectl(['delete', `blogs.${group}`, 'blog-sample', '-n', 'default', '--timeout=120s']);
-      expect(deleted.stderr).toBe('');
+      await retried(['label', `blogs.${group}`, 'blog-sample', '-n', 'default', 'protected-'], undefined, (r) => r.code === 0);
+      await retried(['delete', `blogs.${group}`, 'blog-sample', '-n', 'default', '--timeout=120s'], undefined, (r) => r.code === 0 && r.stderr === '');
 
-      // Ctrl-C: the operator stops, the configurations and the certificate go.
+      // A second version, mid-session: generate writes the CRD converting through the webhook Service; the loop points it at the operator.
+      await sh(`kubeloop create webhook --group ${group} --version v1 --kind Blog --conversion --spoke v2`);
+      await generate();
+      at = await until(new RegExp(`webhooks: ${validating}, ${mutating}, the conversion of blogs\\.${group.replaceAll('.', '\\.')} pointed at https://127\\.0\\.0\\.1:${port}`), at);
+      await until(new RegExp(`webhooks answer at https://127\\.0\\.0\\.1:${port}`), at);
+      const conversionUrl = await kubectl(['get', 'crd', `blogs.${group}`, '-o', 'jsonpath={.spec.conversion.webhook.clientConfig.url}']);
+      expect(conversionUrl.stdout).toBe(`https://127.0.0.1:${port}/convert`);
+      await retried(['apply', '-f', '-'], JSON.stringify({ apiVersion: `${group}/v1`, kind: 'Blog', metadata: { name: 'plain', namespace: 'default' }, spec: { message: 'hello' } }), (r) => r.code === 0);
+      // Read at v2: the API server converts through the operator's /convert (retried while it takes up the CRD's new conversion).
+      const readDeadline = Date.now() + MINUTE;
+      let asV2 = await kubectl(['get', `blogs.v2.${group}`, 'plain', '-n', 'default', '-o', 'jsonpath={.apiVersion} {.spec.message}']);
+      while (asV2.stdout !== `${group}/v2 hello`) {
+        if (Date.now() > readDeadline) throw new Error(`no read at v2: ${asV2.stderr}\n${output.slice(-4000)}`);
+        await new Promise((r) => setTimeout(r, 500));
+        asV2 = await kubectl(['get', `blogs.v2.${group}`, 'plain', '-n', 'default', '-o', 'jsonpath={.apiVersion} {.spec.message}']);
+      }
+      await retried(['delete', `blogs.${group}`, 'plain', '-n', 'default', '--timeout=120s'], undefined, (r) => r.code === 0 && r.stderr === '');
+
+      // Ctrl-C: the operator stops, the configurations and the certificate go, the CRD's conversion is as its file says again.
       loop.kill('SIGINT');
       expect(await exited).toBe(0);
-      expect(output).toContain(`webhooks removed: ${validating}, ${mutating}`);
+      expect(output).toContain(`webhooks removed: ${validating}, ${mutating}, the conversion of blogs.${group}`);
+      const restored = await kubectl(['get', 'crd', `blogs.${group}`, '-o', 'jsonpath={.spec.conversion.strategy} {.spec.conversion.webhook.clientConfig.service.name} {.spec.conversion.webhook.clientConfig.url}']);
+      expect(restored.stdout.trim()).toBe(`Webhook ${name}-webhook-service`);
       expect((await kubectl(['get', 'validatingwebhookconfiguration', validating])).stderr).toContain('NotFound');
       expect((await kubectl(['get', 'mutatingwebhookconfiguration', mutating])).stderr).toContain('NotFound');
       expect(existsSync(certDir!)).toBe(false);
