@@ -151,12 +151,13 @@ export const WALKTHROUGH_FILES = ['docs/getting-started.md', 'docs/rbac.md', 'do
  * rest of its code block, then stops it. `pnpm start` runs the bundle
  * (dist/operator.js, as the image does; pnpm echoes the script), `pnpm run
  * dev` tsc's dist/main.js (kubeloop dev logs what it starts), as the
- * scaffold's README says.
+ * scaffold's README says. A long-running command is run again where another
+ * doc repeats it: the block after it needs it running.
  */
 export const LONG_RUNNING: Readonly<Record<string, { readonly ready: RegExp }>> = {
   'pnpm build && pnpm start -- --kubeconfig ~/.kube/config': { ready: /> node dist\/operator\.js [\s\S]*starting website-operator/ },
-  'pnpm run dev': { ready: /starting node dist\/main\.js [\s\S]*starting website-operator/ },
+  // Without webhooks, once the operator starts; with them (kubeloop dev logs `webhooks: ...` before it starts the operator),
+  // once their server answers at the port the configurations point at.
+  'pnpm run dev': { ready: /^(?![\s\S]*kubeloop dev: webhooks: )[\s\S]*starting node dist\/main\.js [\s\S]*starting website-operator|kubeloop dev: webhooks answer at https:\/\/127\.0\.0\.1:\d+/ },
   'kubectl get websites -w': { ready: /website-sample/ },
-  'pnpm exec kubeloop-envtest start --crds config/crd --kubeconfig-out /tmp/website-operator.kubeconfig --webhooks config/webhook/manifests.yaml --conversion-crd websites.website-operator.example.com --webhook-port 9443 --webhook-cert-dir /tmp/website-operator-webhook-certs': { ready: /Press Ctrl-C to stop/ },
-  'pnpm start -- --kubeconfig /tmp/website-operator.kubeconfig --webhook-cert-dir /tmp/website-operator-webhook-certs': { ready: /> node dist\/operator\.js [\s\S]*webhook server listening/ },
 };

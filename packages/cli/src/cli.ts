@@ -351,13 +351,13 @@ const deployCommand: Command = {
 
 const devCommand: Command = {
   path: ['dev'],
-  summary: 'the inner loop: a cluster (yours, or a local control plane when none is configured), the CRDs installed, tsc --watch, and the operator restarted after every clean build',
+  summary: 'the inner loop: a cluster (yours, or a local control plane when none is configured), the CRDs installed (again whenever pnpm generate rewrites them), tsc --watch, the operator restarted after every clean build, and its webhooks served from this machine when the API server can call it',
   help: [
     '  --envtest             start a local control plane even when a cluster is configured',
     '  --kubeconfig <path>   the cluster; default: KUBECONFIG, else ~/.kube/config',
     '  --crds <dir>          CRDs installed before each start; default: config/crd',
     '  --main <file>         the built entry point; default: dist/main.js',
-    '  -- <flags>            flags for the operator (after --kubeconfig), e.g. -- --leader-elect',
+    '  -- <flags>            flags for the operator (after --kubeconfig), e.g. -- --leader-elect; -- --no-webhooks: no webhooks served nor installed',
   ].join('\n'),
   options: { envtest: { type: 'boolean', default: false }, kubeconfig: { type: 'string' }, crds: { type: 'string' }, main: { type: 'string' } },
   passThrough: true,

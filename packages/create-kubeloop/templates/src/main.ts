@@ -20,9 +20,8 @@
  *
  * Webhooks (`kubeloop create webhook` adds them to src/webhooks) are served
  * over HTTPS on --webhook-port. The certificate comes from --webhook-cert-dir
- * (tls.crt and tls.key: what `kubeloop-envtest start --webhooks
- * config/webhook/manifests.yaml` writes for a local run, or cert-manager's
- * Secret), else, in a pod, the operator makes and renews its own in the
+ * (tls.crt and tls.key: what `pnpm run dev` makes for a local run and passes
+ * with --webhook-port, or cert-manager's Secret), else, in a pod, the operator makes and renews its own in the
  * Secret {{name}}-webhook-server-cert and puts its CA into the webhook
  * configurations of config/webhook/manifests.yaml. --no-webhooks serves none.
  * With no webhook registered, no webhook server starts.
@@ -134,7 +133,7 @@ const manager = configured(() => createManager({
 setupControllers(manager);
 // kubeloop:scaffold:webhooks (`kubeloop create webhook` registers the webhooks above this line)
 if (manager.registeredWebhooks().length > 0 && !webhookCertDir && !podNamespace) {
-  log.error('webhooks outside a cluster need --webhook-cert-dir: `kubeloop-envtest start --crds config/crd --webhooks config/webhook/manifests.yaml` writes a certificate and prints the flags; or run with --no-webhooks');
+  log.error('webhooks outside a cluster need --webhook-cert-dir: `pnpm run dev` serves them on a control plane on this machine (it makes the certificate and points the webhook configurations at this process); or run with --no-webhooks');
   process.exit(2);
 }
 
