@@ -39,7 +39,7 @@ function tsBlocks(file: string, markdown: string): Snippet[] {
 
 const snippets = RUNNABLE_DOCS.flatMap((f) => tsBlocks(f, readFileSync(join(root, f), 'utf8')));
 // Inside the workspace, so `@kubeloop/*` resolve as in the tests (to the packages' sources).
-const dir = join(root, 'test', `.doc-snippets-${process.pid}`);
+const dir = join(root, 'test', `.tmp-doc-snippets-${process.pid}`);
 mkdirSync(dir, { recursive: true });
 const files = snippets.map((s, i) => {
   const path = join(dir, `snippet-${i}.ts`);
