@@ -12,7 +12,7 @@ const builtins = ['node:fs', 'node:fs/promises', 'node:crypto', 'node:util', 'no
 }));
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', 'eslint.config.js', 'packages/*/.tmp-*/**', 'bench/.tmp-*/**', 'packages/create-kubeloop/templates/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', 'eslint.config.js', 'packages/*/.tmp-*/**', 'bench/.tmp-*/**', 'test/.tmp-*/**', 'packages/create-kubeloop/templates/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

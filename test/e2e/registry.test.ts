@@ -711,9 +711,7 @@ describe.skipIf(!enabled)('a new user, from a registry to a running operator (KU
 
   it('deploys from the generated manifests: IMG=... pnpm run deploy -- --dry-run server (kustomize config/default, webhooks included)', async () => {
     const kubeconfigPath = inject('kubeconfigPath');
-    const client = createClient({ kubeConfig: loadKubeConfig(kubeconfigPath), fieldOwner: 'e2e-registry' });
-    // A dry run cannot create the namespace its other objects go into: that one is made for real.
-    for (const doc of parseAllDocuments(readFileSync(join(project, 'config', 'manager', 'namespace.yaml'), 'utf8'))) await client.apply(doc.toJSON() as { apiVersion: string; kind: string; metadata: { name: string } }, { force: true });
+    // deploy applies the namespace first; a dry run on a cluster without it checks its objects in default (deploy.test.ts).
     // The earlier tests applied the roles of role.yaml as field manager e2e-registry, and the Certificate controller
     // has changed their rules since: a server-side apply by another manager (deploy's) would conflict on them. As on
     // a cluster the project was never deployed to, they go first (the next test applies them again).

@@ -1,6 +1,6 @@
 /**
  * The `kubeloop` command line: a table of commands (`generate crds`,
- * `generate types`, `generate rbac`, `create api`, `deploy`, `dev`,
+ * `generate types`, `generate rbac`, `generate webhooks`, `generate helm`, `create api`, `create webhook`, `deploy`, `dev`,
  * `shards`), each with its flags,
  * parsed with node:util's parseArgs. A new command is one more entry in the
  * table.
@@ -15,6 +15,7 @@ import { createApi } from './create-api.js';
 import { deploy } from './deploy.js';
 import { dev } from './dev.js';
 import { generateCrds } from './generate-crds.js';
+import { generateHelm } from './generate-helm.js';
 import { generateRbac, MEMBER_ROLE_FILE } from './generate-rbac.js';
 import { generateTypes } from './generate-types.js';
 import { generateWebhooks } from './generate-webhooks.js';
@@ -238,6 +239,29 @@ const generateWebhooksCommand: Command = {
   },
 };
 
+const generateHelmCommand: Command = {
+  path: ['generate', 'helm'],
+  summary: 'write a Helm chart (dist/chart) from what deploy applies (config/default built by kubectl kustomize): CRDs, RBAC, webhooks, the Deployment with values for image, replicas, resources, leader election and sharding, cert-manager, ServiceMonitor and network policies behind values (--check: fail with a diff when the chart is stale)',
+  help: [
+    '  --out <dir>           the chart directory; default: dist/chart',
+    '  --dir <dir>           the kustomize directory it is made from; default: config/default',
+    '  --check               write nothing; exit 1 and print a diff when the chart differs',
+  ].join('\n'),
+  options: { out: { type: 'string' }, dir: { type: 'string' }, check: { type: 'boolean', default: false } },
+  async run(values, _positionals, ctx) {
+    const outDir = typeof values['out'] === 'string' ? values['out'] : 'dist/chart';
+    const check = values['check'] === true;
+    const result = await generateHelm({ cwd: ctx.cwd, outDir, check, ...(typeof values['dir'] === 'string' ? { dir: values['dir'] } : {}) });
+    if (check && (result.changed.length > 0 || result.orphaned.length > 0)) {
+      ctx.out(result.diff);
+      throw new CliError('Stale', `the chart in ${outDir} is stale (${result.changed.length + result.orphaned.length} file(s)); run: kubeloop generate helm`);
+    }
+    ctx.err(`kubeloop: chart ${result.chart} in ${outDir}: ${result.templates.length} template(s); ${result.changed.length} file(s) ${check ? 'differ' : 'written'}, ${result.unchanged.length} unchanged`);
+    for (const o of result.orphaned) ctx.err(`kubeloop: ${o} was generated earlier but nothing generates it now; delete it if it is obsolete`);
+    return 0;
+  },
+};
+
 const createWebhookCommand: Command = {
   path: ['create', 'webhook'],
   summary: 'add a validating, defaulting and/or conversion webhook for a kind of the project: its class (or the spoke kinds and conversion), its registration (src/webhooks/index.ts), the webhook manifests\' kustomization and the "kubeloop".webhooks settings',
@@ -321,12 +345,12 @@ const createApiCommand: Command = {
 
 const deployCommand: Command = {
   path: ['deploy'],
-  summary: 'apply config/default (kubectl apply --server-side -k) with the operator image set at deploy time (kustomize images:, the project\'s files unchanged)',
+  summary: 'apply config/default (built by kubectl kustomize; kubectl apply --server-side, Namespaces first) with the operator image set at deploy time (kustomize images:, the project\'s files unchanged)',
   help: [
     '  --image <ref>         the image to run, registry/name:tag or name@sha256:...; default: $IMG, else the manifests\' own',
     '  --image-name <name>   the image name in the manifests that --image replaces; default: the package name',
     '  --dir <dir>           the kustomize directory; default: config/default',
-    '  --dry-run <mode>      server or client: kubectl\'s dry run, nothing changed',
+    '  --dry-run <mode>      server or client: kubectl\'s dry run, nothing changed (server: the objects of a namespace not created yet are checked in default)',
     '  --kubeconfig <path>   passed to kubectl; default: kubectl\'s (KUBECONFIG, ~/.kube/config)',
   ].join('\n'),
   options: { image: { type: 'string' }, 'image-name': { type: 'string' }, dir: { type: 'string' }, 'dry-run': { type: 'string' }, kubeconfig: { type: 'string' } },
@@ -398,7 +422,7 @@ const shardsCommand: Command = {
 };
 
 /** Every command `kubeloop` knows, in help order. */
-export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand, generateRbacCommand, generateWebhooksCommand, createApiCommand, createWebhookCommand, deployCommand, devCommand, shardsCommand];
+export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand, generateRbacCommand, generateWebhooksCommand, generateHelmCommand, createApiCommand, createWebhookCommand, deployCommand, devCommand, shardsCommand];
 
 function usage(): string {
   const lines = ['usage: kubeloop <command> [flags]', '', 'commands:'];

@@ -20,6 +20,10 @@
  *   Service, and the roles its self-managed certificates need) from the
  *   webhooks the project's webhook setup function registers; `--check` as above.
  *
+ * - `kubeloop generate helm` writes a Helm chart (dist/chart) from what
+ *   `kubeloop deploy` applies, with values for the image, replicas,
+ *   resources, leader election, sharding and the optional parts.
+ *
  * - `kubeloop create webhook` adds a validating and/or defaulting webhook
  *   class for a kind and wires it (src/webhooks, main, the manifests).
  *
@@ -53,6 +57,8 @@ export { RBAC_MARKER, generateRbac, renderRoles } from './generate-rbac.js';
 export type { GenerateRbacOptions, GenerateRbacResult } from './generate-rbac.js';
 export { WEBHOOKS_MARKER, generateWebhooks, renderWebhookManifests, webhookManifests, webhookNames } from './generate-webhooks.js';
 export type { GenerateWebhooksOptions, GenerateWebhooksResult } from './generate-webhooks.js';
+export { HELM_MARKER, generateHelm } from './generate-helm.js';
+export type { GenerateHelmOptions, GenerateHelmResult } from './generate-helm.js';
 export { TYPES_MARKER, crdToTypeScript, generateTypes, openApiToTypeScript } from './generate-types.js';
 export type { GenerateTypesOptions, GenerateTypesResult, GeneratedKind } from './generate-types.js';
 export { createApi, pluralOf } from './create-api.js';

@@ -31,6 +31,23 @@ afterAll(async () => {
 const files = (dir: string): Record<string, string> => Object.fromEntries(readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort().map((f) => [f, (() => { try { return readFileSync(join(dir, f), 'utf8'); } catch { return '<dir>'; } })()]));
 
 describe('kubeloop deploy', () => {
+  it('passes a server dry run on a cluster without the operator\'s namespace, creating nothing (pnpm run deploy -- --dry-run server)', async () => {
+    const absent = async (): Promise<string> => (await kubectlOk(['get', 'namespace', `${name}-system`, '--ignore-not-found', '-o', 'name'])).trim();
+    expect(await absent()).toBe('');
+    const dry = io();
+    // `pnpm run deploy -- --dry-run server`, as a user types it on a fresh cluster.
+    expect(await runCli(['deploy', '--', '--dry-run', 'server', '--kubeconfig', testKubeconfigPath(), '--cwd', project], dry.io), dry.out.join('') + dry.err.join('')).toBe(0);
+    const out = dry.out.join('');
+    expect(out).toContain(`namespace ${name}-system does not exist yet and a dry run creates none, so its 5 object(s) are checked in namespace default instead (nothing is changed)`);
+    for (const object of [`namespace/${name}-system`, `customresourcedefinition.apiextensions.k8s.io/websites.${name}.example.com`, `serviceaccount/${name}-manager`, `role.rbac.authorization.k8s.io/${name}-manager`, `rolebinding.rbac.authorization.k8s.io/${name}-manager`, `deployment.apps/${name}-manager`, `service/${name}-metrics`, `clusterrole.rbac.authorization.k8s.io/${name}-manager`]) {
+      expect(out).toContain(`${object} serverside-applied (server dry run)`);
+    }
+    expect(out).not.toContain('not found');
+    // Nothing was made: not the namespace, not the objects checked in default.
+    expect(await absent()).toBe('');
+    expect((await kubectlOk(['-n', 'default', 'get', 'deployment,serviceaccount,service', '--ignore-not-found', '-o', 'name'])).split('\n').filter((l) => l.includes(name))).toEqual([]);
+  });
+
   it('applies config/default with the image set at deploy time, leaving the project as it was', async () => {
     const before = files(project);
     const image = 'registry.example.com:5000/team/operator:0.1.0';

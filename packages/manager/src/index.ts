@@ -63,3 +63,5 @@ export type { Condition } from './controllerutil/conditions.js';
 // Observability
 export type { EventRecorder, EventRecorderProvider } from './events/recorder.js';
 export { createLogger } from './log/logging.js';
+// prom-client's metric classes, the copy the manager's registry is made with: `new Counter({ ..., registers: [manager.registry] })`.
+export { Counter, Gauge, Histogram, Registry } from './metrics/prom.js';
