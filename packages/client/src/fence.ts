@@ -52,7 +52,7 @@ const store: FenceStore = ((globalThis as Record<symbol, unknown>)[STORE_KEY] ??
  *
  * @example
  * ```ts
- * const lock = new AbortController();
+ * const lock = new AbortController(); // aborted when this replica loses its lock
  * const fence: WriteFence = { signal: lock.signal, revoked: () => (lock.signal.aborted ? 'the lock was lost' : undefined) };
  * await runFenced(fence, async () => {
  *   await client.patch(ConfigMap, { namespace: 'default', name: 'report' }, mergePatch({ data: { at: new Date().toISOString() } }));
@@ -69,15 +69,23 @@ export function runFenced<T>(fence: WriteFence, fn: () => T): T {
  *
  * @example
  * ```ts
- * // A timer that refreshes a report every minute, started from a fenced reconcile, writes unfenced.
- * outsideFence(() => setInterval(() => void client.patch(ConfigMap, { namespace: 'default', name: 'report' }, mergePatch({ data: { at: new Date().toISOString() } })), 60_000));
+ * // A heartbeat the fenced scope starts, written whatever becomes of the scope's fence.
+ * outsideFence(() => setInterval(() => void client.patch(ConfigMap, { namespace: 'default', name: 'heartbeat' }, mergePatch({ data: { at: new Date().toISOString() } })), 10_000));
  * ```
  */
 export function outsideFence<T>(fn: () => T): T {
   return store.run(undefined, fn);
 }
 
-/** The fence of the current async context, if any. */
+/**
+ * The fence of the current async context, if any: what a write sent from
+ * here would be checked against.
+ *
+ * @example
+ * ```ts
+ * if (currentFence()?.revoked() !== undefined) return; // this work's writes would be refused: stop early
+ * ```
+ */
 export function currentFence(): WriteFence | undefined {
   return store.getStore();
 }
