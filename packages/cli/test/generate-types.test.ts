@@ -221,6 +221,7 @@ describe('generate types from CRDs', () => {
     // and the generated module typechecks with the inferred types
     const text = await readFile(join(dir, 'widgets.cli.kubeloop.dev.ts'), 'utf8');
     expect(text).toContain("export type Widget = ObjectOf<typeof Widget>;");
+    expect(text).toContain('bytes: Type.Optional(k8s.Int64({ minimum: 0 }))'); // an int64: number | bigint
     const program = ts.createProgram(result.files.map((f) => f.path), { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2023, strict: true, exactOptionalPropertyTypes: true, noEmit: true, skipLibCheck: true, customConditions: ['@kubeloop/source'], types: ['node'] });
     expect(ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))).toEqual([]);
   });

@@ -443,7 +443,7 @@ export function fieldValue(obj: unknown, path: string): string {
     cur = (cur as Record<string, unknown>)[part];
   }
   if (cur === undefined || cur === null) return '';
-  return typeof cur === 'string' ? cur : typeof cur === 'number' || typeof cur === 'boolean' ? String(cur) : NOT_A_SCALAR;
+  return typeof cur === 'string' ? cur : typeof cur === 'number' || typeof cur === 'bigint' || typeof cur === 'boolean' ? String(cur) : NOT_A_SCALAR;
 }
 
 /**

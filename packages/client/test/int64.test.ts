@@ -13,7 +13,7 @@ import { createEnvironment } from '@kubeloop/envtest';
 import type { Environment } from '@kubeloop/envtest';
 import { defineKind } from '@kubeloop/scheme';
 import type { KubeObject } from '@kubeloop/scheme';
-import { createClient, isTooManyRequests, loadKubeConfig, mergeFrom, mergePatch, parseJson, retryOn, stringifyJson } from '../src/index.js';
+import { createClient, isTooManyRequests, loadKubeConfig, matchesFields, mergeFrom, mergePatch, parseFieldSelector, parseJson, retryOn, stringifyJson } from '../src/index.js';
 import type { Client } from '../src/index.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
 import { testCRD } from '../../../test/support/crds.js';
@@ -51,6 +51,11 @@ describe('parseJson and stringifyJson', () => {
     expect(parseJson('{\n  "x": 9007199254740993,\n  "y": [\n    -9007199254740993\n  ]\n}')).toEqual({ x: BIG, y: [-BIG] });
     expect(parseJson('-9007199254740993')).toBe(-BIG);
     expect(() => parseJson('{"x":900719925474099300')).toThrow(SyntaxError);
+  });
+
+  it('a field selector compares an int64 past 2^53 by its digits, as the server does', () => {
+    expect(matchesFields(parseFieldSelector(`spec.bytes=${BIG}`), { spec: { bytes: BIG } })).toBe(true);
+    expect(matchesFields(parseFieldSelector('spec.bytes=9007199254740992'), { spec: { bytes: BIG } })).toBe(false);
   });
 
   it('write bigints anywhere, and fail as JSON.stringify does on what is not JSON', () => {

@@ -66,8 +66,6 @@ function baseType(s: Json, ctx: TypeWriterContext, indent: string): string {
     case 'string':
       return 'string';
     case 'integer':
-      // an int64 beyond 2^53 reads as a bigint (parseJson of @kubeloop/client)
-      return s['format'] === 'int64' ? 'number | bigint' : 'number';
     case 'number':
       return 'number';
     case 'boolean':

@@ -11,6 +11,7 @@
  * The walk is iterative with a node budget, and a line it cannot check is
  * withheld rather than written.
  */
+import { parseJson, stringifyJson } from '@kubeloop/scheme';
 
 /** What replaces a censored value. */
 export const CENSOR = '[REDACTED]';
@@ -112,7 +113,7 @@ function checkString(s: string, key: string | undefined, walk: Walk, depth: numb
   if (walk.chars > walk.limits.maxLineLength) return CENSOR;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(s);
+    parsed = parseJson(s);
   } catch {
     // Not JSON after all. A last-applied annotation that does not parse, or
     // text that looks like JSON naming a secret key, is not written either.
@@ -122,7 +123,7 @@ function checkString(s: string, key: string | undefined, walk: Walk, depth: numb
   if (inner.secret) return CENSOR;
   if (!inner.changed) return s;
   try {
-    return JSON.stringify(parsed);
+    return stringifyJson(parsed);
   } catch {
     return CENSOR;
   }
@@ -206,9 +207,9 @@ export function redactLine(line: string, limits: RedactLimits = DEFAULT_REDACT_L
   if (cut.length > limits.maxLineLength) return withheld(cut, 'too large to check for secrets');
   const walk: Walk = { limits, nodes: 0, chars: 0 };
   try {
-    const record: unknown = JSON.parse(cut);
+    const record: unknown = parseJson(cut);
     const { changed } = walkTree(record, walk, 0);
-    return changed ? `${JSON.stringify(record)}${cut.endsWith('\n') ? '\n' : ''}` : cut;
+    return changed ? `${stringifyJson(record)}${cut.endsWith('\n') ? '\n' : ''}` : cut;
   } catch (err) {
     return withheld(cut, err instanceof BudgetExhausted ? 'too large to check for secrets' : 'could not be checked for secrets');
   }

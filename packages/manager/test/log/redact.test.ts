@@ -33,6 +33,12 @@ describe('redactLine', () => {
     expect(redactLine(cm)).toBe(cm);
   });
 
+  it('keeps an int64 past 2^53 exact in a line it rewrites', () => {
+    const out = redactLine('{"level":30,"obj":{"spec":{"bytes":9007199254740993},"token":"t0ps3cret"}}\n');
+    expect(out).toContain('"bytes":9007199254740993');
+    expect(out).not.toContain('t0ps3cret');
+  });
+
   it('censors sensitive keys at any depth (the old walk stopped at 64 levels)', () => {
     let deep: Record<string, unknown> = { password: SECRET, data: { k: SECRET_B64 } };
     for (let i = 0; i < 200; i++) deep = { next: deep };
