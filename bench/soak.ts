@@ -4,13 +4,13 @@
  * webhooks) over H HardDisks under continuous updates for M minutes, its memory sampled all along.
  * Does it hold still, or does something keep growing?
  *
- * The driver (this file) starts envtest with the HardDisk CRD, installs the example's webhook
- * configurations and the CRD's webhook conversion pointing at a local port (envtest's
- * installWebhooks), and starts the operator with `--webhook-cert-dir` on that port, so every
- * HardDisk write goes through its mutating and validating webhooks and every v2 read or write
- * through its conversion webhook, as in a cluster. (The operator applies its own CRD at start, whose
- * conversion names the in-cluster Service; the driver then points it back at the local port, as
- * envtest does.) It creates H HardDisks (16 in flight), waits until every one is `Bound`, then
+ * The driver (this file) starts envtest with the HardDisk CRD, installs the example's admission
+ * webhook configurations pointing at a local port (envtest's installWebhooks), and starts the
+ * operator with `--webhook-cert-dir` on that port. The operator applies its own CRD at start, whose
+ * conversion names the in-cluster Service; the driver then points the conversion at the same local
+ * port (a URL and the CA bundle, as installWebhooks does). So every HardDisk write goes through the
+ * operator's mutating and validating webhooks and every v2 read or write through its conversion
+ * webhook, as in a cluster. It creates H HardDisks (16 in flight), waits until every one is `Bound`, then
  * changes disks' sizes at --rate updates a second (at most 16 in flight), a random disk each time,
  * a --v2-share of them as a crd-demo.io/v2 merge patch of `spec.capacity`, the rest as a v1 merge
  * patch of `spec.size`. Every --sample-seconds it reads the operator's VmRSS and RssAnon
@@ -24,10 +24,11 @@
  *
  *   pnpm bench:soak                                         (2,000 HardDisks, 60 minutes, 10 updates/s, 1 in 5 through v2)
  *   pnpm bench:soak --harddisks=2000 --minutes=60 --rate=10 --v2-share=0.2 --sample-seconds=30
- *   pnpm bench:soak --minutes=12 --heap-snapshots=4,11 --snapshot-dir=/tmp/soak-snapshots
- *       (heap snapshots of the operator 4 and 11 minutes into the updates, for
- *       bench/support/heap-diff.mjs; a snapshot costs the operator a full GC and a pause, and its RSS
- *       a bump: leave them out of a run whose slopes you quote)
+ *   pnpm bench:soak --minutes=12 --heap-snapshots=4,12 --snapshot-dir=/tmp/soak-snapshots
+ *       (heap snapshots of the operator 4 minutes into the updates and at the end, after the last
+ *       sample, for bench/support/heap-diff.mjs; a snapshot costs the operator a full GC, a pause of
+ *       seconds (webhook calls may time out: failed updates) and a step in its RSS: for slopes you
+ *       quote, take none inside the second half)
  *   EXAMPLE_NODE_FLAGS="--max-semi-space-size=1" pnpm bench:soak ...   (other node flags for the operator)
  */
 import { spawn } from 'node:child_process';
@@ -159,16 +160,17 @@ async function main(): Promise<void> {
   try {
     await env.start();
     hooks = await installWebhooks(env.kubeConfig, {
+      // The conversion is pointed at the local port once the operator has applied its CRD (below).
       configurations: [join(root, 'examples', 'harddisk-operator', 'webhook', 'manifests.yaml')],
-      conversionCRDs: [CRD_NAME],
     });
     const driver: Client = createClient({ kubeConfig: env.kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'bench-soak', transportOptions: { qps: 0 } });
     await driver.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
     log(`control plane ready (load ${loadAverage()}); operator: node ${nodeFlags.join(' ')} ${entry.replace(`${root}/`, '')}`);
 
     // --- the operator, as shipped, on this cluster, serving its webhooks ---
-    const snapshotsHere = join(work, 'snapshots');
-    mkdirSync(snapshotsHere);
+    // The operator's working directory: where --heapsnapshot-signal writes (kept when the run fails).
+    const snapshotsHere = snapshotsAt.length > 0 ? snapshotDir : join(work, 'cwd');
+    mkdirSync(snapshotsHere, { recursive: true });
     const flags = snapshotsAt.length > 0 ? [...nodeFlags, '--heapsnapshot-signal=SIGUSR2'] : nodeFlags;
     operator = spawn(
       process.execPath,
@@ -219,7 +221,17 @@ async function main(): Promise<void> {
     );
 
     const metrics = async (): Promise<Map<string, number>> => {
-      const text = await (await fetch(`${metricsUrl!}/metrics`)).text();
+      // After a pause (a heap snapshot) the operator's server may reset a connection it timed out: try again.
+      let text = '';
+      for (let attempt = 1; ; attempt++) {
+        try {
+          text = await (await fetch(`${metricsUrl!}/metrics`)).text();
+          break;
+        } catch (err) {
+          if (attempt >= 5 || exitedEarly) throw err;
+          await sleep(1000);
+        }
+      }
       const out = new Map<string, number>();
       for (const line of text.split('\n')) {
         const m = /^([a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
@@ -326,6 +338,8 @@ async function main(): Promise<void> {
     await Promise.all(pending);
     const issued = updates;
     await sample();
+    // Snapshots asked for at (or past) the end: taken after the last sample, so they do not bump it.
+    for (const at of pendingSnapshots) snapshots.push({ atMinutes: at, file: await snapshot(pid, snapshotsHere, snapshotDir, at, metrics) });
     log(`updates done: ${issued} in ${elapsedS().toFixed(0)} s (${(issued / elapsedS()).toFixed(1)}/s, ${v2Updates} through v2), ${failed} failed`);
 
     // --- the final state: every disk Bound at its generation, its size and its ConfigMap's the last written ---
