@@ -26,9 +26,11 @@
  *   pnpm bench:soak --harddisks=2000 --minutes=60 --rate=10 --v2-share=0.2 --sample-seconds=30
  *   pnpm bench:soak --minutes=12 --heap-snapshots=4,12 --snapshot-dir=/tmp/soak-snapshots
  *       (heap snapshots of the operator 4 minutes into the updates and at the end, after the last
- *       sample, for bench/support/heap-diff.mjs; a snapshot costs the operator a full GC, a pause of
- *       seconds (webhook calls may time out: failed updates) and a step in its RSS: for slopes you
- *       quote, take none inside the second half)
+ *       sample, for bench/support/heap-diff.mjs or heap-owners.mjs. A snapshot costs the operator
+ *       a pause of seconds, a step of about 90 MB in its RSS (native memory glibc keeps) and a
+ *       compacting GC after which V8's heap grows back for many minutes: the slopes of a run with a
+ *       snapshot before its end are not the operator's; quote slopes only from runs whose snapshots
+ *       are all at the end)
  *   EXAMPLE_NODE_FLAGS="--max-semi-space-size=1" pnpm bench:soak ...   (other node flags for the operator)
  */
 import { spawn } from 'node:child_process';
