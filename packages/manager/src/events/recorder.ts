@@ -100,7 +100,7 @@ export interface EventRecorderTuning {
   readonly seriesWindowMs?: number;
   /** A series' count is written at most this often per Event (`flush()` and `stop()` write it at once). Default: 30 000. */
   readonly seriesFlushIntervalMs?: number;
-  /** Events (and objects, for the spam filter) remembered; the least recently used are forgotten first. Default: 4 096. */
+  /** Events (and objects, for the spam filter) remembered; the least recently used are forgotten first, and an event as soon as its series window has passed. Default: 4 096. */
   readonly maxCachedEvents?: number;
   /** Tries of one write before the event is dropped (`reason="write_failed"`); only network errors, timeouts, 429 and 5xx are retried. Default: 5. */
   readonly maxAttempts?: number;
@@ -226,6 +226,7 @@ interface Entry {
 interface RecorderMetrics {
   readonly dropped: Counter<'reason'>;
   readonly queued: Gauge;
+  readonly cached: Gauge;
   readonly written: Counter<'operation'>;
 }
 
@@ -233,11 +234,12 @@ function recorderMetrics(registry: Registry): RecorderMetrics {
   const registers = [registry];
   const dropped = once(registry, 'kubeloop_events_dropped_total', () => new Counter({ name: 'kubeloop_events_dropped_total', help: 'Events not written, by reason: queue_full, spam, invalid, write_failed, shutdown (occurrences, series counts included)', labelNames: ['reason'], registers }));
   const queued = once(registry, 'kubeloop_events_queued', () => new Gauge({ name: 'kubeloop_events_queued', help: 'Event writes (new Events and series updates) waiting for a writer', registers }));
+  const cached = once(registry, 'kubeloop_events_cached', () => new Gauge({ name: 'kubeloop_events_cached', help: 'Events remembered to fold a repeat into their series: those observed within the series window, at most maxCachedEvents', registers }));
   const written = once(registry, 'kubeloop_events_written_total', () => new Counter({ name: 'kubeloop_events_written_total', help: 'Successful Event writes, by operation: create (a new Event) or patch (a series update)', labelNames: ['operation'], registers }));
   for (const reason of DROP_REASONS) dropped.inc({ reason }, 0);
   written.inc({ operation: 'create' }, 0);
   written.inc({ operation: 'patch' }, 0);
-  return { dropped, queued, written };
+  return { dropped, queued, cached, written };
 }
 
 /** A MicroTime (RFC 3339 with microseconds) from a Date, which has milliseconds: `…T12:00:00.123000Z`. */
@@ -363,7 +365,12 @@ class Recorders implements EventRecorderProvider {
   readonly #s: Settings;
   readonly #metrics: RecorderMetrics;
   readonly #spam: SpamFilter;
-  /** Events by isomorphism key, least recently seen first. */
+  /**
+   * Events by isomorphism key, least recently observed first: those a repeat may still fold into
+   * (observed within the series window), at most `maxCachedEvents`. Entries are forgotten once their
+   * window has passed (as client-go's finishSeries does), not only when the cache is full: kept, a
+   * past event on every object the controller ever touched would stay held, up to the bound.
+   */
   readonly #cache = new Map<string, Entry>();
   readonly #queue: Entry[] = [];
   /** Entries in the queue whose Event does not exist yet: what `maxQueuedEvents` bounds. */
@@ -434,6 +441,7 @@ class Recorders implements EventRecorderProvider {
         for (const entry of [...this.#pending]) if (entry.state !== 'writing') this.#drop(entry, 'shutdown');
         await flushed;
       }
+      this.#metrics.cached.dec(this.#cache.size);
       this.#cache.clear();
     })();
     return this.#stopping;
@@ -456,6 +464,7 @@ class Recorders implements EventRecorderProvider {
       const source = JSON.stringify([controller, ref['apiVersion'], ref['kind'], ref['namespace'] ?? '', ref['name'], ref['uid'] ?? '']);
       const key = `${source}${JSON.stringify([type, reason, action, cut])}`;
       const now = monotonicNow();
+      this.#expire(now);
 
       const seen = this.#cache.get(key);
       if (seen && now - seen.lastObservedMono <= this.#s.seriesWindowMs) {
@@ -501,6 +510,7 @@ class Recorders implements EventRecorderProvider {
         waiters: [],
       };
       this.#cache.set(key, entry);
+      this.#metrics.cached.inc();
       if (this.#cache.size > this.#s.maxCachedEvents) this.#forget(this.#cache.values().next().value!);
       this.#pending.add(entry);
       this.#enqueue(entry);
@@ -513,8 +523,26 @@ class Recorders implements EventRecorderProvider {
 
   /** Take an entry out of the cache; a series count it still owes is written now. */
   #forget(entry: Entry): void {
-    if (this.#cache.get(entry.key) === entry) this.#cache.delete(entry.key);
+    this.#uncache(entry);
     if (entry.state === 'waiting') this.#wake(entry);
+  }
+
+  #uncache(entry: Entry): void {
+    if (this.#cache.get(entry.key) !== entry) return;
+    this.#cache.delete(entry.key);
+    this.#metrics.cached.dec();
+  }
+
+  /**
+   * Forget the entries whose series window has passed: a repeat of one starts a new Event anyway.
+   * The cache is in order of last observation, so they are at its front; each entry is looked at
+   * once more than it is kept.
+   */
+  #expire(now: number): void {
+    for (const entry of this.#cache.values()) {
+      if (now - entry.lastObservedMono <= this.#s.seriesWindowMs) return;
+      this.#forget(entry);
+    }
   }
 
   /** A waiting entry's series write is due now. */
@@ -675,7 +703,7 @@ class Recorders implements EventRecorderProvider {
       entry.timer = undefined;
       entry.state = 'idle';
     }
-    if (this.#cache.get(entry.key) === entry) this.#cache.delete(entry.key);
+    this.#uncache(entry);
     this.#settle(entry, entry.count);
   }
 

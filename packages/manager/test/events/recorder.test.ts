@@ -276,6 +276,34 @@ describe('series', () => {
     }
   });
 
+  it('an event is forgotten once its series window has passed, not held until the cache is full (client-go finishSeries)', async () => {
+    const p = await proxied('expire', { seriesWindowMs: 500 });
+    try {
+      const recorder = p.cluster.recorderFor('expiring');
+      const cached = (): Promise<number | undefined> => metric(p.registry, 'kubeloop_events_cached', {});
+      // One event on each of 100 objects, as a controller touching many objects records them.
+      for (let i = 0; i < 100; i++) recorder.event(ghost(p.ns, `disk-${i}`), 'Normal', 'Checked', 'Reconcile', 'ok');
+      await recorder.flush();
+      expect(await cached()).toBe(100);
+      await sleep(700);
+      // Past their window none can fold a repeat any more: the next event lets them go (kept, they
+      // would stay until 4,096 others pushed them out).
+      recorder.event(ghost(p.ns, 'later'), 'Normal', 'Checked', 'Reconcile', 'ok');
+      expect(await cached()).toBe(1);
+      await recorder.flush();
+      expect(p.writes('POST')).toBe(101);
+      // A repeat within the window still folds into its series.
+      const folded = ghost(p.ns, 'folded');
+      recorder.event(folded, 'Normal', 'Checked', 'Reconcile', 'ok');
+      recorder.event(folded, 'Normal', 'Checked', 'Reconcile', 'ok');
+      await recorder.flush();
+      expect(await cached()).toBe(2);
+      expect((await eventsIn(p.ns)).find((e) => e.regarding?.name === 'folded')?.series?.count).toBe(2);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('a series whose Event was deleted meanwhile (its TTL passed) is created again with its count', async () => {
     const p = await proxied('series');
     try {
