@@ -386,9 +386,12 @@ describe('leader election on a real API server', () => {
         expect(a.stoppedAt[0]!).toBeGreaterThanOrEqual(abortedAt);
         expect(a.elector.isLeader()).toBe(false);
         expect(await metricText(registry)).toContain(`leader_election_master_status{name="${name}"} 0`);
-        // The deadline counts from the last successful renewal, at most a retry period before the fault.
+        // The deadline counts from the last successful renewal, at most a retry period before the fault: the loss comes
+        // within RENEW_MS of the fault plus however late this process's timers fire (657-807 ms measured here, at load
+        // ~30). Measured (see `measured`), and bounded only against waiting out something longer (a whole lease on top,
+        // the transport's 30 s default request timeout), not against a stalled event loop on a loaded machine.
         const lostAfter = abortedAt - faultAt;
-        expect(lostAfter).toBeLessThanOrEqual(RENEW_MS + 1000);
+        expect(lostAfter, `alpha stopped ${lostAfter.toFixed(0)} ms after the fault`).toBeLessThan(RENEW_MS + 1000 + LEASE_ON_WIRE_MS);
 
         await waitFor('beta to take over', () => b.elector.isLeader(), 3 * LEASE_ON_WIRE_MS + 2000);
         // Safety: the old leader had stopped before the new one started.
