@@ -305,7 +305,11 @@ describe('leader election on a real API server', () => {
     const name = uniqueName('le-release');
     // Leader-only work drains for 300 ms after the signal aborts: the release waits for it.
     let holderWhileDraining: string | undefined;
+    // Alpha's lease runs 10 s, so a hand-over by release (a retry period or two) and one by expiry (10 s) are far apart:
+    // with the 2 s lease the bound below left a few hundred ms between them on a loaded machine.
+    const ALPHA_LEASE_MS = 10_000;
     const a = candidate(name, 'alpha', {
+      leaseDurationMs: ALPHA_LEASE_MS,
       releaseOnCancel: true,
       onStoppedLeading: async () => {
         await sleep(300);
@@ -330,8 +334,8 @@ describe('leader election on a real API server', () => {
 
     const took = await waitFor('beta to take over', () => b.elector.isLeader(), 3 * LEASE_ON_WIRE_MS);
     measured.push(`release: follower took over ${took.toFixed(0)} ms after the leader's release (${(performance.now() - stoppedAt).toFixed(0)} ms after cancel)`);
-    // Beta observed alpha's renewals until the release: waiting out the lease would take LEASE_ON_WIRE_MS from then.
-    expect(b.startedAt[0]! - stoppedAt).toBeLessThan(LEASE_ON_WIRE_MS - RETRY_MS);
+    // Beta observed alpha's renewals until the release: waiting out the lease would take ALPHA_LEASE_MS from then.
+    expect(b.startedAt[0]! - stoppedAt).toBeLessThan(ALPHA_LEASE_MS - 2 * RETRY_MS * 2.2);
     expect((await readLease(name)).spec).toMatchObject({ holderIdentity: 'beta', leaseTransitions: 1, leaseDurationSeconds: LEASE_ON_WIRE_MS / 1000 });
     expect(a.errors).toEqual([]);
   });
