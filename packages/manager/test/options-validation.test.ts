@@ -6,9 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadKubeConfig } from '@kubeloop/client';
+import { Namespace } from '@kubeloop/scheme';
 import { createCluster, createManager, isManagerError } from '../src/index.js';
 import type { ManagerOptions } from '../src/index.js';
-import { testKubeconfigPath } from '../../../test/support/env.js';
+import { startApiProxy } from '@kubeloop/envtest';
+import { testKubeConfig, testKubeconfigPath } from '../../../test/support/env.js';
 
 const SHARED: readonly [option: string, value: unknown, expects: RegExp][] = [
   ['transport', { qps: 0 }, /a Transport \(createTransport.*transportOptions/],
@@ -78,7 +80,20 @@ describe('createCluster checks its options', () => {
   });
 
   it('right shapes pass, and nothing is sent until used', async () => {
-    const cluster = createCluster({ kubeConfig: loadKubeConfig({ path: testKubeconfigPath() }), fieldOwner: 'me', namespaces: ['a'], readYourWrites: { timeoutMs: 100 } });
-    await cluster.stop();
+    const plain = createCluster({ kubeConfig: loadKubeConfig({ path: testKubeconfigPath() }), fieldOwner: 'me', namespaces: ['a'], readYourWrites: { timeoutMs: 100 } });
+    await plain.stop();
+    // The same shapes in front of a recording proxy: creating the cluster sends nothing; its first read does.
+    const proxy = await startApiProxy(testKubeConfig());
+    const cluster = createCluster({ kubeConfig: proxy.kubeConfig, fieldOwner: 'me', namespaces: ['a'], readYourWrites: { timeoutMs: 100 } });
+    try {
+      await new Promise((r) => setTimeout(r, 500));
+      expect(proxy.requests.map((r) => `${r.method} ${r.url}`)).toEqual([]);
+      await cluster.apiReader.get(Namespace, { name: 'default' });
+      expect(proxy.count((r) => r.method === 'GET' && r.path === '/api/v1/namespaces/default')).toBe(1);
+    } finally {
+      await cluster.stop();
+      cluster.transport.close();
+      await proxy.close();
+    }
   });
 });

@@ -8,7 +8,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mergePatch } from '@kubeloop/client';
+import { fnv1a64, mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { createShardRing } from '@kubeloop/leaderelection';
 import type { ShardRing } from '@kubeloop/leaderelection';
@@ -115,9 +115,23 @@ describe('sharded controllers', () => {
 
   it('a deleted object gets a final reconcile from the replica that reconciled it (its uid remembered)', async () => {
     const deleted = Array.from({ length: 10 }, (_, i) => `cm-${i}`);
+    const uids = new Map(await Promise.all(deleted.map(async (name) => [name, (await client.get(ConfigMap, { namespace: ns, name })).metadata!.uid!] as const)));
+    const live = replicas.slice(1);
+    /** The replica that reconciled `name` last, and whether the ring (settled after the leave) gives its bucket to it alone. */
+    const lastReconciler = (name: string): string | undefined => intervals.filter((i) => i.key === name && i.generation !== '').at(-1)?.replica;
+    const owners = (name: string): string[] => live.filter((r) => r.ring.owns(fnv1a64(uids.get(name)!))).map((r) => r.id);
+    const before = await eventually(
+      () => deleted.map((name) => ({ name, last: lastReconciler(name), owners: owners(name) })),
+      (xs) => xs.every((x) => x.owners.length === 1 && x.owners[0] === x.last),
+      'each object owned by the one replica that reconciled it last',
+      30_000,
+    );
     await Promise.all(deleted.map((name) => client.delete(ConfigMap, { namespace: ns, name })));
     // The reconciler reads the object: gone, it records an empty round.
     await eventually(() => deleted.filter((name) => reconciledIn('').has(name)), (seen) => seen.length === deleted.length, 'a final reconcile of every deleted object', 30_000);
+    // Each final reconcile came from the replica that reconciled the object before it was deleted, and from no other.
+    const finals = Object.fromEntries(deleted.map((name) => [name, [...new Set(intervals.filter((i) => i.key === name && i.generation === '').map((i) => i.replica))]]));
+    expect(finals).toEqual(Object.fromEntries(before.map((x) => [x.name, [x.last]])));
     expect(overlapping()).toEqual([]);
   });
 });

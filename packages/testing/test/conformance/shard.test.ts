@@ -1,11 +1,20 @@
-/** Conformance: `shardSelector` on lists, watches and delete-collections (ShardedListAndWatch), on envtest (gate on) and on the fake. */
+/**
+ * Conformance: `shardSelector` on lists, watches and delete-collections (ShardedListAndWatch), on envtest (gate on) and on the fake.
+ * The per-backend tests check answers against `matchesShard`, which the fake itself filters with: on the fake they
+ * only say the fake applies that function. The last block checks the fake against kube-apiserver itself, with no
+ * shared oracle: the same namespaces on both, the same namespace-hash ranges, the same answer.
+ */
 import fc from 'fast-check';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { fnv1a64, matchesShard, renderShardSelector } from '@kubeloop/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, fnv1a64, loadKubeConfig, matchesShard, renderShardSelector } from '@kubeloop/client';
+import type { Client } from '@kubeloop/client';
 import type { ShardSelector } from '@kubeloop/client';
 import { ConfigMap } from '@kubeloop/scheme';
 import { BACKENDS, useBackend } from './backends.js';
 import { configMap, expectStatus, raw } from './support.js';
+import { createFakeApiServer } from '../../src/index.js';
+import type { FakeApiServer } from '../../src/index.js';
+import { testKubeconfigPath, uniqueName } from '../../../../test/support/env.js';
 
 const HALF = 1n << 63n;
 const SELECTORS: [string, ShardSelector][] = [
@@ -140,5 +149,46 @@ describe.each(BACKENDS)('shard selectors ($backend)', ({ backend }) => {
     const client = h().client();
     const err = await expectStatus(client.list(ConfigMap, { namespace: h().namespace, shardSelector: "shardRange(object.metadata.uid, '0x0', '0x8000000000000000')" }), 500, 'InternalError');
     expect(err.message).toContain('invalid shard selector: ');
+  });
+});
+
+describe('the fake answers shard selectors as kube-apiserver does (the server is the oracle, not matchesShard)', () => {
+  let real: Client;
+  let fake: FakeApiServer;
+  const run = uniqueName('shardns');
+  /** Namespaces of the same names on both backends, one labelled ConfigMap in each: their hashes are the same on both. */
+  const namespaces = Array.from({ length: 16 }, (_, i) => `${run}-${i}`);
+
+  beforeAll(async () => {
+    real = createClient({ kubeConfig: loadKubeConfig({ path: testKubeconfigPath() }), fieldOwner: 'conformance', transportOptions: { qps: 0 } });
+    fake = createFakeApiServer();
+    for (const client of [real, fake.client({ fieldOwner: 'conformance' })]) {
+      for (const ns of namespaces) {
+        await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+        await client.create(configMap(ns, 'one', {}, { run }));
+      }
+    }
+  });
+  afterAll(async () => {
+    await Promise.all(namespaces.map((name) => real?.delete({ apiVersion: 'v1', kind: 'Namespace' }, { name }).catch(() => undefined)));
+    real?.transport.close();
+    await fake?.close();
+  });
+
+  it('generated namespace-hash ranges: a cluster-wide list on the fake returns the namespaces kube-apiserver returns', async () => {
+    const client = fake.client({ fieldOwner: 'conformance' });
+    let split = 0;
+    await fc.assert(
+      fc.asyncProperty(RANGES, async (r) => {
+        const shardSelector: ShardSelector = { field: 'object.metadata.namespace', ranges: r };
+        const onServer = (await real.list(ConfigMap, { labelSelector: { run }, shardSelector })).items.map((o) => o.metadata!.namespace!).sort();
+        const onFake = (await client.list(ConfigMap, { labelSelector: { run }, shardSelector })).items.map((o) => o.metadata!.namespace!).sort();
+        expect(onFake).toEqual(onServer);
+        if (onServer.length > 0 && onServer.length < namespaces.length) split++;
+      }),
+      { numRuns: 30, seed: 23 },
+    );
+    // The ranges did split the namespaces (an all-or-nothing answer on every run would check little).
+    expect(split).toBeGreaterThan(5);
   });
 });

@@ -11,8 +11,8 @@
  * when there is one), some right after a create of their object; what each
  * left behind (the object or the collection) is read and compared too.
  *
- *   pnpm -s exec vitest run packages/testing/test/fuzz/                               # fixed seed, small budget (CI)
- *   KUBELOOP_FUZZ_SEED=random KUBELOOP_FUZZ_RUNS=200 KUBELOOP_FUZZ_BUDGET_MS=120000 pnpm -s exec vitest run packages/testing/test/fuzz/
+ *   pnpm -s exec vitest run packages/testing/test/fuzz/                               # fixed seed, 30 sequences (CI)
+ *   KUBELOOP_FUZZ_SEED=random KUBELOOP_FUZZ_RUNS=200 KUBELOOP_FUZZ_BUDGET_MS=900000 pnpm -s exec vitest run packages/testing/test/fuzz/
  *
  * A disagreement fails with the seed, the sequence and both answers; it
  * becomes a fix in the fake or a documented limit (docs/testing-fake.md).
@@ -37,7 +37,8 @@ import type { RawAnswer, RawRequest, Step } from './requests.js';
 const seedText = process.env['KUBELOOP_FUZZ_SEED'] ?? '24';
 const SEED = seedText === 'random' ? Math.floor(Math.random() * 2 ** 31) : Number(seedText);
 const RUNS = Number(process.env['KUBELOOP_FUZZ_RUNS'] ?? '30');
-const BUDGET_MS = Number(process.env['KUBELOOP_FUZZ_BUDGET_MS'] ?? '25000');
+/** A ceiling, not a sample size: every one of RUNS sequences must run within it, or the test fails saying the budget was too small. */
+const BUDGET_MS = Number(process.env['KUBELOOP_FUZZ_BUDGET_MS'] ?? '300000');
 /** A file to write every disagreement to (the failure message shows the first few). */
 const REPORT = process.env['KUBELOOP_FUZZ_REPORT'];
 const DESCRIPTORS = [ConfigMap, Secret, Widget, Deployment] as const;
@@ -177,7 +178,7 @@ describe('the fake and kube-apiserver answer generated request sequences alike',
     await env?.stop();
   });
 
-  it(`seed ${SEED}: ${RUNS} sequences at most, ${BUDGET_MS} ms`, async () => {
+  it(`seed ${SEED}: all ${RUNS} sequences agree (within ${BUDGET_MS} ms)`, async () => {
     let sequences = 0;
     let requests = 0;
     const found: { steps: readonly Step[]; disagreements: Disagreement[] }[] = [];
@@ -202,6 +203,7 @@ describe('the fake and kube-apiserver answer generated request sequences alike',
       .map((f) => f.disagreements.slice(0, 4).map((d) => `step ${d.step}: ${d.request}\n  fake:    ${d.fake}\n  envtest: ${d.envtest}`).join('\n'))
       .join('\n---\n');
     expect(total, `seed ${SEED}:\n${report}`).toBe(0);
-    expect(sequences).toBeGreaterThan(0);
-  }, 600_000);
+    // The budget stops fast-check early without failing it: a run cut short checked fewer sequences than the name says.
+    expect(sequences, `only ${sequences} of ${RUNS} sequences ran within the budget of ${BUDGET_MS} ms: raise KUBELOOP_FUZZ_BUDGET_MS (or lower KUBELOOP_FUZZ_RUNS)`).toBe(RUNS);
+  }, BUDGET_MS + 120_000);
 });
