@@ -19,22 +19,26 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type * as wqTypes from '../packages/workqueue/src/index.ts';
+import type { WorkQueue } from '../packages/workqueue/src/index.ts';
+import type * as internalTypes from '../packages/manager/src/internal-api.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-type WQ = typeof import('../packages/workqueue/src/index.ts');
-type Internal = typeof import('../packages/manager/src/internal-api.ts');
+type WQ = typeof wqTypes;
+type Internal = typeof internalTypes;
 // WORKQUEUE_DIST: another build of the queue (a copy of packages/workqueue/dist from before a change) to compare in one run.
 const wq = (await import(process.env['WORKQUEUE_DIST'] ?? join(root, 'packages/workqueue/dist/index.js'))) as WQ;
 const { createWorkQueueMetrics } = (await import(join(root, 'packages/manager/dist/internal-api.js'))) as Internal;
-const { Registry } = createRequire(join(root, 'packages/manager/package.json'))('prom-client') as typeof import('prom-client');
+// prom-client as the manager resolves it (the bench does not depend on it itself).
+const { Registry } = createRequire(join(root, 'packages/manager/package.json'))('prom-client') as { Registry: new () => Parameters<typeof createWorkQueueMetrics>[0] };
 
 const N = Number(process.env['WORKQUEUE_BENCH_N'] ?? 100_000);
 const ROUNDS = Number(process.env['WORKQUEUE_BENCH_ROUNDS'] ?? 7);
 const keys = Array.from({ length: N }, (_, i) => `ns-${i % 50}/obj-${i}`);
 
-type Make = () => import('../packages/workqueue/src/index.ts').WorkQueue;
+type Make = () => WorkQueue;
 
-async function drain(q: import('../packages/workqueue/src/index.ts').WorkQueue, n: number): Promise<void> {
+async function drain(q: WorkQueue, n: number): Promise<void> {
   for (let i = 0; i < n; i++) {
     const k = await q.get();
     q.done(k!);

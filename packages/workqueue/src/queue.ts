@@ -320,7 +320,7 @@ class FifoKeys implements ReadyKeys {
   }
   oldestWaitMs(): Map<number, number> {
     const since = this.#since.peek();
-    return since === undefined ? new Map() : new Map([[0, Math.max(0, this.now() - since)]]);
+    return new Map<number, number>(since === undefined ? [] : [[0, Math.max(0, this.now() - since)]]);
   }
   clear(): void {
     this.#fifo.clear();

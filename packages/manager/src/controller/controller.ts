@@ -13,6 +13,7 @@ import type { ShardRing } from '@kubeloop/leaderelection';
 import { createPriorityQueue, defaultControllerRateLimiter, LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
 import type { RateLimiter, WorkQueue, WorkQueueOptions } from '@kubeloop/workqueue';
 import { isManagerError, ManagerError } from '../errors.js';
+import { validateControllerOptions } from '../options-validation.js';
 import type { ControllerLabels, ControllerMetrics } from '../metrics/controller-metrics.js';
 import { shardKeyMetrics } from '../metrics/shard-metrics.js';
 import type { ShardKeyMetrics } from '../metrics/shard-metrics.js';
@@ -28,7 +29,14 @@ const { randomUUID } = process.getBuiltinModule('node:crypto');
 export interface ControllerOptions {
   /** Workers reconciling at once (never two on one key). Default: 1. */
   readonly maxConcurrentReconciles?: number;
-  /** Abort a reconcile's signal after this long; the reconcile counts as an error (its key stays held until it returns). Default: none. */
+  /**
+   * Abort a reconcile's signal after this long, as controller-runtime's
+   * `ReconciliationTimeout`: the signal's reason is a `ManagerError` with
+   * reason `ReconcileTimeout`, the attempt counts as an error (retried with
+   * backoff) and in `controller_runtime_reconcile_timeouts_total`. Its key
+   * and worker stay held until the reconciler returns. 0: none. Default:
+   * none.
+   */
   readonly reconcileTimeoutMs?: number;
   /** Per-key retry delays. Default: max(5 ms → 1000 s exponential per key, 10 qps / 100 burst overall). */
   readonly rateLimiter?: RateLimiter;
@@ -42,6 +50,22 @@ export interface ControllerOptions {
    * `createWorkQueue` for the classic FIFO queue.
    */
   readonly newQueue?: (options: WorkQueueOptions) => WorkQueue;
+  /**
+   * The priority of the events of informers' initial lists and of resyncs
+   * (periodic, and updates that changed nothing), which wait behind changes
+   * (priority 0) in the priority queue. 0 puts them in line with changes.
+   * Default: `LOW_PRIORITY` (-100), as controller-runtime.
+   */
+  readonly initialListPriority?: number;
+  /**
+   * The priority queue's aging bound (`maxWaitMs` of `createPriorityQueue`):
+   * while a key has waited this long, every other key handed out is the
+   * longest-waiting one, so keys at the initial-list priority are never
+   * starved by a steady stream of changes. `Infinity`: strict priority order
+   * (controller-runtime's, which can starve). Default: 60 s
+   * (`DEFAULT_MAX_WAIT_MS`).
+   */
+  readonly queueMaxWaitMs?: number;
   /**
    * Re-enqueue every cached object of the `for` kind this often, at low
    * priority, each period jittered by ±10 % (controller-runtime's
@@ -174,8 +198,14 @@ export class Controller {
     if (!Number.isInteger(this.maxConcurrent) || this.maxConcurrent < 1) {
       throw new ManagerError('InvalidOptions', `controller ${name}: maxConcurrentReconciles must be a positive integer`);
     }
+    validateControllerOptions(name, options);
     this.labels = deps.cluster === undefined ? { controller: name } : { controller: name, cluster: deps.cluster };
     this.log = deps.logger.child({ controller: name, controllerGroup: deps.group, controllerKind: deps.kind, ...(deps.cluster === undefined ? {} : { cluster: deps.cluster }) });
+  }
+
+  /** The priority of initial lists and resyncs. */
+  private get lowPriority(): number {
+    return this.options.initialListPriority ?? LOW_PRIORITY;
   }
 
   get needLeaderElection(): boolean {
@@ -270,6 +300,7 @@ export class Controller {
       name: this.name,
       rateLimiter: this.options.rateLimiter ?? defaultControllerRateLimiter(),
       metrics: createWorkQueueMetrics(this.deps.registry, this.name, this.deps.cluster === undefined ? {} : { cluster: this.deps.cluster }),
+      ...(this.options.queueMaxWaitMs === undefined ? {} : { maxWaitMs: this.options.queueMaxWaitMs }),
     });
     this.queue = queue;
     this.synced = false;
@@ -285,7 +316,7 @@ export class Controller {
     const synced = Promise.all(
       this.sources.map(async (source) => {
         try {
-          await source.start({ enqueue, cache: this.deps.cache, signal, onError });
+          await source.start({ enqueue, cache: this.deps.cache, signal, onError, lowPriority: this.lowPriority });
           this.pending.delete(source);
         } catch (err) {
           if (!signal.aborted) throw err;
@@ -313,7 +344,7 @@ export class Controller {
         const list = await this.deps.cache.list(kind, { signal });
         for (const obj of list.items) {
           const m = obj.metadata;
-          if (m?.name) queue.addWithOptions(requestKey(m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name }), { priority: LOW_PRIORITY });
+          if (m?.name) queue.addWithOptions(requestKey(m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name }), { priority: this.lowPriority });
         }
         this.log.debug({ objects: list.items.length }, 'periodic resync');
       } catch (err) {
@@ -486,7 +517,10 @@ export class Controller {
     const onStop = (): void => controller.abort(stopSignal.reason);
     stopSignal.addEventListener('abort', onStop, { once: true });
     const timeoutMs = this.options.reconcileTimeoutMs;
-    const timer = timeoutMs ? setTimeout(() => controller.abort(new ManagerError('ReconcileTimeout', `reconcile ran past ${timeoutMs} ms`)), timeoutMs) : undefined;
+    const timer = timeoutMs ? setTimeout(() => {
+      this.deps.metrics.reconcileTimeouts.inc(this.labels);
+      controller.abort(new ManagerError('ReconcileTimeout', `reconcile ran past ${timeoutMs} ms (reconcileTimeoutMs)`));
+    }, timeoutMs) : undefined;
     const context: ReconcileContext = { signal: controller.signal, log, reconcileID, controller: this.name };
     const m = this.deps.metrics;
     m.activeWorkers.inc(this.labels);

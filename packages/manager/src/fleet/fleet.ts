@@ -424,7 +424,7 @@ class FleetRuntime implements Fleet, FleetEngager {
     const hostWatches = record.definition.watchesHost ?? [];
     return {
       description: 'fleet inbox (host and other clusters)',
-      start: async ({ enqueue, signal, onError }) => {
+      start: async ({ enqueue, signal, onError, lowPriority = LOW_PRIORITY }) => {
         record.routes.set(member.name, enqueue);
         signal.addEventListener('abort', () => {
           if (record.routes.get(member.name) === enqueue) record.routes.delete(member.name);
@@ -440,7 +440,7 @@ class FleetRuntime implements Fleet, FleetEngager {
             try {
               if (!(w.predicates ?? []).every((p) => p(event))) continue;
               for (const r of (w.handler)(event, origin)) {
-                if ((r as Partial<FleetRequest>).cluster === member.name) enqueue(keyOf(r), LOW_PRIORITY);
+                if ((r as Partial<FleetRequest>).cluster === member.name) enqueue(keyOf(r), lowPriority);
               }
             } catch (err) {
               onError(err, `replay of host ${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`);
