@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { InformerCache } from '@kubeloop/cache';
 import { fnv1a64 } from '@kubeloop/client';
-import type { KindRef } from '@kubeloop/client';
+import type { Client, KindRef } from '@kubeloop/client';
 import type { ShardRing } from '@kubeloop/leaderelection';
 import { createPriorityQueue, defaultControllerRateLimiter, LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
 import type { RateLimiter, WorkQueue, WorkQueueOptions } from '@kubeloop/workqueue';
@@ -21,6 +21,8 @@ import { createWorkQueueMetrics } from '../metrics/workqueue-metrics.js';
 import { isTerminal, requestKey, requestOf } from './reconcile.js';
 import type { ReconcileContext, ReconcileResult, Reconciler, Request } from './reconcile.js';
 import type { Source } from './source.js';
+import { checkPaused, PAUSED_ANNOTATION, PauseGate } from './pause.js';
+import type { PauseOptions } from './pause.js';
 
 // Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
 const { randomUUID } = process.getBuiltinModule('node:crypto');
@@ -76,6 +78,16 @@ export interface ControllerOptions {
    * 50,000-object cache costs no noticeable load).
    */
   readonly syncPeriodMs?: number;
+  /**
+   * Objects whose `kubeloop.dev/paused` annotation (or the one named here)
+   * is set are not reconciled: each skipped reconcile is counted in
+   * `kubeloop_reconcile_paused_total`; an object being deleted is still
+   * reconciled (its finalizers run); removing the annotation enqueues the
+   * object, whatever the `for` predicates say. `false`: no per-object
+   * pause (and no cache read before each reconcile). Default: on, with
+   * {@link PAUSED_ANNOTATION} and no condition.
+   */
+  readonly pause?: PauseOptions | false;
   /** Run only while this manager leads. Default: true, false for a sharded controller (`shard`: every replica runs its share). */
   readonly needLeaderElection?: boolean;
   /** While the manager does not lead, run the sources (caches, queue) but no workers, so a takeover needs no sync. Only for leader-only controllers. Default: the manager's `warmStandby`. */
@@ -122,6 +134,8 @@ export interface ControllerDeps {
   readonly observe?: (report: ReconcileReport) => void;
   /** The fleet cluster this controller runs for: a `cluster` label on its metrics and log lines. Default: none (the manager's own cluster). */
   readonly cluster?: string;
+  /** Writes the `Paused` condition (`pause.condition`). Default: none (no condition written). */
+  readonly client?: Pick<Client, 'status'>;
 }
 
 /**
@@ -150,6 +164,8 @@ export interface ControllerStatus {
   /** Its sources run without workers: a warm standby's controller. */
   readonly warm: boolean;
   readonly synced: boolean;
+  /** Paused with `Manager.pauseController`: its workers take no keys until resumed (its sources keep the queue up to date). */
+  readonly paused: boolean;
   /** Sources not synced yet, with the last error their informer saw. */
   readonly waitingFor: readonly string[];
 }
@@ -186,6 +202,9 @@ export class Controller {
   /** A sharded controller's key counters, looked up once when it starts (not per key). */
   private shardKeys: ShardKeyMetrics | undefined;
   private readonly labels: ControllerLabels;
+  /** The whole controller's pause, and the reconciles in flight (`pause` waits for them). */
+  private readonly gate = new PauseGate();
+  private readonly inFlightReconciles = new Set<Promise<void>>();
 
   constructor(
     readonly name: string,
@@ -217,7 +236,7 @@ export class Controller {
       const why = s.waitingReason?.(this.deps.cache);
       return why ? `${s.description}: ${why}` : s.description;
     });
-    return { name: this.name, started: this.started, warm: this.warm !== undefined, synced: this.synced, waitingFor: waiting };
+    return { name: this.name, started: this.started, warm: this.warm !== undefined, synced: this.synced, paused: this.gate.paused, waitingFor: waiting };
   }
 
   /** The kinds whose informers its sources read. */
@@ -264,6 +283,7 @@ export class Controller {
       const { queue, synced } = this.warm ?? own!;
       this.started = true;
       this.deps.metrics.initController(this.labels, this.maxConcurrent);
+      this.deps.metrics.paused.set(this.labels, this.gate.paused ? 1 : 0);
       this.log.info({ workers: this.maxConcurrent, warm: own === undefined }, 'starting controller');
       await Promise.race([synced, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);
       if (signal.aborted) return;
@@ -355,15 +375,55 @@ export class Controller {
   }
 
   private async worker(queue: WorkQueue, stopSignal: AbortSignal): Promise<void> {
+    // The get a worker waits in ends at a stop or a pause (one signal per running period).
+    let period: AbortSignal | undefined;
+    let getSignal = stopSignal;
     for (;;) {
-      const got = await queue.getWithPriority(stopSignal);
-      if (got === undefined) return;
+      if (!(await this.gate.whenRunning(stopSignal))) return;
+      if (period !== this.gate.signal) getSignal = AbortSignal.any([stopSignal, (period = this.gate.signal)]);
+      const got = await queue.getWithPriority(getSignal);
+      if (got === undefined) {
+        if (stopSignal.aborted || queue.shuttingDown) return;
+        continue; // paused
+      }
+      const work = this.process(queue, got.key, got.priority, stopSignal);
+      this.inFlightReconciles.add(work);
       try {
-        await this.process(queue, got.key, got.priority, stopSignal);
+        await work;
       } finally {
+        this.inFlightReconciles.delete(work);
         queue.done(got.key);
       }
     }
+  }
+
+  /** Stop taking keys (the sources keep filling the queue); resolves once the reconciles in flight have finished. */
+  async pause(): Promise<void> {
+    this.gate.pause();
+    this.deps.metrics.paused.set(this.labels, 1);
+    this.log.info('controller paused');
+    await Promise.allSettled([...this.inFlightReconciles]);
+  }
+
+  /** Take keys again after `pause`. */
+  resume(): void {
+    if (!this.gate.paused) return;
+    this.gate.resume();
+    this.deps.metrics.paused.set(this.labels, 0);
+    this.log.info('controller resumed');
+  }
+
+  /** Whether the key's object is paused by its annotation (counted and skipped); writes the Paused condition when asked. */
+  private async skipPaused(key: string, stopSignal: AbortSignal): Promise<boolean> {
+    const pause = this.options.pause;
+    const kind = this.deps.forKind;
+    if (pause === false || kind === undefined) return false;
+    const { verdict, conditionError } = await checkPaused(this.deps, kind, requestOf(key), { annotation: pause?.annotation ?? PAUSED_ANNOTATION, condition: pause?.condition ?? false }, stopSignal);
+    if (conditionError !== undefined) this.log.warn({ err: conditionError, key }, 'could not write the Paused condition; tried again at the next reconcile');
+    if (verdict === 'run') return false;
+    this.deps.metrics.pausedSkips.inc(this.labels);
+    this.log.debug({ key }, 'object paused by annotation: reconcile skipped');
+    return true;
   }
 
   /**
@@ -473,6 +533,10 @@ export class Controller {
   }
 
   private async process(queue: WorkQueue, key: string, priority: number, stopSignal: AbortSignal): Promise<void> {
+    if (await this.skipPaused(key, stopSignal)) {
+      queue.forget(key);
+      return;
+    }
     const shard = this.options.shard;
     if (!shard) {
       await this.reconcileKey(queue, key, priority, stopSignal);

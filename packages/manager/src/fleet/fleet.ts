@@ -27,6 +27,7 @@ import { enqueueOwner } from '../controller/handlers.js';
 import type { EventHandler } from '../controller/handlers.js';
 import type { Request } from '../controller/reconcile.js';
 import { kindSource } from '../controller/source.js';
+import { PAUSED_ANNOTATION, unpausedSource } from '../controller/pause.js';
 import type { Source } from '../controller/source.js';
 import { describeError, ManagerError } from '../errors.js';
 import type { Manager } from '../manager.js';
@@ -375,6 +376,8 @@ class FleetRuntime implements Fleet, FleetEngager {
     for (const owned of def.owns ?? []) sources.push(kindSource(owned.kind, enqueueOwner(forRef), owned.predicates ?? []));
     for (const w of def.watches ?? []) sources.push(kindSource(w.kind, route(w.handler), w.predicates ?? []));
     sources.push(this.inbox(record, member));
+    const pause = def.options?.pause;
+    if (pause !== false) sources.push(unpausedSource(def.for, pause?.annotation ?? PAUSED_ANNOTATION));
     const cluster = member.cluster;
     const controller = new Controller(
       record.name,
@@ -393,6 +396,7 @@ class FleetRuntime implements Fleet, FleetEngager {
         kind: forRef.kind,
         forKind: def.for,
         cluster: member.name,
+        client: cluster.client,
         observe: (report) => this.observe(member.name, report),
       },
     );
