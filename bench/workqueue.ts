@@ -28,7 +28,8 @@ type WQ = typeof wqTypes;
 type Internal = typeof internalTypes;
 // WORKQUEUE_DIST: another build of the queue (a copy of packages/workqueue/dist from before a change) to compare in one run.
 const wq = (await import(process.env['WORKQUEUE_DIST'] ?? join(root, 'packages/workqueue/dist/index.js'))) as WQ;
-const { createWorkQueueMetrics } = (await import(join(root, 'packages/manager/dist/internal-api.js'))) as Internal;
+// WORKQUEUE_METRICS: another build of the manager's workqueue-metrics module (createWorkQueueMetrics), to compare likewise.
+const { createWorkQueueMetrics } = (await import(process.env['WORKQUEUE_METRICS'] ?? join(root, 'packages/manager/dist/internal-api.js'))) as Pick<Internal, 'createWorkQueueMetrics'>;
 // prom-client as the manager resolves it (the bench does not depend on it itself).
 const { Registry } = createRequire(join(root, 'packages/manager/package.json'))('prom-client') as { Registry: new () => Parameters<typeof createWorkQueueMetrics>[0] };
 
