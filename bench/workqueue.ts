@@ -13,6 +13,9 @@
  *
  *   pnpm bench:workqueue        (from the repository root, after a build)
  *
+ * To compare with an earlier build in one run, set WORKQUEUE_BASELINE (and
+ * WORKQUEUE_BASELINE_METRICS), see below: the table gains `base` columns.
+ *
  * Prints operations per second (one op = one key added, taken and done),
  * the median of ROUNDS rounds, then one JSON line of the figures.
  */
@@ -26,10 +29,15 @@ import type * as internalTypes from '../packages/manager/src/internal-api.ts';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 type WQ = typeof wqTypes;
 type Internal = typeof internalTypes;
-// WORKQUEUE_DIST: another build of the queue (a copy of packages/workqueue/dist from before a change) to compare in one run.
-const wq = (await import(process.env['WORKQUEUE_DIST'] ?? join(root, 'packages/workqueue/dist/index.js'))) as WQ;
-// WORKQUEUE_METRICS: another build of the manager's workqueue-metrics module (createWorkQueueMetrics), to compare likewise.
-const { createWorkQueueMetrics } = (await import(process.env['WORKQUEUE_METRICS'] ?? join(root, 'packages/manager/dist/internal-api.js'))) as Pick<Internal, 'createWorkQueueMetrics'>;
+const wq = (await import(join(root, 'packages/workqueue/dist/index.js'))) as WQ;
+const { createWorkQueueMetrics } = (await import(join(root, 'packages/manager/dist/internal-api.js'))) as Pick<Internal, 'createWorkQueueMetrics'>;
+// A baseline to compare with in the same process, rounds interleaved (the machine's load hits both alike):
+// WORKQUEUE_BASELINE = another build of the queue (a copy of packages/workqueue/dist/index.js from before a
+// change), WORKQUEUE_BASELINE_METRICS = the manager's workqueue-metrics module from before (optional).
+const base = process.env['WORKQUEUE_BASELINE'] ? ((await import(process.env['WORKQUEUE_BASELINE'])) as WQ) : undefined;
+const baseMetrics = process.env['WORKQUEUE_BASELINE_METRICS']
+  ? ((await import(process.env['WORKQUEUE_BASELINE_METRICS'])) as Pick<Internal, 'createWorkQueueMetrics'>).createWorkQueueMetrics
+  : createWorkQueueMetrics;
 // prom-client as the manager resolves it (the bench does not depend on it itself).
 const { Registry } = createRequire(join(root, 'packages/manager/package.json'))('prom-client') as { Registry: new () => Parameters<typeof createWorkQueueMetrics>[0] };
 
@@ -100,6 +108,13 @@ const variants: Record<string, Make> = {
   fifo: () => wq.createWorkQueue({ rateLimiter }),
   priority: () => wq.createPriorityQueue({ rateLimiter }),
   'priority+metrics': () => wq.createPriorityQueue({ rateLimiter, metrics: createWorkQueueMetrics(new Registry(), 'bench') }),
+  ...(base === undefined
+    ? {}
+    : {
+        'base fifo': () => base.createWorkQueue({ rateLimiter }),
+        'base priority': () => base.createPriorityQueue({ rateLimiter }),
+        'base prio+metrics': () => base.createPriorityQueue({ rateLimiter, metrics: baseMetrics(new Registry(), 'bench') }),
+      }),
 };
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -107,13 +122,12 @@ const figures: Record<string, Record<string, number>> = {};
 console.log(`workqueue: N = ${N}, ${ROUNDS} rounds, median ops/s (op = add + get + done), node ${process.version}`);
 console.log(`${'shape'.padEnd(12)}${Object.keys(variants).map((v) => v.padStart(18)).join('')}`);
 for (const [shape, run] of Object.entries(shapes)) {
+  const times = new Map<string, number[]>(Object.keys(variants).map((v) => [v, []]));
+  for (const make of Object.values(variants)) await run(make); // warm up
+  // Rounds interleaved across variants, so a burst of load elsewhere hits each alike.
+  for (let r = 0; r < ROUNDS; r++) for (const [variant, make] of Object.entries(variants)) times.get(variant)!.push(await run(make));
   const row: Record<string, number> = {};
-  for (const [variant, make] of Object.entries(variants)) {
-    await run(make); // warm up
-    const times: number[] = [];
-    for (let r = 0; r < ROUNDS; r++) times.push(await run(make));
-    row[variant] = Math.round((N / median(times)) * 1000);
-  }
+  for (const [variant, ts] of times) row[variant] = Math.round((N / median(ts)) * 1000);
   figures[shape] = row;
   console.log(`${shape.padEnd(12)}${Object.values(row).map((v) => v.toLocaleString('en-US').padStart(18)).join('')}`);
 }

@@ -348,6 +348,12 @@ class PriorityKeys implements ReadyKeys {
   readonly #live = new Map<string, Waiting>();
   /** Whether the next hand-out goes to the longest-waiting key if it is overdue (the turns alternate while keys are overdue). */
   #agedTurn = true;
+  /**
+   * No key is overdue before this time: the oldest `since` of waiting keys
+   * never decreases (a new entry's is the clock's now), so once a look found
+   * the oldest key due at T, hand-outs before T skip the look.
+   */
+  #noneOverdueUntil = -Infinity;
 
   constructor(
     private readonly now: Clock,
@@ -379,10 +385,15 @@ class PriorityKeys implements ReadyKeys {
   shift(): Entry | undefined {
     if (this.#live.size === 0) return undefined;
     if (this.#agedTurn && this.maxWaitMs !== Infinity) {
-      const oldest = this.#oldestLine();
-      if (oldest !== undefined && this.now() - oldest.peek()!.since >= this.maxWaitMs) {
-        this.#agedTurn = false;
-        return this.#take(oldest.shift()!);
+      const t = this.now();
+      if (t >= this.#noneOverdueUntil) {
+        const oldest = this.#oldestLine();
+        const since = oldest?.peek()!.since ?? t;
+        if (oldest !== undefined && t - since >= this.maxWaitMs) {
+          this.#agedTurn = false;
+          return this.#take(oldest.shift()!);
+        }
+        this.#noneOverdueUntil = since + this.maxWaitMs;
       }
     }
     for (const priority of this.#order) {
@@ -409,6 +420,7 @@ class PriorityKeys implements ReadyKeys {
     this.#order = [];
     this.#live.clear();
     this.#agedTurn = true;
+    this.#noneOverdueUntil = -Infinity;
   }
 
   #take(entry: Waiting): Entry {
