@@ -54,6 +54,8 @@ export { and, annotationsChanged, generationChanged, labelSelectorPredicate, lab
 export type { Predicate } from './controller/predicates.js';
 export { kindSource, observableSource } from './controller/source.js';
 export type { Source } from './controller/source.js';
+export { isPaused, PAUSED_ANNOTATION } from './controller/pause.js';
+export type { PauseOptions } from './controller/pause.js';
 // controllerutil
 export { getControllerOf, setControllerReference, setOwnerReference } from './controllerutil/owner-references.js';
 export { containsFinalizer, finalize } from './controllerutil/finalizers.js';

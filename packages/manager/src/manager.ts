@@ -120,6 +120,31 @@ export interface Manager {
    */
   removeController(name: string): Promise<void>;
   /**
+   * Pause a registered controller on a running manager: its workers take no
+   * more keys (its sources keep the queue up to date, duplicates collapsed),
+   * `kubeloop_controller_paused` is 1 and `controllers()` says `paused`.
+   * Resolves once the reconciles in flight have finished. Lasts across
+   * leadership terms until {@link Manager.resumeController}.
+   *
+   * @throws {@link ManagerError} `InvalidRegistration` when no controller has that name.
+   * @example
+   * ```ts
+   * await manager.pauseController('harddisk'); // e.g. during a storage backend's maintenance
+   * manager.resumeController('harddisk');      // what changed meanwhile is reconciled now
+   * ```
+   */
+  pauseController(name: string): Promise<void>;
+  /**
+   * Let a paused controller take keys again; a no-op when it is not paused.
+   *
+   * @throws {@link ManagerError} `InvalidRegistration` when no controller has that name.
+   * @example
+   * ```ts
+   * manager.resumeController('harddisk');
+   * ```
+   */
+  resumeController(name: string): void;
+  /**
    * Add a runnable; by default it runs only while this replica leads. On a
    * running manager it starts at once in its group (a leader-only one when,
    * and only while, this replica leads).
@@ -425,6 +450,7 @@ class KubeManager implements Manager {
       group,
       kind,
       forKind: definition.for,
+      client: this.client,
       defaultSyncPeriodMs: this.options.syncPeriodMs ?? 36_000_000,
       observe: (report) => {
         for (const listener of this.reconcileListeners) {
@@ -445,6 +471,20 @@ class KubeManager implements Manager {
     entries.push({ group: this.groupFor(controller.needLeaderElection), entry: { run: (s) => controller.start(s), name: `controller ${name}` } });
     this.controllerRecords.set(name, { controller, definition, entries, warm });
     for (const { group: g, entry } of entries) g.add(entry);
+  }
+
+  async pauseController(name: string): Promise<void> {
+    await this.registeredController(name).pause();
+  }
+
+  resumeController(name: string): void {
+    this.registeredController(name).resume();
+  }
+
+  private registeredController(name: string): Controller {
+    const record = this.controllerRecords.get(name);
+    if (!record) throw new ManagerError('InvalidRegistration', `no controller named ${JSON.stringify(name)} is registered`);
+    return record.controller;
   }
 
   async removeController(name: string): Promise<void> {

@@ -11,6 +11,7 @@ import type { OptionCheck } from '@kubeloop/client/internal';
 import { ManagerError } from './errors.js';
 import type { ClusterOptions } from './cluster.js';
 import type { ManagerOptions } from './options.js';
+import type { ControllerOptions } from './controller/controller.js';
 
 const isBoolean = (v: unknown): boolean => typeof v === 'boolean';
 
@@ -74,4 +75,24 @@ export function validateClusterOptions(options: ClusterOptions | undefined): voi
  */
 export function validateManagerOptions(options: ManagerOptions | undefined): void {
   run('createManager', options, [...CLUSTER_CHECKS, ...MANAGER_CHECKS]);
+}
+
+/** Node's longest timer, in ms: a longer reconcile timeout would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Options of one controller (`withOptions`, `options` of a definition) checked here; `maxConcurrentReconciles` by the controller. */
+const CONTROLLER_CHECKS: readonly OptionCheck[] = [
+  ['reconcileTimeoutMs', (v) => isMs(v) && (v as number) <= MAX_TIMER_MS, `a number of ms >= 0 and at most ${MAX_TIMER_MS} (0: no timeout)`],
+  ['initialListPriority', (v) => typeof v === 'number' && Number.isFinite(v), 'a finite number (LOW_PRIORITY, -100, by default; 0: in line with changes)'],
+  ['queueMaxWaitMs', (v) => typeof v === 'number' && v > 0, 'a number of ms > 0 (Infinity: no aging)'],
+  ['syncPeriodMs', isMs, 'a number of ms >= 0 (0: no periodic resync)'],
+];
+
+/**
+ * Check a controller's options when it is registered.
+ *
+ * @throws ManagerError `InvalidOptions` naming the controller, the first wrong option and what it expects.
+ */
+export function validateControllerOptions(name: string, options: ControllerOptions): void {
+  run(`controller ${name}`, options, CONTROLLER_CHECKS);
 }

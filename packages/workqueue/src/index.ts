@@ -4,7 +4,8 @@
  * metrics dependency: a key is never held by two workers, duplicates
  * collapse, a key re-added while held runs once more after `done`, delayed
  * and rate-limited adds share one timer. A priority queue (controller-runtime's
- * default since v0.23) hands out high-priority keys first. Rate limiters
+ * default since v0.23) hands out high-priority keys first, and unlike
+ * controller-runtime's ages keys so none starves. Rate limiters
  * compute per-key backoff; one token bucket and one abortable `sleep` serve
  * every package of kubeloop.
  *
@@ -28,11 +29,11 @@
  *
  * @packageDocumentation
  */
-export { createPriorityQueue, createWorkQueue, LOW_PRIORITY } from './queue.js';
+export { createPriorityQueue, createWorkQueue, DEFAULT_MAX_WAIT_MS, LOW_PRIORITY } from './queue.js';
 export type { AddOptions, WorkQueue, WorkQueueOptions } from './queue.js';
 export { bucketRateLimiter, defaultControllerRateLimiter, exponentialFailureRateLimiter, maxOfRateLimiter } from './rate-limiter.js';
 export type { BucketRateLimiterOptions, DefaultControllerRateLimiterOptions, RateLimiter } from './rate-limiter.js';
-export type { WorkQueueMetrics } from './metrics.js';
+export type { WorkQueueMetrics, WorkQueueProbe } from './metrics.js';
 export { monotonicNow, TokenBucket } from './token-bucket.js';
 export type { Clock } from './token-bucket.js';
 export { sleep } from './sleep.js';

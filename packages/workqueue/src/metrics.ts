@@ -35,4 +35,17 @@ export interface WorkQueueMetrics {
   done(key: string): void;
   /** `key` was scheduled to be added after a delay > 0. */
   retry(key: string): void;
+  /**
+   * Called once, when the queue is created, with what the metrics may read
+   * from it later (at scrape time: nothing is pushed per add). Optional.
+   */
+  attach?(queue: WorkQueueProbe): void;
+}
+
+/** What a queue lets its metrics read when they are scraped. */
+export interface WorkQueueProbe {
+  /** Whether it is a priority queue ({@link WorkQueueMetrics.depth} then has a per-priority map). */
+  readonly priorities: boolean;
+  /** As `WorkQueue.oldestWaitMs`: per priority with waiting keys, the longest wait in ms. */
+  oldestWaitMs(): ReadonlyMap<number, number>;
 }

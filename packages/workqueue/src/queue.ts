@@ -17,7 +17,8 @@ import type { Clock } from './token-bucket.js';
  * - a key is waiting at most once: adding a waiting key again does nothing;
  * - a key taken by `get` is held until `done`; adding it meanwhile marks it,
  *   and `done` puts it back once, at the end of the line;
- * - otherwise keys come out in the order they were added;
+ * - otherwise keys come out in the order they were added (a priority queue:
+ *   highest priority first, with aging, see {@link WorkQueueOptions.maxWaitMs});
  * - a delayed add (`addAfter`, `addRateLimited`) adds the key when its delay
  *   ends; of several delayed adds of one key the earliest wins; a delayed add
  *   does not replace an immediate one, nor the reverse (the key may then run
@@ -94,6 +95,14 @@ export interface WorkQueue {
   /** How many keys are waiting to be taken (not counting held or delayed keys). */
   len(): number;
   /**
+   * For each priority some key is waiting at, how many milliseconds the
+   * longest-waiting of them has waited at that priority (since its add, its
+   * move to a higher priority, or the `done` that put it back); the FIFO
+   * queue reports its one line at priority 0. Empty when nothing waits.
+   * Metrics read it when scraped.
+   */
+  oldestWaitMs(): ReadonlyMap<number, number>;
+  /**
    * Stops the queue at once: waiting and delayed keys are dropped, pending
    * and later `get`s resolve `undefined`, adds are ignored, pending
    * `shutDownWithDrain` promises resolve. Held keys may still be `done`.
@@ -118,8 +127,16 @@ export interface AddOptions {
   readonly rateLimited?: boolean;
 }
 
-/** The priority controllers give to events of an informer's initial list and to resyncs, as controller-runtime's `handler.LowPriority`. */
+/** The priority controllers give to events of an informer's initial list and to resyncs by default, as controller-runtime's `handler.LowPriority`. */
 export const LOW_PRIORITY = -100;
+
+/**
+ * The default `maxWaitMs` of a priority queue: one minute. Long enough that
+ * an edit made while a few thousand listed objects are worked off still
+ * goes first; short enough that no key waits for an hour behind a steady
+ * stream of higher priorities.
+ */
+export const DEFAULT_MAX_WAIT_MS = 60_000;
 
 /** Options of {@link createWorkQueue} and {@link createPriorityQueue}. */
 export interface WorkQueueOptions {
@@ -133,6 +150,19 @@ export interface WorkQueueOptions {
   rateLimiter?: RateLimiter;
   /** Receives adds, depth, gets, dones and retries. Default: none. */
   metrics?: WorkQueueMetrics;
+  /**
+   * Priority queues only: aging. While some key has waited this long or
+   * longer at its priority, every other key handed out is the one that has
+   * waited longest, whatever its priority; the others go highest priority
+   * first as usual. So a key at {@link LOW_PRIORITY} is never starved by a
+   * steady stream of priority-0 adds, and those still get at least half of
+   * the hand-outs. Costs one clock reading per add and one look at each
+   * priority's oldest key per hand-out; no timer. `Infinity`: no aging (the
+   * strict priority order of controller-runtime's priority queue).
+   * Default: {@link DEFAULT_MAX_WAIT_MS} (60 s).
+   * @throws TypeError (from the factory) when not a number > 0.
+   */
+  maxWaitMs?: number;
   /**
    * The clock for delayed adds, in milliseconds; only differences matter.
    * Timers are Node's `setTimeout` (so fake timers drive them), and a timer
@@ -230,16 +260,27 @@ class Fifo<T = string> {
     return key;
   }
 
+  /** The head, without removing it. */
+  peek(): T | undefined {
+    return this.#head < this.#items.length ? this.#items[this.#head] : undefined;
+  }
+
   clear(): void {
     this.#items = [];
     this.#head = 0;
   }
 }
 
-/** A key's place in one priority line. */
+/** A key handed out, with the priority it was waiting at. */
 interface Entry {
   readonly key: string;
   readonly priority: number;
+}
+
+/** A key's place in one priority line. */
+interface Waiting extends Entry {
+  /** When it was placed in this line (the queue's clock): how long it has waited at its priority. */
+  readonly since: number;
 }
 
 /** Keys waiting to be taken. Each key is in it at most once (the queue's #dirty guarantees it). */
@@ -251,42 +292,73 @@ interface ReadyKeys {
   priorityOf(key: string): number | undefined;
   /** The next key to hand out, with the priority it was waiting at. */
   shift(): Entry | undefined;
+  /** Per priority with waiting keys, how long the longest-waiting of them has waited at it, in ms. */
+  oldestWaitMs(): Map<number, number>;
   clear(): void;
 }
 
 /** The classic queue: one line, priorities ignored. */
 class FifoKeys implements ReadyKeys {
   readonly #fifo = new Fifo();
+  /** When each key in #fifo was added, in the same order. */
+  readonly #since = new Fifo<number>();
+  constructor(private readonly now: Clock) {}
   get length(): number {
     return this.#fifo.length;
   }
   push(key: string): void {
     this.#fifo.push(key);
+    this.#since.push(this.now());
   }
   priorityOf(): number | undefined {
     return undefined;
   }
   shift(): Entry | undefined {
     const key = this.#fifo.shift();
+    this.#since.shift();
     return key === undefined ? undefined : { key, priority: 0 };
+  }
+  oldestWaitMs(): Map<number, number> {
+    const since = this.#since.peek();
+    return new Map<number, number>(since === undefined ? [] : [[0, Math.max(0, this.now() - since)]]);
   }
   clear(): void {
     this.#fifo.clear();
+    this.#since.clear();
   }
 }
 
 /**
  * The priority queue's waiting keys: one FIFO line per priority, the highest
- * priority served first. Raising a waiting key's priority appends it to the
- * higher line and leaves a dead entry in the lower one, skipped when reached.
+ * priority served first, except that while some key has waited `maxWaitMs`
+ * or longer at its priority, every other key handed out is the one that has
+ * waited longest (aging: no key starves behind a steady stream of higher
+ * priorities, and those keep at least half the hand-outs). Raising a waiting
+ * key's priority appends it to the higher line (its wait there starts anew)
+ * and leaves a dead entry in the lower one, skipped when reached. Each line
+ * is in the order of `since`, so the longest-waiting key is the oldest of the
+ * lines' heads: a hand-out looks at one head per priority, no timer runs.
  */
 class PriorityKeys implements ReadyKeys {
   /** Per priority, entries in the order they were pushed; an entry is live only while #live holds it. */
-  readonly #lines = new Map<number, Fifo<Entry>>();
+  readonly #lines = new Map<number, Fifo<Waiting>>();
   /** Priorities with a line, highest first. */
   #order: number[] = [];
   /** Waiting key -> its live entry (a key taken and added again gets a new one, so an old entry never comes back to life). */
-  readonly #live = new Map<string, Entry>();
+  readonly #live = new Map<string, Waiting>();
+  /** Whether the next hand-out goes to the longest-waiting key if it is overdue (the turns alternate while keys are overdue). */
+  #agedTurn = true;
+  /**
+   * No key is overdue before this time: the oldest `since` of waiting keys
+   * never decreases (a new entry's is the clock's now), so once a look found
+   * the oldest key due at T, hand-outs before T skip the look.
+   */
+  #noneOverdueUntil = -Infinity;
+
+  constructor(
+    private readonly now: Clock,
+    private readonly maxWaitMs: number,
+  ) {}
 
   get length(): number {
     return this.#live.size;
@@ -295,11 +367,11 @@ class PriorityKeys implements ReadyKeys {
   push(key: string, priority: number): void {
     const current = this.#live.get(key);
     if (current !== undefined && current.priority >= priority) return;
-    const entry: Entry = { key, priority };
+    const entry: Waiting = { key, priority, since: this.now() };
     this.#live.set(key, entry);
     let line = this.#lines.get(priority);
     if (line === undefined) {
-      line = new Fifo<Entry>();
+      line = new Fifo<Waiting>();
       this.#lines.set(priority, line);
       this.#order = [...this.#order, priority].sort((a, b) => b - a);
     }
@@ -311,21 +383,73 @@ class PriorityKeys implements ReadyKeys {
   }
 
   shift(): Entry | undefined {
-    for (const priority of this.#order) {
-      const line = this.#lines.get(priority)!;
-      for (let entry = line.shift(); entry !== undefined; entry = line.shift()) {
-        if (this.#live.get(entry.key) !== entry) continue; // moved up, or taken and added again since
-        this.#live.delete(entry.key);
-        return entry;
+    if (this.#live.size === 0) return undefined;
+    if (this.#agedTurn && this.maxWaitMs !== Infinity) {
+      const t = this.now();
+      if (t >= this.#noneOverdueUntil) {
+        const oldest = this.#oldestLine();
+        const since = oldest?.peek()!.since ?? t;
+        if (oldest !== undefined && t - since >= this.maxWaitMs) {
+          this.#agedTurn = false;
+          return this.#take(oldest.shift()!);
+        }
+        this.#noneOverdueUntil = since + this.maxWaitMs;
       }
     }
+    for (const priority of this.#order) {
+      const entry = this.#liveHead(this.#lines.get(priority)!);
+      if (entry === undefined) continue;
+      this.#agedTurn = true;
+      return this.#take(this.#lines.get(priority)!.shift()!);
+    }
     return undefined;
+  }
+
+  oldestWaitMs(): Map<number, number> {
+    const t = this.now();
+    const ages = new Map<number, number>();
+    for (const priority of this.#order) {
+      const head = this.#liveHead(this.#lines.get(priority)!);
+      if (head !== undefined) ages.set(priority, Math.max(0, t - head.since));
+    }
+    return ages;
   }
 
   clear(): void {
     this.#lines.clear();
     this.#order = [];
     this.#live.clear();
+    this.#agedTurn = true;
+    this.#noneOverdueUntil = -Infinity;
+  }
+
+  #take(entry: Waiting): Entry {
+    this.#live.delete(entry.key);
+    return entry;
+  }
+
+  /** The line whose first live entry has waited longest (on a tie, the higher priority's); undefined when none waits. */
+  #oldestLine(): Fifo<Waiting> | undefined {
+    let best: Fifo<Waiting> | undefined;
+    let bestSince = Infinity;
+    for (const priority of this.#order) {
+      const line = this.#lines.get(priority)!;
+      const head = this.#liveHead(line);
+      if (head !== undefined && head.since < bestSince) {
+        best = line;
+        bestSince = head.since;
+      }
+    }
+    return best;
+  }
+
+  /** The line's first live entry, dropping dead ones (moved up, or taken and added again since) ahead of it. */
+  #liveHead(line: Fifo<Waiting>): Waiting | undefined {
+    for (let entry = line.peek(); entry !== undefined; entry = line.peek()) {
+      if (this.#live.get(entry.key) === entry) return entry;
+      line.shift();
+    }
+    return undefined;
   }
 }
 
@@ -375,12 +499,15 @@ class RateLimitingQueue implements WorkQueue {
   #drain = false;
 
   constructor(options: WorkQueueOptions, priorities: boolean) {
-    this.#queue = priorities ? new PriorityKeys() : new FifoKeys();
-    this.#priorities = priorities;
+    const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+    if (typeof maxWaitMs !== 'number' || !(maxWaitMs > 0)) throw new TypeError(`maxWaitMs must be a number of milliseconds > 0 (Infinity: no aging), got ${String(maxWaitMs)}`);
     this.name = options.name ?? '';
     this.#now = options.now ?? monotonicNow;
+    this.#queue = priorities ? new PriorityKeys(this.#now, maxWaitMs) : new FifoKeys(this.#now);
+    this.#priorities = priorities;
     this.#rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter({ now: this.#now });
     this.#metrics = options.metrics ?? noMetrics;
+    this.#metrics.attach?.({ priorities, oldestWaitMs: () => this.oldestWaitMs() });
   }
 
   get shuttingDown(): boolean {
@@ -508,6 +635,10 @@ class RateLimitingQueue implements WorkQueue {
 
   len(): number {
     return this.#queue.length;
+  }
+
+  oldestWaitMs(): Map<number, number> {
+    return this.#queue.oldestWaitMs();
   }
 
   shutDown(): void {
@@ -667,14 +798,17 @@ export function createWorkQueue(options: WorkQueueOptions = {}): WorkQueue {
  * the earlier deadline and the higher priority. Controllers add the events
  * of an informer's initial list and resyncs at {@link LOW_PRIORITY}, so a
  * user's edit made while 50,000 objects are being listed is reconciled
- * before them.
+ * before them. Unlike controller-runtime's, it never starves a key: once a
+ * key has waited `maxWaitMs` (60 s), every other hand-out goes to the
+ * longest-waiting key (see {@link WorkQueueOptions.maxWaitMs}).
  *
  * @example
  * ```ts
- * const queue = createPriorityQueue({ name: 'harddisk' });
+ * const queue = createPriorityQueue({ name: 'harddisk', maxWaitMs: 30_000 });
  * queue.addWithOptions('default/seen-at-start', { priority: LOW_PRIORITY });
  * queue.add('default/just-edited'); // priority 0: handed out first
  * await queue.get(); // 'default/just-edited'
+ * // had 'default/seen-at-start' waited 30 s, it would be handed out next, edits or not
  * ```
  */
 export function createPriorityQueue(options: WorkQueueOptions = {}): WorkQueue {

@@ -7,11 +7,11 @@
  */
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createPriorityQueue, createWorkQueue, LOW_PRIORITY } from '../src/queue.js';
+import { createPriorityQueue, createWorkQueue, DEFAULT_MAX_WAIT_MS, LOW_PRIORITY } from '../src/queue.js';
 import type { WorkQueue, WorkQueueOptions } from '../src/queue.js';
 import { exponentialFailureRateLimiter } from '../src/rate-limiter.js';
 import type { RateLimiter } from '../src/rate-limiter.js';
-import type { WorkQueueMetrics } from '../src/metrics.js';
+import type { WorkQueueMetrics, WorkQueueProbe } from '../src/metrics.js';
 
 /** Lets settled promises run their callbacks. */
 async function flush(): Promise<void> {
@@ -495,8 +495,8 @@ const MAX_BACKOFF = 40;
  * workers by number and time as a number.
  */
 class Model {
-  /** Waiting keys with their priority and the sequence number of the add that placed them. */
-  readonly queue = new Map<string, { p: number; seq: number }>();
+  /** Waiting keys with their priority, the sequence number of the add that placed them, and the time it did. */
+  readonly queue = new Map<string, { p: number; seq: number; since: number }>();
   readonly dirty = new Set<string>();
   readonly processing = new Set<string>();
   /** Priorities of held keys added again, for when they are done. */
@@ -509,15 +509,24 @@ class Model {
   readonly limiter = exponentialFailureRateLimiter(5, MAX_BACKOFF);
   time = 0;
   seq = 0;
+  /** Aging: whether the next hand-out goes to the longest-waiting key, if it has waited maxWaitMs. */
+  agedTurn = true;
 
-  /** `priorities`: a priority queue (highest first); otherwise FIFO and priorities ignored. */
-  constructor(readonly priorities: boolean) {}
+  /**
+   * `priorities`: a priority queue (highest first); otherwise FIFO and
+   * priorities ignored. `maxWaitMs`: while a key has waited this long,
+   * every other hand-out is the longest-waiting key.
+   */
+  constructor(
+    readonly priorities: boolean,
+    readonly maxWaitMs = Infinity,
+  ) {}
 
   add(key: string, p = 0): void {
     if (!this.priorities) p = 0;
     if (this.dirty.has(key)) {
       if (this.processing.has(key)) this.heldPriority.set(key, Math.max(p, this.heldPriority.get(key) ?? p));
-      else if (p > this.queue.get(key)!.p) this.queue.set(key, { p, seq: this.seq++ });
+      else if (p > this.queue.get(key)!.p) this.queue.set(key, { p, seq: this.seq++, since: this.time });
       return;
     }
     this.dirty.add(key);
@@ -525,7 +534,7 @@ class Model {
       this.heldPriority.set(key, p);
       return;
     }
-    this.queue.set(key, { p, seq: this.seq++ });
+    this.queue.set(key, { p, seq: this.seq++, since: this.time });
     this.dispatch();
   }
 
@@ -556,7 +565,7 @@ class Model {
     this.held.delete(worker);
     this.processing.delete(key);
     if (this.dirty.has(key)) {
-      this.queue.set(key, { p: this.heldPriority.get(key) ?? 0, seq: this.seq++ });
+      this.queue.set(key, { p: this.heldPriority.get(key) ?? 0, seq: this.seq++, since: this.time });
       this.heldPriority.delete(key);
       this.dispatch();
     }
@@ -586,12 +595,28 @@ class Model {
     return depth;
   }
 
-  /** The next key to hand out: highest priority, then earliest add. */
+  /**
+   * The next key to hand out: highest priority, then earliest add; but on
+   * the aged turn, the longest-waiting key if it has waited maxWaitMs (ties:
+   * higher priority, then earlier add). The turns alternate.
+   */
   private next(): string | undefined {
+    if (this.priorities && this.agedTurn) {
+      let oldest: [string, { p: number; seq: number; since: number }] | undefined;
+      for (const entry of this.queue) {
+        const [, e] = entry;
+        if (oldest === undefined || e.since < oldest[1].since || (e.since === oldest[1].since && (e.p > oldest[1].p || (e.p === oldest[1].p && e.seq < oldest[1].seq)))) oldest = entry;
+      }
+      if (oldest !== undefined && this.time - oldest[1].since >= this.maxWaitMs) {
+        this.agedTurn = false;
+        return oldest[0];
+      }
+    }
     let best: [string, { p: number; seq: number }] | undefined;
     for (const entry of this.queue) {
       if (best === undefined || entry[1].p > best[1].p || (entry[1].p === best[1].p && entry[1].seq < best[1].seq)) best = entry;
     }
+    if (best !== undefined) this.agedTurn = true;
     return best?.[0];
   }
 
@@ -650,8 +675,8 @@ class Harness {
   reportedDepth = 0;
   reportedByPriority: ReadonlyMap<number, number> | undefined;
 
-  constructor(priorities: boolean) {
-    this.model = new Model(priorities);
+  constructor(priorities: boolean, maxWaitMs?: number) {
+    this.model = new Model(priorities, maxWaitMs);
     const create = priorities ? createPriorityQueue : createWorkQueue;
     const metrics = {
       add() {},
@@ -663,7 +688,7 @@ class Harness {
         this.reportedByPriority = byPriority === undefined ? undefined : new Map(byPriority);
       },
     };
-    this.queue = create({ now: () => Date.now(), rateLimiter: exponentialFailureRateLimiter(5, MAX_BACKOFF), metrics });
+    this.queue = create({ now: () => Date.now(), rateLimiter: exponentialFailureRateLimiter(5, MAX_BACKOFF), metrics, ...(maxWaitMs === undefined ? {} : { maxWaitMs }) });
   }
 
   held(): string[] {
@@ -781,9 +806,11 @@ class Harness {
 }
 
 describe.each([
-  { queue: 'FIFO queue', priorities: false, create: createWorkQueue },
-  { queue: 'priority queue', priorities: true, create: createPriorityQueue },
-])('properties of the $queue', ({ priorities, create }: { priorities: boolean; create: (o?: WorkQueueOptions) => WorkQueue }) => {
+  { queue: 'FIFO queue', priorities: false, create: createWorkQueue, maxWaitMs: undefined },
+  { queue: 'priority queue', priorities: true, create: createPriorityQueue, maxWaitMs: undefined },
+  // Aging on at every step: keys wait 0-40 ms between commands, so they are often overdue.
+  { queue: 'priority queue aging at 20 ms', priorities: true, create: (o?: WorkQueueOptions) => createPriorityQueue({ ...o, maxWaitMs: 20 }), maxWaitMs: 20 },
+])('properties of the $queue', ({ priorities, create, maxWaitMs }: { priorities: boolean; create: (o?: WorkQueueOptions) => WorkQueue; maxWaitMs: number | undefined }) => {
   const createWorkQueue = create;
   beforeEach(() => {
     vi.useFakeTimers({ now: 0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
@@ -793,7 +820,7 @@ describe.each([
     await fc.assert(
       fc.asyncProperty(fc.array(commandArb, { maxLength: 120 }), async (commands) => {
         vi.setSystemTime(0);
-        const harness = new Harness(priorities);
+        const harness = new Harness(priorities, maxWaitMs);
         for (const command of commands) await harness.run(command);
         await harness.drain();
 
@@ -984,5 +1011,123 @@ describe('priority queue: a key moved up, taken, then added again low', () => {
     queue.done('a');
     queue.addWithOptions('a', { priority: LOW_PRIORITY }); // a comes back low: after b
     expect(await drainAll(queue)).toEqual(['b', 'a']);
+  });
+});
+
+describe('priority queue: aging (maxWaitMs)', () => {
+  /**
+   * A steady stream: every `stepMs` one priority-0 key is added and one key
+   * is handed out and done, `steps` times. Returns when (fake ms) each key
+   * was handed out.
+   */
+  async function steadyStream(queue: WorkQueue, steps: number, stepMs: number, perStep = 1): Promise<Map<string, number>> {
+    const handedOut = new Map<string, number>();
+    for (let i = 0; i < steps; i++) {
+      vi.advanceTimersByTime(stepMs);
+      for (let j = 0; j < perStep; j++) queue.add(`ns/edit-${i}-${j}`);
+      const key = (await queue.get())!;
+      handedOut.set(key, Date.now());
+      queue.done(key);
+    }
+    return handedOut;
+  }
+
+  it('a steady stream of priority-0 adds does not keep an initial-list key waiting past the bound', async () => {
+    const now = fakeTime();
+    const queue = createPriorityQueue({ now, maxWaitMs: 1_000 });
+    queue.addWithOptions('ns/listed', { priority: LOW_PRIORITY });
+    // Two edits arrive per hand-out: the priority-0 line never empties.
+    const handedOut = await steadyStream(queue, 100, 50, 2);
+    // Waiting 1,000 ms or longer at t = 1,000; the next hand-out (at 1,000) is it.
+    expect(handedOut.get('ns/listed')).toBe(1_000);
+    expect(queue.len()).toBeGreaterThan(90);
+  });
+
+  it('without aging (maxWaitMs: Infinity, controller-runtime\'s order) the same stream starves it', async () => {
+    const now = fakeTime();
+    const queue = createPriorityQueue({ now, maxWaitMs: Infinity });
+    queue.addWithOptions('ns/listed', { priority: LOW_PRIORITY });
+    const handedOut = await steadyStream(queue, 100, 50, 2);
+    expect(handedOut.has('ns/listed')).toBe(false);
+    expect(queue.oldestWaitMs().get(LOW_PRIORITY)).toBe(5_000);
+  });
+
+  it('overdue keys get every other hand-out, oldest first; higher priorities keep the rest', async () => {
+    const now = fakeTime();
+    const queue = createPriorityQueue({ now, maxWaitMs: 100 });
+    for (let i = 0; i < 5; i++) queue.addWithOptions(`ns/listed-${i}`, { priority: LOW_PRIORITY });
+    vi.advanceTimersByTime(100); // all five overdue
+    for (let i = 0; i < 5; i++) queue.add(`ns/edit-${i}`);
+    vi.advanceTimersByTime(10);
+    queue.addWithOptions('ns/urgent', { priority: 10 });
+    expect(await drainAll(queue)).toEqual([
+      'ns/listed-0', 'ns/urgent', 'ns/listed-1', 'ns/edit-0', 'ns/listed-2', 'ns/edit-1', 'ns/listed-3', 'ns/edit-2', 'ns/listed-4', 'ns/edit-3', 'ns/edit-4',
+    ]);
+  });
+
+  it('a key that has not waited maxWaitMs keeps the strict priority order', async () => {
+    const now = fakeTime();
+    const queue = createPriorityQueue({ now, maxWaitMs: 1_000 });
+    queue.addWithOptions('ns/listed', { priority: LOW_PRIORITY });
+    vi.advanceTimersByTime(999);
+    queue.add('ns/edit-1');
+    queue.add('ns/edit-2');
+    expect(await drainAll(queue)).toEqual(['ns/edit-1', 'ns/edit-2', 'ns/listed']);
+  });
+
+  it('a key moved up starts its wait anew at the higher priority', async () => {
+    const now = fakeTime();
+    const queue = createPriorityQueue({ now, maxWaitMs: 100 });
+    queue.addWithOptions('a', { priority: LOW_PRIORITY });
+    queue.addWithOptions('b', { priority: LOW_PRIORITY });
+    vi.advanceTimersByTime(60);
+    queue.add('a'); // a at 0 since 60: its low entry is dead
+    vi.advanceTimersByTime(40); // b overdue (100), a not (40)
+    queue.addWithOptions('c', { priority: 5 });
+    expect(queue.oldestWaitMs()).toEqual(new Map([[5, 0], [0, 40], [LOW_PRIORITY, 100]]));
+    expect(await drainAll(queue)).toEqual(['b', 'c', 'a']);
+  });
+
+  it('oldestWaitMs reports each priority\'s longest wait, skipping keys moved up or taken; the FIFO queue its one line', async () => {
+    const now = fakeTime();
+    const queue = createPriorityQueue({ now });
+    expect(queue.oldestWaitMs()).toEqual(new Map());
+    queue.addWithOptions('a', { priority: LOW_PRIORITY });
+    vi.advanceTimersByTime(30);
+    queue.addWithOptions('b', { priority: LOW_PRIORITY });
+    queue.add('c');
+    vi.advanceTimersByTime(20);
+    expect(queue.oldestWaitMs()).toEqual(new Map([[0, 20], [LOW_PRIORITY, 50]]));
+    queue.add('a'); // moved up: the low line's oldest is now b
+    expect(queue.oldestWaitMs()).toEqual(new Map([[0, 20], [LOW_PRIORITY, 20]]));
+    await drainAll(queue);
+    expect(queue.oldestWaitMs()).toEqual(new Map());
+
+    const fifo = createWorkQueue({ now });
+    fifo.addWithOptions('x', { priority: LOW_PRIORITY });
+    vi.advanceTimersByTime(7);
+    fifo.add('y');
+    expect(fifo.oldestWaitMs()).toEqual(new Map([[0, 7]]));
+  });
+
+  it('hands its metrics a probe to read the waits from when scraped', () => {
+    const now = fakeTime();
+    let probe: WorkQueueProbe | undefined;
+    const metrics: WorkQueueMetrics = { add() {}, depth() {}, get() {}, done() {}, retry() {}, attach: (p) => (probe = p) };
+    const queue = createPriorityQueue({ now, metrics });
+    expect(probe?.priorities).toBe(true);
+    queue.addWithOptions('a', { priority: LOW_PRIORITY });
+    vi.advanceTimersByTime(5);
+    expect(probe?.oldestWaitMs()).toEqual(new Map([[LOW_PRIORITY, 5]]));
+    createWorkQueue({ metrics });
+    expect(probe?.priorities).toBe(false);
+  });
+
+  it('rejects a maxWaitMs that is not a number > 0 with a TypeError that says what to pass', () => {
+    for (const maxWaitMs of [0, -1, Number.NaN, '60000' as unknown as number]) {
+      expect(() => createPriorityQueue({ maxWaitMs })).toThrow(/maxWaitMs must be a number of milliseconds > 0 \(Infinity: no aging\)/);
+      expect(() => createPriorityQueue({ maxWaitMs })).toThrow(TypeError);
+    }
+    expect(DEFAULT_MAX_WAIT_MS).toBe(60_000);
   });
 });

@@ -13,6 +13,7 @@ import type { Predicate } from './predicates.js';
 import type { Permission } from '../rbac/permissions.js';
 import type { ReconcilerLike } from './reconcile.js';
 import { kindSource } from './source.js';
+import { PAUSED_ANNOTATION, unpausedSource } from './pause.js';
 import type { Source } from './source.js';
 
 /** Options of one watched kind in the builder (`for`, `owns`, `watches`). */
@@ -62,6 +63,9 @@ export function sourcesOf(def: ControllerDefinition): Source[] {
     if ('start' in w) sources.push(w);
     else sources.push(kindSource(w.kind, w.handler, [...filters, ...(w.predicates ?? [])]));
   }
+  // Removing the pause annotation enqueues the object, whatever the predicates above let through.
+  const pause = def.options?.pause;
+  if (pause !== false) sources.push(unpausedSource(def.for, pause?.annotation ?? PAUSED_ANNOTATION));
   return sources;
 }
 

@@ -8,11 +8,12 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { InformerCache } from '@kubeloop/cache';
 import { fnv1a64, runFenced } from '@kubeloop/client';
-import type { KindRef } from '@kubeloop/client';
+import type { Client, KindRef } from '@kubeloop/client';
 import type { ShardRing } from '@kubeloop/leaderelection';
 import { createPriorityQueue, defaultControllerRateLimiter, LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
 import type { RateLimiter, WorkQueue, WorkQueueOptions } from '@kubeloop/workqueue';
 import { isManagerError, ManagerError } from '../errors.js';
+import { validateControllerOptions } from '../options-validation.js';
 import type { ControllerLabels, ControllerMetrics } from '../metrics/controller-metrics.js';
 import { shardKeyMetrics } from '../metrics/shard-metrics.js';
 import type { ShardKeyMetrics } from '../metrics/shard-metrics.js';
@@ -20,6 +21,8 @@ import { createWorkQueueMetrics } from '../metrics/workqueue-metrics.js';
 import { isTerminal, requestKey, requestOf } from './reconcile.js';
 import type { ReconcileContext, ReconcileResult, Reconciler, Request } from './reconcile.js';
 import type { Source } from './source.js';
+import { checkPaused, PAUSED_ANNOTATION, PauseGate } from './pause.js';
+import type { PauseOptions } from './pause.js';
 
 // Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
 const { randomUUID } = process.getBuiltinModule('node:crypto');
@@ -28,7 +31,14 @@ const { randomUUID } = process.getBuiltinModule('node:crypto');
 export interface ControllerOptions {
   /** Workers reconciling at once (never two on one key). Default: 1. */
   readonly maxConcurrentReconciles?: number;
-  /** Abort a reconcile's signal after this long; the reconcile counts as an error (its key stays held until it returns). Default: none. */
+  /**
+   * Abort a reconcile's signal after this long, as controller-runtime's
+   * `ReconciliationTimeout`: the signal's reason is a `ManagerError` with
+   * reason `ReconcileTimeout`, the attempt counts as an error (retried with
+   * backoff) and in `controller_runtime_reconcile_timeouts_total`. Its key
+   * and worker stay held until the reconciler returns. 0: none. Default:
+   * none.
+   */
   readonly reconcileTimeoutMs?: number;
   /** Per-key retry delays. Default: max(5 ms → 1000 s exponential per key, 10 qps / 100 burst overall). */
   readonly rateLimiter?: RateLimiter;
@@ -43,6 +53,22 @@ export interface ControllerOptions {
    */
   readonly newQueue?: (options: WorkQueueOptions) => WorkQueue;
   /**
+   * The priority of the events of informers' initial lists and of resyncs
+   * (periodic, and updates that changed nothing), which wait behind changes
+   * (priority 0) in the priority queue. 0 puts them in line with changes.
+   * Default: `LOW_PRIORITY` (-100), as controller-runtime.
+   */
+  readonly initialListPriority?: number;
+  /**
+   * The priority queue's aging bound (`maxWaitMs` of `createPriorityQueue`):
+   * while a key has waited this long, every other key handed out is the
+   * longest-waiting one, so keys at the initial-list priority are never
+   * starved by a steady stream of changes. `Infinity`: strict priority order
+   * (controller-runtime's, which can starve). Default: 60 s
+   * (`DEFAULT_MAX_WAIT_MS`).
+   */
+  readonly queueMaxWaitMs?: number;
+  /**
    * Re-enqueue every cached object of the `for` kind this often, at low
    * priority, each period jittered by ±10 % (controller-runtime's
    * `SyncPeriod`): a safety net for drift a watch cannot see (state outside
@@ -52,6 +78,16 @@ export interface ControllerOptions {
    * 50,000-object cache costs no noticeable load).
    */
   readonly syncPeriodMs?: number;
+  /**
+   * Objects whose `kubeloop.dev/paused` annotation (or the one named here)
+   * is set are not reconciled: each skipped reconcile is counted in
+   * `kubeloop_reconcile_paused_total`; an object being deleted is still
+   * reconciled (its finalizers run); removing the annotation enqueues the
+   * object, whatever the `for` predicates say. `false`: no per-object
+   * pause (and no cache read before each reconcile). Default: on, with
+   * {@link PAUSED_ANNOTATION} and no condition.
+   */
+  readonly pause?: PauseOptions | false;
   /** Run only while this manager leads. Default: true, false for a sharded controller (`shard`: every replica runs its share). */
   readonly needLeaderElection?: boolean;
   /** While the manager does not lead, run the sources (caches, queue) but no workers, so a takeover needs no sync. Only for leader-only controllers. Default: the manager's `warmStandby`. */
@@ -98,6 +134,8 @@ export interface ControllerDeps {
   readonly observe?: (report: ReconcileReport) => void;
   /** The fleet cluster this controller runs for: a `cluster` label on its metrics and log lines. Default: none (the manager's own cluster). */
   readonly cluster?: string;
+  /** Writes the `Paused` condition (`pause.condition`). Default: none (no condition written). */
+  readonly client?: Pick<Client, 'status'>;
 }
 
 /**
@@ -126,6 +164,8 @@ export interface ControllerStatus {
   /** Its sources run without workers: a warm standby's controller. */
   readonly warm: boolean;
   readonly synced: boolean;
+  /** Paused with `Manager.pauseController`: its workers take no keys until resumed (its sources keep the queue up to date). */
+  readonly paused: boolean;
   /** Sources not synced yet, with the last error their informer saw. */
   readonly waitingFor: readonly string[];
 }
@@ -162,6 +202,9 @@ export class Controller {
   /** A sharded controller's key counters, looked up once when it starts (not per key). */
   private shardKeys: ShardKeyMetrics | undefined;
   private readonly labels: ControllerLabels;
+  /** The whole controller's pause, and the reconciles in flight (`pause` waits for them). */
+  private readonly gate = new PauseGate();
+  private readonly inFlightReconciles = new Set<Promise<void>>();
 
   constructor(
     readonly name: string,
@@ -174,8 +217,14 @@ export class Controller {
     if (!Number.isInteger(this.maxConcurrent) || this.maxConcurrent < 1) {
       throw new ManagerError('InvalidOptions', `controller ${name}: maxConcurrentReconciles must be a positive integer`);
     }
+    validateControllerOptions(name, options);
     this.labels = deps.cluster === undefined ? { controller: name } : { controller: name, cluster: deps.cluster };
     this.log = deps.logger.child({ controller: name, controllerGroup: deps.group, controllerKind: deps.kind, ...(deps.cluster === undefined ? {} : { cluster: deps.cluster }) });
+  }
+
+  /** The priority of initial lists and resyncs. */
+  private get lowPriority(): number {
+    return this.options.initialListPriority ?? LOW_PRIORITY;
   }
 
   get needLeaderElection(): boolean {
@@ -187,7 +236,7 @@ export class Controller {
       const why = s.waitingReason?.(this.deps.cache);
       return why ? `${s.description}: ${why}` : s.description;
     });
-    return { name: this.name, started: this.started, warm: this.warm !== undefined, synced: this.synced, waitingFor: waiting };
+    return { name: this.name, started: this.started, warm: this.warm !== undefined, synced: this.synced, paused: this.gate.paused, waitingFor: waiting };
   }
 
   /** The kinds whose informers its sources read. */
@@ -234,6 +283,7 @@ export class Controller {
       const { queue, synced } = this.warm ?? own!;
       this.started = true;
       this.deps.metrics.initController(this.labels, this.maxConcurrent);
+      this.deps.metrics.paused.set(this.labels, this.gate.paused ? 1 : 0);
       this.log.info({ workers: this.maxConcurrent, warm: own === undefined }, 'starting controller');
       await Promise.race([synced, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);
       if (signal.aborted) return;
@@ -271,6 +321,7 @@ export class Controller {
       name: this.name,
       rateLimiter: this.options.rateLimiter ?? defaultControllerRateLimiter(),
       metrics: createWorkQueueMetrics(this.deps.registry, this.name, this.deps.cluster === undefined ? {} : { cluster: this.deps.cluster }),
+      ...(this.options.queueMaxWaitMs === undefined ? {} : { maxWaitMs: this.options.queueMaxWaitMs }),
     });
     this.queue = queue;
     this.synced = false;
@@ -286,7 +337,7 @@ export class Controller {
     const synced = Promise.all(
       this.sources.map(async (source) => {
         try {
-          await source.start({ enqueue, cache: this.deps.cache, signal, onError });
+          await source.start({ enqueue, cache: this.deps.cache, signal, onError, lowPriority: this.lowPriority });
           this.pending.delete(source);
         } catch (err) {
           if (!signal.aborted) throw err;
@@ -314,7 +365,7 @@ export class Controller {
         const list = await this.deps.cache.list(kind, { signal });
         for (const obj of list.items) {
           const m = obj.metadata;
-          if (m?.name) queue.addWithOptions(requestKey(m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name }), { priority: LOW_PRIORITY });
+          if (m?.name) queue.addWithOptions(requestKey(m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name }), { priority: this.lowPriority });
         }
         this.log.debug({ objects: list.items.length }, 'periodic resync');
       } catch (err) {
@@ -325,15 +376,55 @@ export class Controller {
   }
 
   private async worker(queue: WorkQueue, stopSignal: AbortSignal): Promise<void> {
+    // The get a worker waits in ends at a stop or a pause (one signal per running period).
+    let period: AbortSignal | undefined;
+    let getSignal = stopSignal;
     for (;;) {
-      const got = await queue.getWithPriority(stopSignal);
-      if (got === undefined) return;
+      if (!(await this.gate.whenRunning(stopSignal))) return;
+      if (period !== this.gate.signal) getSignal = AbortSignal.any([stopSignal, (period = this.gate.signal)]);
+      const got = await queue.getWithPriority(getSignal);
+      if (got === undefined) {
+        if (stopSignal.aborted || queue.shuttingDown) return;
+        continue; // paused
+      }
+      const work = this.process(queue, got.key, got.priority, stopSignal);
+      this.inFlightReconciles.add(work);
       try {
-        await this.process(queue, got.key, got.priority, stopSignal);
+        await work;
       } finally {
+        this.inFlightReconciles.delete(work);
         queue.done(got.key);
       }
     }
+  }
+
+  /** Stop taking keys (the sources keep filling the queue); resolves once the reconciles in flight have finished. */
+  async pause(): Promise<void> {
+    this.gate.pause();
+    this.deps.metrics.paused.set(this.labels, 1);
+    this.log.info('controller paused');
+    await Promise.allSettled([...this.inFlightReconciles]);
+  }
+
+  /** Take keys again after `pause`. */
+  resume(): void {
+    if (!this.gate.paused) return;
+    this.gate.resume();
+    this.deps.metrics.paused.set(this.labels, 0);
+    this.log.info('controller resumed');
+  }
+
+  /** Whether the key's object is paused by its annotation (counted and skipped); writes the Paused condition when asked. */
+  private async skipPaused(key: string, stopSignal: AbortSignal): Promise<boolean> {
+    const pause = this.options.pause;
+    const kind = this.deps.forKind;
+    if (pause === false || kind === undefined) return false;
+    const { verdict, conditionError } = await checkPaused(this.deps, kind, requestOf(key), { annotation: pause?.annotation ?? PAUSED_ANNOTATION, condition: pause?.condition ?? false }, stopSignal);
+    if (conditionError !== undefined) this.log.warn({ err: conditionError, key }, 'could not write the Paused condition; tried again at the next reconcile');
+    if (verdict === 'run') return false;
+    this.deps.metrics.pausedSkips.inc(this.labels);
+    this.log.debug({ key }, 'object paused by annotation: reconcile skipped');
+    return true;
   }
 
   /**
@@ -443,6 +534,10 @@ export class Controller {
   }
 
   private async process(queue: WorkQueue, key: string, priority: number, stopSignal: AbortSignal): Promise<void> {
+    if (await this.skipPaused(key, stopSignal)) {
+      queue.forget(key);
+      return;
+    }
     const shard = this.options.shard;
     if (!shard) {
       await this.reconcileKey(queue, key, priority, stopSignal);
@@ -496,7 +591,10 @@ export class Controller {
     const onStop = (): void => controller.abort(stopSignal.reason);
     stopSignal.addEventListener('abort', onStop, { once: true });
     const timeoutMs = this.options.reconcileTimeoutMs;
-    const timer = timeoutMs ? setTimeout(() => controller.abort(new ManagerError('ReconcileTimeout', `reconcile ran past ${timeoutMs} ms`)), timeoutMs) : undefined;
+    const timer = timeoutMs ? setTimeout(() => {
+      this.deps.metrics.reconcileTimeouts.inc(this.labels);
+      controller.abort(new ManagerError('ReconcileTimeout', `reconcile ran past ${timeoutMs} ms (reconcileTimeoutMs)`));
+    }, timeoutMs) : undefined;
     const context: ReconcileContext = { signal: controller.signal, log, reconcileID, controller: this.name };
     const m = this.deps.metrics;
     m.activeWorkers.inc(this.labels);

@@ -20,10 +20,12 @@ import type { Request } from './reconcile.js';
 export interface SourceContext {
   /**
    * Queue a request. `priority` orders waiting requests in a priority queue
-   * (higher first; default 0); kind sources use `LOW_PRIORITY` for the
+   * (higher first; default 0); kind sources use `lowPriority` for the
    * informer's initial list and for resyncs.
    */
   readonly enqueue: (request: Request, priority?: number) => void;
+  /** The controller's priority for initial lists and resyncs (its `initialListPriority`). Default: `LOW_PRIORITY` (-100). */
+  readonly lowPriority?: number;
   readonly cache: InformerCache;
   readonly signal: AbortSignal;
   /** Told of an error thrown by a user callback (predicate, map function, Observable); the source goes on. */
@@ -44,8 +46,8 @@ export interface Source {
 
 /**
  * Informer events of a kind, mapped by `handler` and filtered by `predicates`.
- * The events of the informer's initial list and resyncs are enqueued at low
- * priority, so that with a priority queue a change made while a large cache
+ * The events of the informer's initial list and resyncs are enqueued at the
+ * controller's low priority (`initialListPriority`, `LOW_PRIORITY` by default), so that with a priority queue a change made while a large cache
  * fills is reconciled first (as controller-runtime does).
  *
  * @example
@@ -62,7 +64,7 @@ export function kindSource(kind: KindRef, handler: EventHandler, predicates: rea
       const err = cache.informerInfo(kind)?.stats.map((st) => st.lastError).find((e) => e !== undefined);
       return err === undefined ? undefined : describeError(err);
     },
-    async start({ enqueue, cache, signal, onError }) {
+    async start({ enqueue, cache, signal, onError, lowPriority = LOW_PRIORITY }) {
       const informer = await cache.getInformer(kind, { signal, blockUntilSynced: false });
       const deliver = (event: InformerEvent<KubeObject>, priority: number): void => {
         let requests: readonly Request[];
@@ -76,9 +78,9 @@ export function kindSource(kind: KindRef, handler: EventHandler, predicates: rea
         for (const request of requests) enqueue(request, priority);
       };
       const registration = informer.addEventHandler({
-        onAdd: (object, isInInitialList) => deliver({ type: 'add', object }, isInInitialList ? LOW_PRIORITY : 0),
+        onAdd: (object, isInInitialList) => deliver({ type: 'add', object }, isInInitialList ? lowPriority : 0),
         // An update that changed nothing is a resync: not urgent.
-        onUpdate: (old, object) => deliver({ type: 'update', object, old }, old.metadata?.resourceVersion === object.metadata?.resourceVersion ? LOW_PRIORITY : 0),
+        onUpdate: (old, object) => deliver({ type: 'update', object, old }, old.metadata?.resourceVersion === object.metadata?.resourceVersion ? lowPriority : 0),
         onDelete: (object, finalStateUnknown) => deliver({ type: 'delete', object, finalStateUnknown }, 0),
       });
       signal.addEventListener('abort', () => registration.remove(), { once: true });

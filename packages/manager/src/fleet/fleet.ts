@@ -27,6 +27,7 @@ import { enqueueOwner } from '../controller/handlers.js';
 import type { EventHandler } from '../controller/handlers.js';
 import type { Request } from '../controller/reconcile.js';
 import { kindSource } from '../controller/source.js';
+import { PAUSED_ANNOTATION, unpausedSource } from '../controller/pause.js';
 import type { Source } from '../controller/source.js';
 import { describeError, ManagerError } from '../errors.js';
 import type { Manager } from '../manager.js';
@@ -420,6 +421,8 @@ class FleetRuntime implements Fleet, FleetEngager {
     for (const owned of def.owns ?? []) sources.push(kindSource(owned.kind, enqueueOwner(forRef), owned.predicates ?? []));
     for (const w of def.watches ?? []) sources.push(kindSource(w.kind, route(w.handler), w.predicates ?? []));
     sources.push(this.inbox(record, member));
+    const pause = def.options?.pause;
+    if (pause !== false) sources.push(unpausedSource(def.for, pause?.annotation ?? PAUSED_ANNOTATION));
     const cluster = member.cluster;
     const controller = new Controller(
       record.name,
@@ -438,6 +441,7 @@ class FleetRuntime implements Fleet, FleetEngager {
         kind: forRef.kind,
         forKind: def.for,
         cluster: member.name,
+        client: cluster.client,
         observe: (report) => this.observe(member.name, report),
       },
     );
@@ -469,7 +473,7 @@ class FleetRuntime implements Fleet, FleetEngager {
     const hostWatches = record.definition.watchesHost ?? [];
     return {
       description: 'fleet inbox (host and other clusters)',
-      start: async ({ enqueue, signal, onError }) => {
+      start: async ({ enqueue, signal, onError, lowPriority = LOW_PRIORITY }) => {
         record.routes.set(member.name, enqueue);
         signal.addEventListener('abort', () => {
           if (record.routes.get(member.name) === enqueue) record.routes.delete(member.name);
@@ -485,7 +489,7 @@ class FleetRuntime implements Fleet, FleetEngager {
             try {
               if (!(w.predicates ?? []).every((p) => p(event))) continue;
               for (const r of (w.handler)(event, origin)) {
-                if ((r as Partial<FleetRequest>).cluster === member.name) enqueue(keyOf(r), LOW_PRIORITY);
+                if ((r as Partial<FleetRequest>).cluster === member.name) enqueue(keyOf(r), lowPriority);
               }
             } catch (err) {
               onError(err, `replay of host ${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`);

@@ -28,6 +28,12 @@ export class ControllerMetrics {
   readonly reconcileTime: Histogram<'controller' | 'cluster'>;
   readonly maxConcurrent: Gauge<'controller' | 'cluster'>;
   readonly activeWorkers: Gauge<'controller' | 'cluster'>;
+  /** Reconciles skipped because their object was paused by its annotation. */
+  readonly pausedSkips: Counter<'controller' | 'cluster'>;
+  /** 1 while the controller is paused (`Manager.pauseController`), else 0. */
+  readonly paused: Gauge<'controller' | 'cluster'>;
+  /** Reconciles whose `reconcileTimeoutMs` ran out (each also counted as an error). */
+  readonly reconcileTimeouts: Counter<'controller' | 'cluster'>;
   /** Not in controller-runtime (a panic in a Go predicate crashes the process): errors thrown by predicates, event handlers and sources. */
   readonly sourceErrors: Counter<'controller' | 'cluster'>;
 
@@ -40,6 +46,9 @@ export class ControllerMetrics {
     this.reconcileTime = once(registry, 'controller_runtime_reconcile_time_seconds', () => new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller', labelNames: ['controller', 'cluster'], buckets: RECONCILE_BUCKETS, registers }));
     this.maxConcurrent = once(registry, 'controller_runtime_max_concurrent_reconciles', () => new Gauge({ name: 'controller_runtime_max_concurrent_reconciles', help: 'Maximum number of concurrent reconciles per controller', labelNames: ['controller', 'cluster'], registers }));
     this.activeWorkers = once(registry, 'controller_runtime_active_workers', () => new Gauge({ name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller', labelNames: ['controller', 'cluster'], registers }));
+    this.reconcileTimeouts = once(registry, 'controller_runtime_reconcile_timeouts_total', () => new Counter({ name: 'controller_runtime_reconcile_timeouts_total', help: 'Total number of reconciliation timeouts per controller', labelNames: ['controller', 'cluster'], registers }));
+    this.pausedSkips = once(registry, 'kubeloop_reconcile_paused_total', () => new Counter({ name: 'kubeloop_reconcile_paused_total', help: 'Reconciles skipped because the object carries the pause annotation, per controller', labelNames: ['controller', 'cluster'], registers }));
+    this.paused = once(registry, 'kubeloop_controller_paused', () => new Gauge({ name: 'kubeloop_controller_paused', help: '1 while the controller is paused (its workers take no keys), else 0', labelNames: ['controller', 'cluster'], registers }));
     this.sourceErrors = once(registry, 'kubeloop_controller_source_errors_total', () => new Counter({ name: 'kubeloop_controller_source_errors_total', help: 'Errors thrown by predicates, event handlers and sources per controller (the event is dropped)', labelNames: ['controller', 'cluster'], registers }));
   }
 
@@ -51,6 +60,8 @@ export class ControllerMetrics {
     this.panics.inc(labels, 0);
     this.maxConcurrent.set(labels, maxConcurrent);
     this.activeWorkers.set(labels, 0);
+    this.reconcileTimeouts.inc(labels, 0);
+    this.pausedSkips.inc(labels, 0);
     this.sourceErrors.inc(labels, 0);
   }
 }

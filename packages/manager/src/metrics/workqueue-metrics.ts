@@ -6,7 +6,7 @@
 import { Counter, Gauge, Histogram } from './prom.js';
 import type { Registry } from 'prom-client';
 import { monotonicNow } from '@kubeloop/workqueue';
-import type { Clock, WorkQueueMetrics } from '@kubeloop/workqueue';
+import type { Clock, WorkQueueMetrics, WorkQueueProbe } from '@kubeloop/workqueue';
 import { once } from './register.js';
 
 /** Options of {@link createWorkQueueMetrics}. */
@@ -23,7 +23,7 @@ export interface WorkQueueMetricsOptions {
  */
 export const WORKQUEUE_DURATION_BUCKETS: readonly number[] = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100, 1000];
 
-/** The metric names, as controller-runtime's `pkg/metrics/workqueue.go` spells them. */
+/** The metric names, as controller-runtime's `pkg/metrics/workqueue.go` spells them (`oldestWaiting` is kubeloop's own). */
 export const WORKQUEUE_METRIC_NAMES = {
   depth: 'workqueue_depth',
   adds: 'workqueue_adds_total',
@@ -32,16 +32,41 @@ export const WORKQUEUE_METRIC_NAMES = {
   unfinishedWork: 'workqueue_unfinished_work_seconds',
   longestRunningProcessor: 'workqueue_longest_running_processor_seconds',
   retries: 'workqueue_retries_total',
+  oldestWaiting: 'kubeloop_workqueue_oldest_waiting_seconds',
 } as const;
+
+/** The `priority` label's values for a priority queue: a fixed set, whatever priorities the queue is given. */
+export const PRIORITY_LABELS = ['high', '0', 'low'] as const;
+
+/**
+ * The `priority` label of a priority: `high` above 0, `0`, `low` below 0
+ * (`LOW_PRIORITY`, -100, is `low`), so a queue has at most three series
+ * whatever numbers its keys are added with.
+ */
+export function priorityLabel(priority: number): (typeof PRIORITY_LABELS)[number] {
+  return priority > 0 ? 'high' : priority < 0 ? 'low' : '0';
+}
+
+/** Sums (or takes the max of) a per-priority map into the fixed label set. */
+function byLabel(perPriority: ReadonlyMap<number, number>, fold: (a: number, b: number) => number): Map<string, number> {
+  const out = new Map<string, number>(PRIORITY_LABELS.map((l) => [l, 0]));
+  for (const [priority, n] of perPriority) {
+    const label = priorityLabel(priority);
+    out.set(label, fold(out.get(label)!, n));
+  }
+  return out;
+}
 
 type Labels = 'name' | 'controller' | 'cluster';
 
-/** What one queue contributes to the two gauges computed at scrape time. */
+/** What one queue contributes to the gauges computed at scrape time. */
 interface InFlight {
   readonly labels: Partial<Record<Labels, string>>;
   readonly now: Clock;
   /** Key -> when its processing started. */
   readonly started: Map<string, number>;
+  /** The queue's waits, once it has attached (a queue of `@kubeloop/workqueue` does when created). */
+  probe?: WorkQueueProbe;
 }
 
 /** Per registry: the in-flight work of each named queue, read by the gauges' `collect()`. */
@@ -67,13 +92,15 @@ function scrapeGauge(registry: Registry, name: string, help: string, pick: (ages
  * Work queue metrics in `registry`, with controller-runtime's names, labels
  * (`name` and `controller`, both the queue's name; `workqueue_depth` also has
  * `priority`: empty for a FIFO queue, as controller-runtime's non-priority
- * queue; for a priority queue one series per priority it has seen, its
- * number as the label, as controller-runtime's priority queue) and
- * buckets. Many queues share one registry; each `name` is its own series.
- * `workqueue_unfinished_work_seconds` and
- * `workqueue_longest_running_processor_seconds` are computed when the
- * registry is scraped (controller-runtime refreshes them every 500 ms), so
- * no timer runs.
+ * queue; for a priority queue one of a fixed set, `high` (> 0), `0` and
+ * `low` (< 0), where controller-runtime writes any number) and buckets,
+ * plus kubeloop's `kubeloop_workqueue_oldest_waiting_seconds{priority}`, how
+ * long the longest-waiting key of each priority label has waited (what
+ * aging bounds). Many queues share one registry; each `name` is its own
+ * series. `workqueue_unfinished_work_seconds`,
+ * `workqueue_longest_running_processor_seconds` and the oldest wait are
+ * computed when the registry is scraped (controller-runtime refreshes its
+ * gauges every 500 ms), so no timer runs.
  *
  * @param registry - where the metrics are registered (reused when already there).
  * @param name - the queue's name, normally the controller's name.
@@ -99,8 +126,9 @@ export function createWorkQueueMetrics(registry: Registry, name: string, options
     inFlightByRegistry.set(registry, inFlight);
   }
   const started = new Map<string, number>();
+  const record: InFlight = { labels, now, started };
   // A queue created again under the same name (a restarted controller) takes the series over.
-  inFlight.set(options.cluster === undefined ? name : `${name}\u0000${options.cluster}`, { labels, now, started });
+  inFlight.set(options.cluster === undefined ? name : `${name}\u0000${options.cluster}`, record);
 
   const depth = once(registry, WORKQUEUE_METRIC_NAMES.depth, () => new Gauge<Labels | 'priority'>({
     name: WORKQUEUE_METRIC_NAMES.depth,
@@ -147,8 +175,24 @@ export function createWorkQueueMetrics(registry: Registry, name: string, options
     registers,
   }));
 
+  const oldest = once(registry, WORKQUEUE_METRIC_NAMES.oldestWaiting, () => new Gauge<Labels | 'priority'>({
+    name: WORKQUEUE_METRIC_NAMES.oldestWaiting,
+    help: 'How many seconds the longest-waiting key of each priority (high: > 0, 0, low: < 0; empty for a FIFO queue) has waited at it; 0 when none waits',
+    labelNames: ['name', 'controller', 'cluster', 'priority'],
+    registers,
+    collect() {
+      for (const queue of inFlightByRegistry.get(registry)?.values() ?? []) {
+        const ages = queue.probe?.oldestWaitMs() ?? new Map<number, number>();
+        if (queue.probe?.priorities === true) {
+          for (const [label, ms] of byLabel(ages, Math.max)) this.set({ ...queue.labels, priority: label }, ms / 1000);
+        } else this.set({ ...queue.labels, priority: '' }, Math.max(0, ...ages.values()) / 1000);
+      }
+    },
+  }));
+
   // Every series exists from the start, at zero, as controller-runtime's do.
   depth.set(depthLabels, 0);
+  oldest.set(depthLabels, 0);
   adds.inc(labels, 0);
   queueDuration.zero(labels);
   workDuration.zero(labels);
@@ -158,9 +202,26 @@ export function createWorkQueueMetrics(registry: Registry, name: string, options
 
   /** Key -> when it was first marked for processing since it was last taken. */
   const addedAt = new Map<string, number>();
-  /** Whether the queue reports its depth per priority (a priority queue): the `priority=""` series is then dropped. */
+  /** Whether the queue reports its depth per priority (a priority queue): the `priority=""` series are then dropped for the fixed labels. */
   let perPriority = false;
+  /** The series of PRIORITY_LABELS, in order, and the depth last set on each. */
+  const classLabels = PRIORITY_LABELS.map((priority) => ({ ...labels, priority }));
+  const lastDepth = [0, 0, 0];
+  const becomePerPriority = (): void => {
+    if (perPriority) return;
+    perPriority = true;
+    depth.remove(depthLabels);
+    oldest.remove(depthLabels);
+    for (const series of classLabels) {
+      depth.set(series, 0);
+      oldest.set(series, 0);
+    }
+  };
   return {
+    attach(probe) {
+      record.probe = probe;
+      if (probe.priorities) becomePerPriority();
+    },
     add(key) {
       adds.inc(labels);
       if (!addedAt.has(key)) addedAt.set(key, now());
@@ -168,11 +229,22 @@ export function createWorkQueueMetrics(registry: Registry, name: string, options
     depth(n, byPriority) {
       if (byPriority === undefined) depth.set(depthLabels, n);
       else {
-        if (!perPriority) {
-          perPriority = true;
-          depth.remove(depthLabels);
+        becomePerPriority();
+        // Per add or get, one label's count changes: only that series is set (a set hashes its labels).
+        let high = 0;
+        let zero = 0;
+        let low = 0;
+        for (const [priority, count] of byPriority) {
+          if (priority > 0) high += count;
+          else if (priority < 0) low += count;
+          else zero += count;
         }
-        for (const [priority, count] of byPriority) depth.set({ ...labels, priority: String(priority) }, count);
+        const counts = [high, zero, low];
+        for (let i = 0; i < 3; i++) {
+          if (counts[i] === lastDepth[i]) continue;
+          lastDepth[i] = counts[i]!;
+          depth.set(classLabels[i]!, counts[i]!);
+        }
       }
       // No key is waiting, so no wait is being timed (keys dropped at shut down).
       if (n === 0) addedAt.clear();

@@ -227,6 +227,7 @@ describe('controllers built with the builder', () => {
     expect(spans[1]!.start).toBeGreaterThanOrEqual(spans[0]!.end);
     expect(overlap).toBe(0);
     expect(await metric(m.registry, 'controller_runtime_reconcile_errors_total', { controller: 'stubborn' })).toBe(1);
+    expect(await metric(m.registry, 'controller_runtime_reconcile_timeouts_total', { controller: 'stubborn' })).toBe(1);
   });
 
   it('reconcileTimeoutMs aborts ctx.signal with a ReconcileTimeout, counts an error and retries', async () => {
@@ -260,5 +261,55 @@ describe('controllers built with the builder', () => {
     await eventually(() => metric(m.registry, 'controller_runtime_reconcile_total', { controller: 'slow', result: 'success' }), (v) => v === 1, 'the successful retry');
     expect(await metric(m.registry, 'controller_runtime_reconcile_errors_total', { controller: 'slow' })).toBe(1);
     expect(await metric(m.registry, 'controller_runtime_reconcile_total', { controller: 'slow', result: 'error' })).toBe(1);
+    // The timed-out attempt, not the retry that finished in time: controller-runtime's counter, from 0 at start.
+    expect(await metric(m.registry, 'controller_runtime_reconcile_timeouts_total', { controller: 'slow' })).toBe(1);
+  });
+
+  it('controller_runtime_reconcile_timeouts_total is 0 from the start, and a controller without reconcileTimeoutMs never times out', async () => {
+    const m = testManager(ns);
+    const subject = new Subject<Request>();
+    let calls = 0;
+    m.controller()
+      .named('untimed')
+      .for(ConfigMap, { predicates: [() => false] })
+      .watches(observableSource(subject))
+      .complete(async (_req: Request, ctx: ReconcileContext) => {
+        calls++;
+        await sleep(300);
+        expect(ctx.signal.aborted).toBe(false);
+        return Result.done();
+      });
+    start(m);
+    await synced(m);
+    expect(await metric(m.registry, 'controller_runtime_reconcile_timeouts_total', { controller: 'untimed' })).toBe(0);
+    subject.next({ namespace: ns, name: 'untimed-1' });
+    await eventually(() => metric(m.registry, 'controller_runtime_reconcile_total', { controller: 'untimed', result: 'success' }), (v) => v === 1, 'the reconcile');
+    expect(calls).toBe(1);
+    expect(await metric(m.registry, 'controller_runtime_reconcile_timeouts_total', { controller: 'untimed' })).toBe(0);
+  });
+
+  it('refuses wrong queue and timeout options where they are written, naming the controller and what to pass', () => {
+    const m = testManager(ns);
+    const register = (name: string, options: Record<string, unknown>): void =>
+      m.controller().named(name).for(ConfigMap).withOptions(options).complete(() => Result.done());
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ reconcileTimeoutMs: -1 }, /controller bad-0: reconcileTimeoutMs must be a number of ms >= 0 and at most 2147483647 \(0: no timeout\); got a number \(-1\)/],
+      [{ reconcileTimeoutMs: 2 ** 31 }, /reconcileTimeoutMs must be a number of ms >= 0 and at most 2147483647/],
+      [{ initialListPriority: Number.NaN }, /initialListPriority must be a finite number/],
+      [{ queueMaxWaitMs: 0 }, /queueMaxWaitMs must be a number of ms > 0 \(Infinity: no aging\)/],
+      [{ queueMaxWaitMs: '60s' }, /queueMaxWaitMs must be a number of ms > 0/],
+    ];
+    cases.forEach(([options, message], i) => {
+      let thrown: unknown;
+      try {
+        register(`bad-${i}`, options);
+      } catch (err) {
+        thrown = err;
+      }
+      expect(isManagerError(thrown) && thrown.reason).toBe('InvalidOptions');
+      expect((thrown as Error).message).toMatch(message);
+    });
+    // Infinity and 0 are fine: no aging, no timeout.
+    register('fine', { queueMaxWaitMs: Infinity, reconcileTimeoutMs: 0, initialListPriority: 0 });
   });
 });

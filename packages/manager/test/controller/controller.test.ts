@@ -6,7 +6,7 @@
  * a reconcile error, and `newQueue` picks the queue.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Subject } from 'rxjs';
+import { BehaviorSubject, Subject } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
@@ -81,6 +81,79 @@ describe('priority: a change made while the initial list is worked off goes firs
   });
 });
 
+describe('aging: a steady stream of changes does not starve the initial list (queueMaxWaitMs)', () => {
+  /**
+   * N ConfigMaps listed at start (low priority) and a stream of priority-0
+   * requests that never runs dry: it starts with two requests queued before
+   * the workers start, and every reconcile of a stream request adds two
+   * more, until `cap` stream reconciles have run. One worker. Returns, for
+   * each listed ConfigMap, how many stream reconciles had run when it was
+   * reconciled.
+   */
+  async function streamAgainstList(name: string, queueMaxWaitMs: number, cap: number): Promise<{ listedAt: number[]; streamed: () => number; manager: Manager }> {
+    const own = await newNamespace(client, 'aging');
+    const N = 5;
+    await Promise.all(Array.from({ length: N }, (_, i) => configMap(`listed-${i}`, own)));
+    const stream = new BehaviorSubject<readonly Request[]>([{ namespace: own, name: 'stream-0' }, { namespace: own, name: 'stream-1' }]);
+    let streamed = 0;
+    let next = 2;
+    const listedAt: number[] = [];
+    const manager = testManager(own);
+    manager.controller().named(name).for(ConfigMap).watches(observableSource(stream)).withOptions({ queueMaxWaitMs }).complete(async (req) => {
+      if (req.name.startsWith('listed-')) {
+        listedAt.push(streamed);
+        return Result.done();
+      }
+      await sleep(5);
+      if (++streamed < cap) stream.next([{ namespace: own, name: `stream-${next++}` }, { namespace: own, name: `stream-${next++}` }]);
+      return Result.done();
+    });
+    start(manager);
+    return { listedAt, streamed: () => streamed, manager };
+  }
+
+  it('with queueMaxWaitMs 1 s, every listed object is reconciled while the stream still runs', async () => {
+    const cap = 2_000; // at least 10 s of stream (5 ms a reconcile): far past the 1 s bound
+    const { listedAt, streamed, manager } = await streamAgainstList('aging-on', 1_000, cap);
+    await eventually(() => listedAt.length, (n) => n === 5, 'every listed ConfigMap reconciled', 60_000);
+    expect(Math.max(...listedAt)).toBeLessThan(cap);
+    expect(streamed()).toBeLessThan(cap);
+    // The metric a user alerts on: the low priority's oldest wait is back to 0 (nothing listed waits), the stream's is what it is.
+    expect(await metric(manager.registry, 'kubeloop_workqueue_oldest_waiting_seconds', { name: 'aging-on', controller: 'aging-on', priority: 'low' })).toBe(0);
+  });
+
+  it('with queueMaxWaitMs Infinity (controller-runtime\'s strict order), none is reconciled until the stream ends', async () => {
+    const cap = 300;
+    const { listedAt, streamed, manager } = await streamAgainstList('aging-off', Infinity, cap);
+    await eventually(() => streamed(), (n) => n >= cap, 'the stream to end', 60_000);
+    expect(listedAt).toEqual([]);
+    // Starved, and it shows: the low priority's oldest key has waited about as long as the stream ran.
+    expect(await metric(manager.registry, 'kubeloop_workqueue_oldest_waiting_seconds', { name: 'aging-off', controller: 'aging-off', priority: 'low' })).toBeGreaterThan(1);
+    await eventually(() => listedAt.length, (n) => n === 5, 'the listed ConfigMaps, once the stream has drained', 60_000);
+  });
+
+  it('initialListPriority 0 puts the initial list in line with changes', async () => {
+    const own = await newNamespace(client, 'ilp');
+    await configMap('listed', own);
+    await configMap('listed-2', own);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const manager = testManager(own);
+    manager.controller().named('ilp').for(ConfigMap).withOptions({ initialListPriority: 0 }).complete(async () => {
+      await held; // the worker is busy: the other listed key waits
+      return Result.done();
+    });
+    start(manager);
+    try {
+      // One taken, one waiting, counted at priority "0" rather than "low".
+      await eventually(() => metric(manager.registry, 'workqueue_depth', { name: 'ilp', controller: 'ilp', priority: '0' }), (v) => v === 1, 'the second listed key waiting at priority 0');
+      expect(await metric(manager.registry, 'workqueue_depth', { name: 'ilp', controller: 'ilp', priority: 'low' })).toBe(0);
+    } finally {
+      release();
+    }
+  });
+});
+
 describe('priority across requeues (controller-runtime v0.21 keeps it; v0.23 Result.Priority)', () => {
   /**
    * N ConfigMaps listed at start (LOW_PRIORITY), one worker, each reconcile
@@ -110,8 +183,8 @@ describe('priority across requeues (controller-runtime v0.21 keeps it; v0.23 Res
     });
     start(manager);
     await firstStarted;
-    // The rest of the initial list waits at LOW_PRIORITY (-100), counted per priority; no unlabelled series for a priority queue.
-    const low = await eventually(() => metric(manager.registry, 'workqueue_depth', { name, controller: name, priority: '-100' }), (v) => v === N - 1, 'the rest of the list waiting at -100');
+    // The rest of the initial list waits at LOW_PRIORITY (-100), counted under priority="low"; no unlabelled series for a priority queue.
+    const low = await eventually(() => metric(manager.registry, 'workqueue_depth', { name, controller: name, priority: 'low' }), (v) => v === N - 1, 'the rest of the list waiting at low priority');
     const unlabelled = await metric(manager.registry, 'workqueue_depth', { name, controller: name, priority: '' });
     release();
     await eventually(() => order.length, (n) => n >= N + 1, 'every ConfigMap reconciled, the first twice');

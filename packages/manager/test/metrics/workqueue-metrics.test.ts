@@ -5,8 +5,8 @@
  */
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createWorkQueueMetrics, WORKQUEUE_DURATION_BUCKETS } from '../../src/metrics/workqueue-metrics.js';
-import { createWorkQueue, exponentialFailureRateLimiter } from '@kubeloop/workqueue';
+import { createWorkQueueMetrics, priorityLabel, WORKQUEUE_DURATION_BUCKETS } from '../../src/metrics/workqueue-metrics.js';
+import { createPriorityQueue, createWorkQueue, exponentialFailureRateLimiter, LOW_PRIORITY } from '@kubeloop/workqueue';
 
 interface Sample {
   name: string;
@@ -73,8 +73,10 @@ describe('createWorkQueueMetrics', () => {
       workqueue_unfinished_work_seconds: 'gauge',
       workqueue_longest_running_processor_seconds: 'gauge',
       workqueue_retries_total: 'counter',
+      kubeloop_workqueue_oldest_waiting_seconds: 'gauge',
     });
     expect(value(exposition, 'workqueue_depth', { ...q, priority: '' })).toBe(0);
+    expect(value(exposition, 'kubeloop_workqueue_oldest_waiting_seconds', { ...q, priority: '' })).toBe(0);
     for (const name of ['workqueue_adds_total', 'workqueue_retries_total', 'workqueue_unfinished_work_seconds', 'workqueue_longest_running_processor_seconds']) {
       expect(value(exposition, name, q), name).toBe(0);
     }
@@ -197,6 +199,53 @@ describe('createWorkQueueMetrics', () => {
     queue.add('b');
     queue.shutDown();
     expect(value(await scrape(registry), 'workqueue_depth', { ...q, priority: '' })).toBe(0);
+  });
+
+  it('a priority queue has exactly three priority series (high, 0, low) whatever priorities it is given, from the start', async () => {
+    const registry = new Registry();
+    const queue = createPriorityQueue({ name: 'harddisk', metrics: createWorkQueueMetrics(registry, 'harddisk') });
+    const series = async (): Promise<Record<string, number>> => {
+      const exposition = await scrape(registry);
+      return Object.fromEntries(exposition.samples.filter((s) => s.name === 'workqueue_depth' && s.labels.name === 'harddisk').map((s): [string, number] => [s.labels.priority!, s.value]));
+    };
+    expect(await series()).toEqual({ high: 0, '0': 0, low: 0 });
+    // 1,000 different priorities: still three series.
+    for (let i = 0; i < 1_000; i++) queue.addWithOptions(`k${i}`, { priority: i - 500 });
+    queue.addWithOptions('listed', { priority: LOW_PRIORITY });
+    expect(await series()).toEqual({ high: 499, '0': 1, low: 501 });
+    while (queue.len() > 0) queue.done((await queue.get())!);
+    expect(await series()).toEqual({ high: 0, '0': 0, low: 0 });
+    expect([priorityLabel(1), priorityLabel(0), priorityLabel(-0), priorityLabel(LOW_PRIORITY), priorityLabel(-1e9)]).toEqual(['high', '0', '0', 'low', 'low']);
+  });
+
+  it('kubeloop_workqueue_oldest_waiting_seconds: the longest wait per priority label, read at scrape time', async () => {
+    const registry = new Registry();
+    const clock = manualClock();
+    const queue = createPriorityQueue({ name: 'harddisk', now: clock.now, maxWaitMs: 3_600_000, metrics: createWorkQueueMetrics(registry, 'harddisk', { now: clock.now }) });
+    const oldest = async (): Promise<Record<string, number>> => {
+      const exposition = await scrape(registry);
+      return Object.fromEntries(exposition.samples.filter((s) => s.name === 'kubeloop_workqueue_oldest_waiting_seconds').map((s): [string, number] => [s.labels.priority!, s.value]));
+    };
+    expect(await oldest()).toEqual({ high: 0, '0': 0, low: 0 });
+    queue.addWithOptions('listed-1', { priority: LOW_PRIORITY });
+    clock.advance(40_000);
+    queue.addWithOptions('listed-2', { priority: -5 });
+    queue.add('edit');
+    clock.advance(2_000);
+    expect(await oldest()).toEqual({ high: 0, '0': 2, low: 42 });
+    // Taken: the edit goes, the low label's oldest stays.
+    queue.done((await queue.get())!);
+    expect(await oldest()).toEqual({ high: 0, '0': 0, low: 42 });
+    queue.done((await queue.get())!); // listed-2 (-5 before -100)
+    queue.done((await queue.get())!);
+    expect(await oldest()).toEqual({ high: 0, '0': 0, low: 0 });
+
+    // A FIFO queue: one series, priority "".
+    const fifo = createWorkQueue({ name: 'fifo', now: clock.now, metrics: createWorkQueueMetrics(registry, 'fifo', { now: clock.now }) });
+    fifo.add('a');
+    clock.advance(1_500);
+    const exposition = await scrape(registry);
+    expect(exposition.samples.filter((s) => s.name === 'kubeloop_workqueue_oldest_waiting_seconds' && s.labels.name === 'fifo').map((s) => [s.labels.priority, s.value])).toEqual([['', 1.5]]);
   });
 
   it('rejects an empty name', () => {
