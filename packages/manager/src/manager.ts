@@ -28,7 +28,7 @@ import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { createTokenAuthorizer, createWebhookServer, prometheusWebhookMetrics } from '@kubeloop/webhook';
 import type { Defaulter, TokenAuthorizer, WebhookServer } from '@kubeloop/webhook';
 import { validateManagerOptions } from './options-validation.js';
-import { createCluster } from './cluster.js';
+import { createCluster, ownWritesOf } from './cluster.js';
 import { exitWithin } from './signals.js';
 import type { Cluster } from './cluster.js';
 import { construct, createManagerContainer } from './container.js';
@@ -451,6 +451,9 @@ class KubeManager implements Manager {
       kind,
       forKind: definition.for,
       client: this.client,
+      ...(ownWritesOf(this.client) ? { ownWrites: ownWritesOf(this.client)! } : {}),
+      recorder: () => this.recorderFor(name),
+      electedLeadership: this.options.leaderElection !== undefined || this.options.leadership !== undefined,
       defaultSyncPeriodMs: this.options.syncPeriodMs ?? 36_000_000,
       observe: (report) => {
         for (const listener of this.reconcileListeners) {
