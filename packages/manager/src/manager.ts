@@ -29,6 +29,7 @@ import { createTokenAuthorizer, createWebhookServer, prometheusWebhookMetrics } 
 import type { Defaulter, TokenAuthorizer, WebhookServer } from '@kubeloop/webhook';
 import { validateManagerOptions } from './options-validation.js';
 import { createCluster, ownWritesOf } from './cluster.js';
+import { inspectHandler } from './server/inspect.js';
 import { exitWithin } from './signals.js';
 import type { Cluster } from './cluster.js';
 import { construct, createManagerContainer } from './container.js';
@@ -631,7 +632,19 @@ class KubeManager implements Manager {
     // 1. HTTP servers (probes, metrics; then the webhook server)
     let http: ManagerServers;
     try {
-      http = await startManagerServers(this.options, { probes: this.probes, registry: this.registry, authorizer: this.metricsAuthorizer, log, signal: stop.signal });
+      http = await startManagerServers(this.options, {
+        probes: this.probes,
+        registry: this.registry,
+        authorizer: this.metricsAuthorizer,
+        log,
+        signal: stop.signal,
+        inspect: inspectHandler({
+          names: () => [...this.controllerRecords.keys()],
+          controller: (name) => this.controllerRecords.get(name)?.controller,
+          pause: (name) => this.pauseController(name),
+          resume: (name) => this.resumeController(name),
+        }),
+      });
     } catch (err) {
       this.phase = 'stopped';
       throw err;

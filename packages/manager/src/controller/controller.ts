@@ -29,7 +29,7 @@ import type { OwnWrites } from './own-writes.js';
 import { describeTrigger, NO_TRIGGERS, SelfTriggerWatch, TriggerLedger } from './triggers.js';
 import type { TriggerEvent, TriggerInput, TriggerOptions, TriggerSet } from './triggers.js';
 import { ReconcileHistory, redactError } from './inspection.js';
-import type { BackoffKey, ControllerInspection, InFlightKey, KeyInspection } from './inspection.js';
+import type { BackoffKey, ControllerInspection, InFlightKey, KeyInspection, ReconcileRecord } from './inspection.js';
 
 // Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
 const { randomUUID } = process.getBuiltinModule('node:crypto');
@@ -865,6 +865,11 @@ export class Controller {
       historySize: this.history.size,
       recentReconciles: this.history.list().length,
     };
+  }
+
+  /** The reconciles in the history ring, oldest first. */
+  recent(): readonly ReconcileRecord[] {
+    return this.history.list();
   }
 
   /** One key as the inspect endpoint shows it. */
