@@ -8,7 +8,6 @@
  */
 import type { KindRef, ObjectKey } from '@kubeloop/client';
 import { isMetadataRef } from '@kubeloop/client/internal';
-import type { InformerEvent } from '@kubeloop/cache';
 import type { KubeObject } from '@kubeloop/scheme';
 import type { Predicate } from './predicates.js';
 
@@ -85,28 +84,18 @@ export class OwnWrites {
 /** Marks the predicate {@link ignoreOwnWrites} makes, so a kind source can count what it drops. */
 export const OWN_WRITES_PREDICATE = Symbol.for('kubeloop.manager.ignoreOwnWrites');
 
-/** The event a kind source is delivering now, and whether it is an own-write echo (predicates run synchronously inside delivery). */
-let delivering: { readonly event: InformerEvent<KubeObject>; readonly echo: boolean } | undefined;
-
-/** Run the predicates of `event` knowing whether it is an own-write echo. */
-export function withEcho<T>(event: InformerEvent<KubeObject>, echo: boolean, fn: () => T): T {
-  const previous = delivering;
-  delivering = { event, echo };
-  try {
-    return fn();
-  } finally {
-    delivering = previous;
-  }
-}
-
 /**
  * A predicate that drops events that are only the echo of the controller's
  * own write: an add or update whose object is at the resourceVersion this
  * controller's last write of it returned (Java Operator SDK's own-write
  * filtering). A reconciler that writes its status every time then is not
  * woken by that write; a change anyone else makes (or a later one) still
- * passes. Events of kinds the controller did not write pass. Use it on
- * `for`, `owns` or `watches`, or as an event filter.
+ * passes. Events of kinds the controller did not write pass. Give it in a
+ * predicate list (`for`, `owns`, `watches`, or `withEventFilter`): the
+ * controller's kind sources recognise it there (an echo that arrives before
+ * the write's answer has been read is dropped when the reconcile would
+ * start, with trigger attribution on). Inside `and()`, `or()` or `not()` it
+ * has no effect (it passes every event).
  *
  * @example
  * ```ts
@@ -114,7 +103,7 @@ export function withEcho<T>(event: InformerEvent<KubeObject>, echo: boolean, fn:
  * ```
  */
 export function ignoreOwnWrites(): Predicate {
-  const p: Predicate = (e) => !(delivering !== undefined && delivering.event === e && delivering.echo);
+  const p: Predicate = () => true;
   return Object.assign(p, { [OWN_WRITES_PREDICATE]: true });
 }
 

@@ -14,7 +14,7 @@ import type { KubeObject } from '@kubeloop/scheme';
 import { LOW_PRIORITY } from '@kubeloop/workqueue';
 import { describeError } from '../errors.js';
 import type { EventHandler } from './handlers.js';
-import { isIgnoreOwnWrites, kindIdOf, withEcho } from './own-writes.js';
+import { isIgnoreOwnWrites, kindIdOf } from './own-writes.js';
 import type { OwnWrites } from './own-writes.js';
 import type { Predicate } from './predicates.js';
 import type { Request } from './reconcile.js';
@@ -109,8 +109,7 @@ export function kindSourceAs(role: TriggerSource, kind: KindRef, handler: EventH
             onOwnWriteDropped?.();
             return;
           }
-          const pass = echo ? withEcho(event, true, () => predicates.every((p) => p(event))) : predicates.every((p) => p(event));
-          if (!pass) return;
+          if (!predicates.every((p) => p(event))) return;
           requests = handler(event);
         } catch (err) {
           onError(err, `${event.type} event of ${event.object.metadata?.namespace ?? ''}/${event.object.metadata?.name ?? ''}`);
@@ -123,16 +122,16 @@ export function kindSourceAs(role: TriggerSource, kind: KindRef, handler: EventH
         const m = event.object.metadata;
         const name = m?.name;
         const namespace = m?.namespace;
-        const trigger: SourceTrigger = {
-          ...(ownWrites === undefined ? {} : { kindId, ...(dropsOwnWrites ? { dropsOwnWrites } : {}) }),
-          source: role,
-          event: what,
-          kind: ref.kind,
-          ...(namespace ? { namespace } : {}),
-          ...(name === undefined ? {} : { name }),
-          ...(m?.resourceVersion === undefined ? {} : { resourceVersion: m.resourceVersion }),
-          ...(echo ? { ownWrite: true } : {}),
-        };
+        // One record per event, fields assigned (no spreads): the bounded ledger keeps at most its fields.
+        const trigger: { -readonly [K in keyof SourceTrigger]: SourceTrigger[K] } = { source: role, event: what, kind: ref.kind };
+        if (namespace) trigger.namespace = namespace;
+        if (name !== undefined) trigger.name = name;
+        if (m?.resourceVersion !== undefined) trigger.resourceVersion = m.resourceVersion;
+        if (echo) trigger.ownWrite = true;
+        if (ownWrites !== undefined) {
+          trigger.kindId = kindId;
+          if (dropsOwnWrites) trigger.dropsOwnWrites = true;
+        }
         for (const request of requests) {
           const mapped = request.name !== name || (request.namespace ?? '') !== (namespace ?? '');
           enqueue(request, priority, mapped ? { ...trigger, mapped: true } : trigger);

@@ -154,19 +154,15 @@ function same(h: Held, t: TriggerInput): boolean {
 }
 
 function toTrigger(h: Held, ownWrite: boolean): Trigger {
-  return {
-    source: h.source,
-    event: h.event,
-    ...(h.kind === undefined ? {} : { kind: h.kind }),
-    ...(h.namespace === undefined ? {} : { namespace: h.namespace }),
-    ...(h.name === undefined ? {} : { name: h.name }),
-    ...(h.resourceVersion === undefined ? {} : { resourceVersion: h.resourceVersion }),
-    ...(h.mapped ? { mapped: true } : {}),
-    ...(ownWrite ? { ownWrite: true } : {}),
-    count: h.count,
-    firstAt: h.firstAt,
-    lastAt: h.lastAt,
-  };
+  // Assigned field by field (no spreads): one of these is made per trigger at each reconcile's start.
+  const t: { -readonly [K in keyof Trigger]: Trigger[K] } = { source: h.source, event: h.event, count: h.count, firstAt: h.firstAt, lastAt: h.lastAt };
+  if (h.kind !== undefined) t.kind = h.kind;
+  if (h.namespace !== undefined) t.namespace = h.namespace;
+  if (h.name !== undefined) t.name = h.name;
+  if (h.resourceVersion !== undefined) t.resourceVersion = h.resourceVersion;
+  if (h.mapped) t.mapped = true;
+  if (ownWrite) t.ownWrite = true;
+  return t;
 }
 
 /**
@@ -196,11 +192,8 @@ export class TriggerLedger {
     // An add or update of a kind whose writes are tracked, not known as an own write now: looked up again at the reconcile.
     const unresolved = t.kindId !== undefined && t.ownWrite !== true && t.resourceVersion !== undefined && t.name !== undefined && (t.event === 'add' || t.event === 'update');
     const now = Date.now();
-    let w = this.#waiting.get(key);
-    if (w === undefined) {
-      w = { held: [], overflow: 0 };
-      this.#waiting.set(key, w);
-    } else {
+    const w = this.#waiting.get(key);
+    if (w !== undefined) {
       for (const h of w.held) {
         if (!same(h, t)) continue;
         h.count++;
@@ -218,7 +211,7 @@ export class TriggerLedger {
         return;
       }
     }
-    w.held.push({
+    const h: Held = {
       source: t.source,
       kindId: t.kindId,
       dropsOwnWrites: t.dropsOwnWrites === true,
@@ -234,7 +227,10 @@ export class TriggerLedger {
       count: 1,
       firstAt: now,
       lastAt: now,
-    });
+    };
+    // A new key's list starts with its one entry (an empty array's first push reserves 17 slots).
+    if (w === undefined) this.#waiting.set(key, { held: [h], overflow: 0 });
+    else w.held.push(h);
   }
 
   /** Note a requeue the queue adds after `delayMs`: it joins the set of the first reconcile taken once that time has come. */
@@ -268,10 +264,12 @@ export class TriggerLedger {
    * recognised now; those of a source that drops them are dropped.
    */
   take(key: string): TakenTriggers {
-    const d = this.#delayed.get(key);
-    if (d !== undefined && d.readyAt <= performance.now() + 1) {
-      this.#delayed.delete(key);
-      this.record(key, d.trigger);
+    if (this.#delayed.size > 0) {
+      const d = this.#delayed.get(key);
+      if (d !== undefined && d.readyAt <= performance.now() + 1) {
+        this.#delayed.delete(key);
+        this.record(key, d.trigger);
+      }
     }
     const w = this.#waiting.get(key);
     if (w === undefined) return NOT_DROPPED;

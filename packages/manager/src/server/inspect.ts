@@ -49,14 +49,8 @@ const json = (status: number, value: unknown, headers?: Record<string, string>):
 const problem = (status: number, message: string, headers?: Record<string, string>): InspectAnswer => json(status, { error: message }, headers);
 
 /**
- * The handler of `/inspect` requests for `target`.
- *
- * @example
- * ```ts
- * const handle = inspectHandler({ names: () => [], controller: () => undefined, pause: async () => {}, resume: () => {} });
- * const answer = await handle({ method: 'GET', segments: ['inspect'], authorized: false });
- * console.log(answer.status); // 200
- * ```
+ * The handler of `/inspect` requests for `target` (the manager passes it to
+ * its metrics server as `ServerOptions.inspect`).
  */
 export function inspectHandler(target: InspectTarget): (request: InspectRequest) => Promise<InspectAnswer> {
   return async ({ method, segments, authorized }) => {
