@@ -49,6 +49,14 @@ export interface SourceContext {
   readonly onError: (err: unknown, where: string) => void;
 }
 
+/** Whether an informer's error (or one of its causes) says the kind was not served: no such kind, or a 404 for its resource. */
+function kindWasMissing(err: unknown): boolean {
+  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    if (isNoKindMatch(e) || isNotFound(e)) return true;
+  }
+  return false;
+}
+
 /** A source of requests. */
 export interface Source {
   /** A short description for logs and readiness (`kind HardDisk.crd-demo.io/v1`). */
@@ -94,7 +102,7 @@ export function kindSourceAs(role: TriggerSource, kind: KindRef, handler: EventH
       let firstListEvent: TriggerEvent | undefined;
       const initial = (): TriggerEvent => {
         if (firstListEvent === undefined) {
-          const missing = cache.informerInfo(kind)?.stats.some((st) => isNoKindMatch(st.lastError) || isNotFound(st.lastError)) === true;
+          const missing = kindWasMissing(informer.resolveError()) || cache.informerInfo(kind)?.stats.some((st) => kindWasMissing(st.lastError)) === true;
           firstListEvent = missing ? 'crd-established' : initialEvent;
         }
         return firstListEvent;

@@ -140,6 +140,42 @@ describe('trigger attribution', () => {
   });
 });
 
+describe('first lists', () => {
+  it('a controller started without an election reports its first list as initial-list; one started cold by a Lease election as leadership-start', async () => {
+    const ns = await newNamespace(client, 'trig-lead');
+    await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'there-before', namespace: ns } });
+    const seen: Record<string, (readonly Trigger[])[]> = { plain: [], elected: [] };
+    const plain = testManager(ns);
+    plain.controller().named('trig-plain').for(ConfigMap).complete((_req, ctx) => void seen['plain']!.push(ctx.triggers));
+    const elected = testManager(ns, { leaderElection: { name: uniqueName('trig-lease'), namespace: ns, identity: 'only', leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 300 }, warmStandby: false });
+    elected.controller().named('trig-elected').for(ConfigMap).complete((_req, ctx) => void seen['elected']!.push(ctx.triggers));
+    start(plain);
+    start(elected);
+    await eventually(() => seen, (s) => s['plain']!.length >= 1 && s['elected']!.length >= 1, 'both controllers reconciled the ConfigMap');
+    expect(seen['plain']![0]).toEqual([expect.objectContaining({ source: 'for', event: 'initial-list', kind: 'ConfigMap', name: 'there-before' })]);
+    expect(seen['elected']![0]).toEqual([expect.objectContaining({ source: 'for', event: 'leadership-start', kind: 'ConfigMap', name: 'there-before' })]);
+  });
+});
+
+describe('a kind that becomes served', () => {
+  it('reports the first list of a kind missing when the controller started as crd-established', async () => {
+    const g = `${uniqueName('trig-crd')}.kubeloop.dev`;
+    const versions = (v2Served: boolean) => [{ name: 'v1', served: true, storage: true }, { name: 'v2', served: v2Served, storage: false }];
+    await installCRDs(testKubeConfig(), [testCRD(g, 'Gizmo', { versions: versions(false) })]);
+    const ns = await newNamespace(client, 'trig-crd');
+    // The object exists before its kind is served at v2, so the first list that succeeds holds it.
+    await client.create({ apiVersion: `${g}/v1`, kind: 'Gizmo', metadata: { name: 'early', namespace: ns }, spec: {} });
+    const seen: (readonly Trigger[])[] = [];
+    const m = testManager(ns, { healthProbeBindAddress: '127.0.0.1:0' });
+    m.controller().named('trig-crd').for({ apiVersion: `${g}/v2`, kind: 'Gizmo' }).complete((_req, ctx) => void seen.push(ctx.triggers));
+    start(m);
+    await eventually(() => m.controllers()[0]?.waitingFor.join(' ') ?? '', (w) => w.includes('Gizmo'), 'the controller waiting for its kind');
+    await installCRDs(testKubeConfig(), [testCRD(g, 'Gizmo', { versions: versions(true) })]);
+    await eventually(() => seen.length, (n) => n >= 1, 'the Gizmo reconciled once v2 is served', 60_000);
+    expect(seen[0]).toEqual([expect.objectContaining({ source: 'for', event: 'crd-established', kind: 'Gizmo', name: 'early' })]);
+  });
+});
+
 describe('self-trigger detection', () => {
   /** A reconciler that writes a fresh timestamp to its status every time: each write's echo enqueues it again. */
   const stamping = (m: Manager) => async (req: { namespace?: string; name: string }) => {
