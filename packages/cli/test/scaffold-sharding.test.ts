@@ -95,7 +95,8 @@ function intervals(replica: string, r: Running): Interval[] {
 /** Pairs of reconciles of one object by two replicas whose intervals overlap. */
 function overlaps(all: readonly Interval[]): string[] {
   const found: string[] = [];
-  const byKey = Map.groupBy(all, (i) => i.key);
+  const byKey = new Map<string, Interval[]>();
+  for (const i of all) byKey.set(i.key, [...(byKey.get(i.key) ?? []), i]);
   for (const [key, list] of byKey) {
     for (const a of list) for (const b of list) if (a.replica < b.replica && a.start < b.end && b.start < a.end) found.push(`${key}: ${a.replica} ${a.start}-${a.end}, ${b.replica} ${b.start}-${b.end}`);
   }
