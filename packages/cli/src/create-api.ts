@@ -3,8 +3,9 @@
  * kubeloop`, as kubebuilder's `create api` does: the schema-first kind, a
  * controller that reports Ready, a sample, a unit test on the fake API
  * server, and its registration at the `kubeloop:scaffold:*` markers (the
- * kind in src/main.ts's scheme, the controller in src/controllers/index.ts's
- * `setupControllers`, from which `pnpm generate` writes the RBAC role).
+ * kind in src/main.ts's `kinds`, the controller in src/controllers/index.ts's
+ * `setupControllers` with its options, from which `pnpm generate` writes the
+ * RBAC role).
  * Every edit is checked before anything is written, so a project without
  * the markers, or with the kind already there, is left untouched.
  */

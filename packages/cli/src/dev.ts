@@ -9,6 +9,9 @@
  * or changed CRD is installed and the operator restarted, so a kind added by
  * `kubeloop create api` mid-session needs no hand step.
  *
+ * A CRD being deleted (held by objects whose finalizers nobody removes) is
+ * reported once with what holds it and tried again every few seconds.
+ *
  * A project with webhooks (`kubeloop create webhook`) has them served from
  * this machine when the API server can call it, as the example's dev script
  * does: a CA and a serving certificate made for the session in a temp

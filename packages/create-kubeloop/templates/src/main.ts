@@ -114,18 +114,19 @@ if (values['leader-elect'] && !leaderElectionNamespace) {
   log.error('--leader-elect outside a cluster needs --leader-election-namespace: the namespace of the Lease (the generated role allows {{name}}-system)');
   process.exit(2); // the logger writes synchronously: the line is out
 }
-// Sharded: the ring's member Lease lives beside the leader-election Lease, and has a client of its own
-// (its renewals never wait behind the manager's requests).
+// Sharded (--shard-ring): the ring's member Leases live beside the leader-election Lease; the ring has a
+// client of its own, so its renewals never wait behind the manager's requests.
+const ringName = values['shard-ring'];
 const shardNamespace = values['shard-namespace'] ?? leaderElectionNamespace;
-if (values['shard-ring'] !== undefined && (values['leader-elect'] || !shardNamespace)) {
+if (ringName !== undefined && (values['leader-elect'] || !shardNamespace)) {
   log.error(values['leader-elect'] ? '--shard-ring replaces --leader-elect (the member holding the ring\'s leader bucket does the leader-only work): drop --leader-elect' : '--shard-ring outside a cluster needs --shard-namespace: the namespace of the ring\'s Leases');
   process.exit(2);
 }
-const ring = values['shard-ring'] === undefined ? undefined : configured(() => createShardRing({
+const ring = ringName === undefined ? undefined : configured(() => createShardRing({
   client: createClient({ kubeConfig }),
-  name: values['shard-ring']!,
+  name: ringName,
   namespace: shardNamespace!,
-  ...(process.env['POD_NAME'] ? { identity: process.env['POD_NAME'] } : {}), // default: host name and a random suffix
+  ...(process.env['POD_NAME'] ? { identity: process.env['POD_NAME'] } : {}), // the pod's name; default: host name and a random suffix
 }));
 const webhookPort = Number(values['webhook-port']);
 if (!Number.isInteger(webhookPort) || webhookPort < 1 || webhookPort > 65535) {
