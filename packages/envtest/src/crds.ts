@@ -182,13 +182,18 @@ function terminatingError(crd: StoredCRD, holders: Holders): EnvtestError {
     return new EnvtestError('CRDTerminating', `CRD ${name} is ${since} and was still there after the wait; install it again once it is gone (kubectl get crd ${name})`);
   }
   const first = holders.named[0]!;
+  // Names come from the cluster: the command is offered only when every part of it is a plain DNS name.
+  const plain = (v: string): boolean => /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(v);
+  const byHand = [resource, first.name, first.namespace ?? 'x'].every(plain)
+    ? `kubectl patch ${resource} ${first.name}${first.namespace ? ` -n ${first.namespace}` : ''} --type merge -p '{"metadata":{"finalizers":null}}'`
+    : `kubectl patch each of them with --type merge -p '{"metadata":{"finalizers":null}}'`;
   const list = holders.named.map((h) => `${h.namespace ? `${h.namespace}/` : ''}${h.name} (${h.finalizers.join(', ')})`).join(', ');
   const count = `${holders.more ? 'at least ' : ''}${holders.count} ${kind}${holders.count === 1 ? '' : 's'}`;
   return new EnvtestError(
     'CRDTerminating',
     `CRD ${name} is ${since} and cannot be installed again until it is gone: ${count} still ${holders.count === 1 ? 'has' : 'have'} finalizers, which keep ${holders.count === 1 ? 'it' : 'them'} and the CRD: ${list}${holders.count > holders.named.length ? ', ...' : ''}. ` +
       `Run the operator that set them until it has removed them (the CRD still serves ${kind}s while they are deleted), ` +
-      `or remove them by hand: kubectl patch ${resource} ${first.name}${first.namespace ? ` -n ${first.namespace}` : ''} --type merge -p '{"metadata":{"finalizers":null}}'`,
+      `or remove them by hand: ${byHand}`,
   );
 }
 
