@@ -3,8 +3,9 @@
  * kubeloop`, as kubebuilder's `create api` does: the schema-first kind, a
  * controller that reports Ready, a sample, a unit test on the fake API
  * server, and its registration at the `kubeloop:scaffold:*` markers (the
- * kind in src/main.ts's scheme, the controller in src/controllers/index.ts's
- * `setupControllers`, from which `pnpm generate` writes the RBAC role).
+ * kind in src/main.ts's `kinds`, the controller in src/controllers/index.ts's
+ * `setupControllers` with its options, from which `pnpm generate` writes the
+ * RBAC role).
  * Every edit is checked before anything is written, so a project without
  * the markers, or with the kind already there, is left untouched.
  */
@@ -109,7 +110,7 @@ export type ${o.kind} = ObjectOf<typeof ${o.kind}>;
 `;
 }
 
-function controllerFile(o: { kind: string; name: string; namespaced: boolean }): string {
+function controllerFile(o: { kind: string; name: string; namespaced: boolean; sharded: boolean }): string {
   return `/**
  * The ${o.kind} controller: reconciles each ${o.kind} and reports it Ready
  * for the generation it saw. Put what the ${o.kind} should make happen in
@@ -121,20 +122,20 @@ ${use('{ isNotFound, mergeFrom, mutableCopy }', '@kubeloop/client')}
 ${use('{ Result, generationChanged, setStatusCondition }', '@kubeloop/manager')}
 ${use('type { Manager }', '@kubeloop/manager')}
 import { ${o.kind} } from '../apis/index.js';
-
+${o.sharded ? `${use('type { SetupOptions }', './index.js')}\n` : ''}
 /**
- * Registers the ${o.kind} controller with a manager.
+ * Registers the ${o.kind} controller with a manager${o.sharded ? `: only this replica's share of the\n * ${o.kind}s when \`shard\` is given (main.ts passes it with --shard-ring)` : ''}.
  *
  * @example
  * \`\`\`ts
  * setup${o.kind}Controller(manager);
  * \`\`\`
  */
-export function setup${o.kind}Controller(manager: Manager): void {
+export function setup${o.kind}Controller(manager: Manager${o.sharded ? ', { shard }: SetupOptions = {}' : ''}): void {
   manager
     .controller()
     .named('${o.name}')
-    .for(${o.kind}, { predicates: [generationChanged()] })
+    .for(${o.kind}, { predicates: [generationChanged()] })${o.sharded ? '\n    .withOptions(shard ? { shard } : {})' : ''}
     .complete(async (request, ctx) => {
       const key = ${o.namespaced ? '{ namespace: request.namespace!, name: request.name }' : '{ name: request.name }'};
       const obj = await manager.client.get(${o.kind}, key).catch((err: unknown) => {
@@ -236,7 +237,7 @@ export function before(source: string, marker: string, text: string): string {
 function addToList(source: string, marker: string, item: string): string {
   const at = source.indexOf(marker);
   const head = source.slice(0, at).trimEnd();
-  const separator = head.endsWith('(') ? '' : head.endsWith(',') ? ' ' : ', ';
+  const separator = head.endsWith('(') || head.endsWith('[') ? '' : head.endsWith(',') ? ' ' : ', ';
   return `${head}${separator}${item} ${source.slice(at)}`;
 }
 
@@ -294,7 +295,10 @@ export async function createApi(options: CreateApiOptions): Promise<CreateApiRes
   }
   if (new RegExp(`\\b${kind}\\b`).test(apisIndex)) throw new CliError('InvalidInput', `${paths.apisIndex} exports ${kind} already; nothing was written`);
 
-  const o = { group, version, kind, plural, namespaced, file, name };
+  // A project whose setupControllers takes options (main.ts's shard ring) passes them on to the new controller;
+  // one made before that registers it as its other controllers are.
+  const sharded = /export function setupControllers\(manager: Manager, options: SetupOptions\b/.test(controllersIndex);
+  const o = { group, version, kind, plural, namespaced, file, name, sharded };
   const created: [string, string][] = [
     [paths.kind, kindFile(o)],
     [paths.controller, controllerFile(o)],
@@ -304,7 +308,7 @@ export async function createApi(options: CreateApiOptions): Promise<CreateApiRes
   let nextMain = before(main, MARKERS.imports, `import { ${kind} } from './apis/index.js';\n`);
   nextMain = addToList(nextMain, MARKERS.kinds, kind);
   let nextControllers = before(controllersIndex, MARKERS.imports, `import { setup${kind}Controller } from './${file}-controller.js';\n`);
-  nextControllers = before(nextControllers, MARKERS.controllers, `  setup${kind}Controller(manager);\n`);
+  nextControllers = before(nextControllers, MARKERS.controllers, `  setup${kind}Controller(manager${sharded ? ', options' : ''});\n`);
   nextControllers = `${nextControllers.trimEnd()}\n\nexport { setup${kind}Controller } from './${file}-controller.js';\n`;
   const changed: [string, string][] = [
     [paths.main, nextMain],

@@ -9,6 +9,9 @@
  * or changed CRD is installed and the operator restarted, so a kind added by
  * `kubeloop create api` mid-session needs no hand step.
  *
+ * A CRD being deleted (held by objects whose finalizers nobody removes) is
+ * reported once with what holds it and tried again every few seconds.
+ *
  * A project with webhooks (`kubeloop create webhook`) has them served from
  * this machine when the API server can call it, as the example's dev script
  * does: a CA and a serving certificate made for the session in a temp
@@ -76,6 +79,9 @@ export interface DevOptions {
   /** How often the CRD directory and the webhook manifests are checked for changes, in milliseconds. Default: 1000. */
   readonly watchIntervalMs?: number;
 }
+
+/** How often the loop tries again to install CRDs that a CRD being deleted held back. */
+const RETRY_TERMINATING_MS = 5_000;
 
 /** How long a stopping operator gets before SIGKILL: its graceful bound (30 s) and a margin. */
 const STOP_GRACE_MS = 35_000;
@@ -235,6 +241,10 @@ export async function dev(options: DevOptions): Promise<void> {
   let restarts = Promise.resolve();
   let watched = '';
   let toldNoWebhooks = false;
+  /** The last CRDTerminating message, while a CRD being deleted keeps the loop from installing it. */
+  let heldCrd: string | undefined;
+  /** When to try installing the CRDs again (a CRD being deleted held them back). */
+  let retryAt: number | undefined;
   const manifestsFile = async (): Promise<string> => resolve(cwd, (await readConfig(cwd).catch(() => ({ webhooks: undefined }))).webhooks?.outFile ?? 'config/webhook/manifests.yaml');
   const signature = async (): Promise<string> => signatureOf(crdDir, await manifestsFile());
 
@@ -311,8 +321,17 @@ export async function dev(options: DevOptions): Promise<void> {
       }
       try {
         await env.installCRDs([crdDir]);
+        heldCrd = undefined;
       } catch (err) {
-        log(`CRDs in ${crdDir} not installed: ${err instanceof Error ? err.message : String(err)}`);
+        const text = err instanceof Error ? err.message : String(err);
+        if (envtest.isEnvtestError(err) && err.reason === 'CRDTerminating') {
+          // Held by objects whose finalizers nobody removes yet: said once (again when it changes), tried again until it is gone.
+          if (text !== heldCrd) log(`CRDs in ${relative(cwd, crdDir) || crdDir} not installed: ${text}. The loop tries again every ${RETRY_TERMINATING_MS / 1000} s and starts the operator once it is installed`);
+          heldCrd = text;
+          retryAt = Date.now() + RETRY_TERMINATING_MS;
+          return;
+        }
+        log(`CRDs in ${crdDir} not installed: ${text}`);
         return;
       }
     }
@@ -361,6 +380,10 @@ export async function dev(options: DevOptions): Promise<void> {
   let pending: string | undefined;
   const watcher = setInterval(() => {
     void (async () => {
+      if (retryAt !== undefined && Date.now() >= retryAt && lastBuildClean) {
+        retryAt = undefined;
+        restarts = restarts.then(startOperator);
+      }
       const now = await signature();
       if (now === watched) {
         pending = undefined;

@@ -278,7 +278,7 @@ function valuesFile(source: Source, manager: Record<string, unknown>, hasWebhook
     'extraArgs:': '  # More flags for the operator, e.g. ["--no-webhooks"].',
     'extraEnv:': '  # More environment variables (EnvVar objects), e.g. [{ name: LOG_LEVEL, value: debug }].',
     'leaderElection:': '# --leader-elect: one replica at a time runs the controllers (a Lease in the release namespace).',
-    'sharding:': '# --shard-ring and --shard-namespace (the release namespace), POD_NAME, and a Role for the ring\'s member Leases:\n# every replica works on its share of the objects (docs/sharding.md). The operator\'s main must accept those\n# flags (examples/harddisk-operator does); it replaces leader election. ring: default the chart name.',
+    'sharding:': '# --shard-ring and --shard-namespace (the release namespace), POD_NAME, and a Role for the ring\'s member Leases:\n# every replica works on its share of the objects (docs/sharding.md); it replaces leader election. A new\n# project\'s main takes those flags. ring: default the chart name.',
     'crd:': '# The CRDs, installed and upgraded with the release; keep: left in place by helm uninstall (deleting a CRD deletes every object of its kind).',
     'certManager:': `# cert-manager certificates (needs cert-manager): a self-signed Issuer and the metrics${hasWebhooks ? ' and webhook' : ''} certificates, mounted and passed as flags${hasWebhooks ? ';\n# cainjector writes the CA into the webhook configurations. Off: the operator makes and renews its own' : ''}.`,
     'prometheus:': '# A ServiceMonitor (needs the Prometheus Operator\'s CRDs) scraping the metrics Service over HTTPS.',

@@ -50,10 +50,15 @@ describe('kubeloop create api', () => {
     expect(read(dir, 'src/apis/blog-post.ts')).toContain("kind: 'BlogPost',\n  plural: 'blogposts',\n  namespaced: true,");
     const main = read(dir, 'src/main.ts');
     expect(main).toContain("import { BlogPost } from './apis/index.js';\n// kubeloop:scaffold:imports");
-    expect(main).toContain('builtinScheme.extend(Website, BlogPost /* kubeloop:scaffold:kinds */)');
+    expect(main).toContain('const kinds = [Website, BlogPost /* kubeloop:scaffold:kinds */];');
     const controllers = read(dir, 'src/controllers/index.ts');
     expect(controllers).toContain("import { setupBlogPostController } from './blog-post-controller.js';\n// kubeloop:scaffold:imports");
-    expect(controllers).toContain('  setupWebsiteController(manager);\n  setupBlogPostController(manager);\n  // kubeloop:scaffold:controllers');
+    // setupControllers' options (main.ts's shard ring) go on to the new controller, which shards by them.
+    expect(controllers).toContain('  setupWebsiteController(manager, options);\n  setupBlogPostController(manager, options);\n  // kubeloop:scaffold:controllers');
+    const controller = read(dir, 'src/controllers/blog-post-controller.ts');
+    expect(controller).toContain("import type { SetupOptions } from './index.js';");
+    expect(controller).toContain('export function setupBlogPostController(manager: Manager, { shard }: SetupOptions = {}): void {');
+    expect(controller).toContain('.for(BlogPost, { predicates: [generationChanged()] })\n    .withOptions(shard ? { shard } : {})\n');
     expect(read(dir, 'src/apis/index.ts')).toMatch(/export \{ BlogPost \} from '\.\/blog-post\.js';\n$/);
     expect(controllers).toMatch(/export \{ setupBlogPostController \} from '\.\/blog-post-controller\.js';\n$/);
     // create api leaves the role to `pnpm generate`
@@ -72,16 +77,31 @@ describe('kubeloop create api', () => {
   it('after the example kind is deleted, the scheme list gets the new kind alone, and main.ts still parses', async () => {
     const dir = await project();
     // What a user does to drop Website: its import and its place in the scheme.
-    const main = read(dir, 'src/main.ts').replace("import { Website } from './apis/index.js';\n", '').replace('extend(Website /*', 'extend(/*');
+    const main = read(dir, 'src/main.ts').replace("import { Website } from './apis/index.js';\n", '').replace('[Website /*', '[/*');
     writeFileSync(join(dir, 'src/main.ts'), main);
     await createApi({ group: 'demo.example.com', version: 'v1', kind: 'Backup', cwd: dir });
     const after = read(dir, 'src/main.ts');
-    expect(after).toContain('builtinScheme.extend(Backup /* kubeloop:scaffold:kinds */)');
+    expect(after).toContain('const kinds = [Backup /* kubeloop:scaffold:kinds */];');
     const parsed = ts.createSourceFile('main.ts', after, ts.ScriptTarget.Latest) as ts.SourceFile & { parseDiagnostics: readonly ts.Diagnostic[] };
     expect(parsed.parseDiagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))).toEqual([]);
     // A second kind goes after it with a comma.
     await createApi({ group: 'demo.example.com', version: 'v1', kind: 'Restore', cwd: dir });
-    expect(read(dir, 'src/main.ts')).toContain('builtinScheme.extend(Backup, Restore /* kubeloop:scaffold:kinds */)');
+    expect(read(dir, 'src/main.ts')).toContain('const kinds = [Backup, Restore /* kubeloop:scaffold:kinds */];');
+  });
+
+  it('in a project made before setupControllers took options, registers the controller as the others are', async () => {
+    const dir = await project();
+    // A project from an earlier create-kubeloop: the scheme in createManager, setupControllers(manager).
+    writeFileSync(join(dir, 'src/main.ts'), read(dir, 'src/main.ts').replace('const kinds = [Website /* kubeloop:scaffold:kinds */];\n', '').replace('builtinScheme.extend(...kinds)', 'builtinScheme.extend(Website /* kubeloop:scaffold:kinds */)'));
+    const old = read(dir, 'src/controllers/index.ts').replace('setupControllers(manager: Manager, options: SetupOptions = {}): void {\n  setupWebsiteController(manager, options);', 'setupControllers(manager: Manager): void {\n  setupWebsiteController(manager);');
+    expect(old).toContain('setupControllers(manager: Manager): void {');
+    writeFileSync(join(dir, 'src/controllers/index.ts'), old);
+    await createApi({ group: 'demo.example.com', version: 'v1', kind: 'Backup', cwd: dir });
+    expect(read(dir, 'src/main.ts')).toContain('builtinScheme.extend(Website, Backup /* kubeloop:scaffold:kinds */)');
+    expect(read(dir, 'src/controllers/index.ts')).toContain('  setupWebsiteController(manager);\n  setupBackupController(manager);\n');
+    const controller = read(dir, 'src/controllers/backup-controller.ts');
+    expect(controller).toContain('export function setupBackupController(manager: Manager): void {');
+    expect(controller).not.toContain('SetupOptions');
   });
 
   it('--dry-run writes nothing; a cluster-scoped kind is read by name only', async () => {

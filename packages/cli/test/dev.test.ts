@@ -8,6 +8,7 @@
  * when the loop stops), or, with `--no-webhooks` or `webhooks: false`, none
  * installed. (dev-webhooks.test.ts walks a scaffolded project.)
  */
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
@@ -85,6 +86,66 @@ describe('kubeloop dev', () => {
     }
     expect(output).toContain('{"stopped":"two"}');
     expect(logs.at(-1)).toBe('stopped');
+  }, 6 * 60_000);
+
+  it('names the objects holding a CRD being deleted (what `pnpm run undeploy` leaves) at once, and starts the operator once they are freed', async () => {
+    // A CRD that `undeploy` deleted while its objects had finalizers and no operator ran to remove them.
+    const held = await mkdtemp(join(tmpdir(), 'kubeloop-dev-held-'));
+    const heldGroup = `${uniqueName('held')}.cli.kubeloop.dev`;
+    const resource = `doohickeys.${heldGroup}`;
+    await mkdir(join(held, 'src'));
+    await mkdir(join(held, 'config', 'crd'), { recursive: true });
+    await writeFile(join(held, 'package.json'), JSON.stringify({ name: 'dev-held', type: 'module' }));
+    await writeFile(join(held, 'tsconfig.json'), JSON.stringify({ compilerOptions: { outDir: 'dist', rootDir: 'src', module: 'nodenext', target: 'es2022', strict: true, types: [] }, include: ['src'] }));
+    await writeFile(join(held, 'src', 'main.ts'), main('held'));
+    const [crd] = generateCRDs([defineKind({ group: heldGroup, version: 'v1', kind: 'Doohickey', plural: 'doohickeys', namespaced: true, schema: { spec: Type.Object({}) } })]);
+    await writeFile(join(held, 'config', 'crd', `${resource}.yaml`), stringify(crd));
+    await writeFile(join(held, 'config', 'crd', 'kustomization.yaml'), `resources:\n  - ${resource}.yaml\n`);
+    expect((await kubectl(['apply', '--server-side', '-k', join(held, 'config', 'crd')])).code).toBe(0);
+    expect((await kubectl(['wait', '--for=condition=Established', `crd/${resource}`, '--timeout=60s'])).code).toBe(0);
+    const object = { apiVersion: `${heldGroup}/v1`, kind: 'Doohickey', metadata: { name: 'kept', namespace: 'default', finalizers: [`${heldGroup}/cleanup`] }, spec: {} };
+    expect((await kubectl(['apply', '--server-side', '-f', '-'], { stdin: JSON.stringify(object) })).code).toBe(0);
+    expect((await kubectl(['delete', '--wait=false', '-k', join(held, 'config', 'crd')])).code).toBe(0);
+
+    let output = '';
+    const logs: string[] = [];
+    const controller = new AbortController();
+    const loop = dev({ cwd: held, kubeconfig: testKubeconfigPath(), tsc, signal: controller.signal, log: (l) => logs.push(l), operatorOutput: (t) => (output += t) });
+    const until = async (what: string, ok: () => boolean): Promise<void> => {
+      const deadline = Date.now() + 180_000;
+      while (!ok()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; operator output:\n${output}\nloop:\n${logs.join('\n')}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const patch = `kubectl patch ${resource} kept -n default --type merge -p '{"metadata":{"finalizers":null}}'`;
+    try {
+      await until('the report of the CRD being deleted', () => logs.some((l) => l.includes('is being deleted')));
+      const report = logs.find((l) => l.includes('is being deleted'))!;
+      expect(report).toMatch(new RegExp(`^CRDs in config/crd not installed: CRD ${resource.replaceAll('.', '\\.')} is being deleted \\(Terminating since [^)]+\\) and cannot be installed again until it is gone: 1 Doohickey still has finalizers, which keep it and the CRD: default/kept \\(${heldGroup.replaceAll('.', '\\.')}/cleanup\\)\\. `));
+      expect(report).toContain(`remove them by hand: ${patch}. The loop tries again every 5 s and starts the operator once it is installed`);
+      expect(logs.join('\n')).not.toContain('not ready within');
+      expect(output).not.toContain('"version":"held"');
+      // Told once, though the loop keeps trying.
+      await new Promise((r) => setTimeout(r, 12_000));
+      expect(logs.filter((l) => l.includes('is being deleted'))).toHaveLength(1);
+
+      // The command the report gives, as written: the CRD goes, the loop installs it anew and starts the operator.
+      const freed = await new Promise<number | null>((resolve, reject) => {
+        const child = spawn('sh', ['-c', patch], { env: { ...process.env, KUBECONFIG: testKubeconfigPath() }, stdio: 'ignore' });
+        child.once('error', reject);
+        child.once('close', resolve);
+      });
+      expect(freed).toBe(0);
+      await until('the operator started', () => output.includes('"version":"held"'));
+      const installed = JSON.parse((await kubectl(['get', 'crd', resource, '-o', 'json'])).stdout) as { metadata: { deletionTimestamp?: string } };
+      expect(installed.metadata.deletionTimestamp).toBeUndefined();
+    } finally {
+      controller.abort();
+      await loop;
+      await kubectl(['delete', '--ignore-not-found', 'crd', resource]);
+      await rm(held, { recursive: true, force: true });
+    }
   }, 6 * 60_000);
 
   describe('with webhooks', () => {

@@ -20,6 +20,11 @@ export type EnvtestErrorReason =
   | 'InvalidOptions'
   /** A CRD could not be created, updated, or did not become established. */
   | 'CRDInstallFailed'
+  /**
+   * A CRD to install is being deleted (Terminating) and objects of its kind
+   * hold it with their finalizers: the message names them and what to do.
+   */
+  | 'CRDTerminating'
   /** The environment is in the wrong state for the call (for example, not started). */
   | 'InvalidState';
 

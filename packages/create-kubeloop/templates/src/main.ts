@@ -6,6 +6,7 @@
  *                         [--metrics-bind-address 127.0.0.1:8443] [--health-probe-bind-address 127.0.0.1:8081]
  *                         [--no-metrics-secure] [--metrics-cert-dir DIR]
  *                         [--webhook-port 9443] [--webhook-cert-dir DIR] [--no-webhooks]
+ *                         [--shard-ring NAME [--shard-namespace NS]]
  *
  * dist/operator.js is this file compiled (dist/main.js) and bundled into one module with all it
  * imports by `pnpm build` (rolldown.config.mjs); `pnpm run dev` runs dist/main.js itself.
@@ -26,6 +27,14 @@
  * configurations of config/webhook/manifests.yaml. --no-webhooks serves none.
  * With no webhook registered, no webhook server starts.
  *
+ * Sharded (--shard-ring NAME, what the Helm chart passes with sharding.enable):
+ * every replica is a member of the shard ring NAME (a Lease per member in
+ * --shard-namespace, default the pod's namespace; named for $POD_NAME) and
+ * reconciles, lists, watches and caches only its share of the objects; the
+ * member holding the ring's leader bucket does the leader-only work. It
+ * replaces --leader-elect. A replica that dies has its share taken over once
+ * its Lease expires (15 s). See kubeloop's docs/sharding.md.
+ *
  * The cluster comes from --kubeconfig, else KUBECONFIG, else the in-cluster
  * service account, else ~/.kube/config. Logs are pretty and coloured on a
  * terminal and JSON lines otherwise (LOG_LEVEL sets the level). In a pod, bind
@@ -34,9 +43,10 @@
  */
 import 'reflect-metadata';
 import { join } from 'node:path';
-import { isClientError, loadKubeConfig } from '@kubeloop/client';
-import { createLogger, createManager, isManagerError, signalHandler } from '@kubeloop/manager';
-import { builtinScheme } from '@kubeloop/scheme';
+import { createClient, isClientError, loadKubeConfig } from '@kubeloop/client';
+import { createShardRing, isLeaderElectionError } from '@kubeloop/leaderelection';
+import { createLogger, createManager, isManagerError, ringLeadership, ringShardFilter, signalHandler } from '@kubeloop/manager';
+import { builtinScheme, ConfigMap } from '@kubeloop/scheme';
 import { managedCertificates, watchCertificateFiles } from '@kubeloop/webhook';
 import type { CertificateSource } from '@kubeloop/webhook';
 import { Website } from './apis/index.js';
@@ -47,8 +57,11 @@ import { setupControllers } from './controllers/index.js';
 // lazy getters and loads parts of Node an operator never uses (about 1 MiB of RSS).
 const { parseArgs } = process.getBuiltinModule('node:util');
 
+/** The project's kinds: in the scheme, and sharded with --shard-ring. */
+const kinds = [Website /* kubeloop:scaffold:kinds */];
+
 /**
- * A configuration mistake (an unknown flag, a kubeconfig that cannot be read, a bad bind address):
+ * A configuration mistake (an unknown flag, a kubeconfig that cannot be read, a bad bind address, a bad ring name):
  * one line on stderr saying what to fix, exit status 2, no stack trace. Anything else is thrown on.
  */
 function configured<T>(step: () => T): T {
@@ -56,7 +69,11 @@ function configured<T>(step: () => T): T {
     return step();
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    const mistake = isClientError(err) ? err.reason === 'InvalidConfig' : isManagerError(err) ? err.reason === 'InvalidOptions' : typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
+    const mistake = isClientError(err)
+      ? err.reason === 'InvalidConfig'
+      : isManagerError(err) || isLeaderElectionError(err)
+        ? err.reason === 'InvalidOptions'
+        : typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
     if (!mistake) throw err;
     process.stderr.write(`{{name}}: ${(err as Error).message}\n`);
     process.exit(2);
@@ -78,6 +95,8 @@ const { values } = configured(() => parseArgs({
     webhooks: { type: 'boolean', default: true },
     'webhook-port': { type: 'string', default: '9443' },
     'webhook-cert-dir': { type: 'string' },
+    'shard-ring': { type: 'string' },
+    'shard-namespace': { type: 'string' },
   },
   allowNegative: true,
 }));
@@ -95,6 +114,20 @@ if (values['leader-elect'] && !leaderElectionNamespace) {
   log.error('--leader-elect outside a cluster needs --leader-election-namespace: the namespace of the Lease (the generated role allows {{name}}-system)');
   process.exit(2); // the logger writes synchronously: the line is out
 }
+// Sharded (--shard-ring): the ring's member Leases live beside the leader-election Lease; the ring has a
+// client of its own, so its renewals never wait behind the manager's requests.
+const ringName = values['shard-ring'];
+const shardNamespace = values['shard-namespace'] ?? leaderElectionNamespace;
+if (ringName !== undefined && (values['leader-elect'] || !shardNamespace)) {
+  log.error(values['leader-elect'] ? '--shard-ring replaces --leader-elect (the member holding the ring\'s leader bucket does the leader-only work): drop --leader-elect' : '--shard-ring outside a cluster needs --shard-namespace: the namespace of the ring\'s Leases');
+  process.exit(2);
+}
+const ring = ringName === undefined ? undefined : configured(() => createShardRing({
+  client: createClient({ kubeConfig }),
+  name: ringName,
+  namespace: shardNamespace!,
+  ...(process.env['POD_NAME'] ? { identity: process.env['POD_NAME'] } : {}), // the pod's name; default: host name and a random suffix
+}));
 const webhookPort = Number(values['webhook-port']);
 if (!Number.isInteger(webhookPort) || webhookPort < 1 || webhookPort > 65535) {
   process.stderr.write(`{{name}}: --webhook-port must be a port number (1-65535), not ${values['webhook-port']}\n`);
@@ -121,7 +154,7 @@ const webhookCertificates: CertificateSource = {
 };
 const manager = configured(() => createManager({
   kubeConfig,
-  scheme: builtinScheme.extend(Website /* kubeloop:scaffold:kinds */),
+  scheme: builtinScheme.extend(...kinds),
   fieldOwner: '{{name}}',
   logger: log,
   metricsBindAddress: values['metrics-bind-address'],
@@ -129,15 +162,29 @@ const manager = configured(() => createManager({
   healthProbeBindAddress: values['health-probe-bind-address'],
   ...(values['leader-elect'] && leaderElectionNamespace ? { leaderElection: { name: '{{name}}-leader', namespace: leaderElectionNamespace, releaseOnCancel: true } } : {}),
   ...(values.webhooks ? { webhook: { port: webhookPort, certificates: webhookCertificates } } : {}),
+  // Sharded: this replica's share of the project's kinds (by uid; the API server filters where it has the
+  // ShardedListAndWatch gate, the cache otherwise), and of the ConfigMaps they own (by their owner's uid).
+  // A controller that reads ConfigMaps it does not own needs the ConfigMap line taken out.
+  ...(ring
+    ? {
+        leadership: ringLeadership(ring),
+        cache: {
+          byKind: [
+            ...kinds.map((kind) => ({ kind, options: { shard: ringShardFilter(ring) } })),
+            { kind: ConfigMap, options: { shard: ringShardFilter(ring, 'controller-owner') } },
+          ],
+        },
+      }
+    : {}),
 }));
-setupControllers(manager);
+setupControllers(manager, { shard: ring ? { ring } : undefined });
 // kubeloop:scaffold:webhooks (`kubeloop create webhook` registers the webhooks above this line)
 if (manager.registeredWebhooks().length > 0 && !webhookCertDir && !podNamespace) {
   log.error('webhooks outside a cluster need --webhook-cert-dir: `pnpm run dev` serves them on a control plane on this machine (it makes the certificate and points the webhook configurations at this process); or run with --no-webhooks');
   process.exit(2);
 }
 
-log.info({ server: kubeConfig.server, source: kubeConfig.source, leaderElect: values['leader-elect'] }, 'starting {{name}}');
+log.info({ server: kubeConfig.server, source: kubeConfig.source, leaderElect: values['leader-elect'], ...(ring ? { shardRing: ring.name, identity: ring.identity } : {}) }, 'starting {{name}}');
 try {
   await manager.start(stop);
   log.info('stopped');

@@ -14,6 +14,7 @@ import { isNotFound, mergeFrom, mutableCopy } from '@kubeloop/client';
 import { Result, TOKENS, createOrUpdate, finalize, generationChanged, setControllerReference, setStatusCondition } from '@kubeloop/manager';
 import type { EventRecorder, EventRecorderProvider, Manager, ReconcileContext, ReconcileResult, Reconciler, Request } from '@kubeloop/manager';
 import { WEBSITE_FINALIZER, Website } from '../apis/index.js';
+import type { SetupOptions } from './index.js';
 
 /** The ConfigMap a Website owns. */
 export function configMapNameOf(website: string): string {
@@ -94,8 +95,8 @@ function page(title: string, content: string): string {
 /**
  * Registers the Website controller with a manager: what it watches (Websites
  * whose generation changed, and the ConfigMaps it owns), what it writes
- * (for `kubeloop generate rbac`), and the DI tokens of its constructor's
- * parameters, in order.
+ * (for `kubeloop generate rbac`), the DI tokens of its constructor's
+ * parameters, in order, and its shard when sharded.
  *
  * @example
  * ```ts
@@ -104,7 +105,7 @@ function page(title: string, content: string): string {
  * await manager.start(signalHandler());
  * ```
  */
-export function setupWebsiteController(manager: Manager): void {
+export function setupWebsiteController(manager: Manager, { shard }: SetupOptions = {}): void {
   manager.register(WebsiteReconciler, {
     name: 'website',
     for: Website,
@@ -115,5 +116,6 @@ export function setupWebsiteController(manager: Manager): void {
       { resource: ConfigMap, verbs: ['create', 'update', 'patch'] }, // createOrUpdate
     ],
     inject: [TOKENS.Client, TOKENS.EventRecorderProvider],
+    ...(shard ? { options: { shard } } : {}),
   });
 }
