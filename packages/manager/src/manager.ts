@@ -54,6 +54,7 @@ import { addedPermissions } from './rbac/extra.js';
 import { requiredPermissions } from './rbac/permissions.js';
 import type { PermissionRequirement } from './rbac/permissions.js';
 import { resolveTracing } from './tracing/config.js';
+import { Profiler } from './server/profiles.js';
 import type { TracingConfig } from './tracing/config.js';
 import { startTracing } from './tracing/tracing.js';
 import { traced } from '@kubeloop/client/internal';
@@ -378,6 +379,10 @@ class KubeManager implements Manager {
         this.metricsAuthorizer = createTokenAuthorizer({ log: this.logger.child({ component: 'metrics' }), ...tuning, client: this.apiReader });
       }
     }
+    if (options.profiling && (!this.metricsAuthorizer || !serves(options.metricsBindAddress))) {
+      throw new ManagerError('InvalidOptions', 'profiling is served by the metrics server behind its authentication and authorization: set metricsBindAddress and secureMetrics (with authorization on), or drop profiling');
+    }
+    if (options.profiling) new Profiler(options.profiling === true ? {} : options.profiling); // its options checked now, not at start
     if (options.webhook) {
       const server = createWebhookServer({
         ...options.webhook,

@@ -10,6 +10,7 @@ import type { CertificateSource, TokenAuthorizerOptions, WebhookServerOptions } 
 import type { Cluster, ClusterOptions } from './cluster.js';
 import type { LeadershipGate } from './leadership.js';
 import type { TracingOptions } from './tracing/config.js';
+import type { ProfilingOptions } from './server/profiles.js';
 
 /** Leader-election settings; see `createLeaderElector` for each timing's meaning. */
 export interface LeaderElectionConfig {
@@ -196,6 +197,24 @@ export interface ManagerOptions
    * ```
    */
   readonly tracing?: boolean | TracingOptions;
+  /**
+   * Profiles on demand from the metrics server, behind its authentication
+   * and authorization (so `secureMetrics` with authorization is required):
+   * `GET /debug/profile/cpu?seconds=30` (a `.cpuprofile` for Chrome DevTools
+   * or speedscope), `/debug/profile/heap` (a `.heapsnapshot`; the process
+   * stops while V8 writes it), `/debug/profile/heap-sampling?seconds=30` (a
+   * `.heapprofile`). The caller's token needs `get` on the path as a
+   * non-resource URL (`nonResourceURLs: ['/debug/profile/*']`). One profile
+   * at a time (409 while one is taken); `seconds` at most
+   * `maxDurationMs`. `kubeloop profile <url> --cpu 30s -o x.cpuprofile`
+   * fetches one. Default: off (404).
+   *
+   * @example
+   * ```ts
+   * createManager({ metricsBindAddress: ':8443', secureMetrics: {}, profiling: true });
+   * ```
+   */
+  readonly profiling?: boolean | ProfilingOptions;
 }
 
 /** Whether a bind address asks for a server: `"0"` and `""` turn it off, as controller-runtime's `"0"`. */

@@ -9,6 +9,7 @@
  * for a bearer token allowed to `get` the path (TokenReview and
  * SubjectAccessReview), as controller-runtime's secure metrics do.
  */
+import type { Profiler } from './profiles.js';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Server as HttpsServer } from 'node:https';
@@ -87,6 +88,8 @@ export interface ServerOptions {
    * answer, with the reason as its body. Default: every request is served.
    */
   readonly authorize?: (request: { readonly authorization?: string | undefined; readonly path: string; readonly verb: string }) => Promise<{ readonly status: number; readonly reason: string }>;
+  /** Serve the profile endpoints (`/debug/profile/...`) on the metrics server, after `authorize`. Default: none (404). */
+  readonly profiler?: Profiler;
 }
 
 /** A running server. */
@@ -498,6 +501,10 @@ export async function startMetricsServer(address: string, registry: Registry, op
       }
     }
     if (!readOnly(req, res)) return;
+    if (options.profiler) {
+      const path = `/${target.segments.join('/')}`;
+      if (options.profiler.serves(path)) return options.profiler.handle(path, target.query, req, res);
+    }
     if (target.segments.length !== 1 || target.segments[0] !== 'metrics') return answer(res, 404, 'not found\n');
     let text: string;
     try {

@@ -12,6 +12,7 @@ import { serves } from '../options.js';
 import type { ManagerOptions } from '../options.js';
 import type { Probes } from '../readiness.js';
 import { startHealthServer, startMetricsServer } from './http-servers.js';
+import { Profiler } from './profiles.js';
 
 /** The servers that listen, their URLs, and how to close them. */
 export interface ManagerServers {
@@ -27,7 +28,7 @@ export interface ManagerServers {
  * @throws {@link ManagerError} `InvalidOptions` when one cannot listen (the others are closed first).
  */
 export async function startManagerServers(
-  options: Pick<ManagerOptions, 'healthProbeBindAddress' | 'metricsBindAddress' | 'secureMetrics'>,
+  options: Pick<ManagerOptions, 'healthProbeBindAddress' | 'metricsBindAddress' | 'secureMetrics' | 'profiling'>,
   deps: { readonly probes: Probes; readonly registry: Registry; readonly authorizer: TokenAuthorizer | undefined; readonly log: Logger; readonly signal: AbortSignal },
 ): Promise<ManagerServers> {
   const { log } = deps;
@@ -50,6 +51,7 @@ export async function startManagerServers(
       const s = await startMetricsServer(options.metricsBindAddress, deps.registry, {
         onError: (err) => log.error({ err }, 'metrics server error'),
         ...(secure ? { tls: { certificates: secure.certificates ?? selfSignedCertificate(), ...(secure.minTlsVersion ? { minVersion: secure.minTlsVersion } : {}) } } : {}),
+        ...(options.profiling ? { profiler: new Profiler(options.profiling === true ? {} : options.profiling) } : {}),
         ...(authorizer ? { authorize: (request: { authorization?: string | undefined; path: string; verb: string }) => authorizer.authorize(request, deps.signal) } : {}),
       });
       metricsUrl = s.url;
