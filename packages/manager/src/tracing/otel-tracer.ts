@@ -15,7 +15,6 @@ import { detectResources, envDetector, resourceFromAttributes } from '@opentelem
 import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { Sampler } from '@opentelemetry/sdk-trace';
 import type { KubeloopTracer, InSpanOptions, RequestSpan, SpanAttributes, SpanHandle, TracedRequest } from '@kubeloop/client/internal';
-import { describeError } from '../errors.js';
 import type { TracingConfig } from './config.js';
 
 const SCOPE = '@kubeloop/manager';
@@ -82,6 +81,20 @@ export function describeRequest(method: string, path: string, watch: boolean): {
   if (name !== undefined) out['k8s.object.name'] = name;
   if (subresource !== undefined) out['k8s.subresource'] = subresource;
   return { name: `${verb} ${resource ?? ''}${subresource === undefined ? '' : `/${subresource}`}`.trim(), attributes: out };
+}
+
+/**
+ * A one-line description of a thrown value. (Not the manager's describeError: this module is
+ * loaded apart, and a bundler would split what it shares with the rest into a chunk of its own.)
+ */
+function describeError(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (typeof err === 'string') return err;
+  try {
+    return JSON.stringify(err) ?? String(err);
+  } catch {
+    return 'unknown error';
+  }
 }
 
 /** Mark `span` failed with `error`: status ERROR with its message, and an exception event. */
