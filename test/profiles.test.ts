@@ -6,9 +6,13 @@
  * kubeloop's reconcile functions; a heap snapshot of a process holding
  * 1,000 objects of a class parses and counts them; a sampling heap profile
  * parses; one profile at a time (409); bounds refused (400); and `kubeloop
- * profile` writes the same files a user opens in Chrome DevTools.
+ * profile` writes the same files a user opens in Chrome DevTools, the
+ * commands of docs/tracing.md run exactly as written through the built bin.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +23,7 @@ import { createLogger, createManager, isManagerError } from '@kubeloop/manager';
 import type { Manager } from '@kubeloop/manager';
 import { ConfigMap } from '@kubeloop/scheme';
 import { runCli } from '../packages/cli/src/cli.js';
+import { documentedCommands } from './support/doc-commands.js';
 import { testKubeConfig, uniqueName } from './support/env.js';
 
 let admin: Client;
@@ -214,4 +219,38 @@ describe('profiles from a running manager', () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it('runs the commands docs/tracing.md shows, exactly as written, through the built bin, against a manager serving profiles on 127.0.0.1:8443', async () => {
+    const root = join(import.meta.dirname, '..');
+    const commands = documentedCommands(root).filter((c) => c.file === 'docs/tracing.md').map((c) => c.text);
+    expect(commands).toHaveLength(2);
+    const bin = join(root, 'packages', 'cli', 'dist', 'bin.js');
+    expect(existsSync(bin), 'build first (pnpm build)').toBe(true);
+    const dir = await mkdtemp(join(tmpdir(), 'kubeloop-profile-doc-'));
+    // `kubeloop` on PATH is the built bin, as a global install or `pnpm exec` would have it.
+    await writeFile(join(dir, 'kubeloop'), `#!/bin/sh\nexec "${process.execPath}" "${bin}" "$@"\n`);
+    await chmod(join(dir, 'kubeloop'), 0o755);
+    await writeFile(join(dir, 'token'), profilerToken);
+    const documented = createManager({ kubeConfig: testKubeConfig(), namespaces: [ns], logger: createLogger({ level: 'silent' }), metricsBindAddress: '127.0.0.1:8443', secureMetrics: {}, profiling: true });
+    const ac = new AbortController();
+    const running = documented.start(ac.signal);
+    running.catch(() => undefined);
+    try {
+      const deadline = Date.now() + 30_000;
+      while (documented.metricsUrl === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(documented.metricsUrl).toBe('https://127.0.0.1:8443');
+      for (const text of commands) {
+        const { stdout } = await promisify(execFile)('sh', ['-c', text], { cwd: dir, env: { ...process.env, PATH: `${dir}:${process.env['PATH'] ?? ''}` } });
+        expect(stdout).toMatch(/^wrote .*harddisk\.(cpuprofile|heapsnapshot) \(\d+ bytes\)\n$/);
+      }
+      const cpu = JSON.parse(await readFile(join(dir, 'harddisk.cpuprofile'), 'utf8')) as CpuProfile;
+      expect(cpu.endTime - cpu.startTime).toBeGreaterThanOrEqual(9_000_000); // 10 s, in µs
+      const heap = JSON.parse(await readFile(join(dir, 'harddisk.heapsnapshot'), 'utf8')) as { snapshot: { node_count: number } };
+      expect(heap.snapshot.node_count).toBeGreaterThan(1000);
+    } finally {
+      ac.abort();
+      await running.catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
