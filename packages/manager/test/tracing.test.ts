@@ -81,7 +81,7 @@ describe('spans in a real Jaeger', () => {
     manager.addController({ name: 'tracing-cm', for: ConfigMap }, async (req, ctx) => {
       // A live read of a missing Secret (a 404), then a write, then a read of what was written.
       try {
-        await manager.client.get(Secret, { namespace: req.namespace, name: `${req.name}-secret` });
+        await manager.client.get(Secret, { namespace: req.namespace ?? ns, name: `${req.name}-secret` });
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
