@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isNotFound, mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { ConfigMap, Secret } from '@kubeloop/scheme';
-import { createLogger, isManagerError } from '../src/index.js';
+import { createShardRing } from '@kubeloop/leaderelection';
+import { createLogger, isManagerError, ringLeadership } from '../src/index.js';
 import { resolveTracing } from '../src/tracing/config.js';
 import { uniqueName } from '../../../test/support/env.js';
 import { parentOf, startJaeger, tag } from '../../../test/support/jaeger.js';
@@ -129,6 +130,32 @@ describe('spans in a real Jaeger', () => {
     const ryw = children.find((s) => s.operationName === 'read-your-writes get ConfigMap');
     expect(ryw).toBeDefined();
     expect(['cache', 'live', 'written']).toContain(tag(ryw!, 'kubeloop.read.source'));
+  });
+
+  it('a shard ring member taking its buckets and the leadership they carry: each change a trace of its own', async () => {
+    const service = uniqueName('tracing-ring');
+    const ringName = uniqueName('ring');
+    const ring = createShardRing({ client, namespace: ns, name: ringName, identity: 'member-0', buckets: 4 });
+    const manager = testManager(ns, { leadership: ringLeadership(ring), tracing: { endpoint: jaeger.otlpHttpTraces, serviceName: service, exportDelayMs: 100 } });
+    const running = run(manager);
+    try {
+      await eventually(() => manager.isLeader(), (l) => l, 'member-0 to lead (it holds every bucket, the leader bucket among them)', 60_000);
+    } finally {
+      await running.stop(); // stops the buckets: a second change
+    }
+    const spans = (await eventually(() => jaeger.traces(service), (ts) => ts.flatMap((t) => t.spans).filter((s) => s.operationName === 'shard ring change').length >= 2 && ts.some((t) => t.spans.some((s) => s.operationName === 'leadership started')), 'the ring changes and the leadership in Jaeger', 60_000)).flatMap((t) => t.spans);
+    const changes = spans.filter((s) => s.operationName === 'shard ring change');
+    for (const change of changes) {
+      expect(parentOf(change)).toBeUndefined();
+      expect(tag(change, 'kubeloop.ring')).toBe(ringName);
+      expect(tag(change, 'kubeloop.ring.member')).toBe('member-0');
+    }
+    // Jaeger shows a string-array attribute as its JSON.
+    expect(changes.map((s) => JSON.parse(tag(s, 'kubeloop.ring.started') as string) as string[]).some((b) => b.length === 4)).toBe(true);
+    expect(changes.map((s) => JSON.parse(tag(s, 'kubeloop.ring.stopped') as string) as string[]).some((b) => b.length === 4)).toBe(true);
+    const leading = spans.find((s) => s.operationName === 'leadership started')!;
+    expect(parentOf(leading)).toBeUndefined();
+    expect(String(tag(leading, 'kubeloop.leadership'))).toContain(ringName);
   });
 
   it('a reconcile that fails is marked failed, with the error and the retry count', async () => {
