@@ -137,6 +137,10 @@ export const NOT_IN_WALKTHROUGH: Readonly<Record<string, RunElsewhere | NotHere>
     elsewhere: 'scripts/test.sh (CI) runs the same file at its CI size (120 disks, 3 s leases); the full size (3,000 disks) is an on-demand run of several minutes, whose figures the session notes give',
   },
   'kubeloop shards --ring harddisk-operator -n harddisk-system': { elsewhere: 'packages/cli/test/shards.test.ts runs it exactly as written (sh -c, with `kubeloop` on PATH the built bin and KUBECONFIG the test plane) while a ring of that name runs' },
+  'kubeloop profile https://127.0.0.1:8443 --cpu 10s -o harddisk.cpuprofile --token-file token --insecure-skip-tls-verify': {
+    elsewhere: 'test/profiles.test.ts runs docs/tracing.md\'s commands exactly as written (sh -c, `kubeloop` on PATH the built bin, in a directory holding `token`) against a manager serving profiles on 127.0.0.1:8443',
+  },
+  'kubeloop profile https://127.0.0.1:8443 --heap -o harddisk.heapsnapshot --token-file token --insecure-skip-tls-verify': { elsewhere: 'test/profiles.test.ts (as above)' },
   'kubeloop generate helm': { elsewhere: 'packages/cli/test/helm.test.ts runs docs/helm.md\'s commands exactly as written, in order (sh -c in a new website-operator project with webhooks, `kubeloop` the built bin and `helm` the real helm v4 on PATH, KUBECONFIG a control plane of its own)' },
   'helm lint dist/chart': { elsewhere: 'packages/cli/test/helm.test.ts (as above)' },
   'kubectl create namespace website-operator-system': { elsewhere: 'packages/cli/test/helm.test.ts (as above)' },

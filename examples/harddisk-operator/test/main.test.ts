@@ -170,6 +170,8 @@ describe('harddisk-operator main', () => {
     expect(loaded).toContain('node-internal:https');
     expect(loaded.filter((line) => line.includes('undici'))).toEqual([]);
     expect(lazyBuiltinParts(loaded)).toEqual([]);
+    // Tracing is off (no OTEL_* variable asks for it): no OpenTelemetry module, nor kubeloop's tracer, is loaded (docs/tracing.md, Cost).
+    expect(loaded.filter((url) => /opentelemetry|otel-tracer/i.test(url))).toEqual([]);
     // The CRD went in through kubeloop's client: server-side apply, through this proxy.
     expect(proxy.count((r) => r.method === 'PATCH' && r.path === '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/harddisks.crd-demo.io')).toBe(1);
     // Discovery, the CRD installed already (as on every restart): the group lists once each (aggregated:
@@ -203,6 +205,8 @@ describe('harddisk-operator main', () => {
     expect(files.filter((url) => url.includes('@kubernetes/client-node') || url.includes('/envtest/'))).toEqual([]);
     expect(loaded.filter((line) => line.includes('undici'))).toEqual([]);
     expect(lazyBuiltinParts(loaded)).toEqual([]);
+    // Tracing off: the tracer's chunk (the OpenTelemetry SDK) is never loaded (docs/tracing.md, Cost).
+    expect(loaded.filter((url) => /opentelemetry|otel-tracer/i.test(url))).toEqual([]);
     // V8 keeps the script's source on the heap: ASCII only (one byte a character; one character past
     // Latin-1 makes it two) and without the packages' TSDoc (rolldown.config.mjs), 0.7 MB held, not 2.1.
     const source = await readFile(bundle, 'utf8');

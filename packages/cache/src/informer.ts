@@ -15,7 +15,7 @@
 // (about 10 MiB of RSS an operator would never use; `pnpm bench:import-cost`).
 // eslint-disable-next-line no-restricted-imports -- rxjs 7 exports ./internal/* on purpose; see above
 import { Observable } from 'rxjs/internal/Observable';
-import { compareResourceVersions } from '@kubeloop/client/internal';
+import { compareResourceVersions, untraced } from '@kubeloop/client/internal';
 import type { KubeObject } from '@kubeloop/scheme';
 import { CacheError, isCacheError } from './errors.js';
 import { sleep as delay } from '@kubeloop/workqueue';
@@ -372,8 +372,11 @@ export class Informer<T extends KubeObject> {
   start(): void {
     if (this.started || this.stopped) return;
     this.started = true;
-    if (this.resolveSources) void this.resolve(this.resolveSources);
-    else this.runReflectors();
+    // The lists and watches run for good: they join no trace of whatever read first (a reconcile).
+    untraced(() => {
+      if (this.resolveSources) void this.resolve(this.resolveSources);
+      else this.runReflectors();
+    });
     for (const h of this.handlers) h.scheduleResync();
   }
 

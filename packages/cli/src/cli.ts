@@ -1,7 +1,7 @@
 /**
  * The `kubeloop` command line: a table of commands (`generate crds`,
  * `generate types`, `generate rbac`, `generate webhooks`, `generate helm`, `create api`, `create webhook`, `deploy`, `dev`,
- * `shards`, `inspect`), each with its flags,
+ * `shards`, `inspect`, `profile`), each with its flags,
  * parsed with node:util's parseArgs. A new command is one more entry in the
  * table.
  */
@@ -22,6 +22,9 @@ import { generateWebhooks } from './generate-webhooks.js';
 import { createWebhook } from './create-webhook.js';
 import { describeShards, renderShards } from './shards.js';
 import { fetchInspection, renderInspection } from './inspect.js';
+import { fetchProfile, parseSeconds, PROFILE_SUFFIX, tokenFrom } from './profile.js';
+import type { ProfileKind } from './profile.js';
+import { readFile } from 'node:fs/promises';
 
 /** Where a command writes: lines for the user (stdout) and diagnostics (stderr). */
 export interface CliIO {
@@ -463,7 +466,58 @@ const inspectCommand: Command = {
 };
 
 /** Every command `kubeloop` knows, in help order. */
-export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand, generateRbacCommand, generateWebhooksCommand, generateHelmCommand, createApiCommand, createWebhookCommand, deployCommand, devCommand, shardsCommand, inspectCommand];
+const profileCommand: Command = {
+  path: ['profile'],
+  summary: 'fetch a CPU profile, a heap snapshot or a sampling heap profile from a running manager\'s metrics server (ManagerOptions.profiling)',
+  help: [
+    '  <url>                        the metrics server, such as https://127.0.0.1:8443',
+    '  --cpu <duration>             a CPU profile of that long (30s, 2m): a .cpuprofile for Chrome DevTools or speedscope',
+    '  --heap                       a heap snapshot (.heapsnapshot); the manager pauses while V8 writes it',
+    '  --heap-sampling <duration>   a sampling heap profile of that long (.heapprofile)',
+    '  -o, --out <file>             where it goes; default: kubeloop-<time> with the kind\'s suffix',
+    '  --token <token>              a bearer token allowed to get /debug/profile/* (nonResourceURLs)',
+    '  --token-file <path>          the token, read from a file',
+    '  --certificate-authority <p>  PEM of the CA that signed the server\'s certificate',
+    '  --insecure-skip-tls-verify   do not verify the server\'s certificate (a self-signed one)',
+  ].join('\n'),
+  options: {
+    cpu: { type: 'string' },
+    heap: { type: 'boolean', default: false },
+    'heap-sampling': { type: 'string' },
+    out: { type: 'string', short: 'o' },
+    token: { type: 'string' },
+    'token-file': { type: 'string' },
+    'certificate-authority': { type: 'string' },
+    'insecure-skip-tls-verify': { type: 'boolean', default: false },
+  },
+  async run(values, positionals, ctx) {
+    const [url, ...extra] = positionals;
+    if (url === undefined || extra.length > 0) throw new CliError('Usage', 'profile takes one URL, the metrics server\'s: kubeloop profile https://127.0.0.1:8443 --cpu 30s -o x.cpuprofile');
+    const chosen = [typeof values['cpu'] === 'string', values['heap'] === true, typeof values['heap-sampling'] === 'string'].filter(Boolean).length;
+    if (chosen !== 1) throw new CliError('Usage', 'profile needs exactly one of --cpu <duration>, --heap, --heap-sampling <duration>');
+    const kind: ProfileKind = typeof values['cpu'] === 'string' ? 'cpu' : values['heap'] === true ? 'heap' : 'heap-sampling';
+    const seconds = kind === 'cpu' ? parseSeconds(values['cpu'] as string, '--cpu') : kind === 'heap-sampling' ? parseSeconds(values['heap-sampling'] as string, '--heap-sampling') : undefined;
+    const out = resolve(ctx.cwd, typeof values['out'] === 'string' ? values['out'] : `kubeloop-${new Date().toISOString().replace(/[:.]/g, '-')}${PROFILE_SUFFIX[kind]}`);
+    const token = await tokenFrom(typeof values['token'] === 'string' ? values['token'] : undefined, typeof values['token-file'] === 'string' ? resolve(ctx.cwd, values['token-file']) : undefined);
+    const caFile = typeof values['certificate-authority'] === 'string' ? resolve(ctx.cwd, values['certificate-authority']) : undefined;
+    const caPem = caFile === undefined ? undefined : await readFile(caFile, 'utf8').catch((cause: unknown) => {
+      throw new CliError('InvalidInput', `cannot read --certificate-authority ${caFile}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    });
+    if (seconds !== undefined) ctx.err(`kubeloop: taking a ${kind === 'cpu' ? 'CPU' : 'sampling heap'} profile for ${seconds} s`);
+    const bytes = await fetchProfile({
+      url, kind, out,
+      ...(seconds !== undefined ? { seconds } : {}),
+      ...(token !== undefined ? { token } : {}),
+      ...(caPem !== undefined ? { caPem } : {}),
+      insecureSkipTlsVerify: values['insecure-skip-tls-verify'] === true,
+    });
+    ctx.out(`wrote ${out} (${bytes} bytes)\n`);
+    return 0;
+  },
+};
+
+/** Every command `kubeloop` knows, in help order. */
+export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand, generateRbacCommand, generateWebhooksCommand, generateHelmCommand, createApiCommand, createWebhookCommand, deployCommand, devCommand, shardsCommand, inspectCommand, profileCommand];
 
 function usage(): string {
   const lines = ['usage: kubeloop <command> [flags]', '', 'commands:'];

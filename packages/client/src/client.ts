@@ -9,6 +9,7 @@ import { builtinScheme, parseApiVersion, parseJson, stringifyJson } from '@kubel
 import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { transportDiscovery } from './discovery.js';
 import { forEachBounded } from './internal/bounded.js';
+import { currentTracer } from './tracing.js';
 import { ClientError, isClientError, isConflict, isNotFound } from './errors.js';
 import { isMetadataRef } from './kinds.js';
 import type { AnyKubeObject, DeepReadonly, KindRef, ListFor, ObjectFor, ObjectKey, Stored, TypeRef, WithKind } from './kinds.js';
@@ -38,6 +39,8 @@ const META_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v
 const META_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 /** deleteAllOf's one-by-one deletes of a shard (a server that ignored the selector): this many at once. */
 const SHARD_DELETES_IN_FLIGHT = 8;
+/** The note of a read no one traces. */
+const ignore = (): void => undefined;
 
 /** Reads: the interface a cache implements and the cached-read router routes. */
 export interface Reader {
@@ -381,17 +384,39 @@ class KubeClient implements Client {
   get<K extends KindRef>(kind: K, key: ObjectKey, options?: GetOptions): Promise<ObjectFor<K>> {
     if (!this.routeToCache(kind)) return this.liveGet(kind, key, options);
     if (!this.writes || !key || typeof key.name !== 'string') return this.cache!.get(kind, key, options);
-    return this.writes
-      .beforeGet(kind, key, options?.signal)
-      .then((from) => (from === 'cache' ? this.cache!.get(kind, key, options) : from === 'live' ? this.liveGet(kind, key, options) : (from.written as ObjectFor<K>)));
+    const writes = this.writes;
+    return this.tracedRead('get', kind, (note) =>
+      writes
+        .beforeGet(kind, key, options?.signal)
+        .then((from) => (note(from), from === 'cache' ? this.cache!.get(kind, key, options) : from === 'live' ? this.liveGet(kind, key, options) : (from.written as ObjectFor<K>))),
+    );
   }
 
   list<K extends KindRef>(kind: K, options?: ListOptions): Promise<ListFor<K>> {
     if (!this.routeToCache(kind)) return this.liveList(kind, options);
     if (!this.writes) return this.cache!.list(kind, options);
-    return this.writes
-      .beforeList(kind, options, options?.signal)
-      .then((from) => (from === 'cache' ? this.cache!.list(kind, options) : from === 'live' ? this.liveList(kind, options) : this.cache!.list(kind, options).then((list) => overlayList(list, from.overlay, options))));
+    const writes = this.writes;
+    return this.tracedRead('list', kind, (note) =>
+      writes
+        .beforeList(kind, options, options?.signal)
+        .then((from) => (note(from), from === 'cache' ? this.cache!.list(kind, options) : from === 'live' ? this.liveList(kind, options) : this.cache!.list(kind, options).then((list) => overlayList(list, from.overlay, options)))),
+    );
+  }
+
+  /**
+   * A cached read that follows this client's own write (read-your-writes):
+   * with tracing on, a span over the wait for the cache and the read, saying
+   * where the answer came from (`kubeloop.read.source`: `cache`, `live`
+   * when the cache did not catch up in time, `written` for the write's own
+   * answer). Off: `read` runs as it is.
+   */
+  private tracedRead<T>(verb: 'get' | 'list', ref: KindRef, read: (note: (from: 'cache' | 'live' | object) => void) => Promise<T>): Promise<T> {
+    const tracer = currentTracer();
+    if (!tracer) return read(ignore);
+    const kind = kindOf(ref);
+    return tracer.inSpan(`read-your-writes ${verb} ${kind.kind}`, { attributes: { 'kubeloop.kind': kind.kind, 'kubeloop.api_version': kind.apiVersion } }, (span) =>
+      read((from) => span.setAttributes({ 'kubeloop.read.source': typeof from === 'string' ? from : 'written' })),
+    );
   }
 
   private async liveGet<K extends KindRef>(kind: K, key: ObjectKey, options?: GetOptions): Promise<ObjectFor<K>> {

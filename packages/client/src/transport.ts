@@ -18,7 +18,9 @@ import type { Socket } from 'node:net';
 import { urlToHttpOptions } from 'node:url';
 import { currentFence, fencedError } from './fence.js';
 import type { WriteFence } from './fence.js';
-import { ClientError } from './errors.js';
+import { currentTracer } from './tracing.js';
+import type { RequestSpan } from './tracing.js';
+import { ClientError, isClientError } from './errors.js';
 import { METADATA_LOOKUP_CODE, metadataRefusingLookup } from './kubeconfig-policy.js';
 import { Credentials } from './internal/credentials.js';
 import { requireOwn } from './internal/own-require.js';
@@ -482,11 +484,26 @@ class HttpTransport implements Transport {
     const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
     // A write inside a fenced scope (runFenced) carries its fence: one store lookup per write, none per read.
     const fence = req.method === 'GET' ? undefined : currentFence();
+    // Tracing off: one property read (docs/tracing.md, cost).
+    const span = currentTracer()?.request({ method: req.method, path: req.path, watch: false, host: this.server.host });
+    if (!span) return this.attempts(req, timeoutMs, fence, undefined);
+    let retries = 0;
+    try {
+      const response = await this.attempts(req, timeoutMs, fence, span, () => retries++);
+      span.end({ status: response.status, retries });
+      return response;
+    } catch (error) {
+      span.end({ retries, error, ...(isClientError(error) && error.code !== undefined ? { status: error.code } : {}) });
+      throw error;
+    }
+  }
+
+  private async attempts(req: TransportRequest, timeoutMs: number, fence: WriteFence | undefined, span: RequestSpan | undefined, onRetry?: () => void): Promise<TransportResponse> {
     for (let attempt = 0; ; attempt++) {
       const deadline = new Attempt(req, timeoutMs, fence);
       let response: TransportResponse;
       try {
-        const { res, auth } = await this.once(req, false, deadline, fence);
+        const { res, auth } = await this.once(req, false, deadline, fence, span);
         response = { status: res.statusCode ?? 0, headers: res.headers, body: await this.readBody(req, res, deadline) };
         if (response.status === 401) this.#credentials.unauthorized(auth);
       } finally {
@@ -498,6 +515,7 @@ class HttpTransport implements Transport {
         if (!(await sleep(Math.min(wait, 60) * 1000, req.signal))) {
           throw new ClientError('Aborted', `${req.method} ${req.path}: aborted while waiting to retry`, { cause: req.signal?.reason });
         }
+        onRetry?.();
         continue;
       }
       return response;
@@ -566,8 +584,11 @@ class HttpTransport implements Transport {
 
   async stream(req: TransportRequest): Promise<IncomingMessage> {
     const deadline = new Attempt(req, req.timeoutMs ?? 0);
+    // A watch's span covers the request up to its answer's headers: the stream is the watch's to time.
+    const span = currentTracer()?.request({ method: req.method, path: req.path, watch: true, host: this.server.host });
     try {
-      const { res, auth } = await this.once(req, true, deadline);
+      const { res, auth } = await this.once(req, true, deadline, undefined, span);
+      span?.end({ status: res.statusCode ?? 0, retries: 0 });
       if (res.statusCode === 401) this.#credentials.unauthorized(auth);
       try {
         this.refuseWarned(req, res.statusCode ?? 0, res.headers);
@@ -576,13 +597,16 @@ class HttpTransport implements Transport {
         throw err;
       }
       return res;
+    } catch (error) {
+      span?.end({ retries: 0, error });
+      throw error;
     } finally {
       // The caller's signal keeps working on the stream through watchEvents; the deadline ends at the headers.
       deadline.done();
     }
   }
 
-  private async once(req: TransportRequest, streaming: boolean, attempt: Attempt, fence?: WriteFence): Promise<{ res: IncomingMessage; auth: AuthState }> {
+  private async once(req: TransportRequest, streaming: boolean, attempt: Attempt, fence?: WriteFence, span?: RequestSpan): Promise<{ res: IncomingMessage; auth: AuthState }> {
     const what = `${req.method} ${req.path}`;
     if (attempt.reason) throw attempt.reason;
     const revoked = fence?.revoked();
@@ -596,6 +620,7 @@ class HttpTransport implements Transport {
       // Node frames a DELETE body only when told its length (DELETE is not chunked by default).
       headers['content-length'] = String(Buffer.byteLength(req.body));
     }
+    span?.inject(headers);
     const path = requestPath(this.prefix, req.path + encodeQuery(req.query));
     const started = performance.now();
     const report = (code: number | '<error>'): void =>

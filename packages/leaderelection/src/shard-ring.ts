@@ -38,6 +38,7 @@
 import { performance } from 'node:perf_hooks';
 import { fnv1a64, isAlreadyExists, isConflict, isNotFound } from '@kubeloop/client';
 import type { Client, ShardRange, WriteFence } from '@kubeloop/client';
+import { currentTracer, traced } from '@kubeloop/client/internal';
 import { Lease } from '@kubeloop/scheme';
 import { sleep } from '@kubeloop/workqueue';
 import { LeaderElectionError } from './errors.js';
@@ -570,6 +571,19 @@ class Ring implements ShardRing {
   }
 
   private notify(change: RingChange): void {
+    // With tracing on, a change of the buckets held here is a span (a trace of its own); off, nothing.
+    if ((change.started.length > 0 || change.stopped.length > 0) && currentTracer()) {
+      void traced('shard ring change', {
+        root: true,
+        attributes: {
+          'kubeloop.ring': this.name,
+          'kubeloop.ring.member': this.identity,
+          'kubeloop.ring.started': change.started.map(String),
+          'kubeloop.ring.stopped': change.stopped.map(String),
+          'kubeloop.ring.lost': change.lost,
+        },
+      }, () => Promise.resolve());
+    }
     for (const l of [...this.listeners]) {
       try {
         l(change);

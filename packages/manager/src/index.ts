@@ -31,6 +31,8 @@ import 'reflect-metadata';
 export { createManager } from './manager.js';
 export type { Manager } from './manager.js';
 export type { LeaderElectionConfig, ManagerOptions } from './options.js';
+export type { TracingOptions } from './tracing/config.js';
+export type { ProfilingOptions } from './server/profiles.js';
 export type { Runnable } from './runnable-groups.js';
 export { signalHandler } from './signals.js';
 export { alwaysLeader, leaseElection } from './leadership.js';

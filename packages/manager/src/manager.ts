@@ -54,6 +54,11 @@ import type { ManagerOptions } from './options.js';
 import { addedPermissions } from './rbac/extra.js';
 import { requiredPermissions } from './rbac/permissions.js';
 import type { PermissionRequirement } from './rbac/permissions.js';
+import { resolveTracing } from './tracing/config.js';
+import { Profiler } from './server/profiles.js';
+import type { TracingConfig } from './tracing/config.js';
+import { startTracing } from './tracing/tracing.js';
+import { traced } from '@kubeloop/client/internal';
 import { controllersCheck, informersCheck, leadershipCheck, Probes } from './readiness.js';
 import { RunnableGroup, runnableFn, waitAtMost } from './runnable-groups.js';
 import type { Runnable, RunnableEntry, RunnableFn } from './runnable-groups.js';
@@ -308,6 +313,8 @@ class KubeManager implements Manager {
   private readonly others: RunnableGroup;
   private readonly leaderOnly: RunnableGroup;
   private readonly gate: LeadershipGate;
+  /** Tracing as the options and the environment say; undefined: off. */
+  private readonly tracing: TracingConfig | undefined;
   private readonly controllerRecords = new Map<string, ControllerRecord>();
   private conversionEndpoint: ConversionEndpoint | undefined;
   private readonly webhookRecords: RegisteredWebhook[] = [];
@@ -332,6 +339,7 @@ class KubeManager implements Manager {
       throw new ManagerError('InvalidOptions', 'leadership must be a LeadershipGate (an object with run(context)): leaseElection(config), alwaysLeader() or your own');
     }
     this.gate = options.leadership ?? (options.leaderElection ? leaseElection(options.leaderElection) : alwaysLeader());
+    this.tracing = resolveTracing(options.tracing);
     this.registry = options.registry ?? new Registry();
     this.logger = options.logger ?? createLogger();
     const onFailure = (entry: RunnableEntry, err: unknown): void => {
@@ -372,6 +380,10 @@ class KubeManager implements Manager {
         this.metricsAuthorizer = createTokenAuthorizer({ log: this.logger.child({ component: 'metrics' }), ...tuning, client: this.apiReader });
       }
     }
+    if (options.profiling && (!this.metricsAuthorizer || !serves(options.metricsBindAddress))) {
+      throw new ManagerError('InvalidOptions', 'profiling is served by the metrics server behind its authentication and authorization: set metricsBindAddress and secureMetrics (with authorization on), or drop profiling');
+    }
+    if (options.profiling) new Profiler(options.profiling === true ? {} : options.profiling); // its options checked now, not at start
     if (options.webhook) {
       const server = createWebhookServer({
         ...options.webhook,
@@ -629,9 +641,12 @@ class KubeManager implements Manager {
       stop.abort(err);
     };
 
+    // 0. tracing, when on: the OpenTelemetry SDK is imported now, never while off
+    let leaveTracing: (() => Promise<void>) | undefined;
     // 1. HTTP servers (probes, metrics; then the webhook server)
     let http: ManagerServers;
     try {
+      if (this.tracing) leaveTracing = await startTracing(this.tracing);
       http = await startManagerServers(this.options, {
         probes: this.probes,
         registry: this.registry,
@@ -647,6 +662,7 @@ class KubeManager implements Manager {
       });
     } catch (err) {
       this.phase = 'stopped';
+      await leaveTracing?.();
       throw err;
     }
     this.healthUrl = http.healthUrl;
@@ -668,8 +684,12 @@ class KubeManager implements Manager {
         lead: (term, fence) => {
           if (term.aborted || stop.signal.aborted) return;
           this.leading = true;
-          term.addEventListener('abort', () => (this.leading = false), { once: true });
+          term.addEventListener('abort', () => {
+            this.leading = false;
+            void leadershipSpan('leadership ended', gate.description);
+          }, { once: true });
           log.info({ leadership: gate.description }, 'leading; starting leader-only runnables');
+          void leadershipSpan('leadership started', gate.description);
           // Leader-only work writes under the term's fence: refused once the gate may no longer lead.
           this.leaderOnly.start(term, fence);
         },
@@ -717,6 +737,7 @@ class KubeManager implements Manager {
     // Pending events get written (the recorder bounds it at 5 s), unless the lease was lost: then exit fast.
     await waitAtMost(this.cluster.stop(), leaseLost ? 1_000 : 6_000);
     await http.close();
+    await leaveTracing?.();
     this.phase = 'stopped';
     log.info('manager stopped');
     if (failure) throw failure;
@@ -726,6 +747,11 @@ class KubeManager implements Manager {
 
 /** Whether leader-only controllers keep warm on a standby when neither the manager's nor the controller's options say (see `ManagerOptions.warmStandby` for why). */
 const WARM_STANDBY_DEFAULT = true;
+
+/** A leadership change as a span of its own (a new trace): nothing when tracing is off. */
+function leadershipSpan(name: string, description: string): Promise<void> {
+  return traced(name, { root: true, attributes: { 'kubeloop.leadership': description } }, () => Promise.resolve());
+}
 
 /** Resolves when `signal` aborts. */
 function untilAborted(signal: AbortSignal): Promise<void> {

@@ -54,6 +54,8 @@ const MANAGER_CHECKS: readonly OptionCheck[] = [
   ['releaseIdleMemory', isBoolean, 'true or false'],
   ['informerStaleAfterMs', isMs, 'a number of ms >= 0'],
   ['syncPeriodMs', isMs, 'a number of ms >= 0'],
+  ['profiling', (v) => isBoolean(v) || isObject(v), 'true, false or an object of profiling options ({ maxDurationMs?, maxHeapSnapshotBytes? })'],
+  ['tracing', (v) => isBoolean(v) || isObject(v), 'true, false or an object of tracing options ({ endpoint?, sampleRatio?, serviceName?, exportDelayMs? })'],
 ];
 
 function run(fn: string, options: unknown, checks: readonly OptionCheck[]): void {

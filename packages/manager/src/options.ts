@@ -9,6 +9,8 @@ import type { DependencyContainer } from 'tsyringe';
 import type { CertificateSource, TokenAuthorizerOptions, WebhookServerOptions } from '@kubeloop/webhook';
 import type { Cluster, ClusterOptions } from './cluster.js';
 import type { LeadershipGate } from './leadership.js';
+import type { TracingOptions } from './tracing/config.js';
+import type { ProfilingOptions } from './server/profiles.js';
 
 /** Leader-election settings; see `createLeaderElector` for each timing's meaning. */
 export interface LeaderElectionConfig {
@@ -191,6 +193,43 @@ export interface ManagerOptions
    * controller-runtime's `SyncPeriod`).
    */
   readonly syncPeriodMs?: number;
+  /**
+   * OpenTelemetry tracing (docs/tracing.md): a span per reconcile, per API
+   * request, per webhook request served (continuing the API server's trace)
+   * and per leadership change, exported over OTLP/HTTP; W3C trace context on
+   * every request to the API server; `trace_id` and `span_id` on the log
+   * lines of a reconcile and of a webhook request. `true` or options turn it
+   * on; `false` keeps it off whatever the environment says. Default: off,
+   * unless the standard variables ask for it (`OTEL_EXPORTER_OTLP_ENDPOINT`,
+   * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_TRACES_EXPORTER=otlp`) or the
+   * process registered an OpenTelemetry SDK itself; `OTEL_SDK_DISABLED=true`
+   * and `OTEL_TRACES_EXPORTER=none` keep it off. While off, no OpenTelemetry
+   * module is loaded.
+   *
+   * @example
+   * ```ts
+   * createManager({ tracing: { endpoint: 'http://otel-collector.observability:4318/v1/traces', sampleRatio: 0.1 } });
+   * ```
+   */
+  readonly tracing?: boolean | TracingOptions;
+  /**
+   * Profiles on demand from the metrics server, behind its authentication
+   * and authorization (so `secureMetrics` with authorization is required):
+   * `GET /debug/profile/cpu?seconds=30` (a `.cpuprofile` for Chrome DevTools
+   * or speedscope), `/debug/profile/heap` (a `.heapsnapshot`; the process
+   * stops while V8 writes it), `/debug/profile/heap-sampling?seconds=30` (a
+   * `.heapprofile`). The caller's token needs `get` on the path as a
+   * non-resource URL (`nonResourceURLs: ['/debug/profile/*']`). One profile
+   * at a time (409 while one is taken); `seconds` at most
+   * `maxDurationMs`. `kubeloop profile <url> --cpu 30s -o x.cpuprofile`
+   * fetches one. Default: off (404).
+   *
+   * @example
+   * ```ts
+   * createManager({ metricsBindAddress: ':8443', secureMetrics: {}, profiling: true });
+   * ```
+   */
+  readonly profiling?: boolean | ProfilingOptions;
 }
 
 /** Whether a bind address asks for a server: `"0"` and `""` turn it off, as controller-runtime's `"0"`. */

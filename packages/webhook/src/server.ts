@@ -16,6 +16,9 @@ import { checkServingCertificate } from './certificates.js';
 import type { CertificateSource, ServingCertificate } from './certificates.js';
 import { describeError, isWebhookError, WebhookError } from './errors.js';
 import { readBody } from './internal/body.js';
+import { answerAttributes, reviewAttributes, withFields } from './internal/trace-attributes.js';
+import { currentTracer } from '@kubeloop/client/internal';
+import type { SpanHandle } from '@kubeloop/client/internal';
 import { parseGoDuration } from './internal/duration.js';
 import { silentLogger } from './logger.js';
 import type { WebhookLogger } from './logger.js';
@@ -405,14 +408,22 @@ class HttpsWebhookServer implements WebhookServer {
       this.reply(res, { status: 405, body: { message: `webhooks answer POST only, not ${req.method ?? '?'}` } });
       return;
     }
+    // Tracing off: one property read per request. On: a server span continuing the API server's traceparent.
+    const tracer = currentTracer();
+    if (!tracer) return this.serveHook(hook, req, res, url, undefined);
+    return tracer.inSpan(`webhook ${hook.path}`, { kind: 'server', carrier: req.headers, attributes: { 'url.path': hook.path, 'http.request.method': 'POST' } }, (span) => this.serveHook(hook, req, res, url, span));
+  }
+
+  private async serveHook(hook: Webhook, req: IncomingMessage, res: ServerResponse, url: URL, span: SpanHandle | undefined): Promise<void> {
     const startedAt = process.hrtime.bigint();
     this.inFlight++;
     this.metrics.requestStarted(hook.path);
     let status = 499; // the client went away before an answer
     try {
-      const answer = await this.answer(hook, req, url);
+      const answer = await this.answer(hook, req, url, span);
       if (answer) {
         status = this.reply(res, answer, hook);
+        if (span) span.setAttributes({ 'http.response.status_code': status, ...answerAttributes(answer) });
         if (answer.unread) discardRest(req);
         if (answer.problem) this.metrics.requestFailed(hook.path, answer.problem);
       } else {
@@ -429,7 +440,7 @@ class HttpsWebhookServer implements WebhookServer {
   }
 
   /** The answer for one request; undefined when the client went away. */
-  private async answer(hook: Webhook, req: IncomingMessage, url: URL): Promise<(WebhookAnswer & { unread?: boolean }) | undefined> {
+  private async answer(hook: Webhook, req: IncomingMessage, url: URL, span?: SpanHandle): Promise<(WebhookAnswer & { unread?: boolean }) | undefined> {
     const fail = (problem: WebhookProblem, unread = false): WebhookAnswer & { unread?: boolean } => ({ ...this.failure(hook, problem), unread });
     const contentType = mediaType(req.headers['content-type']);
     if (contentType !== 'application/json') {
@@ -456,6 +467,8 @@ class HttpsWebhookServer implements WebhookServer {
       return fail({ reason: 'MalformedRequest', code: 400, message: `the request body is not JSON: ${describeError(err)}` });
     }
 
+    if (span) span.setAttributes(reviewAttributes(body));
+    const log = span ? withFields(this.log, { trace_id: span.traceId, span_id: span.spanId }) : this.log;
     const budget = handlerBudget(url.searchParams.get('timeout'), this.settings.handlerTimeoutMs);
     const ac = new AbortController();
     let timer: NodeJS.Timeout | undefined;
@@ -466,7 +479,7 @@ class HttpsWebhookServer implements WebhookServer {
       }, budget);
     });
     try {
-      const result = await Promise.race([hook.handle(body, { signal: ac.signal, log: this.log }), deadline]);
+      const result = await Promise.race([hook.handle(body, { signal: ac.signal, log }), deadline]);
       if (result === TIMED_OUT) {
         this.log.warn({ webhook: hook.path, budgetMs: Math.round(budget) }, 'webhook handler timed out');
         return fail({ reason: 'Timeout', code: 500, message: `the webhook handler did not answer within ${Math.round(budget)} ms`, body });

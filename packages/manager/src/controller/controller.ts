@@ -8,6 +8,9 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { InformerCache } from '@kubeloop/cache';
 import { fnv1a64, runFenced } from '@kubeloop/client';
+import { currentTracer } from '@kubeloop/client/internal';
+import type { SpanHandle } from '@kubeloop/client/internal';
+import { reconcileSpanAttributes } from '../tracing/reconcile-span.js';
 import type { Client, KindRef } from '@kubeloop/client';
 import type { ShardRing } from '@kubeloop/leaderelection';
 import { createPriorityQueue, defaultControllerRateLimiter, LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
@@ -717,10 +720,35 @@ export class Controller {
    * that priority unless the result names another. Resolves to whether the
    * key was done with (not queued again).
    */
-  private async reconcileKey(queue: WorkQueue, key: string, priority: number, stopSignal: AbortSignal, triggers: TriggerSet): Promise<boolean> {
+  private reconcileKey(queue: WorkQueue, key: string, priority: number, stopSignal: AbortSignal, triggers: TriggerSet): Promise<boolean> {
     const request = requestOf(key);
     const reconcileID = randomUUID();
-    const log = this.log.child({ ...(request.namespace ? { namespace: request.namespace } : {}), name: request.name, reconcileID });
+    // Tracing off: one property read per reconcile.
+    const tracer = currentTracer();
+    if (!tracer) return this.runReconcile(queue, key, request, reconcileID, priority, stopSignal, triggers, undefined);
+    const attributes = {
+      'kubeloop.controller': this.name,
+      'kubeloop.controller.group': this.deps.group,
+      'kubeloop.controller.kind': this.deps.kind,
+      'k8s.namespace.name': request.namespace || undefined,
+      'kubeloop.object.name': request.name,
+      'kubeloop.reconcile.id': reconcileID,
+      'kubeloop.cluster': this.deps.cluster,
+    };
+    return tracer.inSpan(`reconcile ${this.name}`, { attributes }, (span) => this.runReconcile(queue, key, request, reconcileID, priority, stopSignal, triggers, span));
+  }
+
+  private async runReconcile(
+    queue: WorkQueue,
+    key: string,
+    request: Request,
+    reconcileID: string,
+    priority: number,
+    stopSignal: AbortSignal,
+    triggers: TriggerSet,
+    span: SpanHandle | undefined,
+  ): Promise<boolean> {
+    const log = this.log.child({ ...(request.namespace ? { namespace: request.namespace } : {}), name: request.name, reconcileID, ...(span ? { trace_id: span.traceId, span_id: span.spanId } : {}) });
     const controller = new AbortController();
     const onStop = (): void => controller.abort(stopSignal.reason);
     stopSignal.addEventListener('abort', onStop, { once: true });
@@ -741,6 +769,7 @@ export class Controller {
     // The reconcile runs as this controller's: its writes' echoes are its own.
     const run = (): Promise<ReconcileResult | void> | ReconcileResult | void =>
       this.deps.ownWrites ? inReconcileOf(this.name, () => this.reconciler.reconcile(request, context)) : this.reconciler.reconcile(request, context);
+    let requeueAfterMs: number | undefined;
     try {
       let result: ReconcileResult | void;
       if (timeoutMs) {
@@ -758,6 +787,7 @@ export class Controller {
       }
       const r = result ?? { kind: 'done' as const };
       if (r.kind === 'requeueAfter' && r.delayMs > 0) {
+        requeueAfterMs = r.delayMs;
         queue.forget(key);
         this.addKey(queue, key, REQUEUE_AFTER, { afterMs: r.delayMs, priority: r.priority ?? priority });
         m.reconcileTotal.inc({ ...this.labels, result: 'requeue_after' });
@@ -814,6 +844,10 @@ export class Controller {
         });
       }
       this.deps.observe?.({ controller: this.name, ...(this.deps.cluster === undefined ? {} : { cluster: this.deps.cluster }), request, reconcileID, ...outcome, durationMs });
+      if (span) {
+        span.setAttributes(reconcileSpanAttributes(context, outcome.result, requeueAfterMs, outcome.result === 'error' ? queue.numRequeues(key) : undefined));
+        if (outcome.result === 'error') span.fail(outcome.error);
+      }
     }
     return outcome.result === 'success' || (outcome.result === 'error' && isTerminal(outcome.error));
   }

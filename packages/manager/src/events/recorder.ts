@@ -19,6 +19,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Registry } from '../metrics/prom.js';
 import { isAlreadyExists, isClientError, isNotFound, mergePatch, outsideFence } from '@kubeloop/client';
+import { untraced } from '@kubeloop/client/internal';
 import type { AnyKubeObject } from '@kubeloop/client/internal';
 import type { Writer } from '@kubeloop/client';
 import { eventsv1 } from '@kubeloop/scheme';
@@ -595,7 +596,7 @@ class Recorders implements EventRecorderProvider {
       this.#inflight++;
       entry.state = 'writing';
       // Events are a record, not the reconcile's work: written outside the write fence of whoever triggered the pump.
-      void outsideFence(() => this.#write(entry));
+      void outsideFence(() => untraced(() => this.#write(entry)));
     }
   }
 

@@ -10,6 +10,7 @@
  * SubjectAccessReview), as controller-runtime's secure metrics do.
  */
 import type { InspectAnswer, InspectRequest } from './inspect.js';
+import type { Profiler } from './profiles.js';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Server as HttpsServer } from 'node:https';
@@ -94,6 +95,8 @@ export interface ServerOptions {
    * told whether the request was authorized. Default: none (404).
    */
   readonly inspect?: (request: InspectRequest) => Promise<InspectAnswer>;
+  /** Serve the profile endpoints (`/debug/profile/...`) on the metrics server, after `authorize`. Default: none (404). */
+  readonly profiler?: Profiler;
 }
 
 /** A running server. */
@@ -515,6 +518,10 @@ export async function startMetricsServer(address: string, registry: Registry, op
       return answer(res, r.status, req.method === 'HEAD' ? '' : r.body, 'application/json', r.headers);
     }
     if (!readOnly(req, res)) return;
+    if (options.profiler) {
+      const path = `/${target.segments.join('/')}`;
+      if (options.profiler.serves(path)) return options.profiler.handle(path, target.query, req, res);
+    }
     if (target.segments.length !== 1 || target.segments[0] !== 'metrics') return answer(res, 404, 'not found\n');
     let text: string;
     try {

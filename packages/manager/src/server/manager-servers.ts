@@ -13,6 +13,7 @@ import type { ManagerOptions } from '../options.js';
 import type { Probes } from '../readiness.js';
 import { startHealthServer, startMetricsServer } from './http-servers.js';
 import type { InspectAnswer, InspectRequest } from './inspect.js';
+import { Profiler } from './profiles.js';
 
 /** The servers that listen, their URLs, and how to close them. */
 export interface ManagerServers {
@@ -28,7 +29,7 @@ export interface ManagerServers {
  * @throws {@link ManagerError} `InvalidOptions` when one cannot listen (the others are closed first).
  */
 export async function startManagerServers(
-  options: Pick<ManagerOptions, 'healthProbeBindAddress' | 'metricsBindAddress' | 'secureMetrics' | 'inspect'>,
+  options: Pick<ManagerOptions, 'healthProbeBindAddress' | 'metricsBindAddress' | 'secureMetrics' | 'inspect' | 'profiling'>,
   deps: {
     readonly probes: Probes;
     readonly registry: Registry;
@@ -60,6 +61,7 @@ export async function startManagerServers(
         onError: (err) => log.error({ err }, 'metrics server error'),
         ...(secure ? { tls: { certificates: secure.certificates ?? selfSignedCertificate(), ...(secure.minTlsVersion ? { minVersion: secure.minTlsVersion } : {}) } } : {}),
         ...(deps.inspect && options.inspect !== false ? { inspect: deps.inspect } : {}),
+        ...(options.profiling ? { profiler: new Profiler(options.profiling === true ? {} : options.profiling) } : {}),
         ...(authorizer ? { authorize: (request: { authorization?: string | undefined; path: string; verb: string }) => authorizer.authorize(request, deps.signal) } : {}),
       });
       metricsUrl = s.url;

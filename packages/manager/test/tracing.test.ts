@@ -1,0 +1,188 @@
+/**
+ * Tracing (docs/tracing.md) with real parts: a manager on the shared
+ * kube-apiserver exports OTLP to a real Jaeger; Jaeger's query API shows a
+ * reconcile span with the controller, object, reconcile ID and result, its
+ * API requests as children (verb, resource, status code), a failed request
+ * marked as such, the read-your-writes read that went live, and the
+ * reconcile's log lines carry the span's trace and span IDs. When the
+ * environment asks for nothing, tracing is off; bad settings are
+ * ManagerError InvalidOptions saying what to write.
+ */
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isNotFound, mergePatch } from '@kubeloop/client';
+import type { Client } from '@kubeloop/client';
+import { ConfigMap, Secret } from '@kubeloop/scheme';
+import { createShardRing } from '@kubeloop/leaderelection';
+import { createLogger, isManagerError, ringLeadership } from '../src/index.js';
+import { resolveTracing } from '../src/tracing/config.js';
+import { uniqueName } from '../../../test/support/env.js';
+import { parentOf, startJaeger, tag } from '../../../test/support/jaeger.js';
+import type { Jaeger, JaegerSpan, JaegerTrace } from '../../../test/support/jaeger.js';
+import { eventually, newNamespace, run, testClient, testManager } from './support.js';
+
+describe('whether tracing is on', () => {
+  it('is off when neither the option nor the environment asks for it, and off whatever else is set with OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none or tracing: false', () => {
+    expect(resolveTracing(undefined, {})).toBeUndefined();
+    expect(resolveTracing(undefined, { OTEL_SERVICE_NAME: 'x' })).toBeUndefined();
+    expect(resolveTracing(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' })).toBeUndefined();
+    expect(resolveTracing(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' })).toBeUndefined();
+    expect(resolveTracing(false, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })).toBeUndefined();
+  });
+
+  it('is on with the standard variables, sampling as OTEL_TRACES_SAMPLER says (parent-based, all by default)', () => {
+    expect(resolveTracing(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })?.sampler).toEqual({ ratio: 1, parentBased: true });
+    expect(resolveTracing(undefined, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' })).toBeDefined();
+    expect(resolveTracing(undefined, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.01' })?.sampler).toEqual({ ratio: 0.01, parentBased: true });
+    expect(resolveTracing({ sampleRatio: 0.5 }, {})?.sampler).toEqual({ ratio: 0.5, parentBased: true });
+    expect(resolveTracing(true, { OTEL_BSP_SCHEDULE_DELAY: '250' })?.exportDelayMs).toBe(250);
+  });
+
+  it('refuses what it cannot do with ManagerError InvalidOptions saying what to write', () => {
+    const reason = (f: () => unknown): string => {
+      try {
+        f();
+      } catch (err) {
+        return isManagerError(err) ? `${err.reason}: ${err.message}` : String(err);
+      }
+      return 'no error';
+    };
+    expect(reason(() => resolveTracing(undefined, { OTEL_TRACES_EXPORTER: 'zipkin' }))).toMatch(/^InvalidOptions: .*use otlp/);
+    expect(reason(() => resolveTracing(undefined, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }))).toMatch(/^InvalidOptions: .*http\/protobuf/);
+    expect(reason(() => resolveTracing(undefined, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: 'lots' }))).toMatch(/^InvalidOptions: .*from 0 to 1/);
+    expect(reason(() => resolveTracing(undefined, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_TRACES_SAMPLER: 'sometimes' }))).toMatch(/^InvalidOptions: .*parentbased_traceidratio/);
+    expect(reason(() => resolveTracing({ endpoint: 'collector:4318' }, {}))).toMatch(/^InvalidOptions: .*http\(s\) URL/);
+    expect(reason(() => resolveTracing({ sampleRatio: 2 }, {}))).toMatch(/^InvalidOptions: .*from 0 to 1/);
+    expect(reason(() => testManager('default', { tracing: 'yes' as unknown as boolean }))).toMatch(/^InvalidOptions: .*tracing/);
+  });
+});
+
+describe('spans in a real Jaeger', () => {
+  let client: Client;
+  let ns: string;
+  let jaeger: Jaeger;
+  beforeAll(async () => {
+    client = testClient();
+    ns = await newNamespace(client, 'tracing');
+    jaeger = await startJaeger();
+  }, 1_800_000); // a cold build of Jaeger takes many minutes
+  afterAll(async () => {
+    client.transport.close();
+    await jaeger?.stop();
+  });
+
+  const spansOf = (t: JaegerTrace, name: string): JaegerSpan[] => t.spans.filter((s) => s.operationName === name);
+
+  it('a reconcile is one trace: its span names controller, object, reconcile ID and result; its API requests are its children with verb, resource and status; its log lines carry its IDs', async () => {
+    const service = uniqueName('tracing-test');
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger({ level: 'info', destination: new Writable({ write: (chunk: Buffer, _e, cb) => (lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>), cb()) }) });
+    const manager = testManager(ns, { logger, uncached: [Secret], tracing: { endpoint: jaeger.otlpHttpTraces, serviceName: service, exportDelayMs: 100 } });
+    const reconciled = new Set<string>();
+    manager.addController({ name: 'tracing-cm', for: ConfigMap }, async (req, ctx) => {
+      // A live read of a missing Secret (a 404), then a write, then a read of what was written.
+      try {
+        await manager.client.get(Secret, { namespace: req.namespace ?? ns, name: `${req.name}-secret` });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      await manager.client.patch(ConfigMap, req, mergePatch({ metadata: { annotations: { 'tracing.test/seen': 'yes' } } }));
+      await manager.client.get(ConfigMap, req);
+      ctx.log.info({ step: 'patched' }, 'reconciled a ConfigMap');
+      reconciled.add(ctx.reconcileID);
+    });
+    const running = run(manager);
+    try {
+      await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'traced', namespace: ns }, data: { a: '1' } });
+      await eventually(() => reconciled.size, (n) => n >= 1, 'a reconcile of the ConfigMap', 60_000);
+    } finally {
+      await running.stop(); // flushes the spans
+    }
+    const logged = lines.find((l) => l['msg'] === 'reconciled a ConfigMap');
+    expect(logged).toBeDefined();
+    const traceId = logged!['trace_id'] as string;
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    const trace = await eventually(() => jaeger.trace(traceId), (t) => t !== undefined && t.spans.length >= 4, `trace ${traceId} in Jaeger`, 60_000);
+    const [reconcile] = spansOf(trace!, 'reconcile tracing-cm');
+    expect(reconcile).toBeDefined();
+    expect(trace!.processes[reconcile!.processID]?.serviceName).toBe(service);
+    expect(reconcile!.spanID).toBe(logged!['span_id']);
+    expect(parentOf(reconcile!)).toBeUndefined();
+    expect(tag(reconcile!, 'kubeloop.controller')).toBe('tracing-cm');
+    expect(tag(reconcile!, 'k8s.namespace.name')).toBe(ns);
+    expect(tag(reconcile!, 'kubeloop.object.name')).toBe('traced');
+    expect(tag(reconcile!, 'kubeloop.reconcile.id')).toBe(logged!['reconcileID']);
+    expect(tag(reconcile!, 'kubeloop.reconcile.result')).toBe('success');
+    expect(tag(reconcile!, 'kubeloop.reconcile.requeue')).toBe(false);
+
+    const children = trace!.spans.filter((s) => parentOf(s) === reconcile!.spanID);
+    const secretGet = children.find((s) => s.operationName === 'get secrets');
+    expect(secretGet).toBeDefined();
+    expect(tag(secretGet!, 'http.response.status_code')).toBe(404);
+    expect(tag(secretGet!, 'k8s.object.name')).toBe('traced-secret');
+    expect(tag(secretGet!, 'error')).toBe(true);
+    const patch = children.find((s) => s.operationName === 'patch configmaps');
+    expect(patch).toBeDefined();
+    expect(tag(patch!, 'k8s.verb')).toBe('patch');
+    expect(tag(patch!, 'k8s.namespace.name')).toBe(ns);
+    expect(tag(patch!, 'http.response.status_code')).toBe(200);
+    // The read after the write waited for the cache (read-your-writes): a span of its own, saying where the answer came from.
+    const ryw = children.find((s) => s.operationName === 'read-your-writes get ConfigMap');
+    expect(ryw).toBeDefined();
+    expect(['cache', 'live', 'written']).toContain(tag(ryw!, 'kubeloop.read.source'));
+  });
+
+  it('a shard ring member taking its buckets and the leadership they carry: each change a trace of its own', async () => {
+    const service = uniqueName('tracing-ring');
+    const ringName = uniqueName('ring');
+    const ring = createShardRing({ client, namespace: ns, name: ringName, identity: 'member-0', buckets: 4 });
+    const manager = testManager(ns, { leadership: ringLeadership(ring), tracing: { endpoint: jaeger.otlpHttpTraces, serviceName: service, exportDelayMs: 100 } });
+    const running = run(manager);
+    try {
+      await eventually(() => manager.isLeader(), (l) => l, 'member-0 to lead (it holds every bucket, the leader bucket among them)', 60_000);
+    } finally {
+      await running.stop(); // stops the buckets: a second change
+    }
+    const spans = (await eventually(() => jaeger.traces(service), (ts) => ts.flatMap((t) => t.spans).filter((s) => s.operationName === 'shard ring change').length >= 2 && ts.some((t) => t.spans.some((s) => s.operationName === 'leadership started')), 'the ring changes and the leadership in Jaeger', 60_000)).flatMap((t) => t.spans);
+    const changes = spans.filter((s) => s.operationName === 'shard ring change');
+    for (const change of changes) {
+      expect(parentOf(change)).toBeUndefined();
+      expect(tag(change, 'kubeloop.ring')).toBe(ringName);
+      expect(tag(change, 'kubeloop.ring.member')).toBe('member-0');
+    }
+    // Jaeger shows a string-array attribute as its JSON.
+    expect(changes.map((s) => JSON.parse(tag(s, 'kubeloop.ring.started') as string) as string[]).some((b) => b.length === 4)).toBe(true);
+    expect(changes.map((s) => JSON.parse(tag(s, 'kubeloop.ring.stopped') as string) as string[]).some((b) => b.length === 4)).toBe(true);
+    const leading = spans.find((s) => s.operationName === 'leadership started')!;
+    expect(parentOf(leading)).toBeUndefined();
+    expect(String(tag(leading, 'kubeloop.leadership'))).toContain(ringName);
+  });
+
+  it('a reconcile that fails is marked failed, with the error and the retry count', async () => {
+    const service = uniqueName('tracing-fail');
+    const manager = testManager(ns, { tracing: { endpoint: jaeger.otlpHttpTraces, serviceName: service, exportDelayMs: 100 } });
+    let attempts = 0;
+    manager.addController({ name: 'tracing-fails', for: ConfigMap }, (req) => {
+      if (req.name !== 'failing') return Promise.resolve();
+      attempts++;
+      return Promise.reject(new Error('the disk is not there yet'));
+    });
+    const running = run(manager);
+    try {
+      await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'failing', namespace: ns } });
+      await eventually(() => attempts, (n) => n >= 2, 'two failed reconciles', 60_000);
+    } finally {
+      await running.stop();
+    }
+    const traces = await eventually(() => jaeger.traces(service), (ts) => ts.some((t) => t.spans.some((s) => s.operationName === 'reconcile tracing-fails' && tag(s, 'kubeloop.object.name') === 'failing')), 'the failed reconcile in Jaeger', 60_000);
+    const failed = traces.flatMap((t) => t.spans).filter((s) => s.operationName === 'reconcile tracing-fails' && tag(s, 'kubeloop.object.name') === 'failing');
+    expect(failed.length).toBeGreaterThanOrEqual(1);
+    for (const span of failed) {
+      expect(tag(span, 'error')).toBe(true);
+      expect(tag(span, 'kubeloop.reconcile.result')).toBe('error');
+      expect(tag(span, 'otel.status_description')).toBe('the disk is not there yet');
+      expect(tag(span, 'kubeloop.reconcile.requeue')).toBe(true);
+      expect(typeof tag(span, 'kubeloop.reconcile.retries')).toBe('number');
+    }
+  });
+});
