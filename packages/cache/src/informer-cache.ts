@@ -129,6 +129,12 @@ export interface InformerInfo {
   readonly prepareErrors: number;
   /** Objects the API server holds that the cache lacks right now, because they could not be prepared: a readiness check should fail while it is not 0. */
   readonly unprepared: number;
+  /**
+   * The API server does not serve the kind (its CRD is not installed, or was
+   * deleted): the informer waits for it, retrying with backoff, and says so
+   * once in `onError`. The cache's mapper has been told to forget the kind.
+   */
+  readonly notServed: boolean;
 }
 
 /**
@@ -156,8 +162,13 @@ export interface InformerCache extends Reader {
   waitForCacheSync(signal?: AbortSignal): Promise<boolean>;
   /** Index a kind by a field; `list` with a field selector `name=value` then uses it. */
   indexField<K extends KindRef>(kind: K, name: string, extract: (obj: ObjectFor<K>) => readonly string[]): Promise<void>;
-  /** Stop and forget a kind's informer. */
-  removeInformer(kind: KindRef): Promise<void>;
+  /**
+   * Stop and forget a kind's informer (its store's memory goes with it). With
+   * `ifNotServed`, only while the API server does not serve the kind (see
+   * `InformerInfo.notServed`): an informer started afresh after its CRD came
+   * back is kept.
+   */
+  removeInformer(kind: KindRef, options?: { ifNotServed?: boolean }): Promise<void>;
   /** Every informer's health and counters. */
   informers(): readonly InformerInfo[];
   /** Stop every informer. */
@@ -187,6 +198,14 @@ export interface InformerCache extends Reader {
    * with it while the informer is behind the client's own write.
    */
   asCached(kind: KindRef, object: unknown): unknown;
+}
+
+/** Tell the client's mapper to forget a kind, when it can (a `DynamicRESTMapper`'s `forget`). */
+function forgetKind(client: Client, ref: ResourceDescriptor | TypeRef): void {
+  const mapper = client.mapper as { forget?: (gk: { group: string; kind: string }) => void };
+  if (typeof mapper.forget !== 'function') return;
+  const slash = ref.apiVersion.indexOf('/');
+  mapper.forget({ group: slash === -1 ? '' : ref.apiVersion.slice(0, slash), kind: ref.kind });
 }
 
 function describe(kind: KindRef): { id: string; ref: ResourceDescriptor | TypeRef; label: string } {
@@ -322,6 +341,10 @@ class Cache implements InformerCache {
         }
       : [source('')];
     const informer = new Informer<KubeObject>(sources, informerOptions);
+    // A kind that went away: the mapper forgets its mapping, so no request is sent to its old path.
+    informer.onServedChange((served) => {
+      if (!served) forgetKind(this.options.client, ref);
+    });
     // Parsed once (the constructor checked the defaults; a kind's own selectors are checked by its list-watch).
     let selectors: { labels: ReturnType<typeof parseLabelSelector>; fields: ReturnType<typeof parseFieldSelector> } | undefined;
     try {
@@ -439,10 +462,11 @@ class Cache implements InformerCache {
     await Promise.resolve();
   }
 
-  async removeInformer(kind: KindRef): Promise<void> {
+  async removeInformer(kind: KindRef, options?: { ifNotServed?: boolean }): Promise<void> {
     const { id } = describe(kind);
     const entry = this.entries.get(id);
     if (!entry) return;
+    if (options?.ifNotServed && !entry.informer.notServed) return;
     this.entries.delete(id);
     await entry.informer.stop();
   }
@@ -506,6 +530,7 @@ class Cache implements InformerCache {
         lastEventAgeMs: heard.length > 0 && heard.every((t) => t > 0) ? now - Math.min(...heard) : undefined,
         prepareErrors: e.informer.prepareErrors,
         unprepared: e.informer.unpreparedCount,
+        notServed: e.informer.notServed,
       };
     }
   }

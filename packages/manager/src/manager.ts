@@ -35,6 +35,7 @@ import { construct, createManagerContainer } from './container.js';
 import { ControllerBuilder, forGroupKind, nameOf, sourcesOf } from './controller/builder.js';
 import type { ControllerDefinition } from './controller/builder.js';
 import { Controller } from './controller/controller.js';
+import { DEFAULT_CRD_POLL_INTERVAL_MS, KindWaiter } from './controller/kind-waiter.js';
 import type { ControllerStatus, ReconcileReport } from './controller/controller.js';
 import { controllerRegistrationOf, webhookRegistrationOf } from './controller/di.js';
 import type { AdmissionClass, ControllerRegistration, ReconcilerClass, WebhookRegistration } from './controller/di.js';
@@ -308,6 +309,8 @@ class KubeManager implements Manager {
   private readonly leaderOnly: RunnableGroup;
   private readonly gate: LeadershipGate;
   private readonly controllerRecords = new Map<string, ControllerRecord>();
+  /** Waits for the CRDs controllers lack, all in one discovery poll. */
+  private readonly kindWaiter: KindWaiter;
   private conversionEndpoint: ConversionEndpoint | undefined;
   private readonly webhookRecords: RegisteredWebhook[] = [];
   private readonly probes = new Probes();
@@ -396,6 +399,7 @@ class KubeManager implements Manager {
       this.probes.readyz.set('webhook', () => (serving || server.paths.length > 0 ? server.readyCheck() : undefined));
     }
 
+    this.kindWaiter = new KindWaiter(this.cluster.mapper, options.crdPollIntervalMs ?? DEFAULT_CRD_POLL_INTERVAL_MS);
     this.container = createManagerContainer(options.container ?? rootContainer, this.cluster, this.logger, this);
 
     this.probes.healthz.set('ping', () => undefined);
@@ -451,6 +455,7 @@ class KubeManager implements Manager {
       kind,
       forKind: definition.for,
       client: this.client,
+      waitForKind: (kind, signal) => this.kindWaiter.wait(kind, signal),
       defaultSyncPeriodMs: this.options.syncPeriodMs ?? 36_000_000,
       observe: (report) => {
         for (const listener of this.reconcileListeners) {

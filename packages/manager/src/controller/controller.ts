@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { InformerCache } from '@kubeloop/cache';
 import { fnv1a64, runFenced } from '@kubeloop/client';
+import { isMetadataRef } from '@kubeloop/client/internal';
 import type { Client, KindRef } from '@kubeloop/client';
 import type { ShardRing } from '@kubeloop/leaderelection';
 import { createPriorityQueue, defaultControllerRateLimiter, LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
@@ -18,9 +19,10 @@ import type { ControllerLabels, ControllerMetrics } from '../metrics/controller-
 import { shardKeyMetrics } from '../metrics/shard-metrics.js';
 import type { ShardKeyMetrics } from '../metrics/shard-metrics.js';
 import { createWorkQueueMetrics } from '../metrics/workqueue-metrics.js';
+import { CRD_WAIT_SUFFIX } from '../readiness.js';
 import { isTerminal, requestKey, requestOf } from './reconcile.js';
 import type { ReconcileContext, ReconcileResult, Reconciler, Request } from './reconcile.js';
-import type { Source } from './source.js';
+import type { Source, SourceContext } from './source.js';
 import { checkPaused, PAUSED_ANNOTATION, PauseGate } from './pause.js';
 import type { PauseOptions } from './pause.js';
 
@@ -136,6 +138,15 @@ export interface ControllerDeps {
   readonly cluster?: string;
   /** Writes the `Paused` condition (`pause.condition`). Default: none (no condition written). */
   readonly client?: Pick<Client, 'status'>;
+  /**
+   * Resolves true once a kind the API server stopped serving (its CRD was
+   * deleted, or is not installed yet) is served again; false when the signal
+   * aborts first. With it, a source whose kind is not served stops, its
+   * informer is dropped, and it starts again when the kind is back (the
+   * `for` kind's absence also holds the workers). Default: none (a source
+   * waits on its informer, which retries with backoff).
+   */
+  readonly waitForKind?: (kind: KindRef, signal: AbortSignal) => Promise<boolean>;
 }
 
 /**
@@ -166,11 +177,34 @@ export interface ControllerStatus {
   readonly synced: boolean;
   /** Paused with `Manager.pauseController`: its workers take no keys until resumed (its sources keep the queue up to date). */
   readonly paused: boolean;
-  /** Sources not synced yet, with the last error their informer saw. */
+  /** Sources not synced yet, with the last error their informer saw (those waiting for their CRD included). */
   readonly waitingFor: readonly string[];
+  /**
+   * The kinds (`Kind.group/version`) the API server does not serve now (CRD
+   * not installed, or deleted), each waited for: their sources and informers
+   * are stopped and start again when the CRD is back. When the controller's
+   * `for` kind is among them its workers take no keys meanwhile; a watched
+   * (`owns`, `watches`) kind alone leaves them running.
+   */
+  readonly waitingForCRD: readonly string[];
+  /** Whether the `for` kind is among `waitingForCRD`: the workers wait for its CRD. */
+  readonly forKindMissing: boolean;
 }
 
 const PANIC_TYPES = [TypeError, ReferenceError, RangeError, SyntaxError];
+
+/** The same kind, whatever its form (a metadata-only watch of the `for` kind is that kind). */
+function sameKind(a: KindRef, b: KindRef): boolean {
+  const x = isMetadataRef(a) ? a.of : a;
+  const y = isMetadataRef(b) ? b.of : b;
+  return x.apiVersion === y.apiVersion && x.kind === y.kind;
+}
+
+/** `Kind.group/version` of a kind ref. */
+function kindLabel(kind: KindRef): string {
+  const ref = isMetadataRef(kind) ? kind.of : kind;
+  return `${ref.kind}.${ref.apiVersion}`;
+}
 
 export class Controller {
   private queue: WorkQueue | undefined;
@@ -204,6 +238,10 @@ export class Controller {
   private readonly labels: ControllerLabels;
   /** The whole controller's pause, and the reconciles in flight (`pause` waits for them). */
   private readonly gate = new PauseGate();
+  /** Holds the workers while the `for` kind is not served (its CRD deleted or not installed). */
+  private readonly kindGate = new PauseGate();
+  /** Sources whose kind is not served now: stopped, waiting for their CRD. */
+  private readonly missing = new Set<Source>();
   private readonly inFlightReconciles = new Set<Promise<void>>();
 
   constructor(
@@ -233,10 +271,21 @@ export class Controller {
 
   status(): ControllerStatus {
     const waiting = [...this.pending].map((s) => {
+      if (this.missing.has(s)) return `${s.description}: ${CRD_WAIT_SUFFIX}`;
       const why = s.waitingReason?.(this.deps.cache);
       return why ? `${s.description}: ${why}` : s.description;
     });
-    return { name: this.name, started: this.started, warm: this.warm !== undefined, synced: this.synced, paused: this.gate.paused, waitingFor: waiting };
+    const crd = [...new Set([...this.missing].flatMap((s) => (s.kind ? [kindLabel(s.kind)] : [])))];
+    return {
+      name: this.name,
+      started: this.started,
+      warm: this.warm !== undefined,
+      synced: this.synced && this.missing.size === 0,
+      paused: this.gate.paused,
+      waitingFor: waiting,
+      waitingForCRD: crd,
+      forKindMissing: this.kindGate.paused,
+    };
   }
 
   /** The kinds whose informers its sources read. */
@@ -334,11 +383,11 @@ export class Controller {
       this.log.error({ err, source: where }, 'a predicate, event handler or source failed; the event is dropped');
     };
     for (const s of this.sources) this.pending.add(s);
+    const context = { enqueue, cache: this.deps.cache, onError, lowPriority: this.lowPriority };
     const synced = Promise.all(
       this.sources.map(async (source) => {
         try {
-          await source.start({ enqueue, cache: this.deps.cache, signal, onError, lowPriority: this.lowPriority });
-          this.pending.delete(source);
+          await this.runSource(source, context, signal);
         } catch (err) {
           if (!signal.aborted) throw err;
         }
@@ -358,9 +407,106 @@ export class Controller {
     return { queue, synced };
   }
 
+  /**
+   * Run one source under `signal`; resolves once it has synced, or once its
+   * kind is found not served (it then waits for its CRD; synced or not, the
+   * controller's workers are not held back by a watched kind). With
+   * `waitForKind`, a source whose kind stops being served is stopped, its
+   * informer dropped from the cache (unless served again meanwhile), and
+   * started afresh once the kind is back: its initial list enqueues every
+   * object there is then. Rejects when the source fails to start.
+   */
+  private runSource(source: Source, context: Omit<SourceContext, 'signal'>, signal: AbortSignal): Promise<void> {
+    const kind = source.kind;
+    const waitForKind = this.deps.waitForKind;
+    if (!kind || !waitForKind) {
+      return source.start({ ...context, signal }).then(() => void this.pending.delete(source));
+    }
+    const forKind = this.deps.forKind !== undefined && sameKind(kind, this.deps.forKind);
+    return new Promise<void>((settle, fail) => {
+      let settled = false;
+      const settleOnce = (): void => {
+        if (settled) return;
+        settled = true;
+        settle();
+      };
+      const stopped = new Promise<'stopped'>((resolve) => {
+        if (signal.aborted) resolve('stopped');
+        else signal.addEventListener('abort', () => resolve('stopped'), { once: true });
+      });
+      void (async () => {
+        while (!signal.aborted) {
+          const run = new AbortController();
+          const runSignal = AbortSignal.any([signal, run.signal]);
+          let off = (): void => undefined;
+          let gone: () => void = () => undefined;
+          const wentAway = new Promise<'gone'>((resolve) => (gone = () => resolve('gone')));
+          let started: Promise<'synced'>;
+          try {
+            const informer = await this.deps.cache.getInformer(kind, { signal, blockUntilSynced: false });
+            off = informer.onServedChange((served) => {
+              if (!served) gone();
+            });
+            if (informer.notServed) gone();
+            started = source.start({ ...context, signal: runSignal }).then(() => 'synced' as const);
+          } catch (err) {
+            off();
+            if (!signal.aborted) fail(err);
+            else settleOnce();
+            return;
+          }
+          started.catch(() => undefined);
+          let outcome: 'synced' | 'gone' | 'stopped';
+          try {
+            outcome = await Promise.race([started, wentAway, stopped]);
+          } catch (err) {
+            off();
+            if (!signal.aborted) fail(err);
+            else settleOnce();
+            return;
+          }
+          if (outcome === 'synced') {
+            this.pending.delete(source);
+            settleOnce();
+            outcome = await Promise.race([wentAway, stopped]);
+          }
+          off();
+          run.abort();
+          if (outcome === 'stopped') break;
+          // The kind is not served: stop this source, drop the informer, wait for the CRD.
+          this.pending.add(source);
+          this.missing.add(source);
+          if (forKind) this.holdWorkers();
+          this.log.info({ source: source.description }, forKind ? 'the CRD of the controller\'s kind is gone: workers wait for it' : 'the CRD of a watched kind is gone: this watch waits for it');
+          settleOnce();
+          await this.deps.cache.removeInformer(kind, { ifNotServed: true });
+          const back = await waitForKind(kind, signal);
+          this.missing.delete(source);
+          if (forKind) this.releaseWorkers();
+          if (!back) break;
+          this.log.info({ source: source.description }, 'the CRD is back: the source starts again');
+        }
+        settleOnce();
+      })();
+    });
+  }
+
+  /** The `for` kind went away: workers take no keys (the queue keeps them) until it is back. */
+  private holdWorkers(): void {
+    this.kindGate.pause();
+  }
+
+  /** The `for` kind is served again (once every source of it is back). */
+  private releaseWorkers(): void {
+    const forKind = this.deps.forKind;
+    if (forKind && [...this.missing].some((s) => s.kind && sameKind(s.kind, forKind))) return;
+    this.kindGate.resume();
+  }
+
   /** Every jittered period, every cached object of the `for` kind goes back into the queue at low priority. */
   private async resync(kind: KindRef, periodMs: number, queue: WorkQueue, signal: AbortSignal): Promise<void> {
     while (await sleep(periodMs * (0.9 + Math.random() * 0.2), signal)) {
+      if (this.kindGate.paused) continue; // nothing cached to resync while the CRD is gone
       try {
         const list = await this.deps.cache.list(kind, { signal });
         for (const obj of list.items) {
@@ -378,14 +524,19 @@ export class Controller {
   private async worker(queue: WorkQueue, stopSignal: AbortSignal): Promise<void> {
     // The get a worker waits in ends at a stop or a pause (one signal per running period).
     let period: AbortSignal | undefined;
+    let kindPeriod: AbortSignal | undefined;
     let getSignal = stopSignal;
     for (;;) {
       if (!(await this.gate.whenRunning(stopSignal))) return;
-      if (period !== this.gate.signal) getSignal = AbortSignal.any([stopSignal, (period = this.gate.signal)]);
+      if (!(await this.kindGate.whenRunning(stopSignal))) return;
+      if (this.gate.paused) continue; // paused while waiting for the CRD
+      if (period !== this.gate.signal || kindPeriod !== this.kindGate.signal) {
+        getSignal = AbortSignal.any([stopSignal, (period = this.gate.signal), (kindPeriod = this.kindGate.signal)]);
+      }
       const got = await queue.getWithPriority(getSignal);
       if (got === undefined) {
         if (stopSignal.aborted || queue.shuttingDown) return;
-        continue; // paused
+        continue; // paused, or the `for` kind's CRD went away
       }
       const work = this.process(queue, got.key, got.priority, stopSignal);
       this.inFlightReconciles.add(work);
