@@ -242,7 +242,7 @@ describe('a watched kind whose CRD is deleted', () => {
       await installCRDs(testKubeConfig(), [crd]);
       await eventually(() => m.controllers()[0]!, (c) => c.waitingForCRD.length === 0 && c.synced, 'the watch to start again', 60_000);
       const before = seen.filter((n) => n === `${prefix}-a`).length;
-      const uid = owner.metadata!.uid!;
+      const uid = owner.metadata.uid!;
       await client.create({
         ...Part,
         metadata: { name: 'p1', namespace: ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: `${prefix}-a`, uid, controller: true }] },

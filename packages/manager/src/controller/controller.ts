@@ -200,6 +200,10 @@ function sameKind(a: KindRef, b: KindRef): boolean {
   return x.apiVersion === y.apiVersion && x.kind === y.kind;
 }
 
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
+
 /** `Kind.group/version` of a kind ref. */
 function kindLabel(kind: KindRef): string {
   const ref = isMetadataRef(kind) ? kind.of : kind;
@@ -451,7 +455,7 @@ export class Controller {
             started = source.start({ ...context, signal: runSignal }).then(() => 'synced' as const);
           } catch (err) {
             off();
-            if (!signal.aborted) fail(err);
+            if (!signal.aborted) fail(asError(err));
             else settleOnce();
             return;
           }
@@ -461,7 +465,7 @@ export class Controller {
             outcome = await Promise.race([started, wentAway, stopped]);
           } catch (err) {
             off();
-            if (!signal.aborted) fail(err);
+            if (!signal.aborted) fail(asError(err));
             else settleOnce();
             return;
           }
