@@ -264,6 +264,8 @@ interface Entry {
   /** Whether the informer's namespaces, selectors and shard admit an object. */
   readonly admits: (object: KubeObject) => boolean;
   readonly label: string;
+  /** The kind (of the object form, for a metadata-only informer too). */
+  readonly ref: ResourceDescriptor | TypeRef;
   readonly listKind: string;
   readonly apiVersion: string;
 }
@@ -362,6 +364,7 @@ class Cache implements InformerCache {
       namespaces,
       admits,
       label,
+      ref,
       listKind: isMetadataRef(kind) ? 'PartialObjectMetadataList' : `${ref.kind}List`,
       apiVersion: isMetadataRef(kind) ? 'meta.k8s.io/v1' : ref.apiVersion,
     };
@@ -385,12 +388,42 @@ class Cache implements InformerCache {
     return entry.informer as unknown as Informer<ObjectFor<K> & KubeObject>;
   }
 
+  /**
+   * Wait until the entry's informer has synced. A kind the API server does
+   * not serve (its CRD not installed, or deleted) is not waited for: the
+   * read rejects with the mapper's `NoKindMatch`, as the live client's and
+   * controller-runtime's cache do, rather than hanging until its signal.
+   */
   private async synced(entry: Entry, signal: AbortSignal | undefined): Promise<void> {
-    try {
-      await entry.informer.waitForSync(signal);
-    } catch (cause) {
+    const informer = entry.informer;
+    const failed = (cause: unknown): ClientError => {
       const reason = isCacheError(cause) && cause.reason === 'InvalidOptions' ? 'InvalidRequest' : 'Aborted';
-      throw new ClientError(reason, `the cache of ${entry.label} did not sync: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      return new ClientError(reason, `the cache of ${entry.label} did not sync: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    };
+    if (informer.hasSynced()) return;
+    const gone = new AbortController();
+    const off = informer.onServedChange((served) => {
+      if (!served) gone.abort();
+    });
+    if (informer.notServed) gone.abort();
+    try {
+      await informer.waitForSync(signal ? AbortSignal.any([signal, gone.signal]) : gone.signal);
+      return;
+    } catch (cause) {
+      if (!gone.signal.aborted || signal?.aborted) throw failed(cause);
+    } finally {
+      off();
+    }
+    // Not served: the mapper, told to forget the kind, answers NoKindMatch. Found again: wait for the informer's next list.
+    const slash = entry.ref.apiVersion.indexOf('/');
+    await this.options.client.mapper.restMapping(
+      { group: slash === -1 ? '' : entry.ref.apiVersion.slice(0, slash), kind: entry.ref.kind },
+      slash === -1 ? entry.ref.apiVersion : entry.ref.apiVersion.slice(slash + 1),
+    );
+    try {
+      await informer.waitForSync(signal);
+    } catch (cause) {
+      throw failed(cause);
     }
   }
 
