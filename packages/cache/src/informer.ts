@@ -536,7 +536,9 @@ export class Informer<T extends KubeObject> {
    *
    * @example
    * ```ts
-   * const off = informer.onServedChange((served) => console.log(served ? 'CRD back' : 'CRD gone'));
+   * const informer = await cache.getInformer({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk' }, { blockUntilSynced: false });
+ * const off = informer.onServedChange((served) => console.log(served ? 'CRD back' : 'CRD gone'));
+ * off();
    * ```
    */
   onServedChange(listener: (served: boolean) => void): () => void {

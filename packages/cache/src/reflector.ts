@@ -833,7 +833,8 @@ export class Reflector<T extends KubeObject> {
  *
  * @example
  * ```ts
- * if (isNotServed(informerInfo.lastError)) console.log('install the CRD');
+ * const info = cache.informerInfo({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk' });
+ * if (info && isNotServed(info.lastError)) console.log('install the HardDisk CRD');
  * ```
  */
 export function isNotServed(err: unknown): boolean {

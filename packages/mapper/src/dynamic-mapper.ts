@@ -54,8 +54,9 @@ export interface DynamicRESTMapper extends RESTMapper {
    *
    * @example
    * ```ts
-   * mapper.forget({ group: 'crd-demo.io', kind: 'HardDisk' });
-   * await mapper.restMapping({ group: 'crd-demo.io', kind: 'HardDisk' }); // NoKindMatch once the CRD is gone
+   * const dynamic = createDynamicRESTMapper(transportDiscovery(transport));
+   * dynamic.forget({ group: 'crd-demo.io', kind: 'HardDisk' });
+   * await dynamic.restMapping({ group: 'crd-demo.io', kind: 'HardDisk' }); // NoKindMatch once the CRD is gone
    * ```
    */
   forget(groupKind: GroupKind): void;
