@@ -43,6 +43,7 @@
  *   pnpm bench:operator              (from the repository root, after a build; N = 1000)
  *   pnpm bench:operator --n=200
  *   pnpm bench:operator --read-your-writes=off   (the manager's client without read-your-writes)
+ *   pnpm bench:operator --triggers=off           (the controller without trigger attribution: `triggers: false`)
  *   pnpm bench:operator --repeat=5               (pairs of (a), default 3)
  */
 import { fork } from 'node:child_process';
@@ -55,10 +56,10 @@ import { Informer, clientListWatcher } from '@kubeloop/cache';
 import { createClient, loadKubeConfig, mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import type { RecordedRequest } from '@kubeloop/envtest';
-import { createLogger, createManager } from '@kubeloop/manager';
+import { createLogger, createManager, TOKENS } from '@kubeloop/manager';
 import { ConfigMap, builtinScheme } from '@kubeloop/scheme';
 import type { KubeObject } from '@kubeloop/scheme';
-import { FINALIZER, HardDisk, setupHardDiskController } from '@kubeloop/example-harddisk-operator';
+import { FINALIZER, HardDisk, HardDiskReconciler, harddiskController, setupHardDiskController, StorageClassCatalog } from '@kubeloop/example-harddisk-operator';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const GROUP_VERSION = 'crd-demo.io/v1';
@@ -81,7 +82,7 @@ interface ChildStats {
 type ToChild = { type: 'stats'; gc?: boolean } | { type: 'stop' };
 type FromChild = { type: 'starting'; at: number } | ({ type: 'stats' } & ChildStats) | { type: 'error'; message: string };
 
-async function child(kubeconfigPath: string, readYourWrites: boolean): Promise<void> {
+async function child(kubeconfigPath: string, readYourWrites: boolean, triggers: boolean): Promise<void> {
   const send = (m: FromChild): void => void process.send?.(m);
   const manager = createManager({
     kubeConfig: loadKubeConfig(kubeconfigPath),
@@ -91,7 +92,8 @@ async function child(kubeconfigPath: string, readYourWrites: boolean): Promise<v
     // As the example runs (info); the output goes nowhere, its cost stays.
     logger: createLogger({ level: 'info' }),
   });
-  setupHardDiskController(manager, 'explicit');
+  if (triggers) setupHardDiskController(manager, 'explicit');
+  else manager.register(HardDiskReconciler, { ...harddiskController, options: { triggers: false }, inject: [TOKENS.Client, TOKENS.EventRecorderProvider, StorageClassCatalog] });
   const stop = new AbortController();
   const sum = async (name: string, labels: Record<string, string> = {}): Promise<number> => {
     const metric = manager.registry.getSingleMetric(name);
@@ -424,7 +426,7 @@ async function main(): Promise<void> {
     stop(): Promise<void>;
   }
   const startOperator = (): Operator => {
-    const proc = fork(fileURLToPath(import.meta.url), ['--child', proxyKubeconfig, param('read-your-writes', 'on')], {
+    const proc = fork(fileURLToPath(import.meta.url), ['--child', proxyKubeconfig, param('read-your-writes', 'on'), param('triggers', 'on')], {
       // OPERATOR_NODE_FLAGS: extra node flags for the operator process (e.g. --max-semi-space-size=1).
       execArgv: ['--expose-gc', ...(process.env['OPERATOR_NODE_FLAGS']?.split(' ').filter(Boolean) ?? [])],
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -679,6 +681,7 @@ async function main(): Promise<void> {
     `${JSON.stringify({
       bench: 'operator',
       n: N,
+      triggers: param('triggers', 'on'),
       seconds: { a: s(phases['a']!.ms), b: s(phases['b']!.ms), c: s(phases['c']!.ms), floorA: s(floorAms), floorB: s(floorB), floorC: s(floorC) },
       ratioA: Number(aRatio.toFixed(3)),
       cpuSeconds: { a: s(phases['a']!.cpuMs), b: s(phases['b']!.cpuMs), c: s(phases['c']!.cpuMs), steady: s(phases['steady']!.cpuMs) },
@@ -690,7 +693,7 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === '--child') {
-  await child(process.argv[3]!, process.argv[4] !== 'off');
+  await child(process.argv[3]!, process.argv[4] !== 'off', process.argv[5] !== 'off');
 } else if (process.argv[2] === '--floor') {
   floorProcess(process.argv[3]!);
 } else {

@@ -565,6 +565,16 @@ export class Informer<T extends KubeObject> {
     return this.resolved ? this.reflectors.map((r) => r.stats) : [this.pendingStats];
   }
 
+  /**
+   * The last error met while finding what to list (the kind's mapping: a
+   * CRD not installed yet is a NoKindMatch here), kept after the informer
+   * has resolved its sources; undefined when none was met. Controllers use
+   * it to report a first list that came once the kind appeared.
+   */
+  resolveError(): unknown {
+    return this.pendingStats.lastError;
+  }
+
   /** How many objects the API server has that the cache lacks, because they could not be prepared. */
   get unpreparedCount(): number {
     return this.unprepared.size;

@@ -1,7 +1,7 @@
 /**
  * The `kubeloop` command line: a table of commands (`generate crds`,
  * `generate types`, `generate rbac`, `generate webhooks`, `generate helm`, `create api`, `create webhook`, `deploy`, `dev`,
- * `shards`), each with its flags,
+ * `shards`, `inspect`), each with its flags,
  * parsed with node:util's parseArgs. A new command is one more entry in the
  * table.
  */
@@ -21,6 +21,7 @@ import { generateTypes } from './generate-types.js';
 import { generateWebhooks } from './generate-webhooks.js';
 import { createWebhook } from './create-webhook.js';
 import { describeShards, renderShards } from './shards.js';
+import { fetchInspection, renderInspection } from './inspect.js';
 
 /** Where a command writes: lines for the user (stdout) and diagnostics (stderr). */
 export interface CliIO {
@@ -421,8 +422,48 @@ const shardsCommand: Command = {
   },
 };
 
+const inspectCommand: Command = {
+  path: ['inspect'],
+  summary: 'look into a running manager (its metrics server\'s /inspect): `kubeloop inspect <url> [controller] [namespace/name]` prints its controllers\' queues, one controller\'s keys in flight, in backoff and self-triggering, or one key\'s triggers and last reconciles',
+  help: [
+    '  --token <token>             a bearer token allowed get (and post, to pause) on /inspect and /inspect/*',
+    '  --token-file <path>         read the bearer token from a file',
+    '  --certificate-authority <path>  the PEM CA of the server\'s certificate; default: the system\'s',
+    '  --insecure-skip-tls-verify  do not check the server\'s certificate',
+    '  --pause, --resume           pause or resume the controller named (needs secure metrics\' authorization)',
+    '  --json                      print the answer as JSON',
+  ].join('\n'),
+  options: {
+    token: { type: 'string' },
+    'token-file': { type: 'string' },
+    'certificate-authority': { type: 'string' },
+    'insecure-skip-tls-verify': { type: 'boolean', default: false },
+    pause: { type: 'boolean', default: false },
+    resume: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  },
+  async run(values, positionals, ctx) {
+    const [url, controller, key, ...extra] = positionals;
+    if (url === undefined || extra.length > 0) throw new CliError('Usage', 'inspect needs the metrics server\'s URL, then optionally a controller and a key: kubeloop inspect <url> [controller] [namespace/name]');
+    if (values['pause'] === true && values['resume'] === true) throw new CliError('Usage', 'inspect: --pause or --resume, not both');
+    const action = values['pause'] === true ? 'pause' : values['resume'] === true ? 'resume' : undefined;
+    const inspection = await fetchInspection({
+      url,
+      ...(controller === undefined ? {} : { controller }),
+      ...(key === undefined ? {} : { key }),
+      ...(action === undefined ? {} : { action }),
+      ...(typeof values['token'] === 'string' ? { token: values['token'] } : {}),
+      ...(typeof values['token-file'] === 'string' ? { tokenFile: values['token-file'] } : {}),
+      ...(typeof values['certificate-authority'] === 'string' ? { caFile: values['certificate-authority'] } : {}),
+      insecureSkipTlsVerify: values['insecure-skip-tls-verify'] === true,
+    });
+    ctx.out(values['json'] === true ? `${JSON.stringify(inspection.data, null, 2)}\n` : renderInspection(inspection));
+    return 0;
+  },
+};
+
 /** Every command `kubeloop` knows, in help order. */
-export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand, generateRbacCommand, generateWebhooksCommand, generateHelmCommand, createApiCommand, createWebhookCommand, deployCommand, devCommand, shardsCommand];
+export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesCommand, generateRbacCommand, generateWebhooksCommand, generateHelmCommand, createApiCommand, createWebhookCommand, deployCommand, devCommand, shardsCommand, inspectCommand];
 
 function usage(): string {
   const lines = ['usage: kubeloop <command> [flags]', '', 'commands:'];

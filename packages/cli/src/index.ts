@@ -70,6 +70,8 @@ export type { DeployOptions, ImageOverride } from './deploy.js';
 export { dev } from './dev.js';
 export type { DevOptions } from './dev.js';
 export { describeShards, renderShards } from './shards.js';
+export { fetchInspection, inspectPath, renderInspection } from './inspect.js';
+export type { Inspection, InspectOptions } from './inspect.js';
 export type { ShardMemberView, ShardRingView, ShardsOptions } from './shards.js';
 export { CliError, isCliError } from './errors.js';
 export type { CliErrorReason } from './errors.js';

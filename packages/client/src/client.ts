@@ -182,6 +182,14 @@ export interface ClientOptions {
    * Default: on. The cost, measured: docs/benchmarks.md (operator).
    */
   readonly readYourWrites?: false | ReadYourWritesOptions;
+  /**
+   * Told of every write's answer (not dry runs): the kind, the object's
+   * key and what the server returned (the object, or a delete's Status).
+   * The manager uses it to tell an informer event that is only the echo of
+   * a controller's own write. It must not throw or block (a throw is
+   * ignored). Default: none.
+   */
+  readonly onWrite?: (kind: KindRef, key: ObjectKey, answer: unknown) => void;
 }
 
 interface Resolved {
@@ -241,6 +249,7 @@ class KubeClient implements Client {
   private readonly cacheUnstructured: boolean;
   private readonly fieldOwner: string | undefined;
   private readonly writes: WriteTracker | undefined;
+  private readonly onWrite: ((kind: KindRef, key: ObjectKey, answer: unknown) => void) | undefined;
 
   constructor(
     readonly transport: Transport,
@@ -252,6 +261,7 @@ class KubeClient implements Client {
     this.uncached = options.uncached ?? [];
     this.cacheUnstructured = options.cacheUnstructured ?? false;
     this.fieldOwner = options.fieldOwner;
+    this.onWrite = options.onWrite;
     this.apiReader = { get: (k, key, o) => this.liveGet(k, key, o), list: (k, o) => this.liveList(k, o) };
     const cache = this.cache;
     this.writes =
@@ -266,10 +276,19 @@ class KubeClient implements Client {
    * unstructured write, so the form does not matter).
    */
   private wrote<R>(kind: KindRef, key: ObjectKey | undefined, options: { dryRun?: boolean } | undefined, answer: R, deleted = false): R {
-    if (this.writes && !options?.dryRun && !this.uncached.some((u) => sameKind(u, kindOf(kind)))) {
-      const meta = (answer as { metadata?: { name?: unknown; namespace?: unknown } } | undefined)?.metadata;
-      const k = key ?? (typeof meta?.name === 'string' ? { name: meta.name, ...(typeof meta.namespace === 'string' ? { namespace: meta.namespace } : {}) } : undefined);
-      if (k) this.writes.wrote(kind, k, answer, deleted);
+    if (options?.dryRun) return answer;
+    const tracked = this.writes !== undefined && !this.uncached.some((u) => sameKind(u, kindOf(kind)));
+    if (!tracked && !this.onWrite) return answer;
+    const meta = (answer as { metadata?: { name?: unknown; namespace?: unknown } } | undefined)?.metadata;
+    const k = key ?? (typeof meta?.name === 'string' ? { name: meta.name, ...(typeof meta.namespace === 'string' ? { namespace: meta.namespace } : {}) } : undefined);
+    if (!k) return answer;
+    if (tracked) this.writes.wrote(kind, k, answer, deleted);
+    if (this.onWrite) {
+      try {
+        this.onWrite(kind, k, answer);
+      } catch {
+        /* a listener's throw must not fail a write that was done */
+      }
     }
     return answer;
   }

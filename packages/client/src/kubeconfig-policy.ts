@@ -9,7 +9,8 @@
  * of thing at a time, as Flux's `--insecure-kubeconfig-exec` and
  * Kubernetes 1.35's credential-plugin allowlist do.
  */
-import type { BlockList } from 'node:net';
+import type { BlockList, TcpSocketConnectOpts } from 'node:net';
+import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isAbsolute, relative, sep } from 'node:path';
 import { ClientError } from './errors.js';
 import type { FileCluster, FileUser } from './internal/kubeconfig-file.js';
@@ -81,8 +82,10 @@ export interface KubeconfigPolicy {
    * A server at a link-local or cloud metadata address: 169.254.0.0/16,
    * fe80::/10, fd00:ec2::254, 100.100.100.200, `metadata`,
    * `metadata.google.internal`, `metadata.goog`, `instance-data`,
-   * `instance-data.ec2.internal`. Checked on the URL as written; a DNS name
-   * that resolves there is not caught. Default: false.
+   * `instance-data.ec2.internal`. Checked on the URL as written, and on
+   * every connection after DNS (a name that resolves to such an address is
+   * refused then, with nothing sent: see `RestConfig.refuseMetadataAddresses`).
+   * Default: false.
    */
   readonly allowMetadataServer?: boolean;
 }
@@ -128,6 +131,47 @@ function ipKind(host: string): 'ipv4' | 'ipv6' | undefined {
   const { isIP } = process.getBuiltinModule('node:net');
   const v = isIP(host);
   return v === 4 ? 'ipv4' : v === 6 ? 'ipv6' : undefined;
+}
+
+/** True for a link-local or cloud metadata IP address (not a name). */
+export function isMetadataAddress(address: string): boolean {
+  const kind = ipKind(address);
+  return kind !== undefined && blocks().metadata.check(address, kind);
+}
+
+/** The `code` of a connection refused because its name resolved to a metadata address. */
+export const METADATA_LOOKUP_CODE = 'ERR_KUBELOOP_METADATA_ADDRESS';
+
+type SocketLookup = NonNullable<TcpSocketConnectOpts['lookup']>;
+
+/**
+ * A `lookup` for sockets (net.connect's option) that resolves as
+ * `dns.lookup` does and fails with code {@link METADATA_LOOKUP_CODE} when any
+ * address is link-local or a cloud metadata address: the connection is never
+ * opened. Used for configs with `refuseMetadataAddresses`.
+ */
+export function metadataRefusingLookup(): SocketLookup {
+  const { lookup } = process.getBuiltinModule('node:dns');
+  const guarded = (
+    hostname: string,
+    options: LookupOptions,
+    callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+  ): void => {
+    lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, '', 0);
+      const bad = addresses.find((a) => isMetadataAddress(a.address));
+      if (bad) {
+        const refused: NodeJS.ErrnoException = new Error(`${hostname} resolves to the link-local or cloud metadata address ${bad.address}`);
+        refused.code = METADATA_LOOKUP_CODE;
+        return callback(refused, '', 0);
+      }
+      if (options.all) return callback(null, addresses);
+      const first = addresses[0];
+      if (!first) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
+      callback(null, first.address, first.family);
+    });
+  };
+  return guarded;
 }
 
 function isMetadata(host: string): boolean {

@@ -143,6 +143,17 @@ export interface RestConfig {
    * read: set this instead.
    */
   readonly proxyUrl?: string;
+  /**
+   * Refuse to connect when the server's host name resolves (at connect time,
+   * on every new connection) to a link-local or cloud metadata address
+   * (169.254.0.0/16, fe80::/10, fd00:ec2::254, 100.100.100.200): the request
+   * fails with ClientError `PolicyRefused` and nothing is sent. A host written
+   * as an address is checked once, by {@link kubeConfigFromText}'s policy.
+   * `kubeConfigFromText` sets this unless `policy.allowMetadataServer`, so a
+   * Secret cannot reach a metadata service through a DNS name it controls.
+   * Default: false.
+   */
+  readonly refuseMetadataAddresses?: boolean;
 }
 
 /**
@@ -263,7 +274,8 @@ export interface KubeConfigFromTextOptions {
  * an auth provider, a local file (token, certificate, key, CA), a proxy,
  * `insecure-skip-tls-verify`, this process's own API server or a metadata
  * address is refused before any file is looked at and before any request
- * (see {@link KubeconfigPolicy}). What it embeds (a token, client
+ * (see {@link KubeconfigPolicy}); a server name that resolves to a metadata
+ * address is refused when connecting (`refuseMetadataAddresses`). What it embeds (a token, client
  * certificate and key data, CA data, basic auth, impersonation) is used.
  *
  * @throws {@link ClientError} `PolicyRefused` for what the policy does not allow (`field` names it); `InvalidConfig` for text that is not a kubeconfig (the message names `source` and the field), a missing context, cluster or user, or a server that is not an http(s) URL.
@@ -288,9 +300,11 @@ export function kubeConfigFromText(text: string, options: KubeConfigFromTextOpti
   }
   const parsed = mergeKubeconfigs([parseKubeconfig(text, source, policy === 'trusted')]);
   if (policy === 'trusted') return resolveContext(parsed, options.context);
-  return resolveContext(parsed, options.context, (selected, server) =>
+  const config = resolveContext(parsed, options.context, (selected, server) =>
     enforceKubeconfigPolicy(policy, { source, ...selected, hostServer, env: process.env }, server),
   );
+  // The URL was checked as written; a name is checked again on every connection, after DNS.
+  return policy.allowMetadataServer ? config : { ...config, refuseMetadataAddresses: true };
 }
 
 /**

@@ -79,6 +79,7 @@ const CHECKS: readonly OptionCheck[] = [
     (v) => v === false || (isObject(v) && ((v as { onRead?: unknown }).onRead === undefined || typeof (v as { onRead?: unknown }).onRead === 'function')),
     'false, or { timeoutMs?, onRead? }',
   ],
+  ['onWrite', (v) => typeof v === 'function', 'a function (kind, key, answer) => void'],
 ];
 
 /**

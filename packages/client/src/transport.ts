@@ -19,6 +19,7 @@ import { urlToHttpOptions } from 'node:url';
 import { currentFence, fencedError } from './fence.js';
 import type { WriteFence } from './fence.js';
 import { ClientError } from './errors.js';
+import { METADATA_LOOKUP_CODE, metadataRefusingLookup } from './kubeconfig-policy.js';
 import { Credentials } from './internal/credentials.js';
 import { requireOwn } from './internal/own-require.js';
 import type * as Hpagent from 'hpagent';
@@ -259,6 +260,13 @@ function connectionError(what: string, source: string, cause: unknown): ClientEr
   if (/ALERT_(BAD_CERTIFICATE|CERTIFICATE_REQUIRED|UNKNOWN_CA|CERTIFICATE_EXPIRED|CERTIFICATE_UNKNOWN)/.test(code)) {
     return new ClientError('TLS', `${what}: the server refused this client's certificate during the TLS handshake (${code}): check client-certificate / client-key and their expiry (${source})`, { cause });
   }
+  if (code === METADATA_LOOKUP_CODE) {
+    return new ClientError(
+      'PolicyRefused',
+      `${what}: ${message}: refused by the kubeconfig policy, nothing was sent (to allow it: policy.allowMetadataServer) (${source})`,
+      { cause, field: 'server' },
+    );
+  }
   if (/^ERR_OSSL|^ERR_SSL|^ERR_TLS/.test(code) || code === 'EPROTO') {
     return new ClientError('TLS', `${what}: TLS failed (${code}: ${message}): check the client certificate and key belong together and are PEM, and the CA (${source})`, { cause });
   }
@@ -449,7 +457,12 @@ class HttpTransport implements Transport {
   }
 
   private makeAgent(tls: TlsMaterial, maxSockets: number): AnyAgent {
-    const common = { keepAlive: true, maxSockets, scheduling: 'lifo' as const };
+    const common = {
+      keepAlive: true,
+      maxSockets,
+      scheduling: 'lifo' as const,
+      ...(this.config.refuseMetadataAddresses ? { lookup: metadataRefusingLookup() } : {}),
+    };
     const proxy = this.config.proxyUrl;
     // hpagent (a CONNECT-tunnelling agent) is loaded only when a config names a proxy.
     const { HttpProxyAgent, HttpsProxyAgent } = proxy ? (requireOwn('hpagent') as typeof Hpagent) : ({} as Partial<typeof Hpagent>);

@@ -153,6 +153,48 @@ describe('the strict policy (the default of kubeConfigFromText)', () => {
     evil.seen.length = 0;
   });
 
+  // A name the Secret's author controls that resolves to the metadata address: the URL as written
+  // looks harmless, so the check has to happen after DNS, on the connection. The name is made to
+  // resolve through /etc/hosts (getaddrinfo reads it on each lookup), which needs root, as CI has.
+  const canEditHosts = process.getuid?.() === 0 && existsSync('/etc/hosts');
+  it.skipIf(!canEditHosts)('refuses a server whose name resolves to the metadata address when connecting, and connects by name otherwise', async () => {
+    const name = `${uniqueName('metadata')}.kubeloop-test`;
+    const hosts = await readFile('/etc/hosts', 'utf8');
+    await writeFile('/etc/hosts', `${hosts.endsWith('\n') ? hosts : `${hosts}\n`}169.254.169.254 ${name}\n`);
+    const evil = await attacker();
+    try {
+      const text = kubeconfig({ server: `https://${name}:6443`, 'certificate-authority-data': b64(evil.caPem) }, { token: 'member-token' });
+      const t = createTransport(kubeConfigFromText(text, { source: SOURCE }));
+      const err = await t.request({ method: 'GET', path: '/version', timeoutMs: 5_000 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      t.close();
+      expect(isPolicyRefused(err), `expected PolicyRefused, got ${String(err)}`).toBe(true);
+      expect((err as ClientError).field).toBe('server');
+      expect((err as ClientError).message).toContain(`${name} resolves to the link-local or cloud metadata address 169.254.169.254`);
+      expect((err as ClientError).message).toContain('policy.allowMetadataServer');
+
+      // The policy's switch lets it through to the network (where nothing answers here).
+      const allowed = createTransport(kubeConfigFromText(text, { source: SOURCE, policy: { allowMetadataServer: true } }));
+      const other = await allowed.request({ method: 'GET', path: '/version', timeoutMs: 1_500 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      allowed.close();
+      expect(isClientError(other) && !isPolicyRefused(other), `expected a network error or timeout, got ${String(other)}`).toBe(true);
+
+      // A name resolving elsewhere is looked up and connected to as usual (the guard only filters).
+      const byName = createTransport(kubeConfigFromText(kubeconfig({ server: evil.url.replace('127.0.0.1', 'localhost'), 'certificate-authority-data': b64(evil.caPem) }, { token: 'member-token' }), { source: SOURCE }));
+      expect((await byName.request({ method: 'GET', path: '/version' })).status).toBe(403);
+      byName.close();
+      expect(evil.seen.map((s) => [s.path, s.authorization])).toEqual([['/version', 'Bearer member-token']]);
+    } finally {
+      await writeFile('/etc/hosts', hosts);
+      await evil.close();
+    }
+  });
+
   it('uses what the text embeds: a token, client certificate data, CA data', async () => {
     const config = kubeConfigFromText(await readFile(testKubeconfigPath(), 'utf8'), { source: SOURCE });
     const t = createTransport(config);

@@ -26,6 +26,15 @@ import { restClientMetrics } from './metrics/controller-metrics.js';
 import { registerInformerMetrics } from './metrics/informer-metrics.js';
 import { readYourWritesMetrics, warningMetrics } from './metrics/client-metrics.js';
 import { validateClusterOptions } from './options-validation.js';
+import { OwnWrites } from './controller/own-writes.js';
+
+/** Each cluster client's own writes, for own-write echo detection (controllers find them by their client). */
+const ownWritesByClient = new WeakMap<object, OwnWrites>();
+
+/** The own writes of a client made by {@link createCluster}; undefined for any other client. */
+export function ownWritesOf(client: object): OwnWrites | undefined {
+  return ownWritesByClient.get(client);
+}
 
 /** Options for {@link createCluster}. Every field is optional. */
 export interface ClusterOptions {
@@ -177,7 +186,9 @@ export function createCluster(options: ClusterOptions = {}): Cluster {
               }
             : {}),
         };
-  const client = createClient({ ...base, cache, readYourWrites, ...(options.uncached ? { uncached: options.uncached } : {}) });
+  const ownWrites = new OwnWrites();
+  const client = createClient({ ...base, cache, readYourWrites, onWrite: (kind, key, answer) => ownWrites.wrote(kind, key, answer), ...(options.uncached ? { uncached: options.uncached } : {}) });
+  ownWritesByClient.set(client, ownWrites);
   const unregisterMetrics = options.registry ? registerInformerMetrics(options.registry, cache, options.name) : undefined;
   const eventClient = eventTransport === transport ? apiReader : createClient({ ...base, transport: eventTransport });
   const recorders = createEventRecorderProvider({

@@ -56,6 +56,10 @@ export { kindSource, observableSource } from './controller/source.js';
 export type { Source } from './controller/source.js';
 export { isPaused, PAUSED_ANNOTATION } from './controller/pause.js';
 export type { PauseOptions } from './controller/pause.js';
+export { ignoreOwnWrites } from './controller/own-writes.js';
+export { describeTrigger } from './controller/triggers.js';
+export type { Trigger, TriggerEvent, TriggerInput, TriggerOptions, TriggerSource } from './controller/triggers.js';
+export type { BackoffKey, ControllerInspection, InFlightKey, KeyInspection, ReconcileRecord, SelfTriggerSuspect } from './controller/inspection.js';
 // controllerutil
 export { getControllerOf, setControllerReference, setOwnerReference } from './controllerutil/owner-references.js';
 export { containsFinalizer, finalize } from './controllerutil/finalizers.js';

@@ -26,3 +26,5 @@ export { createWorkQueueMetrics } from './metrics/workqueue-metrics.js';
 export type { WorkQueueMetricsOptions } from './metrics/workqueue-metrics.js';
 export { leaderElectionMetrics } from './metrics/leader-election-metrics.js';
 export type { ControllerStatus, ReconcileReport } from './controller/controller.js';
+export { TriggerLedger } from './controller/triggers.js';
+export type { SourceTrigger, TakenTriggers } from './controller/triggers.js';

@@ -28,7 +28,8 @@ import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { createTokenAuthorizer, createWebhookServer, prometheusWebhookMetrics } from '@kubeloop/webhook';
 import type { Defaulter, TokenAuthorizer, WebhookServer } from '@kubeloop/webhook';
 import { validateManagerOptions } from './options-validation.js';
-import { createCluster } from './cluster.js';
+import { createCluster, ownWritesOf } from './cluster.js';
+import { inspectHandler } from './server/inspect.js';
 import { exitWithin } from './signals.js';
 import type { Cluster } from './cluster.js';
 import { construct, createManagerContainer } from './container.js';
@@ -456,6 +457,9 @@ class KubeManager implements Manager {
       forKind: definition.for,
       client: this.client,
       waitForKind: (kind, signal) => this.kindWaiter.wait(kind, signal),
+      ...(ownWritesOf(this.client) ? { ownWrites: ownWritesOf(this.client)! } : {}),
+      recorder: () => this.recorderFor(name),
+      electedLeadership: this.options.leaderElection !== undefined || this.options.leadership !== undefined,
       defaultSyncPeriodMs: this.options.syncPeriodMs ?? 36_000_000,
       observe: (report) => {
         for (const listener of this.reconcileListeners) {
@@ -633,7 +637,19 @@ class KubeManager implements Manager {
     // 1. HTTP servers (probes, metrics; then the webhook server)
     let http: ManagerServers;
     try {
-      http = await startManagerServers(this.options, { probes: this.probes, registry: this.registry, authorizer: this.metricsAuthorizer, log, signal: stop.signal });
+      http = await startManagerServers(this.options, {
+        probes: this.probes,
+        registry: this.registry,
+        authorizer: this.metricsAuthorizer,
+        log,
+        signal: stop.signal,
+        inspect: inspectHandler({
+          names: () => [...this.controllerRecords.keys()],
+          controller: (name) => this.controllerRecords.get(name)?.controller,
+          pause: (name) => this.pauseController(name),
+          resume: (name) => this.resumeController(name),
+        }),
+      });
     } catch (err) {
       this.phase = 'stopped';
       throw err;

@@ -41,6 +41,7 @@ const MANAGER_CHECKS: readonly OptionCheck[] = [
   ['cluster', (v) => isObject(v) && isObject((v as { client?: unknown }).client) && hasMethods('stop')(v), 'a Cluster (createCluster(...))'],
   ['metricsBindAddress', (v) => typeof v === 'string', "a string: 'host:port', ':port', or '0' for none"],
   ['healthProbeBindAddress', (v) => typeof v === 'string', "a string: 'host:port', ':port', or '0' for none"],
+  ['inspect', (v) => typeof v === 'boolean', 'true or false'],
   ['secureMetrics', isObject, 'an object ({ certificates?, authorization?, minTlsVersion? })'],
   ['leaderElection', (v) => isObject(v) && isNonEmptyString((v as { name?: unknown }).name), "an object with a name (the Lease's): { name: 'my-operator' }"],
   ['leadership', hasMethods('run'), 'a LeadershipGate (leaseElection(...), alwaysLeader())'],

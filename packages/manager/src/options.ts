@@ -82,6 +82,21 @@ export interface ManagerOptions
    * ```
    */
   readonly secureMetrics?: SecureMetricsOptions;
+  /**
+   * Serve the inspect endpoint on the metrics server: `GET /inspect` (every
+   * controller's queue depth by priority, oldest wait, keys in flight and in
+   * backoff with their last error redacted as logs are, suspected
+   * self-triggers), `GET /inspect/<controller>` (with its recent
+   * reconciles), `GET /inspect/<controller>/<namespace>/<name>` (a key's
+   * triggers and last reconciles), and `POST /inspect/<controller>/pause` or
+   * `/resume`. It is behind the same authentication and authorization as
+   * /metrics: with `secureMetrics`, a caller needs `get` (and for pause and
+   * resume `post`) on the path (`nonResourceURLs: ['/inspect', '/inspect/*']`);
+   * without authorization, pause and resume are refused (403) and reads are
+   * served to whoever can reach /metrics. `kubeloop inspect <url>` prints
+   * it. Default: true (when a metrics server runs).
+   */
+  readonly inspect?: boolean;
   /** Where /healthz and /readyz listen, in the forms of `metricsBindAddress`. Default: no probe server. */
   readonly healthProbeBindAddress?: string;
   /**

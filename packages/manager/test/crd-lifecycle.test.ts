@@ -7,7 +7,9 @@
  * requests and logs no stream of errors while it waits, and reconciles
  * existing and new objects once the CRD is installed again. A watched
  * (`owns`) kind whose CRD goes away leaves the controller running for its
- * `for` kind; the watch comes back with the CRD.
+ * `for` kind; the watch comes back with the CRD. The wait shows on the
+ * inspect endpoint, and the first list of a source started again when its
+ * CRD is back is reported to the reconciler as `crd-established`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +19,7 @@ import { installCRDs, startApiProxy } from '@kubeloop/envtest';
 import type { ApiProxy } from '@kubeloop/envtest';
 import { ConfigMap } from '@kubeloop/scheme';
 import { createLogger, Result } from '../src/index.js';
-import type { Manager } from '../src/index.js';
+import type { ControllerInspection, Manager, Trigger } from '../src/index.js';
 import { testKubeConfig, uniqueName } from '../../../test/support/env.js';
 import { testCRD } from '../../../test/support/crds.js';
 import { eventually, LogCapture, newNamespace, readyz, run, testClient, testManager } from './support.js';
@@ -249,6 +251,53 @@ describe('a watched kind whose CRD is deleted', () => {
       });
       await eventually(() => seen.filter((n) => n === `${prefix}-a`).length, (n) => n > before, 'the owner reconciled for its new Part');
       expect((await readyz(m)).body).toContain('[+]controllers ok\n');
+    } finally {
+      await r.stop();
+      await deleteCRD(crdName);
+    }
+  });
+});
+
+describe('triggers and the inspect endpoint across a CRD outage', () => {
+  it('shows the wait on the inspect endpoint, and reports the first list of the source started again as crd-established', { timeout: 120_000 }, async () => {
+    const group = `${uniqueName('back')}.kubeloop.test`;
+    const crd = testCRD(group, 'Sprocket');
+    const crdName = crd.metadata.name;
+    await installCRDs(testKubeConfig(), [crd]);
+    const Sprocket = { apiVersion: `${group}/v1`, kind: 'Sprocket' };
+    const m = testManager(ns, { kubeConfig: proxy.kubeConfig, metricsBindAddress: '127.0.0.1:0', crdPollIntervalMs: 500 });
+    const seen: { name: string; triggers: readonly Trigger[] }[] = [];
+    m.controller()
+      .named('sprockets')
+      .for(Sprocket)
+      .complete((req, ctx) => {
+        seen.push({ name: req.name, triggers: ctx.triggers });
+        return Result.done();
+      });
+    const r = run(m);
+    try {
+      await client.create({ ...Sprocket, metadata: { name: 's1', namespace: ns } });
+      await eventually(() => seen, (s) => s.some((e) => e.name === 's1'), 's1 reconciled');
+      await deleteCRD(crdName);
+      await crdGone(crdName);
+      const inspect = async (): Promise<ControllerInspection> => (await (await fetch(`${m.metricsUrl!}/inspect/sprockets`)).json()) as ControllerInspection;
+      const waiting = await eventually(inspect, (v) => v.forKindMissing, 'the inspect endpoint to show the wait for the CRD', 60_000);
+      expect(waiting.waitingForCRD).toEqual([`Sprocket.${group}/v1`]);
+      expect(waiting.synced).toBe(false);
+
+      // The CRD comes back and an object is created while the manager cannot reach the API server:
+      // the source started again finds it in its first list.
+      await proxy.refuse();
+      try {
+        await installCRDs(testKubeConfig(), [crd]);
+        await client.create({ ...Sprocket, metadata: { name: 's2', namespace: ns } });
+      } finally {
+        await proxy.accept();
+      }
+      await eventually(() => seen, (s) => s.some((e) => e.name === 's2'), 's2 reconciled once the CRD is back', 60_000);
+      expect(seen.find((e) => e.name === 's2')!.triggers).toEqual([expect.objectContaining({ source: 'for', event: 'crd-established', kind: 'Sprocket', name: 's2' })]);
+      const running = await eventually(inspect, (v) => v.synced && !v.forKindMissing, 'the inspect endpoint to show the controller running again');
+      expect(running.waitingForCRD).toEqual([]);
     } finally {
       await r.stop();
       await deleteCRD(crdName);

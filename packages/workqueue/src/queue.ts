@@ -103,6 +103,13 @@ export interface WorkQueue {
    */
   oldestWaitMs(): ReadonlyMap<number, number>;
   /**
+   * How many keys need processing per priority (waiting, or held and added
+   * again), as `workqueue_depth` counts them; the FIFO queue reports them
+   * all at priority 0. Optional for other implementations (the inspect
+   * endpoint then shows only the total).
+   */
+  depthByPriority?(): ReadonlyMap<number, number>;
+  /**
    * Stops the queue at once: waiting and delayed keys are dropped, pending
    * and later `get`s resolve `undefined`, adds are ignored, pending
    * `shutDownWithDrain` promises resolve. Held keys may still be `done`.
@@ -639,6 +646,11 @@ class RateLimitingQueue implements WorkQueue {
 
   oldestWaitMs(): Map<number, number> {
     return this.#queue.oldestWaitMs();
+  }
+
+  depthByPriority(): Map<number, number> {
+    if (!this.#priorities) return new Map(this.#dirty.size > 0 ? [[0, this.#dirty.size]] : []);
+    return new Map([...this.#depthByPriority].filter(([, n]) => n > 0));
   }
 
   shutDown(): void {

@@ -12,7 +12,7 @@ import type { EventHandler } from './handlers.js';
 import type { Predicate } from './predicates.js';
 import type { Permission } from '../rbac/permissions.js';
 import type { ReconcilerLike } from './reconcile.js';
-import { kindSource } from './source.js';
+import { kindSourceAs } from './source.js';
 import { PAUSED_ANNOTATION, unpausedSource } from './pause.js';
 import type { Source } from './source.js';
 
@@ -51,17 +51,17 @@ function refOf(kind: KindRef): { apiVersion: string; kind: string } {
 export function sourcesOf(def: ControllerDefinition): Source[] {
   const filters = def.eventFilters ?? [];
   const forRef = refOf(def.for);
-  const sources: Source[] = [kindSource(def.for, enqueueObject(), [...filters, ...(def.forPredicates ?? [])])];
+  const sources: Source[] = [kindSourceAs('for', def.for, enqueueObject(), [...filters, ...(def.forPredicates ?? [])])];
   for (const owned of def.owns ?? []) {
     // A wrapper's `kind` is a KindRef object; a descriptor's or TypeRef's `kind` is a string.
     const wrapped = typeof (owned as { kind?: unknown }).kind === 'object';
     const kind = wrapped ? (owned as { kind: KindRef }).kind : (owned as KindRef);
     const predicates = wrapped ? (owned as { predicates?: readonly Predicate[] }).predicates : undefined;
-    sources.push(kindSource(kind, enqueueOwner(forRef), [...filters, ...(predicates ?? [])]));
+    sources.push(kindSourceAs('owns', kind, enqueueOwner(forRef), [...filters, ...(predicates ?? [])]));
   }
   for (const w of def.watches ?? []) {
     if ('start' in w) sources.push(w);
-    else sources.push(kindSource(w.kind, w.handler, [...filters, ...(w.predicates ?? [])]));
+    else sources.push(kindSourceAs('watches', w.kind, w.handler, [...filters, ...(w.predicates ?? [])]));
   }
   // Removing the pause annotation enqueues the object, whatever the predicates above let through.
   const pause = def.options?.pause;

@@ -8,7 +8,6 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { InformerCache } from '@kubeloop/cache';
 import { fnv1a64, runFenced } from '@kubeloop/client';
-import { isMetadataRef } from '@kubeloop/client/internal';
 import type { Client, KindRef } from '@kubeloop/client';
 import type { ShardRing } from '@kubeloop/leaderelection';
 import { createPriorityQueue, defaultControllerRateLimiter, LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
@@ -19,12 +18,19 @@ import type { ControllerLabels, ControllerMetrics } from '../metrics/controller-
 import { shardKeyMetrics } from '../metrics/shard-metrics.js';
 import type { ShardKeyMetrics } from '../metrics/shard-metrics.js';
 import { createWorkQueueMetrics } from '../metrics/workqueue-metrics.js';
-import { CRD_WAIT_SUFFIX } from '../readiness.js';
 import { isTerminal, requestKey, requestOf } from './reconcile.js';
 import type { ReconcileContext, ReconcileResult, Reconciler, Request } from './reconcile.js';
 import type { Source, SourceContext } from './source.js';
 import { checkPaused, PAUSED_ANNOTATION, PauseGate } from './pause.js';
 import type { PauseOptions } from './pause.js';
+import type { EventRecorder } from '../events/recorder.js';
+import { inReconcileOf } from './own-writes.js';
+import { MissingKinds } from './kind-waiter.js';
+import type { OwnWrites } from './own-writes.js';
+import { describeTrigger, NO_TRIGGERS, SelfTriggerWatch, TriggerLedger } from './triggers.js';
+import type { TriggerEvent, TriggerInput, TriggerOptions, TriggerSet } from './triggers.js';
+import { ReconcileHistory, redactError } from './inspection.js';
+import type { BackoffKey, ControllerInspection, InFlightKey, KeyInspection, ReconcileRecord } from './inspection.js';
 
 // Builtins through getBuiltinModule, not ES imports: those load each builtin's lazy parts too (docs/architecture.md).
 const { randomUUID } = process.getBuiltinModule('node:crypto');
@@ -90,6 +96,17 @@ export interface ControllerOptions {
    * {@link PAUSED_ANNOTATION} and no condition.
    */
   readonly pause?: PauseOptions | false;
+  /**
+   * Trigger attribution: each waiting key keeps what enqueued it since its
+   * last reconcile (source, event, object, resourceVersion, requeue reason;
+   * `ctx.triggers`), counted in `kubeloop_reconcile_triggers_total`, named
+   * in a debug log line per reconcile, shown by the inspect endpoint; events
+   * that are only the echo of this controller's own writes are marked, and
+   * a key reconciled `selfTriggerThreshold` times in a row by nothing else
+   * is reported. `false` turns it off (`ctx.triggers` is then empty).
+   * Default: on, with {@link TriggerOptions}' defaults.
+   */
+  readonly triggers?: TriggerOptions | false;
   /** Run only while this manager leads. Default: true, false for a sharded controller (`shard`: every replica runs its share). */
   readonly needLeaderElection?: boolean;
   /** While the manager does not lead, run the sources (caches, queue) but no workers, so a takeover needs no sync. Only for leader-only controllers. Default: the manager's `warmStandby`. */
@@ -147,6 +164,12 @@ export interface ControllerDeps {
    * waits on its informer, which retries with backoff).
    */
   readonly waitForKind?: (kind: KindRef, signal: AbortSignal) => Promise<boolean>;
+  /** The writes of the controller's client, to mark own-write echoes. Default: none (no event is marked). */
+  readonly ownWrites?: OwnWrites;
+  /** The recorder of the `SelfTriggering` Event. Default: none (no Event). */
+  readonly recorder?: () => EventRecorder;
+  /** Whether leadership comes in elected terms (leader election, a ring): a cold controller's first list is then reported as `leadership-start`. Default: false. */
+  readonly electedLeadership?: boolean;
 }
 
 /**
@@ -193,21 +216,26 @@ export interface ControllerStatus {
 
 const PANIC_TYPES = [TypeError, ReferenceError, RangeError, SyntaxError];
 
-/** The same kind, whatever its form (a metadata-only watch of the `for` kind is that kind). */
-function sameKind(a: KindRef, b: KindRef): boolean {
-  const x = isMetadataRef(a) ? a.of : a;
-  const y = isMetadataRef(b) ? b.of : b;
-  return x.apiVersion === y.apiVersion && x.kind === y.kind;
+const SOURCE_ENQUEUE: TriggerInput = Object.freeze({ source: 'source', event: 'enqueue' });
+const RESYNC: TriggerInput = Object.freeze({ source: 'controller', event: 'periodic-resync' });
+const HANDOFF: TriggerInput = Object.freeze({ source: 'controller', event: 'shard-handoff' });
+const REQUEUE: TriggerInput = Object.freeze({ source: 'controller', event: 'requeue' });
+const REQUEUE_AFTER: TriggerInput = Object.freeze({ source: 'controller', event: 'requeue-after' });
+const BACKOFF: TriggerInput = Object.freeze({ source: 'controller', event: 'error-backoff' });
+
+/** The `priority` label value of a priority, as the queue metrics' (`high`, `0`, `low`). */
+function priorityLabel(p: number): string {
+  return p > 0 ? 'high' : p < 0 ? 'low' : '0';
 }
 
-function asError(err: unknown): Error {
-  return err instanceof Error ? err : new Error(String(err));
-}
-
-/** `Kind.group/version` of a kind ref. */
-function kindLabel(kind: KindRef): string {
-  const ref = isMetadataRef(kind) ? kind.of : kind;
-  return `${ref.kind}.${ref.apiVersion}`;
+/** Per label, the sum (depth) or the largest (wait) of the priorities that map to it. */
+function byLabel(m: ReadonlyMap<number, number> | undefined, fold: (a: number, b: number) => number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [p, n] of m ?? []) {
+    const l = priorityLabel(p);
+    out[l] = out[l] === undefined ? n : fold(out[l], n);
+  }
+  return out;
 }
 
 export class Controller {
@@ -242,11 +270,23 @@ export class Controller {
   private readonly labels: ControllerLabels;
   /** The whole controller's pause, and the reconciles in flight (`pause` waits for them). */
   private readonly gate = new PauseGate();
-  /** Holds the workers while the `for` kind is not served (its CRD deleted or not installed). */
-  private readonly kindGate = new PauseGate();
-  /** Sources whose kind is not served now: stopped, waiting for their CRD. */
-  private readonly missing = new Set<Source>();
+  /** Sources waiting for their CRD, and the gate holding the workers while the `for` kind's is gone. */
+  private readonly crd: MissingKinds;
   private readonly inFlightReconciles = new Set<Promise<void>>();
+  /** Trigger attribution's bounds, undefined when off. */
+  private readonly attribution: { readonly maxPerKey: number; readonly selfTriggerThreshold: number; readonly historySize: number } | undefined;
+  /** Each queue's triggers of its waiting keys. */
+  private readonly ledgers = new WeakMap<WorkQueue, TriggerLedger>();
+  private readonly selfTriggers: SelfTriggerWatch | undefined;
+  private readonly history: ReconcileHistory;
+  /** Keys held by a worker now. */
+  private readonly inFlightKeys = new Map<string, { readonly reconcileID: string; readonly startedAt: number }>();
+  /** Keys whose last reconcile failed and are waiting out their backoff. */
+  private readonly backoffKeys = new Map<string, { failures: number; nextRetryAt: number; lastError: string; lastErrorAt: number }>();
+  /** The last delay the rate limiter gave, and for which key (read right after a rate-limited add). */
+  private readonly noted = { key: undefined as string | undefined, ms: 0 };
+  /** Child counters of kubeloop_reconcile_triggers_total by source and event, looked up once each. */
+  private readonly triggerCounters = new Map<string, { inc(): void }>();
 
   constructor(
     readonly name: string,
@@ -262,6 +302,36 @@ export class Controller {
     validateControllerOptions(name, options);
     this.labels = deps.cluster === undefined ? { controller: name } : { controller: name, cluster: deps.cluster };
     this.log = deps.logger.child({ controller: name, controllerGroup: deps.group, controllerKind: deps.kind, ...(deps.cluster === undefined ? {} : { cluster: deps.cluster }) });
+    const t = options.triggers;
+    this.attribution = t === false ? undefined : { maxPerKey: t?.maxPerKey ?? 8, selfTriggerThreshold: t?.selfTriggerThreshold ?? 3, historySize: t?.historySize ?? 128 };
+    this.selfTriggers = this.attribution && new SelfTriggerWatch(this.attribution.selfTriggerThreshold);
+    this.history = new ReconcileHistory(this.attribution?.historySize ?? 0);
+    this.crd = new MissingKinds({ cache: deps.cache, forKind: deps.forKind, waitForKind: deps.waitForKind, log: this.log });
+  }
+
+  /** Count one trigger in kubeloop_reconcile_triggers_total (its child counter looked up once per source and event). */
+  private countTrigger(t: TriggerInput): void {
+    const id = `${t.source}\u0000${t.event}`;
+    let c = this.triggerCounters.get(id);
+    if (c === undefined) {
+      c = this.deps.metrics.triggers.labels({ ...this.labels, source: t.source, event: t.event });
+      this.triggerCounters.set(id, c);
+    }
+    c.inc();
+  }
+
+  /** Add `key` to `queue` with the options given, noting `trigger` for its next reconcile. */
+  private addKey(queue: WorkQueue, key: string, trigger: TriggerInput, options?: { priority?: number; afterMs?: number; rateLimited?: boolean }): void {
+    const ledger = this.ledgers.get(queue);
+    if (options === undefined) queue.add(key);
+    else queue.addWithOptions(key, options);
+    if (ledger === undefined || queue.shuttingDown) return;
+    if (options?.rateLimited === true) {
+      const ms = this.noted.key === key ? this.noted.ms : 0;
+      this.noted.key = undefined;
+      ledger.delayed(key, trigger, ms);
+    } else if ((options?.afterMs ?? 0) > 0) ledger.delayed(key, trigger, options!.afterMs!);
+    else ledger.record(key, trigger);
   }
 
   /** The priority of initial lists and resyncs. */
@@ -275,21 +345,10 @@ export class Controller {
 
   status(): ControllerStatus {
     const waiting = [...this.pending].map((s) => {
-      if (this.missing.has(s)) return `${s.description}: ${CRD_WAIT_SUFFIX}`;
-      const why = s.waitingReason?.(this.deps.cache);
+      const why = this.crd.reason(s) ?? s.waitingReason?.(this.deps.cache);
       return why ? `${s.description}: ${why}` : s.description;
     });
-    const crd = [...new Set([...this.missing].flatMap((s) => (s.kind ? [kindLabel(s.kind)] : [])))];
-    return {
-      name: this.name,
-      started: this.started,
-      warm: this.warm !== undefined,
-      synced: this.synced && this.missing.size === 0,
-      paused: this.gate.paused,
-      waitingFor: waiting,
-      waitingForCRD: crd,
-      forKindMissing: this.kindGate.paused,
-    };
+    return { name: this.name, started: this.started, warm: this.warm !== undefined, synced: this.synced && this.crd.none, paused: this.gate.paused, waitingFor: waiting, ...this.crd.status() };
   }
 
   /** The kinds whose informers its sources read. */
@@ -297,9 +356,9 @@ export class Controller {
     return this.sources.flatMap((s) => (s.kind ? [s.kind] : []));
   }
 
-  /** Add a request by hand (tests, external triggers). */
+  /** Add a request by hand (tests, external triggers); its trigger is `manual`. */
   enqueue(request: Request): void {
-    this.queue?.add(requestKey(request));
+    if (this.queue) this.addKey(this.queue, requestKey(request), { source: 'manual', event: 'enqueue', ...(request.namespace ? { namespace: request.namespace } : {}), name: request.name });
   }
 
   /**
@@ -310,7 +369,7 @@ export class Controller {
    */
   async warmup(signal: AbortSignal): Promise<void> {
     if (this.warm) throw new ManagerError('InvalidRegistration', `controller ${this.name} was already warmed up`);
-    const fill = this.fill(signal);
+    const fill = this.fill(signal, 'initial-list');
     this.warm = fill;
     signal.addEventListener('abort', () => {
       if (this.warm === fill) this.warm = undefined;
@@ -332,7 +391,7 @@ export class Controller {
     try {
       await previous;
       if (signal.aborted) return;
-      own = this.warm ? undefined : this.fill(signal);
+      own = this.warm ? undefined : this.fill(signal, this.deps.electedLeadership === true && this.needLeaderElection ? 'leadership-start' : 'initial-list');
       const { queue, synced } = this.warm ?? own!;
       this.started = true;
       this.deps.metrics.initController(this.labels, this.maxConcurrent);
@@ -369,29 +428,65 @@ export class Controller {
   }
 
   /** A queue and the sources filling it, under `signal`; `synced` resolves once every source has synced and rejects (CacheSync) when one fails to start. */
-  private fill(signal: AbortSignal): { queue: WorkQueue; synced: Promise<void> } {
+  private fill(signal: AbortSignal, initialEvent: TriggerEvent): { queue: WorkQueue; synced: Promise<void> } {
+    const limiter = this.options.rateLimiter ?? defaultControllerRateLimiter();
+    const noted = this.noted;
     const queue = (this.options.newQueue ?? createPriorityQueue)({
       name: this.name,
-      rateLimiter: this.options.rateLimiter ?? defaultControllerRateLimiter(),
+      // The delay of each rate-limited add is noted, so a retry's trigger knows when it is due.
+      rateLimiter: this.attribution
+        ? {
+            when: (key) => {
+              const ms = limiter.when(key);
+              noted.key = key;
+              noted.ms = ms;
+              return ms;
+            },
+            forget: (key) => limiter.forget(key),
+            numRequeues: (key) => limiter.numRequeues(key),
+          }
+        : limiter,
       metrics: createWorkQueueMetrics(this.deps.registry, this.name, this.deps.cluster === undefined ? {} : { cluster: this.deps.cluster }),
       ...(this.options.queueMaxWaitMs === undefined ? {} : { maxWaitMs: this.options.queueMaxWaitMs }),
     });
     this.queue = queue;
     this.synced = false;
-    const enqueue = (request: Request, priority = 0): void => {
-      if (priority === 0) queue.add(requestKey(request));
-      else queue.addWithOptions(requestKey(request), { priority });
+    const writes = this.deps.ownWrites;
+    const ledger =
+      this.attribution &&
+      new TriggerLedger(
+        this.attribution.maxPerKey,
+        (t) => this.countTrigger(t),
+        writes && ((kindId, namespace, name, rv) => writes.wroteAt(kindId, namespace, name, rv, this.name)),
+      );
+    if (ledger) this.ledgers.set(queue, ledger);
+    const enqueue = (request: Request, priority = 0, trigger?: TriggerInput): void => {
+      const key = requestKey(request);
+      if (priority === 0) queue.add(key);
+      else queue.addWithOptions(key, { priority });
+      if (ledger !== undefined && !queue.shuttingDown) ledger.record(key, trigger ?? SOURCE_ENQUEUE);
     };
+    const ownWrites = this.deps.ownWrites && { controller: this.name, writes: this.deps.ownWrites };
+    const onOwnWriteDropped = (): void => this.deps.metrics.ownWriteEvents.inc({ ...this.labels, action: 'dropped' });
     const onError = (err: unknown, where: string): void => {
       this.deps.metrics.sourceErrors.inc(this.labels);
       this.log.error({ err, source: where }, 'a predicate, event handler or source failed; the event is dropped');
     };
     for (const s of this.sources) this.pending.add(s);
-    const context = { enqueue, cache: this.deps.cache, onError, lowPriority: this.lowPriority };
+    const context: Omit<SourceContext, 'signal'> = {
+      enqueue,
+      cache: this.deps.cache,
+      onError,
+      lowPriority: this.lowPriority,
+      attribute: ledger !== undefined,
+      initialEvent,
+      onOwnWriteDropped,
+      ...(ownWrites ? { ownWrites } : {}),
+    };
     const synced = Promise.all(
       this.sources.map(async (source) => {
         try {
-          await this.runSource(source, context, signal);
+          await this.crd.run(source, context, signal, { synced: () => this.pending.delete(source), unsynced: () => this.pending.add(source) });
         } catch (err) {
           if (!signal.aborted) throw err;
         }
@@ -406,116 +501,21 @@ export class Controller {
     );
     signal.addEventListener('abort', () => {
       queue.shutDown();
+      ledger?.clear();
       if (this.queue === queue) this.queue = undefined;
     }, { once: true });
     return { queue, synced };
   }
 
-  /**
-   * Run one source under `signal`; resolves once it has synced, or once its
-   * kind is found not served (it then waits for its CRD; synced or not, the
-   * controller's workers are not held back by a watched kind). With
-   * `waitForKind`, a source whose kind stops being served is stopped, its
-   * informer dropped from the cache (unless served again meanwhile), and
-   * started afresh once the kind is back: its initial list enqueues every
-   * object there is then. Rejects when the source fails to start.
-   */
-  private runSource(source: Source, context: Omit<SourceContext, 'signal'>, signal: AbortSignal): Promise<void> {
-    const kind = source.kind;
-    const waitForKind = this.deps.waitForKind;
-    if (!kind || !waitForKind) {
-      return source.start({ ...context, signal }).then(() => void this.pending.delete(source));
-    }
-    const forKind = this.deps.forKind !== undefined && sameKind(kind, this.deps.forKind);
-    return new Promise<void>((settle, fail) => {
-      let settled = false;
-      const settleOnce = (): void => {
-        if (settled) return;
-        settled = true;
-        settle();
-      };
-      const stopped = new Promise<'stopped'>((resolve) => {
-        if (signal.aborted) resolve('stopped');
-        else signal.addEventListener('abort', () => resolve('stopped'), { once: true });
-      });
-      void (async () => {
-        while (!signal.aborted) {
-          const run = new AbortController();
-          const runSignal = AbortSignal.any([signal, run.signal]);
-          let off = (): void => undefined;
-          let gone: () => void = () => undefined;
-          const wentAway = new Promise<'gone'>((resolve) => (gone = () => resolve('gone')));
-          let started: Promise<'synced'>;
-          try {
-            const informer = await this.deps.cache.getInformer(kind, { signal, blockUntilSynced: false });
-            off = informer.onServedChange((served) => {
-              if (!served) gone();
-            });
-            if (informer.notServed) gone();
-            started = source.start({ ...context, signal: runSignal }).then(() => 'synced' as const);
-          } catch (err) {
-            off();
-            if (!signal.aborted) fail(asError(err));
-            else settleOnce();
-            return;
-          }
-          started.catch(() => undefined);
-          let outcome: 'synced' | 'gone' | 'stopped';
-          try {
-            outcome = await Promise.race([started, wentAway, stopped]);
-          } catch (err) {
-            off();
-            if (!signal.aborted) fail(asError(err));
-            else settleOnce();
-            return;
-          }
-          if (outcome === 'synced') {
-            this.pending.delete(source);
-            settleOnce();
-            outcome = await Promise.race([wentAway, stopped]);
-          }
-          off();
-          run.abort();
-          if (outcome === 'stopped') break;
-          // The kind is not served: stop this source, drop the informer, wait for the CRD.
-          this.pending.add(source);
-          this.missing.add(source);
-          if (forKind) this.holdWorkers();
-          this.log.info({ source: source.description }, forKind ? 'the CRD of the controller\'s kind is gone: workers wait for it' : 'the CRD of a watched kind is gone: this watch waits for it');
-          settleOnce();
-          await this.deps.cache.removeInformer(kind, { ifNotServed: true });
-          const back = await waitForKind(kind, signal);
-          this.missing.delete(source);
-          if (forKind) this.releaseWorkers();
-          if (!back) break;
-          this.log.info({ source: source.description }, 'the CRD is back: the source starts again');
-        }
-        settleOnce();
-      })();
-    });
-  }
-
-  /** The `for` kind went away: workers take no keys (the queue keeps them) until it is back. */
-  private holdWorkers(): void {
-    this.kindGate.pause();
-  }
-
-  /** The `for` kind is served again (once every source of it is back). */
-  private releaseWorkers(): void {
-    const forKind = this.deps.forKind;
-    if (forKind && [...this.missing].some((s) => s.kind && sameKind(s.kind, forKind))) return;
-    this.kindGate.resume();
-  }
-
   /** Every jittered period, every cached object of the `for` kind goes back into the queue at low priority. */
   private async resync(kind: KindRef, periodMs: number, queue: WorkQueue, signal: AbortSignal): Promise<void> {
     while (await sleep(periodMs * (0.9 + Math.random() * 0.2), signal)) {
-      if (this.kindGate.paused) continue; // nothing cached to resync while the CRD is gone
+      if (this.crd.gate.paused) continue; // nothing cached to resync while the CRD is gone
       try {
         const list = await this.deps.cache.list(kind, { signal });
         for (const obj of list.items) {
           const m = obj.metadata;
-          if (m?.name) queue.addWithOptions(requestKey(m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name }), { priority: this.lowPriority });
+          if (m?.name) this.addKey(queue, requestKey(m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name }), RESYNC, { priority: this.lowPriority });
         }
         this.log.debug({ objects: list.items.length }, 'periodic resync');
       } catch (err) {
@@ -532,17 +532,24 @@ export class Controller {
     let getSignal = stopSignal;
     for (;;) {
       if (!(await this.gate.whenRunning(stopSignal))) return;
-      if (!(await this.kindGate.whenRunning(stopSignal))) return;
+      if (!(await this.crd.gate.whenRunning(stopSignal))) return;
       if (this.gate.paused) continue; // paused while waiting for the CRD
-      if (period !== this.gate.signal || kindPeriod !== this.kindGate.signal) {
-        getSignal = AbortSignal.any([stopSignal, (period = this.gate.signal), (kindPeriod = this.kindGate.signal)]);
+      if (period !== this.gate.signal || kindPeriod !== this.crd.gate.signal) {
+        getSignal = AbortSignal.any([stopSignal, (period = this.gate.signal), (kindPeriod = this.crd.gate.signal)]);
       }
       const got = await queue.getWithPriority(getSignal);
       if (got === undefined) {
         if (stopSignal.aborted || queue.shuttingDown) return;
         continue; // paused, or the `for` kind's CRD went away
       }
-      const work = this.process(queue, got.key, got.priority, stopSignal);
+      const triggers = this.ledgers.get(queue)?.take(got.key) ?? NO_TRIGGERS;
+      if (triggers.dropped > 0) this.deps.metrics.ownWriteEvents.inc({ ...this.labels, action: 'dropped' }, triggers.dropped);
+      if (triggers.drop) {
+        // Enqueued by nothing but echoes of its own writes, which its sources drop (ignoreOwnWrites()).
+        queue.done(got.key);
+        continue;
+      }
+      const work = this.process(queue, got.key, got.priority, stopSignal, triggers);
       this.inFlightReconciles.add(work);
       try {
         await work;
@@ -668,7 +675,7 @@ export class Controller {
     const set = new Set(started);
     for (const b of started) {
       for (const key of this.waiting.get(b) ?? []) {
-        queue.add(key);
+        this.addKey(queue, key, HANDOFF);
         this.shardKeys?.moved.inc({ controller: this.name });
       }
       this.waiting.delete(b);
@@ -680,7 +687,7 @@ export class Controller {
         if (!m?.name) continue;
         const hash = fnv1a64(shard.by === 'namespace' ? (m.namespace ?? '') : (m.uid ?? ''));
         if (!set.has(shard.ring.bucketOf(hash))) continue;
-        queue.add(requestKey(m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name }));
+        this.addKey(queue, requestKey(m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name }), HANDOFF);
         this.shardKeys?.moved.inc({ controller: this.name });
       }
     } catch (err) {
@@ -688,14 +695,14 @@ export class Controller {
     }
   }
 
-  private async process(queue: WorkQueue, key: string, priority: number, stopSignal: AbortSignal): Promise<void> {
+  private async process(queue: WorkQueue, key: string, priority: number, stopSignal: AbortSignal, triggers: TriggerSet): Promise<void> {
     if (await this.skipPaused(key, stopSignal)) {
       queue.forget(key);
       return;
     }
     const shard = this.options.shard;
     if (!shard) {
-      await this.reconcileKey(queue, key, priority, stopSignal);
+      await this.reconcileKey(queue, key, priority, stopSignal, triggers);
       return;
     }
     const found = await this.bucketOf(shard, key, requestOf(key), stopSignal);
@@ -718,7 +725,7 @@ export class Controller {
     try {
       // A deleted object's final reconcile done with: nothing left to route by its uid.
       const fenced = AbortSignal.any([stopSignal, fence.signal]);
-      if ((await runFenced(fence, () => this.reconcileKey(queue, key, priority, fenced))) && found.gone) this.forgetUid(key);
+      if ((await runFenced(fence, () => this.reconcileKey(queue, key, priority, fenced, triggers))) && found.gone) this.forgetUid(key);
     } finally {
       const left = (this.inFlight.get(bucket) ?? 1) - 1;
       if (left > 0) this.inFlight.set(bucket, left);
@@ -738,7 +745,7 @@ export class Controller {
    * that priority unless the result names another. Resolves to whether the
    * key was done with (not queued again).
    */
-  private async reconcileKey(queue: WorkQueue, key: string, priority: number, stopSignal: AbortSignal): Promise<boolean> {
+  private async reconcileKey(queue: WorkQueue, key: string, priority: number, stopSignal: AbortSignal, triggers: TriggerSet): Promise<boolean> {
     const request = requestOf(key);
     const reconcileID = randomUUID();
     const log = this.log.child({ ...(request.namespace ? { namespace: request.namespace } : {}), name: request.name, reconcileID });
@@ -750,16 +757,22 @@ export class Controller {
       this.deps.metrics.reconcileTimeouts.inc(this.labels);
       controller.abort(new ManagerError('ReconcileTimeout', `reconcile ran past ${timeoutMs} ms (reconcileTimeoutMs)`));
     }, timeoutMs) : undefined;
-    const context: ReconcileContext = { signal: controller.signal, log, reconcileID, controller: this.name };
+    const context: ReconcileContext = { signal: controller.signal, log, reconcileID, controller: this.name, triggers: triggers.triggers, triggersOverflow: triggers.overflow };
+    if (this.attribution !== undefined) this.noteTriggers(key, request, triggers, log);
     const m = this.deps.metrics;
     m.activeWorkers.inc(this.labels);
     const started = performance.now();
+    const startedAt = Date.now();
+    this.inFlightKeys.set(key, { reconcileID, startedAt });
     let call: Promise<ReconcileResult | void> | undefined;
     let outcome: Pick<ReconcileReport, 'result' | 'error'> = { result: 'success' };
+    // The reconcile runs as this controller's: its writes' echoes are its own.
+    const run = (): Promise<ReconcileResult | void> | ReconcileResult | void =>
+      this.deps.ownWrites ? inReconcileOf(this.name, () => this.reconciler.reconcile(request, context)) : this.reconciler.reconcile(request, context);
     try {
       let result: ReconcileResult | void;
       if (timeoutMs) {
-        call = Promise.resolve(this.reconciler.reconcile(request, context));
+        call = Promise.resolve(run());
         result = await Promise.race([
           call,
           // Only the timeout fails the reconcile; a stop (SIGTERM, lost leadership) lets it finish as it will.
@@ -769,23 +782,24 @@ export class Controller {
           }, { once: true })),
         ]);
       } else {
-        result = await this.reconciler.reconcile(request, context);
+        result = await run();
       }
       const r = result ?? { kind: 'done' as const };
       if (r.kind === 'requeueAfter' && r.delayMs > 0) {
         queue.forget(key);
-        queue.addWithOptions(key, { afterMs: r.delayMs, priority: r.priority ?? priority });
+        this.addKey(queue, key, REQUEUE_AFTER, { afterMs: r.delayMs, priority: r.priority ?? priority });
         m.reconcileTotal.inc({ ...this.labels, result: 'requeue_after' });
         outcome = { result: 'requeue_after' };
       } else if (r.kind === 'requeue' || r.kind === 'requeueAfter') {
         // requeueAfter(0) is a requeue with backoff, never a hot loop.
-        queue.addWithOptions(key, { rateLimited: true, priority: r.priority ?? priority });
+        this.addKey(queue, key, REQUEUE, { rateLimited: true, priority: r.priority ?? priority });
         m.reconcileTotal.inc({ ...this.labels, result: 'requeue' });
         outcome = { result: 'requeue' };
       } else {
         queue.forget(key);
         m.reconcileTotal.inc({ ...this.labels, result: 'success' });
       }
+      this.backoffKeys.delete(key);
     } catch (err) {
       outcome = { result: 'error', error: err };
       m.reconcileTotal.inc({ ...this.labels, result: 'error' });
@@ -794,10 +808,16 @@ export class Controller {
       if (isTerminal(err)) {
         m.terminalErrors.inc(this.labels);
         queue.forget(key);
+        this.backoffKeys.delete(key);
         log.error({ err }, 'reconcile failed with a terminal error; not retrying');
       } else {
-        queue.addWithOptions(key, { rateLimited: true, priority });
-        log.error({ err, retries: queue.numRequeues(key) }, 'reconcile failed; retrying with backoff');
+        this.addKey(queue, key, BACKOFF, { rateLimited: true, priority });
+        const failures = queue.numRequeues(key);
+        if (this.attribution !== undefined) {
+          const due = this.ledgers.get(queue)?.delayedUntil(key);
+          this.backoffKeys.set(key, { failures, nextRetryAt: due === undefined ? Date.now() : Date.now() + Math.max(0, due - performance.now()), lastError: redactError(err), lastErrorAt: Date.now() });
+        }
+        log.error({ err, retries: failures }, 'reconcile failed; retrying with backoff');
       }
     } finally {
       if (timer) clearTimeout(timer);
@@ -806,11 +826,99 @@ export class Controller {
       if (call) await call.catch(() => undefined);
       stopSignal.removeEventListener('abort', onStop);
       const durationMs = performance.now() - started;
+      this.inFlightKeys.delete(key);
       m.reconcileTime.observe(this.labels, durationMs / 1000);
       m.activeWorkers.dec(this.labels);
+      if (this.attribution !== undefined) {
+        this.history.push({
+          key,
+          reconcileID,
+          startedAt,
+          durationMs,
+          result: outcome.result,
+          ...(outcome.result === 'error' ? { error: redactError(outcome.error) } : {}),
+          triggers: triggers.triggers,
+          triggersOverflow: triggers.overflow,
+        });
+      }
       this.deps.observe?.({ controller: this.name, ...(this.deps.cluster === undefined ? {} : { cluster: this.deps.cluster }), request, reconcileID, ...outcome, durationMs });
     }
     return outcome.result === 'success' || (outcome.result === 'error' && isTerminal(outcome.error));
+  }
+
+  /** The debug line naming a reconcile's triggers, and self-trigger detection. */
+  private noteTriggers(key: string, request: Request, triggers: TriggerSet, log: Logger): void {
+    if (log.isLevelEnabled('debug')) {
+      log.debug({ triggers: triggers.triggers.map(describeTrigger), ...(triggers.overflow > 0 ? { triggersOverflow: triggers.overflow } : {}) }, 'reconcile triggered');
+    }
+    for (const t of triggers.triggers) if (t.ownWrite === true) this.deps.metrics.ownWriteEvents.inc({ ...this.labels, action: 'enqueued' }, t.count);
+    if (this.selfTriggers?.observe(key, triggers) !== true) return;
+    const n = this.selfTriggers.threshold;
+    this.deps.metrics.selfTriggered.inc(this.labels);
+    log.warn(
+      { triggers: triggers.triggers.map(describeTrigger), streak: n },
+      `reconciled ${n} times in a row by nothing but its own writes: the reconciler writes something that changes every time (a timestamp, a reordered list?), so it re-triggers itself; see docs/troubleshooting.md, or drop its own writes' events with ignoreOwnWrites()`,
+    );
+    const kind = this.deps.forKind;
+    const recorder = this.deps.recorder;
+    if (kind === undefined || recorder === undefined) return;
+    void this.deps.cache.get(kind, request).then(
+      (obj) => {
+        recorder().event(obj, 'Warning', 'SelfTriggering', 'Reconcile', `reconciled ${n} times in a row by nothing but the controller's own writes (${triggers.triggers.map(describeTrigger).join('; ')})`);
+      },
+      () => undefined,
+    );
+  }
+
+  /** The controller as the inspect endpoint shows it. */
+  inspect(): ControllerInspection {
+    const queue = this.queue;
+    const now = Date.now();
+    const inFlight: InFlightKey[] = [...this.inFlightKeys].map(([key, f]) => ({ key, reconcileID: f.reconcileID, startedAt: f.startedAt, elapsedMs: now - f.startedAt }));
+    const backoff: BackoffKey[] = [...this.backoffKeys].map(([key, b]) => ({ key, ...b }));
+    const status = this.status();
+    return {
+      name: this.name,
+      ...(this.deps.cluster === undefined ? {} : { cluster: this.deps.cluster }),
+      started: status.started,
+      paused: status.paused,
+      synced: status.synced,
+      waitingForCRD: status.waitingForCRD,
+      forKindMissing: status.forKindMissing,
+      triggers: this.attribution !== undefined,
+      depth: queue?.len() ?? 0,
+      depthByPriority: byLabel(queue?.depthByPriority?.(), (a, b) => a + b),
+      oldestWaitMs: byLabel(queue?.oldestWaitMs(), Math.max),
+      inFlight,
+      backoff,
+      selfTriggering: this.selfTriggers?.suspects() ?? [],
+      historySize: this.history.size,
+      recentReconciles: this.history.list().length,
+    };
+  }
+
+  /** The reconciles in the history ring, oldest first. */
+  recent(): readonly ReconcileRecord[] {
+    return this.history.list();
+  }
+
+  /** One key as the inspect endpoint shows it. */
+  inspectKey(key: string): KeyInspection {
+    const ledger = this.queue && this.ledgers.get(this.queue);
+    const pending = ledger?.peek(key) ?? NO_TRIGGERS;
+    const f = this.inFlightKeys.get(key);
+    const b = this.backoffKeys.get(key);
+    return {
+      controller: this.name,
+      key,
+      waiting: pending.triggers.length > 0 || ledger?.delayedUntil(key) !== undefined,
+      pendingTriggers: pending.triggers,
+      pendingTriggersOverflow: pending.overflow,
+      ...(f ? { inFlight: { key, reconcileID: f.reconcileID, startedAt: f.startedAt, elapsedMs: Date.now() - f.startedAt } } : {}),
+      ...(b ? { backoff: { key, ...b } } : {}),
+      selfTriggerStreak: this.selfTriggers?.streakOf(key) ?? 0,
+      reconciles: this.history.list(key),
+    };
   }
 }
 

@@ -66,7 +66,15 @@ function unpaused(annotation: string): Predicate {
 /** A source of the `for` kind enqueueing each object whose pause annotation was removed. */
 export function unpausedSource(kind: KindRef, annotation: string): Source {
   const source = kindSource(kind, enqueueObject(), [unpaused(annotation)]);
-  return { ...source, description: `${source.description} (pause annotation removed)` };
+  return {
+    ...source,
+    description: `${source.description} (pause annotation removed)`,
+    // Its events are the controller's own doing: reported as `pause-lifted`, never checked for own writes.
+    start: (context) => {
+      const { ownWrites: _ownWrites, ...rest } = context;
+      return source.start({ ...rest, enqueue: (request, priority) => context.enqueue(request, priority, { source: 'controller', event: 'pause-lifted', ...(request.namespace ? { namespace: request.namespace } : {}), name: request.name }) });
+    },
+  };
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { isManagerError, ManagerError } from '../errors.js';
+import type { Trigger } from './triggers.js';
 
 /** The object to reconcile. */
 export interface Request {
@@ -23,6 +24,21 @@ export interface ReconcileContext {
   readonly reconcileID: string;
   /** The controller's name. */
   readonly controller: string;
+  /**
+   * What enqueued this key since its last reconcile: informer events (source
+   * `for`, `owns`, `watches`; event `add`, `update`, `delete`,
+   * `initial-list`...; the object seen and its resourceVersion; `mapped`
+   * when a handler's map function gave the key; `ownWrite` when the event
+   * is only the echo of this controller's own write) and the controller's
+   * requeues (`error-backoff`, `requeue`, `requeue-after`,
+   * `periodic-resync`, `shard-handoff`). Repeats fold into one entry with a
+   * count. For logs and diagnosis: a reconciler stays level-triggered and
+   * should not branch on it. Empty when the controller's `triggers` option
+   * is false.
+   */
+  readonly triggers: readonly Trigger[];
+  /** Triggers beyond the per-key bound (`triggers.maxPerKey`), counted but not kept. */
+  readonly triggersOverflow: number;
 }
 
 /**

@@ -8,28 +8,53 @@
 import type { Observable } from 'rxjs';
 import type { InformerCache, InformerEvent } from '@kubeloop/cache';
 import type { KindRef } from '@kubeloop/client';
+import { isNoKindMatch, isNotFound } from '@kubeloop/client';
 import { isMetadataRef } from '@kubeloop/client/internal';
 import type { KubeObject } from '@kubeloop/scheme';
 import { LOW_PRIORITY } from '@kubeloop/workqueue';
 import { describeError } from '../errors.js';
 import type { EventHandler } from './handlers.js';
+import { isIgnoreOwnWrites, kindIdOf } from './own-writes.js';
+import type { OwnWrites } from './own-writes.js';
 import type { Predicate } from './predicates.js';
 import type { Request } from './reconcile.js';
+import type { SourceTrigger, TriggerEvent, TriggerInput, TriggerSource } from './triggers.js';
 
 /** What a source is given when its controller starts. */
 export interface SourceContext {
   /**
    * Queue a request. `priority` orders waiting requests in a priority queue
    * (higher first; default 0); kind sources use `lowPriority` for the
-   * informer's initial list and for resyncs.
+   * informer's initial list and for resyncs. `trigger` says why, for
+   * `ctx.triggers` (default: `{ source: 'source', event: 'enqueue' }`).
    */
-  readonly enqueue: (request: Request, priority?: number) => void;
+  readonly enqueue: (request: Request, priority?: number, trigger?: TriggerInput) => void;
+  /**
+   * Whether the controller attributes triggers (`ControllerOptions.triggers`
+   * is not false): a source that reports none need not build them.
+   * Default: false.
+   */
+  readonly attribute?: boolean;
+  /** The controller's name and the writes of its client, to mark own-write echoes. Default: none (nothing is marked). */
+  readonly ownWrites?: { readonly controller: string; readonly writes: OwnWrites };
+  /** The event a first list is reported as: `initial-list`, or `leadership-start` for a controller started cold by a new leadership term. Default: `initial-list`. */
+  readonly initialEvent?: TriggerEvent;
+  /** Told when `ignoreOwnWrites()` drops an event. Default: no one. */
+  readonly onOwnWriteDropped?: () => void;
   /** The controller's priority for initial lists and resyncs (its `initialListPriority`). Default: `LOW_PRIORITY` (-100). */
   readonly lowPriority?: number;
   readonly cache: InformerCache;
   readonly signal: AbortSignal;
   /** Told of an error thrown by a user callback (predicate, map function, Observable); the source goes on. */
   readonly onError: (err: unknown, where: string) => void;
+}
+
+/** Whether an informer's error (or one of its causes) says the kind was not served: no such kind, or a 404 for its resource. */
+function kindWasMissing(err: unknown): boolean {
+  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    if (isNoKindMatch(e) || isNotFound(e)) return true;
+  }
+  return false;
 }
 
 /** A source of requests. */
@@ -56,7 +81,14 @@ export interface Source {
  * ```
  */
 export function kindSource(kind: KindRef, handler: EventHandler, predicates: readonly Predicate[] = []): Source {
+  return kindSourceAs('watches', kind, handler, predicates);
+}
+
+/** A kind source whose triggers name `role` (`for`, `owns`, `watches`). */
+export function kindSourceAs(role: TriggerSource, kind: KindRef, handler: EventHandler, predicates: readonly Predicate[] = []): Source {
   const ref = isMetadataRef(kind) ? kind.of : kind;
+  const kindId = kindIdOf(kind);
+  const dropsOwnWrites = predicates.some(isIgnoreOwnWrites);
   return {
     description: `kind ${ref.kind}.${ref.apiVersion}${isMetadataRef(kind) ? ' (metadata)' : ''}`,
     kind,
@@ -64,24 +96,63 @@ export function kindSource(kind: KindRef, handler: EventHandler, predicates: rea
       const err = cache.informerInfo(kind)?.stats.map((st) => st.lastError).find((e) => e !== undefined);
       return err === undefined ? undefined : describeError(err);
     },
-    async start({ enqueue, cache, signal, onError, lowPriority = LOW_PRIORITY }) {
+    async start({ enqueue, cache, signal, onError, lowPriority = LOW_PRIORITY, attribute = false, ownWrites, initialEvent = 'initial-list', onOwnWriteDropped }) {
       const informer = await cache.getInformer(kind, { signal, blockUntilSynced: false });
-      const deliver = (event: InformerEvent<KubeObject>, priority: number): void => {
+      // The first list of a kind whose CRD was missing when this source started: decided once, at its first object.
+      let firstListEvent: TriggerEvent | undefined;
+      const initial = (): TriggerEvent => {
+        if (firstListEvent === undefined) {
+          const missing = kindWasMissing(informer.resolveError()) || cache.informerInfo(kind)?.stats.some((st) => kindWasMissing(st.lastError)) === true;
+          firstListEvent = missing ? 'crd-established' : initialEvent;
+        }
+        return firstListEvent;
+      };
+      const deliver = (event: InformerEvent<KubeObject>, priority: number, what: TriggerEvent): void => {
         let requests: readonly Request[];
+        // Only for an ignoreOwnWrites() predicate (one Map lookup); attribution looks echoes up when the reconcile starts,
+        // since an echo can arrive before the answer of the write it echoes has been read.
+        const echo = ownWrites !== undefined && dropsOwnWrites && event.type !== 'delete' && ownWrites.writes.isEcho(kindId, event.object, ownWrites.controller);
         try {
+          if (dropsOwnWrites && echo) {
+            onOwnWriteDropped?.();
+            return;
+          }
           if (!predicates.every((p) => p(event))) return;
           requests = handler(event);
         } catch (err) {
           onError(err, `${event.type} event of ${event.object.metadata?.namespace ?? ''}/${event.object.metadata?.name ?? ''}`);
           return;
         }
-        for (const request of requests) enqueue(request, priority);
+        if (!attribute) {
+          for (const request of requests) enqueue(request, priority);
+          return;
+        }
+        const m = event.object.metadata;
+        const name = m?.name;
+        const namespace = m?.namespace;
+        // One record per event, fields assigned (no spreads): the bounded ledger keeps at most its fields.
+        const trigger: { -readonly [K in keyof SourceTrigger]: SourceTrigger[K] } = { source: role, event: what, kind: ref.kind };
+        if (namespace) trigger.namespace = namespace;
+        if (name !== undefined) trigger.name = name;
+        if (m?.resourceVersion !== undefined) trigger.resourceVersion = m.resourceVersion;
+        if (echo) trigger.ownWrite = true;
+        if (ownWrites !== undefined) {
+          trigger.kindId = kindId;
+          if (dropsOwnWrites) trigger.dropsOwnWrites = true;
+        }
+        for (const request of requests) {
+          const mapped = request.name !== name || (request.namespace ?? '') !== (namespace ?? '');
+          enqueue(request, priority, mapped ? { ...trigger, mapped: true } : trigger);
+        }
       };
       const registration = informer.addEventHandler({
-        onAdd: (object, isInInitialList) => deliver({ type: 'add', object }, isInInitialList ? lowPriority : 0),
+        onAdd: (object, isInInitialList) => (isInInitialList ? deliver({ type: 'add', object }, lowPriority, attribute ? initial() : 'add') : deliver({ type: 'add', object }, 0, 'add')),
         // An update that changed nothing is a resync: not urgent.
-        onUpdate: (old, object) => deliver({ type: 'update', object, old }, old.metadata?.resourceVersion === object.metadata?.resourceVersion ? lowPriority : 0),
-        onDelete: (object, finalStateUnknown) => deliver({ type: 'delete', object, finalStateUnknown }, 0),
+        onUpdate: (old, object) => {
+          const resync = old.metadata?.resourceVersion === object.metadata?.resourceVersion;
+          deliver({ type: 'update', object, old }, resync ? lowPriority : 0, resync ? 'informer-resync' : 'update');
+        },
+        onDelete: (object, finalStateUnknown) => deliver({ type: 'delete', object, finalStateUnknown }, 0, 'delete'),
       });
       signal.addEventListener('abort', () => registration.remove(), { once: true });
       await informer.waitForSync(signal);

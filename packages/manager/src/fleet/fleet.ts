@@ -19,7 +19,7 @@ import type { KubeObject } from '@kubeloop/scheme';
 import { parseApiVersion } from '@kubeloop/scheme';
 import { LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
 import type { Logger } from 'pino';
-import { createCluster } from '../cluster.js';
+import { createCluster, ownWritesOf } from '../cluster.js';
 import type { Cluster, ClusterOptions } from '../cluster.js';
 import { Controller } from '../controller/controller.js';
 import { KindWaiter } from '../controller/kind-waiter.js';
@@ -27,7 +27,7 @@ import type { ControllerStatus, ReconcileReport } from '../controller/controller
 import { enqueueOwner } from '../controller/handlers.js';
 import type { EventHandler } from '../controller/handlers.js';
 import type { Request } from '../controller/reconcile.js';
-import { kindSource } from '../controller/source.js';
+import { kindSource, kindSourceAs } from '../controller/source.js';
 import { PAUSED_ANNOTATION, unpausedSource } from '../controller/pause.js';
 import type { Source } from '../controller/source.js';
 import { describeError, ManagerError } from '../errors.js';
@@ -418,8 +418,8 @@ class FleetRuntime implements Fleet, FleetEngager {
     const forRef = refOf(def.for);
     const origin: EventOrigin = { cluster: member.name, clusters: () => this.clusters() };
     const route = (handler: FleetEventHandler | EventHandler): EventHandler => (event) => this.route(record, member.name, handler(event, origin));
-    const sources: Source[] = [kindSource(def.for, route(objectOf), def.forPredicates ?? [])];
-    for (const owned of def.owns ?? []) sources.push(kindSource(owned.kind, enqueueOwner(forRef), owned.predicates ?? []));
+    const sources: Source[] = [kindSourceAs('for', def.for, route(objectOf), def.forPredicates ?? [])];
+    for (const owned of def.owns ?? []) sources.push(kindSourceAs('owns', owned.kind, enqueueOwner(forRef), owned.predicates ?? []));
     for (const w of def.watches ?? []) sources.push(kindSource(w.kind, route(w.handler), w.predicates ?? []));
     sources.push(this.inbox(record, member));
     const pause = def.options?.pause;
@@ -446,6 +446,7 @@ class FleetRuntime implements Fleet, FleetEngager {
         cluster: member.name,
         client: cluster.client,
         waitForKind: (kind, signal) => waiter.wait(kind, signal),
+        ...(ownWritesOf(cluster.client) ? { ownWrites: ownWritesOf(cluster.client)! } : {}),
         observe: (report) => this.observe(member.name, report),
       },
     );

@@ -36,6 +36,12 @@ export class ControllerMetrics {
   readonly reconcileTimeouts: Counter<'controller' | 'cluster'>;
   /** Not in controller-runtime (a panic in a Go predicate crashes the process): errors thrown by predicates, event handlers and sources. */
   readonly sourceErrors: Counter<'controller' | 'cluster'>;
+  /** What enqueued keys: informer events by source (`for`, `owns`, `watches`) and event, requeues by reason. */
+  readonly triggers: Counter<'controller' | 'cluster' | 'source' | 'event'>;
+  /** Events that were only the echo of the controller's own write: enqueued (and reconciled) or dropped by `ignoreOwnWrites()`. */
+  readonly ownWriteEvents: Counter<'controller' | 'cluster' | 'action'>;
+  /** Keys reported as self-triggering (reconciled `selfTriggerThreshold` times in a row by nothing but their own writes). */
+  readonly selfTriggered: Counter<'controller' | 'cluster'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -49,6 +55,9 @@ export class ControllerMetrics {
     this.reconcileTimeouts = once(registry, 'controller_runtime_reconcile_timeouts_total', () => new Counter({ name: 'controller_runtime_reconcile_timeouts_total', help: 'Total number of reconciliation timeouts per controller', labelNames: ['controller', 'cluster'], registers }));
     this.pausedSkips = once(registry, 'kubeloop_reconcile_paused_total', () => new Counter({ name: 'kubeloop_reconcile_paused_total', help: 'Reconciles skipped because the object carries the pause annotation, per controller', labelNames: ['controller', 'cluster'], registers }));
     this.paused = once(registry, 'kubeloop_controller_paused', () => new Gauge({ name: 'kubeloop_controller_paused', help: '1 while the controller is paused (its workers take no keys), else 0', labelNames: ['controller', 'cluster'], registers }));
+    this.triggers = once(registry, 'kubeloop_reconcile_triggers_total', () => new Counter({ name: 'kubeloop_reconcile_triggers_total', help: 'What enqueued keys, per controller: informer events by source (for, owns, watches) and event (add, update, delete, initial-list, ...), requeues by reason (error-backoff, requeue-after, periodic-resync, ...)', labelNames: ['controller', 'cluster', 'source', 'event'], registers }));
+    this.ownWriteEvents = once(registry, 'kubeloop_reconcile_own_write_events_total', () => new Counter({ name: 'kubeloop_reconcile_own_write_events_total', help: "Events that were only the echo of the controller's own write, per controller: enqueued, or dropped by ignoreOwnWrites()", labelNames: ['controller', 'cluster', 'action'], registers }));
+    this.selfTriggered = once(registry, 'kubeloop_reconcile_self_triggered_total', () => new Counter({ name: 'kubeloop_reconcile_self_triggered_total', help: 'Keys reported as self-triggering (reconciled several times in a row by nothing but the controller\'s own writes), per controller', labelNames: ['controller', 'cluster'], registers }));
     this.sourceErrors = once(registry, 'kubeloop_controller_source_errors_total', () => new Counter({ name: 'kubeloop_controller_source_errors_total', help: 'Errors thrown by predicates, event handlers and sources per controller (the event is dropped)', labelNames: ['controller', 'cluster'], registers }));
   }
 
@@ -63,6 +72,8 @@ export class ControllerMetrics {
     this.reconcileTimeouts.inc(labels, 0);
     this.pausedSkips.inc(labels, 0);
     this.sourceErrors.inc(labels, 0);
+    this.selfTriggered.inc(labels, 0);
+    for (const action of ['enqueued', 'dropped']) this.ownWriteEvents.inc({ ...labels, action }, 0);
   }
 }
 

@@ -9,6 +9,7 @@
  * for a bearer token allowed to `get` the path (TokenReview and
  * SubjectAccessReview), as controller-runtime's secure metrics do.
  */
+import type { InspectAnswer, InspectRequest } from './inspect.js';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Server as HttpsServer } from 'node:https';
@@ -87,6 +88,12 @@ export interface ServerOptions {
    * answer, with the reason as its body. Default: every request is served.
    */
   readonly authorize?: (request: { readonly authorization?: string | undefined; readonly path: string; readonly verb: string }) => Promise<{ readonly status: number; readonly reason: string }>;
+  /**
+   * Metrics server only: the handler of `/inspect` and the paths below it
+   * (`GET`, `HEAD` and `POST`), after `authorize`; its answer is JSON. It is
+   * told whether the request was authorized. Default: none (404).
+   */
+  readonly inspect?: (request: InspectRequest) => Promise<InspectAnswer>;
 }
 
 /** A running server. */
@@ -262,7 +269,7 @@ function describe(err: unknown): string {
 }
 
 /** Answer once; if that is no longer possible, drop the connection. Never throws. */
-function answer(res: ServerResponse, status: number, body: string, contentType = 'text/plain; charset=utf-8', extra: Record<string, string> = {}): void {
+function answer(res: ServerResponse, status: number, body: string, contentType = 'text/plain; charset=utf-8', extra: Readonly<Record<string, string>> = {}): void {
   try {
     if (res.headersSent || res.destroyed) {
       res.destroy();
@@ -496,6 +503,16 @@ export async function startMetricsServer(address: string, registry: Registry, op
       if (decision.status !== 200) {
         return answer(res, decision.status >= 400 && decision.status < 600 ? decision.status : 500, `${decision.reason}\n`, undefined, decision.status === 401 ? { 'www-authenticate': 'Bearer' } : {});
       }
+    }
+    const inspect = options.inspect;
+    if (inspect && target.segments[0] === 'inspect') {
+      let r: InspectAnswer;
+      try {
+        r = await withDeadline(inspect({ method: req.method ?? 'GET', segments: target.segments, authorized: authorize !== undefined }), limits.handlerTimeoutMs, 'inspect');
+      } catch (err) {
+        return answer(res, 500, `inspect failed: ${describe(err)}\n`);
+      }
+      return answer(res, r.status, req.method === 'HEAD' ? '' : r.body, 'application/json', r.headers);
     }
     if (!readOnly(req, res)) return;
     if (target.segments.length !== 1 || target.segments[0] !== 'metrics') return answer(res, 404, 'not found\n');

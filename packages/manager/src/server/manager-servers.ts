@@ -12,6 +12,7 @@ import { serves } from '../options.js';
 import type { ManagerOptions } from '../options.js';
 import type { Probes } from '../readiness.js';
 import { startHealthServer, startMetricsServer } from './http-servers.js';
+import type { InspectAnswer, InspectRequest } from './inspect.js';
 
 /** The servers that listen, their URLs, and how to close them. */
 export interface ManagerServers {
@@ -27,8 +28,16 @@ export interface ManagerServers {
  * @throws {@link ManagerError} `InvalidOptions` when one cannot listen (the others are closed first).
  */
 export async function startManagerServers(
-  options: Pick<ManagerOptions, 'healthProbeBindAddress' | 'metricsBindAddress' | 'secureMetrics'>,
-  deps: { readonly probes: Probes; readonly registry: Registry; readonly authorizer: TokenAuthorizer | undefined; readonly log: Logger; readonly signal: AbortSignal },
+  options: Pick<ManagerOptions, 'healthProbeBindAddress' | 'metricsBindAddress' | 'secureMetrics' | 'inspect'>,
+  deps: {
+    readonly probes: Probes;
+    readonly registry: Registry;
+    readonly authorizer: TokenAuthorizer | undefined;
+    readonly log: Logger;
+    readonly signal: AbortSignal;
+    /** The `/inspect` handler; served unless `options.inspect` is false. Default: none. */
+    readonly inspect?: (request: InspectRequest) => Promise<InspectAnswer>;
+  },
 ): Promise<ManagerServers> {
   const { log } = deps;
   const closers: (() => Promise<void>)[] = [];
@@ -50,6 +59,7 @@ export async function startManagerServers(
       const s = await startMetricsServer(options.metricsBindAddress, deps.registry, {
         onError: (err) => log.error({ err }, 'metrics server error'),
         ...(secure ? { tls: { certificates: secure.certificates ?? selfSignedCertificate(), ...(secure.minTlsVersion ? { minVersion: secure.minTlsVersion } : {}) } } : {}),
+        ...(deps.inspect && options.inspect !== false ? { inspect: deps.inspect } : {}),
         ...(authorizer ? { authorize: (request: { authorization?: string | undefined; path: string; verb: string }) => authorizer.authorize(request, deps.signal) } : {}),
       });
       metricsUrl = s.url;
