@@ -35,7 +35,7 @@ export type {
   ResourceEventHandler,
   Transform,
 } from './informer.js';
-export { Reflector } from './reflector.js';
+export { Reflector, isNotServed } from './reflector.js';
 export type { ReflectorOptions, ReflectorSink, ReflectorState, ReflectorStats } from './reflector.js';
 export { inShard, shardValue, staticShard } from './shard-filter.js';
 export type { ShardBy, ShardFilter } from './shard-filter.js';

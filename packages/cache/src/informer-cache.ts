@@ -129,6 +129,12 @@ export interface InformerInfo {
   readonly prepareErrors: number;
   /** Objects the API server holds that the cache lacks right now, because they could not be prepared: a readiness check should fail while it is not 0. */
   readonly unprepared: number;
+  /**
+   * The API server does not serve the kind (its CRD is not installed, or was
+   * deleted): the informer waits for it, retrying with backoff, and says so
+   * once in `onError`. The cache's mapper has been told to forget the kind.
+   */
+  readonly notServed: boolean;
 }
 
 /**
@@ -156,8 +162,13 @@ export interface InformerCache extends Reader {
   waitForCacheSync(signal?: AbortSignal): Promise<boolean>;
   /** Index a kind by a field; `list` with a field selector `name=value` then uses it. */
   indexField<K extends KindRef>(kind: K, name: string, extract: (obj: ObjectFor<K>) => readonly string[]): Promise<void>;
-  /** Stop and forget a kind's informer. */
-  removeInformer(kind: KindRef): Promise<void>;
+  /**
+   * Stop and forget a kind's informer (its store's memory goes with it). With
+   * `ifNotServed`, only while the API server does not serve the kind (see
+   * `InformerInfo.notServed`): an informer started afresh after its CRD came
+   * back is kept.
+   */
+  removeInformer(kind: KindRef, options?: { ifNotServed?: boolean }): Promise<void>;
   /** Every informer's health and counters. */
   informers(): readonly InformerInfo[];
   /** Stop every informer. */
@@ -187,6 +198,14 @@ export interface InformerCache extends Reader {
    * with it while the informer is behind the client's own write.
    */
   asCached(kind: KindRef, object: unknown): unknown;
+}
+
+/** Tell the client's mapper to forget a kind, when it can (a `DynamicRESTMapper`'s `forget`). */
+function forgetKind(client: Client, ref: ResourceDescriptor | TypeRef): void {
+  const mapper = client.mapper as { forget?: (gk: { group: string; kind: string }) => void };
+  if (typeof mapper.forget !== 'function') return;
+  const slash = ref.apiVersion.indexOf('/');
+  mapper.forget({ group: slash === -1 ? '' : ref.apiVersion.slice(0, slash), kind: ref.kind });
 }
 
 function describe(kind: KindRef): { id: string; ref: ResourceDescriptor | TypeRef; label: string } {
@@ -245,6 +264,8 @@ interface Entry {
   /** Whether the informer's namespaces, selectors and shard admit an object. */
   readonly admits: (object: KubeObject) => boolean;
   readonly label: string;
+  /** The kind (of the object form, for a metadata-only informer too). */
+  readonly ref: ResourceDescriptor | TypeRef;
   readonly listKind: string;
   readonly apiVersion: string;
 }
@@ -322,6 +343,10 @@ class Cache implements InformerCache {
         }
       : [source('')];
     const informer = new Informer<KubeObject>(sources, informerOptions);
+    // A kind that went away: the mapper forgets its mapping, so no request is sent to its old path.
+    informer.onServedChange((served) => {
+      if (!served) forgetKind(this.options.client, ref);
+    });
     // Parsed once (the constructor checked the defaults; a kind's own selectors are checked by its list-watch).
     let selectors: { labels: ReturnType<typeof parseLabelSelector>; fields: ReturnType<typeof parseFieldSelector> } | undefined;
     try {
@@ -339,6 +364,7 @@ class Cache implements InformerCache {
       namespaces,
       admits,
       label,
+      ref,
       listKind: isMetadataRef(kind) ? 'PartialObjectMetadataList' : `${ref.kind}List`,
       apiVersion: isMetadataRef(kind) ? 'meta.k8s.io/v1' : ref.apiVersion,
     };
@@ -362,12 +388,42 @@ class Cache implements InformerCache {
     return entry.informer as unknown as Informer<ObjectFor<K> & KubeObject>;
   }
 
+  /**
+   * Wait until the entry's informer has synced. A kind the API server does
+   * not serve (its CRD not installed, or deleted) is not waited for: the
+   * read rejects with the mapper's `NoKindMatch`, as the live client's and
+   * controller-runtime's cache do, rather than hanging until its signal.
+   */
   private async synced(entry: Entry, signal: AbortSignal | undefined): Promise<void> {
-    try {
-      await entry.informer.waitForSync(signal);
-    } catch (cause) {
+    const informer = entry.informer;
+    const failed = (cause: unknown): ClientError => {
       const reason = isCacheError(cause) && cause.reason === 'InvalidOptions' ? 'InvalidRequest' : 'Aborted';
-      throw new ClientError(reason, `the cache of ${entry.label} did not sync: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      return new ClientError(reason, `the cache of ${entry.label} did not sync: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    };
+    if (informer.hasSynced()) return;
+    const gone = new AbortController();
+    const off = informer.onServedChange((served) => {
+      if (!served) gone.abort();
+    });
+    if (informer.notServed) gone.abort();
+    try {
+      await informer.waitForSync(signal ? AbortSignal.any([signal, gone.signal]) : gone.signal);
+      return;
+    } catch (cause) {
+      if (!gone.signal.aborted || signal?.aborted) throw failed(cause);
+    } finally {
+      off();
+    }
+    // Not served: the mapper, told to forget the kind, answers NoKindMatch. Found again: wait for the informer's next list.
+    const slash = entry.ref.apiVersion.indexOf('/');
+    await this.options.client.mapper.restMapping(
+      { group: slash === -1 ? '' : entry.ref.apiVersion.slice(0, slash), kind: entry.ref.kind },
+      slash === -1 ? entry.ref.apiVersion : entry.ref.apiVersion.slice(slash + 1),
+    );
+    try {
+      await informer.waitForSync(signal);
+    } catch (cause) {
+      throw failed(cause);
     }
   }
 
@@ -439,10 +495,11 @@ class Cache implements InformerCache {
     await Promise.resolve();
   }
 
-  async removeInformer(kind: KindRef): Promise<void> {
+  async removeInformer(kind: KindRef, options?: { ifNotServed?: boolean }): Promise<void> {
     const { id } = describe(kind);
     const entry = this.entries.get(id);
     if (!entry) return;
+    if (options?.ifNotServed && !entry.informer.notServed) return;
     this.entries.delete(id);
     await entry.informer.stop();
   }
@@ -506,6 +563,7 @@ class Cache implements InformerCache {
         lastEventAgeMs: heard.length > 0 && heard.every((t) => t > 0) ? now - Math.min(...heard) : undefined,
         prepareErrors: e.informer.prepareErrors,
         unprepared: e.informer.unpreparedCount,
+        notServed: e.informer.notServed,
       };
     }
   }

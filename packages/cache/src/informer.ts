@@ -22,7 +22,7 @@ import { sleep as delay } from '@kubeloop/workqueue';
 import { Backoff } from './internal/backoff.js';
 import { internMetadata } from './internal/intern.js';
 import type { ListWatcher } from './list-watch.js';
-import { Reflector, checkReflectorOptions, initialReflectorStats } from './reflector.js';
+import { Reflector, checkReflectorOptions, initialReflectorStats, isNotServed } from './reflector.js';
 import type { ReflectorOptions, ReflectorStats } from './reflector.js';
 import { Store, objectKey } from './store.js';
 import type { IndexFunc } from './store.js';
@@ -310,6 +310,9 @@ export class Informer<T extends KubeObject> {
   private readonly unprepared = new Map<string, unknown>();
   /** Raw objects whose preparation failed (the reflector hands them back to replace()). */
   private readonly failed = new WeakSet<object>();
+  /** Told when the kind stops (or starts again) being served. */
+  private readonly servedListeners = new Set<(served: boolean) => void>();
+  private lastServed = true;
   /** Handler exceptions caught so far. */
   handlerErrors = 0;
   /** Objects that could not be prepared (transform or freeze failed), or an index function threw on, so far. */
@@ -353,6 +356,7 @@ export class Informer<T extends KubeObject> {
           {
             ...this.options.reflector,
             ...(this.options.onError ? { onError: this.options.onError } : {}),
+            onServedChange: () => this.servedChanged(),
             onSynced: () => {
               this.sourceSynced[index] = true;
               this.syncedSources++;
@@ -402,7 +406,14 @@ export class Informer<T extends KubeObject> {
         stats.lastError = err;
         stats.lastErrorAt = now;
         if (stats.disconnectedSince === 0) stats.disconnectedSince = now;
-        this.report(err, 'list');
+        if (isNotServed(err)) {
+          // Told once per outage, as the reflectors do.
+          if (!stats.notServed) {
+            stats.notServed = true;
+            this.report(err, 'list');
+            this.servedChanged();
+          }
+        } else this.report(err, 'list');
         if (isCacheError(err) && err.reason === 'InvalidOptions') {
           this.failure = err;
           stats.state = 'stopped';
@@ -415,8 +426,10 @@ export class Informer<T extends KubeObject> {
         continue;
       }
       if (signal.aborted) return;
+      stats.notServed = false;
       this.useSources(sources);
       this.runReflectors();
+      this.servedChanged();
       return;
     }
   }
@@ -509,6 +522,45 @@ export class Informer<T extends KubeObject> {
   private changed(): void {
     if (this.changeWaiters.size === 0) return;
     for (const w of [...this.changeWaiters]) w();
+  }
+
+  /**
+   * Whether the API server does not serve the informer's kind (its CRD is
+   * not installed, or was deleted): the last list or watch of one of its
+   * sources said so (see `ReflectorStats.notServed`).
+   */
+  get notServed(): boolean {
+    return this.stats().some((s) => s.notServed);
+  }
+
+  /**
+   * Call `listener` each time the kind stops being served and each time it
+   * is served again (`notServed` changes). Returns the unsubscribe.
+   *
+   * @example
+   * ```ts
+   * const informer = await cache.getInformer({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk' }, { blockUntilSynced: false });
+ * const off = informer.onServedChange((served) => console.log(served ? 'CRD back' : 'CRD gone'));
+ * off();
+   * ```
+   */
+  onServedChange(listener: (served: boolean) => void): () => void {
+    const entry = (served: boolean): void => listener(served);
+    this.servedListeners.add(entry);
+    return () => void this.servedListeners.delete(entry);
+  }
+
+  private servedChanged(): void {
+    const served = !this.notServed;
+    if (served === this.lastServed) return;
+    this.lastServed = served;
+    for (const l of [...this.servedListeners]) {
+      try {
+        l(served);
+      } catch {
+        /* a listener that throws must not stop the informer */
+      }
+    }
   }
 
   /** Per-source reflector statistics (one entry while the sources are still being worked out). */

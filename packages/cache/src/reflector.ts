@@ -38,10 +38,15 @@
  *   object that comes back, drops what is out of range before the sink, and
  *   asks no more once the server has shown it ignores the selector. A change
  *   of the filter's ranges relists at once.
+ * - A kind the API server does not serve (the client's `NoKindMatch`, or a
+ *   404 answer to a list or watch: its CRD was deleted or never installed)
+ *   sets `stats.notServed` and is reported once, not at every retry; it is
+ *   retried with the same backoff (each retry costs at most one discovery
+ *   request) and relisted from scratch when the kind comes back.
  * - It never stops silently: every error is reported and retried until
  *   `stop()`; `stats` says what it is doing and what went wrong last.
  */
-import { isClientError, isGone } from '@kubeloop/client';
+import { isClientError, isGone, isNoKindMatch } from '@kubeloop/client';
 import { watchEventError } from '@kubeloop/client/internal';
 import type { ShardRange, WatchEvent } from '@kubeloop/client';
 import type { KubeObject, ObjectList } from '@kubeloop/scheme';
@@ -111,6 +116,12 @@ export interface ReflectorStats {
   disconnectedSince: number;
   /** What it is doing now. */
   state: ReflectorState;
+  /**
+   * The last list or watch failed because the API server does not serve the
+   * kind (`NoKindMatch`, or a 404 for the collection: its CRD is not
+   * installed, or was deleted). Cleared when a list succeeds or a watch opens.
+   */
+  notServed: boolean;
   /**
    * With a shard filter: `honoured` while the server filters (nothing out of
    * range has come back), `ignored` once something out of range came back
@@ -182,8 +193,14 @@ export interface ReflectorOptions {
   readonly backoffInitialMs?: number;
   /** Longest retry delay, ms. Default: 30 000. */
   readonly backoffMaxMs?: number;
-  /** Told of every error the reflector retries. Default: none. A throw from it is ignored. */
+  /**
+   * Told of every error the reflector retries, except that a kind that is
+   * not served is told once per outage, not at every retry. Default: none.
+   * A throw from it is ignored.
+   */
   readonly onError?: (err: unknown, phase: 'list' | 'watch') => void;
+  /** Told when the kind stops being served (`stats.notServed` becomes true) and when it is served again. Default: none. A throw from it is ignored. */
+  readonly onServedChange?: (served: boolean) => void;
   /** Told when the initial state is in the sink. */
   readonly onSynced?: () => void;
   /** Keep only this shard of the objects (see {@link ShardFilter}). Default: all objects. */
@@ -256,6 +273,7 @@ export function initialReflectorStats(): ReflectorStats {
     usedWatchList: false,
     disconnectedSince: 0,
     state: 'idle',
+    notServed: false,
     shardServer: 'off',
     shardDropped: 0,
     watchEvents: 0,
@@ -397,7 +415,8 @@ export class Reflector<T extends KubeObject> {
         this.stats.state = 'watching';
         const outcome = await this.watch();
         if (outcome === 'interrupted') continue;
-        if (outcome === 'relist') needList = true;
+        // A kind that went away starts from a list when it is back: its objects went with it.
+        if (outcome === 'relist' || this.stats.notServed) needList = true;
         if (outcome === 'retry' || (outcome === 'relist' && !isGone(this.stats.lastError))) await this.pause();
       } catch (err) {
         // Only a sink that throws gets here: report it, and start over from a list.
@@ -423,7 +442,11 @@ export class Reflector<T extends KubeObject> {
     await delay(Math.max(retryAfterMs, this.backoff.next()), this.controller.signal);
   }
 
-  /** Count and report a failure; out of contact since `since` (default: now) unless already. */
+  /**
+   * Count and report a failure; out of contact since `since` (default: now)
+   * unless already. A kind that is not served is reported when it stops
+   * being served, not again at each retry while it stays so.
+   */
   private fail(err: unknown, phase: 'list' | 'watch', since?: number): void {
     if (this.stopped) return;
     const now = Date.now();
@@ -432,7 +455,29 @@ export class Reflector<T extends KubeObject> {
     if (err instanceof CacheError && err.reason === 'Timeout') this.stats.timeouts++;
     this.stats.lastError = err;
     this.stats.lastErrorAt = now;
+    if (isNotServed(err)) {
+      if (this.stats.notServed) return;
+      this.stats.notServed = true;
+      this.tell(err, phase);
+      this.servedChange(false);
+      return;
+    }
     this.tell(err, phase);
+  }
+
+  /** The kind answered: served (again). */
+  private served(): void {
+    if (!this.stats.notServed) return;
+    this.stats.notServed = false;
+    this.servedChange(true);
+  }
+
+  private servedChange(served: boolean): void {
+    try {
+      this.options.onServedChange?.(served);
+    } catch {
+      /* an observer that throws must not stop the reflector */
+    }
   }
 
   private tell(err: unknown, phase: 'list' | 'watch'): void {
@@ -568,6 +613,7 @@ export class Reflector<T extends KubeObject> {
     this.stats.lastListSize = items.length;
     this.stats.lastEventAt = Date.now();
     this.stats.resourceVersion = resourceVersion;
+    this.served();
     this.sink.replace(items, resourceVersion);
     this.markSynced();
     return 'ok';
@@ -611,6 +657,7 @@ export class Reflector<T extends KubeObject> {
       let received = 0;
       let heard = Date.now();
       this.stats.disconnectedSince = 0; // the watch is open: in contact again
+      this.served();
       try {
         for await (const event of events) {
           if (this.stopped || this.reshardPending) break;
@@ -713,6 +760,7 @@ export class Reflector<T extends KubeObject> {
       }
       attempt.refresh();
       this.noteAsked(asked);
+      this.served();
       const initial = new Map<string, T>();
       let done = false;
       try {
@@ -775,6 +823,22 @@ export class Reflector<T extends KubeObject> {
       attempt.done();
     }
   }
+}
+
+/**
+ * Whether a list or watch error says the API server does not serve the kind:
+ * the mapper found no such kind (`NoKindMatch`), or the collection's path
+ * answered 404 (a list or watch of a served kind never does, even in a
+ * namespace that does not exist).
+ *
+ * @example
+ * ```ts
+ * const info = cache.informerInfo({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk' });
+ * if (info && isNotServed(info.lastError)) console.log('install the HardDisk CRD');
+ * ```
+ */
+export function isNotServed(err: unknown): boolean {
+  return isNoKindMatch(err) || (isClientError(err) && err.code === 404);
 }
 
 /**

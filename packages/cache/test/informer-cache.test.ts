@@ -9,7 +9,7 @@ import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
 import type { ApiProxy, Environment } from '@kubeloop/envtest';
 import { installCRDs } from '@kubeloop/envtest';
 import { ConfigMap, Namespace, Node, Secret, StorageClass } from '@kubeloop/scheme';
-import { createClient, isClientError, isNotFound, mergePatch, metadataOnly } from '@kubeloop/client';
+import { createClient, isClientError, isNoKindMatch, isNotFound, mergePatch, metadataOnly } from '@kubeloop/client';
 import type { CachedClient, Client } from '@kubeloop/client';
 import { createInformerCache } from '../src/index.js';
 import type { InformerCache } from '../src/index.js';
@@ -154,13 +154,31 @@ describe('informer cache', () => {
     expect(proxy.count((r) => r.path === '/api/v1/namespaces')).toBeGreaterThanOrEqual(1);
   });
 
-  it('a read waiting for a kind that never syncs is bounded by the caller signal', async () => {
+  it('a read of a kind the API server does not serve rejects with NoKindMatch at once, not a wait', async () => {
     const ref = { apiVersion: 'nope.kubeloop.dev/v1', kind: 'Nothing' };
-    const err = await cache.get(ref, { name: 'x' }, { signal: AbortSignal.timeout(300) }).catch((e: unknown) => e);
-    expect(isClientError(err) && err.reason).toBe('Aborted');
+    // No signal: before, such a read waited for the CRD for ever.
+    const err = await cache.get(ref, { name: 'x' }).catch((e: unknown) => e);
+    expect(isNoKindMatch(err)).toBe(true);
+    expect(cache.informerInfo(ref)?.notServed).toBe(true);
     expect(await cache.waitForCacheSync(AbortSignal.timeout(200))).toBe(false);
     await cache.removeInformer(ref);
     expect(await cache.waitForCacheSync(AbortSignal.timeout(5000))).toBe(true);
+  });
+
+  it('a read waiting for a kind that is served but does not sync is bounded by the caller signal', async () => {
+    // A black-holed API server: nothing answers, so nothing says the kind is not served either.
+    const silent = await startApiProxy(env.kubeConfig);
+    silent.blackhole(true);
+    const client = createClient({ kubeConfig: silent.kubeConfig });
+    try {
+      const fresh = createInformerCache({ client });
+      const err = await fresh.get(Secret, { namespace: ns, name: 'x' }, { signal: AbortSignal.timeout(300) }).catch((e: unknown) => e);
+      expect(isClientError(err) && err.reason).toBe('Aborted');
+      await fresh.stop();
+    } finally {
+      client.transport.close();
+      await silent.close();
+    }
   });
 
   it('reports informer health for readiness and metrics', () => {
@@ -176,6 +194,52 @@ describe('informer cache', () => {
     expect(info.stats[0]!.relists).toBe(0);
     expect(info.stats[0]!.lastEventAt).toBeGreaterThan(0);
     expect(info.stats[0]!.resourceVersion).toMatch(/^\d+$/);
+  });
+});
+
+describe('a kind whose CRD is deleted under a running informer', () => {
+  it('is marked not served, told once however often it is retried, forgotten by the mapper, and listed afresh when the CRD is back', async () => {
+    const group = `${uniqueName('gone')}.kubeloop.test`;
+    const crd = testCRD(group, 'Gadget');
+    const Gadget = { apiVersion: `${group}/v1`, kind: 'Gadget' };
+    const CRD = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' };
+    await installCRDs(env.kubeConfig, [crd]);
+    const client = createClient({ kubeConfig: proxy.kubeConfig });
+    const told: unknown[] = [];
+    const served: boolean[] = [];
+    // Fast retries: many attempts while the CRD is away, still one report.
+    const cache = createInformerCache({ client, reflector: { backoffInitialMs: 50, backoffMaxMs: 200 }, onError: (_kind, err) => told.push(err) });
+    try {
+      await live.create({ ...Gadget, metadata: { name: 'a', namespace: ns } });
+      await cache.list(ConfigMap, { namespace: ns });
+      expect((await cache.list(Gadget, { namespace: ns })).items.map((o) => o.metadata?.name)).toEqual(['a']);
+      const informer = await cache.getInformer(Gadget);
+      informer.onServedChange((s) => served.push(s));
+
+      await live.delete(CRD, { name: crd.metadata.name });
+      await eventually(() => cache.informerInfo(Gadget)?.notServed === true, 'the informer to see its kind not served', 60_000);
+      // The objects went with the CRD (their deletes were watched).
+      expect(cache.informerInfo(Gadget)?.storeSize).toBe(0);
+      const errorsThen = cache.informerInfo(Gadget)!.stats[0]!.errors;
+      await eventually(() => cache.informerInfo(Gadget)!.stats[0]!.errors >= errorsThen + 5, 'five more retries');
+      expect(told.filter((e) => isNoKindMatch(e) || (isClientError(e) && e.code === 404))).toHaveLength(1);
+      expect(served).toEqual([false]);
+      // The mapper forgot the kind: a live request is NoKindMatch, not a 404 on the old path.
+      expect(isNoKindMatch(await client.list(Gadget, { namespace: ns }).catch((e: unknown) => e))).toBe(true);
+      // Served informers are kept by removeInformer(kind, { ifNotServed: true }); this one is not served.
+      await cache.removeInformer(ConfigMap, { ifNotServed: true });
+      expect(cache.informerInfo(ConfigMap)?.synced).toBe(true);
+
+      await installCRDs(env.kubeConfig, [crd]);
+      await live.create({ ...Gadget, metadata: { name: 'b', namespace: ns } });
+      await eventually(() => cache.informerInfo(Gadget)?.notServed === false && cache.informerInfo(Gadget)?.storeSize === 1, 'the informer to list the kind again', 60_000);
+      expect(served).toEqual([false, true]);
+      expect((await cache.list(Gadget, { namespace: ns })).items.map((o) => o.metadata?.name)).toEqual(['b']);
+    } finally {
+      await cache.stop();
+      client.transport.close();
+      await live.delete(CRD, { name: crd.metadata.name }).catch(() => undefined);
+    }
   });
 });
 

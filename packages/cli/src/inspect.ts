@@ -175,7 +175,7 @@ const triggerCell = (v: unknown, overflow: unknown): string => {
 };
 
 function controllerSummary(c: Record<string, unknown>): string[] {
-  const state = c['paused'] === true ? 'paused' : c['started'] === true ? (c['synced'] === true ? 'running' : 'syncing') : 'not started';
+  const state = c['paused'] === true ? 'paused' : c['forKindMissing'] === true ? 'waiting for CRD' : c['started'] === true ? (c['synced'] === true ? 'running' : 'syncing') : 'not started';
   return [clean(c['name']), state, String(num(c['depth'])), byPriority(c['depthByPriority']), byPriority(Object.fromEntries(Object.entries((c['oldestWaitMs'] ?? {}) as Record<string, unknown>).map(([k, v]) => [k, ms(v)]))), String(list(c['inFlight']).length), String(list(c['backoff']).length), String(list(c['selfTriggering']).length)];
 }
 
@@ -208,6 +208,10 @@ export function renderInspection(inspection: Inspection): string {
     lines.push('controllers:', ...table(SUMMARY_HEADER, list(d['controllers']).map(controllerSummary)));
   } else if (inspection.view === 'controller') {
     lines.push(`controller ${clean(d['name'])}${d['cluster'] === undefined ? '' : ` (cluster ${clean(d['cluster'])})`}:`, ...table(SUMMARY_HEADER, [controllerSummary(d)]));
+    const crds = Array.isArray(d['waitingForCRD']) ? (d['waitingForCRD'] as unknown[]).map(clean) : [];
+    if (crds.length > 0) {
+      lines.push('', `waiting for the CRD of ${crds.join(', ')} (not served by the API server): ${d['forKindMissing'] === true ? 'its workers take no keys until it is installed' : 'that watch starts again when it is installed'}`);
+    }
     if (d['triggers'] === false) lines.push('', 'trigger attribution is off for this controller (triggers: false): no backoff, self-trigger or reconcile history is kept');
     lines.push('', 'in flight:', ...table(['KEY', 'RECONCILE ID', 'ELAPSED'], list(d['inFlight']).map((f) => [clean(f['key']), clean(f['reconcileID']), ms(f['elapsedMs'])])));
     lines.push('', 'in backoff:', ...table(['KEY', 'FAILURES', 'NEXT RETRY', 'LAST ERROR'], list(d['backoff']).map((b) => [clean(b['key']), String(num(b['failures'])), when(b['nextRetryAt']), clean(b['lastError'])])));

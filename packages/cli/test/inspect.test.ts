@@ -6,7 +6,8 @@
  * ConfigMap's add, then the error backoff); the controller view lists it
  * in backoff; the manager view counts it. A caller without a token gets
  * 401; one allowed only `get` cannot pause (403); one allowed `post`
- * pauses and resumes the controller.
+ * pauses and resumes the controller. A controller whose CRD is not
+ * installed is shown (on a plain metrics server) as `waiting for CRD`.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,8 @@ import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
 import { runCli } from '../src/index.js';
 import { io } from './support.js';
 
+async function eventually<T, S extends T>(read: () => T | Promise<T>, ok: (v: T) => v is S, what: string, timeoutMs?: number): Promise<S>;
+async function eventually<T>(read: () => T | Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs?: number): Promise<T>;
 async function eventually<T>(read: () => T | Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
   const started = Date.now();
   for (;;) {
@@ -156,5 +159,34 @@ describe('kubeloop inspect', () => {
     const resumed = await inspect(url, 'disks', '--resume', '--token', tokens['operator']!, '--certificate-authority', caFile);
     expect(resumed.out).toMatch(/disks\s+running/);
     expect(manager.controllers().find((c) => c.name === 'disks')?.paused).toBe(false);
+  });
+});
+
+describe('kubeloop inspect of a controller waiting for its CRD', () => {
+  it('shows the controller as waiting for CRD and names the kind', async () => {
+    const group = `${uniqueName('absent')}.kubeloop.test`;
+    const manager = createManager({
+      kubeConfig: loadKubeConfig(testKubeconfigPath()),
+      namespaces: [uniqueName('inspect-crd')],
+      logger: createLogger({ level: 'silent' }),
+      metricsBindAddress: '127.0.0.1:0',
+    });
+    manager.controller().named('absent').for({ apiVersion: `${group}/v1`, kind: 'Absent' }).complete(() => undefined);
+    const stop = new AbortController();
+    const done = manager.start(stop.signal);
+    done.catch(() => undefined);
+    try {
+      // The CRD is never installed: the controller waits for it.
+      await eventually(() => manager.controllers()[0], (c) => c?.forKindMissing === true, 'the controller to wait for its CRD');
+      const cli = io();
+      const code = await runCli(['inspect', manager.metricsUrl!, 'absent'], cli.io);
+      const out = cli.out.join('');
+      expect(code).toBe(0);
+      expect(out).toMatch(/absent\s+waiting for CRD\s+0/);
+      expect(out).toContain(`waiting for the CRD of Absent.${group}/v1 (not served by the API server): its workers take no keys until it is installed`);
+    } finally {
+      stop.abort();
+      await done.catch(() => undefined);
+    }
   });
 });

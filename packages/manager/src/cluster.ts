@@ -9,7 +9,7 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { createInformerCache } from '@kubeloop/cache';
+import { createInformerCache, isNotServed } from '@kubeloop/cache';
 import type { InformerCache, InformerCacheOptions } from '@kubeloop/cache';
 import { createClient, createTransport, loadKubeConfig, transportDiscovery } from '@kubeloop/client';
 import type { ApiWarning, CachedClient, Client, KubeConfigLike, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
@@ -164,7 +164,9 @@ export function createCluster(options: ClusterOptions = {}): Cluster {
     client: apiReader,
     ...(options.namespaces ? { namespaces: options.namespaces } : {}),
     onError: (kind, err, phase) => {
-      logger.warn({ kind, phase, err: describeError(err) }, 'informer error; retrying');
+      // Told once per outage: the kind's CRD is not installed (yet), or was deleted.
+      if (isNotServed(err)) logger.info({ kind, phase, err: describeError(err) }, 'kind not served by the API server (its CRD is not installed, or was deleted); waiting for it');
+      else logger.warn({ kind, phase, err: describeError(err) }, 'informer error; retrying');
       options.cache?.onError?.(kind, err, phase);
     },
   });

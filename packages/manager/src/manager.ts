@@ -36,6 +36,7 @@ import { construct, createManagerContainer } from './container.js';
 import { ControllerBuilder, forGroupKind, nameOf, sourcesOf } from './controller/builder.js';
 import type { ControllerDefinition } from './controller/builder.js';
 import { Controller } from './controller/controller.js';
+import { DEFAULT_CRD_POLL_INTERVAL_MS, KindWaiter } from './controller/kind-waiter.js';
 import type { ControllerStatus, ReconcileReport } from './controller/controller.js';
 import { controllerRegistrationOf, webhookRegistrationOf } from './controller/di.js';
 import type { AdmissionClass, ControllerRegistration, ReconcilerClass, WebhookRegistration } from './controller/di.js';
@@ -316,6 +317,8 @@ class KubeManager implements Manager {
   /** Tracing as the options and the environment say; undefined: off. */
   private readonly tracing: TracingConfig | undefined;
   private readonly controllerRecords = new Map<string, ControllerRecord>();
+  /** Waits for the CRDs controllers lack, all in one discovery poll. */
+  private readonly kindWaiter: KindWaiter;
   private conversionEndpoint: ConversionEndpoint | undefined;
   private readonly webhookRecords: RegisteredWebhook[] = [];
   private readonly probes = new Probes();
@@ -409,6 +412,7 @@ class KubeManager implements Manager {
       this.probes.readyz.set('webhook', () => (serving || server.paths.length > 0 ? server.readyCheck() : undefined));
     }
 
+    this.kindWaiter = new KindWaiter(this.cluster.mapper, options.crdPollIntervalMs ?? DEFAULT_CRD_POLL_INTERVAL_MS);
     this.container = createManagerContainer(options.container ?? rootContainer, this.cluster, this.logger, this);
 
     this.probes.healthz.set('ping', () => undefined);
@@ -464,6 +468,7 @@ class KubeManager implements Manager {
       kind,
       forKind: definition.for,
       client: this.client,
+      waitForKind: (kind, signal) => this.kindWaiter.wait(kind, signal),
       ...(ownWritesOf(this.client) ? { ownWrites: ownWritesOf(this.client)! } : {}),
       recorder: () => this.recorderFor(name),
       electedLeadership: this.options.leaderElection !== undefined || this.options.leadership !== undefined,

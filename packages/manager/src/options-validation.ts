@@ -53,6 +53,7 @@ const MANAGER_CHECKS: readonly OptionCheck[] = [
   ['defaultMetrics', isBoolean, 'true or false'],
   ['releaseIdleMemory', isBoolean, 'true or false'],
   ['informerStaleAfterMs', isMs, 'a number of ms >= 0'],
+  ['crdPollIntervalMs', (v) => isMs(v) && (v as number) > 0, 'a number of ms > 0'],
   ['syncPeriodMs', isMs, 'a number of ms >= 0'],
   ['profiling', (v) => isBoolean(v) || isObject(v), 'true, false or an object of profiling options ({ maxDurationMs?, maxHeapSnapshotBytes? })'],
   ['tracing', (v) => isBoolean(v) || isObject(v), 'true, false or an object of tracing options ({ endpoint?, sampleRatio?, serviceName?, exportDelayMs? })'],

@@ -187,6 +187,15 @@ export interface ManagerOptions
    */
   readonly informerStaleAfterMs?: number;
   /**
+   * How often, while a controller waits for a CRD (its `for` kind's or a
+   * watched kind's: not installed yet, or deleted under the running
+   * manager), discovery is asked whether the kind is served again. Every
+   * waiting kind is asked about at the same moment, so this costs at most
+   * one discovery request (`GET /apis`) per interval however many kinds
+   * wait. Default: 10 000 ms.
+   */
+  readonly crdPollIntervalMs?: number;
+  /**
    * Every controller re-enqueues every cached object of its `for` kind this
    * often (jittered ±10 %, at low priority) unless its own options say
    * otherwise; 0 turns it off. Default: 36 000 000 (10 hours, as

@@ -44,7 +44,9 @@ export function errorClass(err: unknown): string {
  */
 export function informersCheck(cache: InformerCache, staleAfterMs: number, describeError: (err: unknown) => string = describeMessage): HealthCheck {
   return () => {
-    const informers = cache.informers();
+    // A kind that is not served (CRD not installed, or deleted) is waited for, not a fault: said below, not failed.
+    const all = cache.informers();
+    const informers = all.filter((i) => !i.notServed);
     const unsynced = informers.filter((i) => !i.synced);
     const now = Date.now();
     const stale = informers.filter((i) => i.synced && i.stats.some((st) => st.disconnectedSince > 0 && now - st.disconnectedSince > staleAfterMs));
@@ -74,7 +76,9 @@ export function informersCheck(cache: InformerCache, staleAfterMs: number, descr
     }
     const byServer = informers.filter((i) => serverFiltersShard(i) === true).map((i) => i.kind);
     const here = informers.filter((i) => serverFiltersShard(i) === false).map((i) => i.kind);
+    const absent = all.filter((i) => i.notServed).map((i) => i.kind);
     const said = [
+      ...(absent.length > 0 ? [`not served by the API server (CRD not installed), waiting: ${absent.join(', ')}`] : []),
       ...(byServer.length > 0 ? [`shard filtered by the API server: ${byServer.join(', ')}`] : []),
       ...(here.length > 0 ? [`shardSelector ignored by the API server, filtered here: ${here.join(', ')}`] : []),
     ];
@@ -82,13 +86,37 @@ export function informersCheck(cache: InformerCache, staleAfterMs: number, descr
   };
 }
 
-/** Fails while a started (or warm) controller waits for its sources, naming what each waits for. */
+/**
+ * Fails while a started (or warm) controller waits for its sources, naming
+ * what each waits for. A source waiting only for its CRD (the kind is not
+ * served: not installed, or deleted) does not fail it: that is the cluster's
+ * state, not this replica's fault, and no other replica would do better; the
+ * check passes and says which controllers wait for which CRDs.
+ */
 export function controllersCheck(statuses: () => readonly ControllerStatus[]): HealthCheck {
   return () => {
-    const waiting = statuses().filter((s) => (s.started || s.warm) && !s.synced);
-    if (waiting.length > 0) throw new Error(waiting.map((s) => `${s.name} waiting for ${s.waitingFor.join(', ')}`).join('; '));
+    const active = statuses().filter((s) => s.started || s.warm);
+    // Each source waiting for its CRD is one entry of waitingFor too.
+    const failing = active.filter((s) => !s.synced && s.waitingFor.length > countCRDWaits(s));
+    if (failing.length > 0) throw new Error(failing.map((s) => `${s.name} waiting for ${s.waitingFor.join(', ')}`).join('; '));
+    const crd = active.filter((s) => s.waitingForCRD.length > 0);
+    if (crd.length === 0) return undefined;
+    return crd
+      .map((s) =>
+        s.forKindMissing
+          ? `${s.name} waits for the CRD of ${s.waitingForCRD.join(', ')} (not served; it starts when the CRD is installed)`
+          : `${s.name} runs without its watch of ${s.waitingForCRD.join(', ')} (not served; the watch starts when the CRD is installed)`,
+      )
+      .join('; ');
   };
 }
+
+function countCRDWaits(s: ControllerStatus): number {
+  return s.waitingFor.filter((w) => w.endsWith(CRD_WAIT_SUFFIX)).length;
+}
+
+/** How a controller's `waitingFor` entry of a source waiting for its CRD ends. */
+export const CRD_WAIT_SUFFIX = 'its CRD is not installed (the API server does not serve the kind); waiting for it';
 
 /**
  * Fails while the gate reports it cannot do its job (a Lease that cannot be

@@ -47,6 +47,19 @@ export interface DynamicRESTMapperOptions {
 export interface DynamicRESTMapper extends RESTMapper {
   /** Forget everything learned; the next lookup discovers again. */
   invalidate(): void;
+  /**
+   * Forget one kind (its CRD was deleted, or a request for it answered 404):
+   * the next lookup of it asks the server again, once, and answers
+   * NoKindMatch if it is still not served. Other kinds keep their mappings.
+   *
+   * @example
+   * ```ts
+   * const dynamic = createDynamicRESTMapper(transportDiscovery(transport));
+   * dynamic.forget({ group: 'crd-demo.io', kind: 'HardDisk' });
+   * await dynamic.restMapping({ group: 'crd-demo.io', kind: 'HardDisk' }); // NoKindMatch once the CRD is gone
+   * ```
+   */
+  forget(groupKind: GroupKind): void;
 }
 
 type GroupListPath = '/api' | '/apis';
@@ -131,6 +144,13 @@ class LazyMapper implements DynamicRESTMapper {
     this.inflightVersions.clear();
     this.negative.clear();
     this.answered = { snapshot: Snapshot.empty, byKey: new Map() };
+  }
+
+  forget(groupKind: GroupKind): void {
+    const next = this.snapshot.withoutKind(groupKind.group, groupKind.kind);
+    if (next === this.snapshot) return;
+    // A fetch under way may still write the old picture back; the next miss of the kind refreshes it again.
+    this.snapshot = next;
   }
 
   async restMapping(groupKind: GroupKind, ...versions: string[]): Promise<RESTMapping> {

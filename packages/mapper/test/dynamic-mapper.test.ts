@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
 import type { ApiProxy, Environment } from '@kubeloop/envtest';
 import { createDynamicRESTMapper, isMapperError, isNoKindMatch, isNoResourceMatch, isAmbiguousResource } from '../src/index.js';
-import type { DynamicRESTMapperOptions, RESTMapper } from '../src/index.js';
+import type { DynamicRESTMapper, DynamicRESTMapperOptions, RESTMapper } from '../src/index.js';
 import { kubeConfigDiscovery } from '../../../test/support/discovery.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
 import { testCRD } from '../../../test/support/crds.js';
@@ -24,7 +24,7 @@ afterAll(async () => {
   await env.stop();
 });
 
-async function newMapper(options: DynamicRESTMapperOptions = {}): Promise<RESTMapper & { invalidate(): void }> {
+async function newMapper(options: DynamicRESTMapperOptions = {}): Promise<DynamicRESTMapper> {
   const mapper = createDynamicRESTMapper(await kubeConfigDiscovery(proxy.kubeConfig), options);
   proxy.clearRequests();
   return mapper;
@@ -216,6 +216,34 @@ describe('CRDs that change after the mapper has loaded', () => {
   });
 });
 
+describe('forget', () => {
+  for (const aggregatedDiscovery of [true, false]) {
+    it(`drops one kind whose CRD was deleted: its next lookup asks once and misses, the others stay (${aggregatedDiscovery ? 'aggregated' : 'legacy'} discovery)`, async () => {
+      const group = `${uniqueName('forget')}.kubeloop.dev`;
+      await env.installCRDs([testCRD(group, 'Crate'), testCRD(group, 'Pallet')]);
+      const mapper = await newMapper({ aggregatedDiscovery });
+      expect((await mapper.restMapping({ group, kind: 'Crate' })).resource.resource).toBe('crates');
+      expect((await mapper.restMapping({ group, kind: 'Pallet' })).resource.resource).toBe('pallets');
+      await deleteCRD(`crates.${group}`);
+      await waitFor(async () => (await fetchStatus(`/apis/${group}/v1/crates`)) === 404);
+      // Without forget the stale mapping stands (nothing told the mapper).
+      expect((await mapper.restMapping({ group, kind: 'Crate' })).resource.resource).toBe('crates');
+      mapper.forget({ group, kind: 'Crate' });
+      proxy.clearRequests();
+      // Pallet still maps, from memory.
+      expect((await mapper.restMapping({ group, kind: 'Pallet' })).resource.resource).toBe('pallets');
+      expect(proxy.count()).toBe(0);
+      await expect(mapper.restMapping({ group, kind: 'Crate' })).rejects.toMatchObject({ reason: 'NoKindMatch' });
+      // The group list once, and (legacy) the group-version's document once.
+      expect(proxy.count()).toBeLessThanOrEqual(aggregatedDiscovery ? 1 : 2);
+      // The miss is remembered: asking again costs nothing.
+      await expect(mapper.restMapping({ group, kind: 'Crate' })).rejects.toMatchObject({ reason: 'NoKindMatch' });
+      expect(proxy.count()).toBeLessThanOrEqual(aggregatedDiscovery ? 1 : 2);
+      await deleteCRD(`pallets.${group}`);
+    });
+  }
+});
+
 describe('no lock across the network', () => {
   it('a lookup of a known group completes while another group is being rediscovered', async () => {
     const mapper = await newMapper();
@@ -275,6 +303,11 @@ describe('discovery failures', () => {
     expect(isMapperError(err) && err.cause).toBe(cause);
   });
 });
+
+async function deleteCRD(name: string): Promise<void> {
+  const res = await fetch(new URL(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`, proxy.url), { method: 'DELETE' });
+  if (res.status !== 200 && res.status !== 202) throw new Error(`DELETE CRD ${name}: ${res.status}`);
+}
 
 async function fetchStatus(path: string): Promise<number> {
   return (await fetch(new URL(path, proxy.url))).status;

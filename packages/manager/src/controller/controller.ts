@@ -23,11 +23,12 @@ import type { ShardKeyMetrics } from '../metrics/shard-metrics.js';
 import { createWorkQueueMetrics } from '../metrics/workqueue-metrics.js';
 import { isTerminal, requestKey, requestOf } from './reconcile.js';
 import type { ReconcileContext, ReconcileResult, Reconciler, Request } from './reconcile.js';
-import type { Source } from './source.js';
+import type { Source, SourceContext } from './source.js';
 import { checkPaused, PAUSED_ANNOTATION, PauseGate } from './pause.js';
 import type { PauseOptions } from './pause.js';
 import type { EventRecorder } from '../events/recorder.js';
 import { inReconcileOf } from './own-writes.js';
+import { MissingKinds } from './kind-waiter.js';
 import type { OwnWrites } from './own-writes.js';
 import { describeTrigger, NO_TRIGGERS, SelfTriggerWatch, TriggerLedger } from './triggers.js';
 import type { TriggerEvent, TriggerInput, TriggerOptions, TriggerSet } from './triggers.js';
@@ -157,6 +158,15 @@ export interface ControllerDeps {
   readonly cluster?: string;
   /** Writes the `Paused` condition (`pause.condition`). Default: none (no condition written). */
   readonly client?: Pick<Client, 'status'>;
+  /**
+   * Resolves true once a kind the API server stopped serving (its CRD was
+   * deleted, or is not installed yet) is served again; false when the signal
+   * aborts first. With it, a source whose kind is not served stops, its
+   * informer is dropped, and it starts again when the kind is back (the
+   * `for` kind's absence also holds the workers). Default: none (a source
+   * waits on its informer, which retries with backoff).
+   */
+  readonly waitForKind?: (kind: KindRef, signal: AbortSignal) => Promise<boolean>;
   /** The writes of the controller's client, to mark own-write echoes. Default: none (no event is marked). */
   readonly ownWrites?: OwnWrites;
   /** The recorder of the `SelfTriggering` Event. Default: none (no Event). */
@@ -193,8 +203,18 @@ export interface ControllerStatus {
   readonly synced: boolean;
   /** Paused with `Manager.pauseController`: its workers take no keys until resumed (its sources keep the queue up to date). */
   readonly paused: boolean;
-  /** Sources not synced yet, with the last error their informer saw. */
+  /** Sources not synced yet, with the last error their informer saw (those waiting for their CRD included). */
   readonly waitingFor: readonly string[];
+  /**
+   * The kinds (`Kind.group/version`) the API server does not serve now (CRD
+   * not installed, or deleted), each waited for: their sources and informers
+   * are stopped and start again when the CRD is back. When the controller's
+   * `for` kind is among them its workers take no keys meanwhile; a watched
+   * (`owns`, `watches`) kind alone leaves them running.
+   */
+  readonly waitingForCRD: readonly string[];
+  /** Whether the `for` kind is among `waitingForCRD`: the workers wait for its CRD. */
+  readonly forKindMissing: boolean;
 }
 
 const PANIC_TYPES = [TypeError, ReferenceError, RangeError, SyntaxError];
@@ -253,6 +273,8 @@ export class Controller {
   private readonly labels: ControllerLabels;
   /** The whole controller's pause, and the reconciles in flight (`pause` waits for them). */
   private readonly gate = new PauseGate();
+  /** Sources waiting for their CRD, and the gate holding the workers while the `for` kind's is gone. */
+  private readonly crd: MissingKinds;
   private readonly inFlightReconciles = new Set<Promise<void>>();
   /** Trigger attribution's bounds, undefined when off. */
   private readonly attribution: { readonly maxPerKey: number; readonly selfTriggerThreshold: number; readonly historySize: number } | undefined;
@@ -287,6 +309,7 @@ export class Controller {
     this.attribution = t === false ? undefined : { maxPerKey: t?.maxPerKey ?? 8, selfTriggerThreshold: t?.selfTriggerThreshold ?? 3, historySize: t?.historySize ?? 128 };
     this.selfTriggers = this.attribution && new SelfTriggerWatch(this.attribution.selfTriggerThreshold);
     this.history = new ReconcileHistory(this.attribution?.historySize ?? 0);
+    this.crd = new MissingKinds({ cache: deps.cache, forKind: deps.forKind, waitForKind: deps.waitForKind, log: this.log });
   }
 
   /** Count one trigger in kubeloop_reconcile_triggers_total (its child counter looked up once per source and event). */
@@ -325,10 +348,10 @@ export class Controller {
 
   status(): ControllerStatus {
     const waiting = [...this.pending].map((s) => {
-      const why = s.waitingReason?.(this.deps.cache);
+      const why = this.crd.reason(s) ?? s.waitingReason?.(this.deps.cache);
       return why ? `${s.description}: ${why}` : s.description;
     });
-    return { name: this.name, started: this.started, warm: this.warm !== undefined, synced: this.synced, paused: this.gate.paused, waitingFor: waiting };
+    return { name: this.name, started: this.started, warm: this.warm !== undefined, synced: this.synced && this.crd.none, paused: this.gate.paused, waitingFor: waiting, ...this.crd.status() };
   }
 
   /** The kinds whose informers its sources read. */
@@ -453,21 +476,20 @@ export class Controller {
       this.log.error({ err, source: where }, 'a predicate, event handler or source failed; the event is dropped');
     };
     for (const s of this.sources) this.pending.add(s);
+    const context: Omit<SourceContext, 'signal'> = {
+      enqueue,
+      cache: this.deps.cache,
+      onError,
+      lowPriority: this.lowPriority,
+      attribute: ledger !== undefined,
+      initialEvent,
+      onOwnWriteDropped,
+      ...(ownWrites ? { ownWrites } : {}),
+    };
     const synced = Promise.all(
       this.sources.map(async (source) => {
         try {
-          await source.start({
-            enqueue,
-            cache: this.deps.cache,
-            signal,
-            onError,
-            lowPriority: this.lowPriority,
-            attribute: ledger !== undefined,
-            initialEvent,
-            onOwnWriteDropped,
-            ...(ownWrites ? { ownWrites } : {}),
-          });
-          this.pending.delete(source);
+          await this.crd.run(source, context, signal, { synced: () => this.pending.delete(source), unsynced: () => this.pending.add(source) });
         } catch (err) {
           if (!signal.aborted) throw err;
         }
@@ -491,6 +513,7 @@ export class Controller {
   /** Every jittered period, every cached object of the `for` kind goes back into the queue at low priority. */
   private async resync(kind: KindRef, periodMs: number, queue: WorkQueue, signal: AbortSignal): Promise<void> {
     while (await sleep(periodMs * (0.9 + Math.random() * 0.2), signal)) {
+      if (this.crd.gate.paused) continue; // nothing cached to resync while the CRD is gone
       try {
         const list = await this.deps.cache.list(kind, { signal });
         for (const obj of list.items) {
@@ -508,14 +531,19 @@ export class Controller {
   private async worker(queue: WorkQueue, stopSignal: AbortSignal): Promise<void> {
     // The get a worker waits in ends at a stop or a pause (one signal per running period).
     let period: AbortSignal | undefined;
+    let kindPeriod: AbortSignal | undefined;
     let getSignal = stopSignal;
     for (;;) {
       if (!(await this.gate.whenRunning(stopSignal))) return;
-      if (period !== this.gate.signal) getSignal = AbortSignal.any([stopSignal, (period = this.gate.signal)]);
+      if (!(await this.crd.gate.whenRunning(stopSignal))) return;
+      if (this.gate.paused) continue; // paused while waiting for the CRD
+      if (period !== this.gate.signal || kindPeriod !== this.crd.gate.signal) {
+        getSignal = AbortSignal.any([stopSignal, (period = this.gate.signal), (kindPeriod = this.crd.gate.signal)]);
+      }
       const got = await queue.getWithPriority(getSignal);
       if (got === undefined) {
         if (stopSignal.aborted || queue.shuttingDown) return;
-        continue; // paused
+        continue; // paused, or the `for` kind's CRD went away
       }
       const triggers = this.ledgers.get(queue)?.take(got.key) ?? NO_TRIGGERS;
       if (triggers.dropped > 0) this.deps.metrics.ownWriteEvents.inc({ ...this.labels, action: 'dropped' }, triggers.dropped);
@@ -889,6 +917,8 @@ export class Controller {
       started: status.started,
       paused: status.paused,
       synced: status.synced,
+      waitingForCRD: status.waitingForCRD,
+      forKindMissing: status.forKindMissing,
       triggers: this.attribution !== undefined,
       depth: queue?.len() ?? 0,
       depthByPriority: byLabel(queue?.depthByPriority?.(), (a, b) => a + b),

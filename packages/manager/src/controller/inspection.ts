@@ -106,6 +106,10 @@ export interface ControllerInspection {
   readonly started: boolean;
   readonly paused: boolean;
   readonly synced: boolean;
+  /** The kinds (`Kind.group/version`) whose CRD it waits for: not served by the API server now, their sources stopped until it is back (`ControllerStatus.waitingForCRD`). */
+  readonly waitingForCRD: readonly string[];
+  /** Whether its `for` kind is among them: its workers take no keys until the CRD is back. */
+  readonly forKindMissing: boolean;
   /** Whether triggers are attributed (`ControllerOptions.triggers` is not false). */
   readonly triggers: boolean;
   /** Keys waiting, in all; and per priority (`high`, `0`, `low` as the metrics' labels, or the number). */

@@ -22,6 +22,7 @@ import type { Logger } from 'pino';
 import { createCluster, ownWritesOf } from '../cluster.js';
 import type { Cluster, ClusterOptions } from '../cluster.js';
 import { Controller } from '../controller/controller.js';
+import { KindWaiter } from '../controller/kind-waiter.js';
 import type { ControllerStatus, ReconcileReport } from '../controller/controller.js';
 import { enqueueOwner } from '../controller/handlers.js';
 import type { EventHandler } from '../controller/handlers.js';
@@ -424,6 +425,8 @@ class FleetRuntime implements Fleet, FleetEngager {
     const pause = def.options?.pause;
     if (pause !== false) sources.push(unpausedSource(def.for, pause?.annotation ?? PAUSED_ANNOTATION));
     const cluster = member.cluster;
+    // A member's CRD deleted (or not installed yet): this controller waits for it there, asking that member's discovery.
+    const waiter = new KindWaiter(cluster.mapper);
     const controller = new Controller(
       record.name,
       {
@@ -442,6 +445,7 @@ class FleetRuntime implements Fleet, FleetEngager {
         forKind: def.for,
         cluster: member.name,
         client: cluster.client,
+        waitForKind: (kind, signal) => waiter.wait(kind, signal),
         ...(ownWritesOf(cluster.client) ? { ownWrites: ownWritesOf(cluster.client)! } : {}),
         observe: (report) => this.observe(member.name, report),
       },

@@ -90,6 +90,17 @@ export class Snapshot {
     return new Snapshot(groups, loaded);
   }
 
+  /**
+   * Drop what is known of one kind of a group (its CRD was deleted): the
+   * next lookup of it misses here and so asks the server again.
+   */
+  withoutKind(group: string, kind: string): Snapshot {
+    if (this.byGroupKind(group, kind).length === 0) return this;
+    const loaded = new Map<string, readonly ResourceInfo[]>();
+    for (const [key, list] of this.loaded) loaded.set(key, list.some((r) => r.group === group && r.kind === kind) ? list.filter((r) => !(r.group === group && r.kind === kind)) : list);
+    return new Snapshot(this.groups, loaded);
+  }
+
   /** Every loaded resource, groups and versions in preference order. */
   allResources(): ResourceInfo[] {
     const out: ResourceInfo[] = [];
