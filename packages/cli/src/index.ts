@@ -71,5 +71,7 @@ export { dev } from './dev.js';
 export type { DevOptions } from './dev.js';
 export { describeShards, renderShards } from './shards.js';
 export type { ShardMemberView, ShardRingView, ShardsOptions } from './shards.js';
+export { fetchProfile } from './profile.js';
+export type { FetchProfileOptions, ProfileKind } from './profile.js';
 export { CliError, isCliError } from './errors.js';
 export type { CliErrorReason } from './errors.js';
