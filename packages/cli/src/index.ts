@@ -73,5 +73,7 @@ export { describeShards, renderShards } from './shards.js';
 export { fetchInspection, inspectPath, renderInspection } from './inspect.js';
 export type { Inspection, InspectOptions } from './inspect.js';
 export type { ShardMemberView, ShardRingView, ShardsOptions } from './shards.js';
+export { fetchProfile } from './profile.js';
+export type { FetchProfileOptions, ProfileKind } from './profile.js';
 export { CliError, isCliError } from './errors.js';
 export type { CliErrorReason } from './errors.js';

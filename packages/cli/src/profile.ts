@@ -54,6 +54,14 @@ export function parseSeconds(text: string, flag: string): number {
  * @throws CliError `ClusterReadFailed` when the server cannot be reached or
  * answers anything but 200 (its reason in the message), `InvalidInput` for
  * a URL that is not http(s).
+ *
+ * @example
+ * ```ts
+ * import { readFile } from 'node:fs/promises';
+ * const token = await readFile('token', 'utf8');
+ * const bytes = await fetchProfile({ url: 'https://127.0.0.1:8443', kind: 'cpu', seconds: 30, out: 'harddisk.cpuprofile', token: token.trim(), insecureSkipTlsVerify: true });
+ * console.log(`${bytes} bytes`);
+ * ```
  */
 export async function fetchProfile(options: FetchProfileOptions): Promise<number> {
   let base: URL;
