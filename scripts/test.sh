@@ -39,6 +39,12 @@ if [ "${KUBELOOP_USE_EXISTING_CLUSTER:-}" != "true" ]; then
   node packages/envtest/dist/cli.js build >&2 || { echo "test: could not get kube-apiserver and etcd" >&2; echo "0 passed, 1 failed"; exit 1; }
 fi
 
+# helm (the chart test) and Jaeger (the tracing tests) are built from the Go module proxy when not
+# cached; on a cold machine that takes many minutes, so it starts now, beside the checks, and a test
+# that needs a tool still being built waits for this build (test/support/tool-cache.ts).
+mkdir -p .tmp
+node scripts/prebuild-test-tools.ts > .tmp/prebuild-test-tools.log 2>&1 &
+
 failed_checks=0
 echo "test: typecheck" >&2
 pnpm -s typecheck >&2 || { echo "test: typecheck FAILED" >&2; failed_checks=$((failed_checks + 1)); }

@@ -9,29 +9,14 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { access, constants, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './net.js';
+import { freePort } from './net.ts';
+import { cachedTool, runTool } from './tool-cache.ts';
 
 /** The Jaeger release the tests build (an approved release of `github.com/jaegertracing/jaeger`). */
 export const JAEGER_VERSION = 'v1.75.0';
-
-function cacheDir(): string {
-  const xdg = process.env['XDG_CACHE_HOME'];
-  return join(xdg && xdg.length > 0 ? xdg : join(homedir(), '.cache'), 'kubeloop', 'jaeger', JAEGER_VERSION);
-}
-
-function run(cmd: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code: code ?? 1, output }));
-  });
-}
 
 /**
  * The path of a Jaeger binary: `KUBELOOP_JAEGER`, else the cached build of
@@ -43,13 +28,7 @@ function run(cmd: string, args: readonly string[], cwd: string, env: NodeJS.Proc
 export async function jaegerBinary(): Promise<string> {
   const given = process.env['KUBELOOP_JAEGER'];
   if (given) return given;
-  const dir = cacheDir();
-  const binary = join(dir, 'jaeger');
-  const usable = (p: string): Promise<boolean> => access(p, constants.X_OK).then(() => true, () => false);
-  if (await usable(binary)) return binary;
-  await mkdir(join(dir, '..'), { recursive: true });
-  const work = await mkdtemp(join(dir, '..', `.build-${JAEGER_VERSION}-`));
-  try {
+  return cachedTool('jaeger', JAEGER_VERSION, 'jaeger', async (work) => {
     const go = process.env['KUBELOOP_GO'] ?? 'go';
     const env = { ...process.env, GOFLAGS: '-buildvcs=false' };
     const steps: (readonly string[])[] = [
@@ -58,16 +37,10 @@ export async function jaegerBinary(): Promise<string> {
       ['build', '-trimpath', '-o', 'jaeger', 'github.com/jaegertracing/jaeger/cmd/jaeger'],
     ];
     for (const step of steps) {
-      const done = await run(go, step, work, env);
+      const done = await runTool(go, step, { cwd: work, env });
       if (done.code !== 0) throw new Error(`go ${step.join(' ')} exited ${done.code}:\n${done.output.slice(-4000)}`);
     }
-    await mkdir(dir, { recursive: true });
-    // Another test process may have finished first: its binary is as good as this one.
-    if (!(await usable(binary))) await rename(join(work, 'jaeger'), binary);
-    return binary;
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
+  });
 }
 
 /** A span as Jaeger's query API returns it. */
