@@ -8,7 +8,7 @@
 import { isObject, objKey, sameJson, show } from './json.js';
 import type { Json } from './json.js';
 import { existing } from './list.js';
-import { buffered, dryRun, parseJsonBody, withWarnings } from './request-info.js';
+import { buffered, dryRun, goBool, parseJsonBody, withWarnings } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
 import { selection } from './selection.js';
 import { conflict, invalid, success } from './status.js';
@@ -29,7 +29,8 @@ function deleteOptions(req: CoreRequest): Json {
   const policy = q.get('propagationPolicy');
   if (policy !== null && policy !== '') fromQuery['propagationPolicy'] = policy;
   const orphan = q.get('orphanDependents');
-  if (orphan === 'true' || orphan === 'false') fromQuery['orphanDependents'] = orphan === 'true';
+  // a pointer in DeleteOptions: set whenever given (even empty), its value as Go reads a boolean
+  if (orphan !== null) fromQuery['orphanDependents'] = goBool(orphan);
   const grace = q.get('gracePeriodSeconds');
   if (grace !== null && grace !== '') fromQuery['gracePeriodSeconds'] = Number(grace);
   if (dryRun(req)) fromQuery['dryRun'] = ['All'];

@@ -111,8 +111,14 @@ export function prepareForCreate(s: Storage, t: Target, obj: Json): void {
 }
 
 /** Status fields the API server always serializes (Go fields without omitempty) for some built-in kinds. */
+/** Top-level fields Go always writes, `null` when unset (time fields without omitempty): a core Event's times. */
+const NULL_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  '/events': ['firstTimestamp', 'lastTimestamp', 'eventTime'],
+};
+
 export function zeroStatus(t: Target, obj: Json): void {
   if (!t.st.type.builtin) return;
+  for (const f of NULL_FIELDS[typeKey(t.st.type.group, t.st.type.plural)] ?? []) if (obj[f] === undefined) obj[f] = null;
   const zero = STATUS_ZERO[typeKey(t.st.type.group, t.st.type.plural)];
   if (!zero) return;
   obj['status'] = { ...structuredClone(zero), ...(isObject(obj['status']) ? obj['status'] : {}) };
@@ -180,7 +186,7 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
   const name = typeof m['name'] === 'string' ? m['name'] : '';
   const oldFinalizers = old ? (((old['metadata'] as Json)['finalizers'] as string[] | undefined) ?? []) : [];
   const warnings = t.st.type.builtin ? undefined : { list: [] as string[], old: oldFinalizers };
-  const errors = validateMetadata(t.st.type.kind, m, t.st.type.namespaced, warnings);
+  const errors = validateMetadata(t.st.type.group, t.st.type.kind, m, t.st.type.namespaced, warnings);
   if (old) {
     const om = old['metadata'] as Json;
     const oldFinalizers = (om['finalizers'] as string[] | undefined) ?? [];
