@@ -21,7 +21,7 @@ import type { Storage } from './storage.js';
 /** A read with no Accept header: JSON, the objects themselves. */
 const NOT_NEGOTIATED: Negotiated = { yaml: false, as: undefined };
 
-interface ContinueToken {
+export interface ContinueToken {
   readonly rv: number;
   readonly start: string;
 }
@@ -60,7 +60,7 @@ export function tooLarge(): ApiError {
   );
 }
 
-function encodeContinue(token: ContinueToken): string {
+export function encodeContinue(token: ContinueToken): string {
   return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: token.rv, start: token.start })).toString('base64url');
 }
 

@@ -107,6 +107,26 @@ export function validateMetadata(group: string, kind: string, meta: Json, namesp
       if (size > 256 * 1024) errors.push({ type: 'FieldValueTooLong', field: 'metadata.annotations', detail: 'may not be more than 262144 bytes' });
     }
   }
+  const owners = meta['ownerReferences'];
+  if (owners !== undefined && owners !== null) {
+    if (!Array.isArray(owners)) errors.push({ type: 'FieldValueInvalid', field: 'metadata.ownerReferences', value: owners, detail: 'must be a list' });
+    else {
+      // as apimachinery's ValidateOwnerReferences (before the finalizers, as ValidateObjectMetaAccessor orders them): each reference's problems, and at each controller after the first one naming both
+      let controller: string | undefined;
+      for (const [i, o] of (owners as Json[]).entries()) {
+        const at = `metadata.ownerReferences[${i}]`;
+        if (typeof o?.['apiVersion'] !== 'string' || o['apiVersion'] === '') errors.push({ type: 'FieldValueInvalid', field: `${at}.apiVersion`, value: o?.['apiVersion'] ?? '', detail: 'version must not be empty' });
+        if (typeof o?.['kind'] !== 'string' || o['kind'] === '') errors.push({ type: 'FieldValueInvalid', field: `${at}.kind`, value: o?.['kind'] ?? '', detail: 'kind must not be empty' });
+        if (typeof o?.['name'] !== 'string' || o['name'] === '') errors.push({ type: 'FieldValueInvalid', field: `${at}.name`, value: o?.['name'] ?? '', detail: 'name must not be empty' });
+        if (typeof o?.['uid'] !== 'string' || o['uid'] === '') errors.push({ type: 'FieldValueInvalid', field: `${at}.uid`, value: o?.['uid'] ?? '', detail: 'uid must not be empty' });
+        if (o?.['controller'] === true) {
+          const current = `${String(o['kind'])}/${String(o['name'])}`;
+          if (controller === undefined) controller = current;
+          else errors.push({ type: 'FieldValueInvalid', field: 'metadata.ownerReferences', value: owners, detail: `Only one reference can have Controller set to true. Found "true" in references for ${controller} and ${current}` });
+        }
+      }
+    }
+  }
   const finalizers = meta['finalizers'];
   if (finalizers !== undefined && finalizers !== null) {
     if (!Array.isArray(finalizers) || finalizers.some((f) => typeof f !== 'string')) {
@@ -119,26 +139,6 @@ export function validateMetadata(group: string, kind: string, meta: Json, namesp
           if (!warnings.old.includes(f)) warnings.list.push(`metadata.finalizers: ${JSON.stringify(f)}: prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers`);
         } else if (!f.includes('/') && !STANDARD_FINALIZERS.has(f)) {
           errors.push({ type: 'FieldValueInvalid', field: `metadata.finalizers[${i}]`, value: f, detail: 'name is neither a standard finalizer name nor is it fully qualified' });
-        }
-      }
-    }
-  }
-  const owners = meta['ownerReferences'];
-  if (owners !== undefined && owners !== null) {
-    if (!Array.isArray(owners)) errors.push({ type: 'FieldValueInvalid', field: 'metadata.ownerReferences', value: owners, detail: 'must be a list' });
-    else {
-      // as apimachinery's ValidateOwnerReferences: each reference's problems, and at each controller after the first one naming both
-      let controller: string | undefined;
-      for (const [i, o] of (owners as Json[]).entries()) {
-        const at = `metadata.ownerReferences[${i}]`;
-        if (typeof o?.['apiVersion'] !== 'string' || o['apiVersion'] === '') errors.push({ type: 'FieldValueInvalid', field: `${at}.apiVersion`, value: o?.['apiVersion'] ?? '', detail: 'version must not be empty' });
-        if (typeof o?.['kind'] !== 'string' || o['kind'] === '') errors.push({ type: 'FieldValueInvalid', field: `${at}.kind`, value: o?.['kind'] ?? '', detail: 'kind must not be empty' });
-        if (typeof o?.['name'] !== 'string' || o['name'] === '') errors.push({ type: 'FieldValueInvalid', field: `${at}.name`, value: o?.['name'] ?? '', detail: 'name must not be empty' });
-        if (typeof o?.['uid'] !== 'string' || o['uid'] === '') errors.push({ type: 'FieldValueInvalid', field: `${at}.uid`, value: o?.['uid'] ?? '', detail: 'uid must not be empty' });
-        if (o?.['controller'] === true) {
-          const current = `${String(o['kind'])}/${String(o['name'])}`;
-          if (controller === undefined) controller = current;
-          else errors.push({ type: 'FieldValueInvalid', field: 'metadata.ownerReferences', value: owners, detail: `Only one reference can have Controller set to true. Found "true" in references for ${controller} and ${current}` });
         }
       }
     }

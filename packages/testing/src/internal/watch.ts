@@ -56,6 +56,9 @@ export class Watches {
 
   constructor(private readonly storage: Storage) {
     storage.onChange((c) => this.emit(c));
+    storage.onTypeRemoved((key) => {
+      for (const w of [...this.watchers]) if (w.typeKey === key) w.end();
+    });
   }
 
   private emit(c: Change): void {

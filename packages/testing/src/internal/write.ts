@@ -67,8 +67,13 @@ export function checkNamespace(t: Target, m: Json): void {
   m['namespace'] = t.namespace;
 }
 
-/** A namespaced object needs its namespace to exist (404) and not be terminating (403). */
+/**
+ * A new object needs its kind's CRD not to be terminating (403, as the
+ * custom-resource handler answers), its namespace to exist (404) and not
+ * be terminating (403).
+ */
 export function requireNamespace(s: Storage, t: Target, name: string): void {
+  if (s.terminating.has(typeKey(t.st.type.group, t.st.type.plural))) throw forbidden(gr(t.st), name, 'create not allowed while custom resource definition is terminating');
   if (!t.st.type.namespaced) return;
   const ns = s.namespaces.objects.get(objKey(undefined, t.namespace!));
   if (!ns) throw notFound({ group: '', resource: 'namespaces' }, t.namespace!);
