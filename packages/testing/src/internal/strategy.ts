@@ -125,6 +125,41 @@ export function zeroStatus(t: Target, obj: Json): void {
   obj['status'] = { ...structuredClone(zero), ...(isObject(obj['status']) ? obj['status'] : {}) };
 }
 
+/** The value at a field path of a validation error (`spec.ports[0].port`); `found: false` when the path is not there. */
+function atFieldPath(obj: unknown, path: string): { found: boolean; value: unknown } {
+  if (path === '') return { found: true, value: obj };
+  let here: unknown = obj;
+  for (const part of path.match(/[^.[\]]+|\[\d+\]/g) ?? []) {
+    if (part.startsWith('[')) {
+      const i = Number(part.slice(1, -1));
+      if (!Array.isArray(here) || i >= here.length) return { found: false, value: undefined };
+      here = here[i];
+    } else {
+      if (!isObject(here) || !(part in here)) return { found: false, value: undefined };
+      here = here[part];
+    }
+  }
+  return { found: true, value: here };
+}
+
+/**
+ * The schema errors an update keeps under validation ratcheting: one at a
+ * value the update left unchanged is dropped; a required field's error
+ * belongs to the object that lacks it, so it is dropped when that object is
+ * unchanged. The whole object (metadata aside) for an error at the root.
+ */
+function ratchet(errors: readonly FieldError[], next: Json, old: Json): FieldError[] {
+  const withoutMeta = (o: Json): Json => ({ ...o, metadata: undefined });
+  return errors.filter((e) => {
+    const field = e.field ?? '';
+    const path = e.type === 'FieldValueRequired' ? field.replace(/(\.[^.[\]]+|\[\d+\])$/, '') : field;
+    if (path === '') return !sameJson(withoutMeta(next), withoutMeta(old));
+    const a = atFieldPath(next, path);
+    const b = atFieldPath(old, path);
+    return !(a.found && b.found && sameJson(a.value, b.value));
+  });
+}
+
 /** Paths of fields a structural schema does not declare (where no node keeps unknown fields). */
 function undeclared(value: unknown, schema: Json | undefined, path: string, root: boolean): string[] {
   if (!isObject(schema)) return [];
@@ -217,7 +252,13 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
   /** The decoder's unknown-field warnings (Warn), given with the answer also when validation then fails (found by the differential fuzzer). */
   let decoderWarnings: string[] = [];
   if (check) {
-    const result = check.check(render(t.st, obj, t.version));
+    const rendered = render(t.st, obj, t.version);
+    let result = check.check(rendered);
+    if (result.errors && old) {
+      // validation ratcheting (CRDValidationRatcheting, on since 1.30): an error at a field the update left as it was is not an error
+      const kept = ratchet(result.errors, rendered, render(t.st, old, t.version));
+      result = kept.length > 0 ? { errors: kept } : { stored: check.normalise(rendered) };
+    }
     if (result.errors || errors.length > 0) {
       // decoding comes before validation: a strict decode fails on unknown fields, a warning one has warned about them (found by the fuzzer)
       const unknown = mode === 'Ignore' ? [] : undeclared(obj, t.st.schema, '', true).sort();

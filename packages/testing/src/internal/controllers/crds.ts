@@ -6,11 +6,12 @@
  * goes, its kind no longer served and its watches ended.
  */
 import { CRD_CLEANUP, deleteObject } from '../delete.js';
-import { isObject, objKey } from '../json.js';
+import { isObject, objKey, sameJson } from '../json.js';
 import type { Json } from '../json.js';
 import { typeFromCRD, typeKey } from '../resources.js';
 import { crdCheck } from '../schema-check.js';
 import type { SchemaCheck } from '../schema-check.js';
+import { render } from '../storage.js';
 import type { Storage, StoredType } from '../storage.js';
 
 const CRD_TYPE = 'apiextensions.k8s.io/customresourcedefinitions';
@@ -104,6 +105,18 @@ function establishCRD(s: Storage, st: StoredType, crd: Json): void {
     if (check) checks.set(v['name'] as string, check);
   }
   s.setSchemaChecks(type.group, type.plural, checks);
+  // objects stored before a schema change are read back pruned and defaulted by the new one (as the server decodes them), unchanged in storage: no new resourceVersion, no event
+  const served = s.types.get(typeKey(type.group, type.plural));
+  const storageCheck = typeof storage?.['name'] === 'string' ? checks.get(storage['name']) : undefined;
+  if (served && storageCheck) {
+    for (const [k, o] of served.objects) {
+      const normal = storageCheck.normalise(render(served, o, storage!['name'] as string));
+      const next: Json = { ...normal, metadata: o['metadata'] };
+      delete next['apiVersion'];
+      delete next['kind'];
+      if (!sameJson(next, o)) served.objects.set(k, next);
+    }
+  }
   // Established and NamesAccepted, as the apiextensions controllers set them.
   const status = isObject(crd['status']) ? crd['status'] : {};
   if (Array.isArray(status['conditions']) && (status['conditions'] as Json[]).some((c) => c['type'] === 'Established')) return;
