@@ -6,6 +6,7 @@
  * changes bump `generation`, and validation (metadata, immutable fields, a
  * custom resource's schema, validators of the test's own).
  */
+import { celErrors, hasRules } from './cel.js';
 import { isObject, sameJson } from './json.js';
 import type { Json } from './json.js';
 import { buffered, withWarnings } from './request-info.js';
@@ -280,6 +281,14 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
       for (const k of Object.keys(obj)) delete obj[k];
       Object.assign(obj, stored);
     }
+  }
+  // the CRD's validation rules (CEL), on the object as pruned and defaulted, ratcheted as the schema's errors are
+  if (!t.st.type.builtin && t.st.schema && hasRules(t.st.schema)) {
+    const now = render(t.st, obj, t.version);
+    const normal = check ? check.normalise(now) : now;
+    const before = old ? render(t.st, old, t.version) : undefined;
+    const failed = celErrors(normal, before, t.st.schema);
+    errors.push(...(before ? ratchet(failed, normal, before) : failed));
   }
   for (const validator of t.st.type.validators) {
     for (const p of validator(render(t.st, obj, t.version), old ? render(t.st, old, t.version) : undefined)) {
