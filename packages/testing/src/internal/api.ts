@@ -16,6 +16,8 @@ import { aggregatedDocument, AGGREGATED_CONTENT_TYPE, apiGroupDocument, apiGroup
 import { objKey } from './json.js';
 import type { Json } from './json.js';
 import { get, list } from './list.js';
+import { encoded, negotiate } from './negotiation.js';
+import type { Negotiated } from './negotiation.js';
 import { patch } from './patch.js';
 import { buffered, requestInfo, verbOf } from './request-info.js';
 import type { BufferedResponse, CoreRequest, CoreResponse, RequestAttributes, Target } from './request-info.js';
@@ -45,6 +47,11 @@ export interface CoreOptions {
   /** Told of every resource request (for the request log). */
   readonly record: (attrs: RequestAttributes) => void;
 }
+
+/** The warning kube-apiserver gives on every request to a deprecated built-in resource. */
+const DEPRECATED: Readonly<Record<string, string>> = {
+  '/endpoints': 'v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice',
+};
 
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
@@ -146,6 +153,26 @@ export class FakeApi {
     const other = st.type.builtin ? OTHER_SUBRESOURCES[typeKey(st.type.group, st.type.plural)] : undefined;
     if (subresource !== undefined && !(subresource === 'status' && st.type.status) && !(subresource === 'scale' && st.type.scale) && other?.name !== subresource) throw resourceNotFound();
     const target: Target = { st, version, namespace, name, subresource };
+    const deprecation = st.type.builtin ? DEPRECATED[typeKey(st.type.group, st.type.plural)] : undefined;
+    if (deprecation === undefined) return this.serve(req, target, other);
+    // a deprecated API warns on every answer, errors too, before anything else the request warns about
+    let res: CoreResponse;
+    try {
+      res = await this.serve(req, target, other);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      res = buffered(err.code, err.body, err.headers);
+    }
+    const warning = `299 - ${JSON.stringify(deprecation)}`;
+    const existing = res.headers['warning'];
+    const headers = { ...res.headers, warning: existing ? `${warning}, ${existing}` : warning };
+    return res.kind === 'buffered' ? { ...res, headers } : { ...res, headers, start: res.start.bind(res), close: res.close.bind(res) };
+  }
+
+  private async serve(req: CoreRequest, target: Target, other: (typeof OTHER_SUBRESOURCES)[string] | undefined): Promise<CoreResponse> {
+    const method = req.method.toUpperCase();
+    const { st, version, namespace, name, subresource } = target;
+    const { group, plural: resource } = st.type;
     if (other !== undefined && subresource === other.name) {
       // eviction and token take a POST (create), finalize a PUT (update)
       const verb = other.verbs[0] === 'create' ? 'create' : 'update';
@@ -164,9 +191,10 @@ export class FakeApi {
     const s = this.storage;
     switch (verb) {
       case 'get':
-        return subresource === 'scale' ? getScale(target) : get(s, target, req);
+        if (subresource !== undefined) return subresource === 'scale' ? getScale(target) : get(s, target, req);
+        return this.read(target, req, false, (form) => get(s, target, req, form));
       case 'list':
-        return list(s, target, req);
+        return this.read(target, req, true, (form) => list(s, target, req, form));
       case 'watch':
         return this.watches.watch(target, req);
       case 'create':
@@ -182,6 +210,17 @@ export class FakeApi {
         // a namespaced kind is deleted per namespace: across all namespaces the server answers 405
         if (st.type.namespaced && namespace === undefined) throw methodNotAllowed();
         return deleteCollection(s, target, req);
+    }
+  }
+
+  /** A get or list in the form and encoding its Accept header negotiates (a 406 first when it names none the server has); errors in that encoding too. */
+  private read(t: Target, req: CoreRequest, collection: boolean, answer: (form: Negotiated) => BufferedResponse): BufferedResponse {
+    const form = negotiate(req.accept, t.st, collection);
+    try {
+      return encoded(answer(form), form);
+    } catch (err) {
+      if (err instanceof ApiError) return encoded(buffered(err.code, err.body, err.headers), form);
+      throw err;
     }
   }
 

@@ -236,6 +236,22 @@ function serviceSpec(spec: Json | undefined): void {
 }
 
 /** What the Go defaulters of a built-in kind set on a decoded object (group, kind; the object without apiVersion and kind is fine). */
+/**
+ * A LimitRange's Container item, as SetDefaults_LimitRangeItem fills it: the
+ * default limit from the max, the default request from the default limit,
+ * then from the min (empty maps are left out, as Go's omitempty does).
+ */
+function limitRangeItem(item: Json): void {
+  if (item['type'] !== 'Container') return;
+  const def = { ...(obj(item['default']) ?? {}) };
+  const request = { ...(obj(item['defaultRequest']) ?? {}) };
+  for (const [k, v] of Object.entries(obj(item['max']) ?? {})) if (def[k] === undefined) def[k] = v;
+  for (const [k, v] of Object.entries(def)) if (request[k] === undefined) request[k] = v;
+  for (const [k, v] of Object.entries(obj(item['min']) ?? {})) if (request[k] === undefined) request[k] = v;
+  if (Object.keys(def).length > 0) item['default'] = def;
+  if (Object.keys(request).length > 0) item['defaultRequest'] = request;
+}
+
 function handWritten(group: string, kind: string, o: Json): void {
   const spec = obj(o['spec']);
   switch (`${group}/${kind}`) {
@@ -266,6 +282,9 @@ function handWritten(group: string, kind: string, o: Json): void {
         setIfAbsent(spec, 'persistentVolumeReclaimPolicy', 'Retain');
         setIfAbsent(spec, 'volumeMode', 'Filesystem');
       }
+      return;
+    case '/LimitRange':
+      for (const item of list(spec?.['limits'])) limitRangeItem(item);
       return;
     case '/Namespace':
     case '/ConfigMap':

@@ -7,11 +7,11 @@
  */
 import { isObject, objKey, sameJson, show } from './json.js';
 import type { Json } from './json.js';
-import { existing } from './list.js';
-import { buffered, dryRun, parseJsonBody, withWarnings } from './request-info.js';
+import { encodeContinue, existing } from './list.js';
+import { buffered, dryRun, goBool, parseJsonBody, withWarnings } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
 import { selection } from './selection.js';
-import { conflict, invalid, success } from './status.js';
+import { badRequest, conflict, invalid, success } from './status.js';
 import type { FieldError } from './status.js';
 import { apiVersionOf, gr, kindGr, render } from './storage.js';
 import type { Storage } from './storage.js';
@@ -29,7 +29,8 @@ function deleteOptions(req: CoreRequest): Json {
   const policy = q.get('propagationPolicy');
   if (policy !== null && policy !== '') fromQuery['propagationPolicy'] = policy;
   const orphan = q.get('orphanDependents');
-  if (orphan === 'true' || orphan === 'false') fromQuery['orphanDependents'] = orphan === 'true';
+  // a pointer in DeleteOptions: set whenever given (even empty), its value as Go reads a boolean
+  if (orphan !== null) fromQuery['orphanDependents'] = goBool(orphan);
   const grace = q.get('gracePeriodSeconds');
   if (grace !== null && grace !== '') fromQuery['gracePeriodSeconds'] = Number(grace);
   if (dryRun(req)) fromQuery['dryRun'] = ['All'];
@@ -66,6 +67,9 @@ export function del(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
   return deleteObject(s, t, obj, opts, dry);
 }
 
+/** The finalizer a CRD's deletion holds until its custom resources are gone. */
+export const CRD_CLEANUP = 'customresourcecleanup.apiextensions.k8s.io';
+
 /** Delete one stored object with these options (also the controllers' way to delete). */
 export function deleteObject(s: Storage, t: Target, obj: Json, opts: Json, dry: boolean): BufferedResponse {
   const m = obj['metadata'] as Json;
@@ -82,7 +86,11 @@ export function deleteObject(s: Storage, t: Target, obj: Json, opts: Json, dry: 
   // batch/v1 Jobs and ReplicationControllers orphan their dependents unless told otherwise (their strategies' DefaultGarbageCollectionPolicy)
   const orphansByDefault = t.st.type.builtin && ((t.st.type.group === 'batch' && t.st.type.kind === 'Job') || (t.st.type.group === '' && t.st.type.kind === 'ReplicationController'));
   const orphanByDefault = orphansByDefault && policy === undefined && orphanDependents === undefined;
-  const finalizers = gcFinalizers((m['finalizers'] as string[] | undefined) ?? [], orphanDependents, policy, orphansByDefault);
+  // a CRD's storage adds the cleanup finalizer on delete: it stays, Terminating, until the CRD controller has deleted its objects (controllers/crds.ts)
+  const isCRD = t.st.type.builtin && t.st.type.group === 'apiextensions.k8s.io' && t.st.type.plural === 'customresourcedefinitions';
+  const held = (m['finalizers'] as string[] | undefined) ?? [];
+  const withCleanup = isCRD && m['deletionTimestamp'] === undefined && !held.includes(CRD_CLEANUP) ? [...held, CRD_CLEANUP] : held;
+  const finalizers = gcFinalizers(withCleanup, orphanDependents, policy, orphansByDefault);
   const isNamespace = t.st.type.kind === 'Namespace' && t.st.type.group === '';
   const nsFinalizers = isNamespace && isObject(obj['spec']) && Array.isArray(obj['spec']['finalizers']) ? (obj['spec']['finalizers'] as string[]) : [];
   const key = objKey(m['namespace'] as string | undefined, name);
@@ -94,9 +102,9 @@ export function deleteObject(s: Storage, t: Target, obj: Json, opts: Json, dry: 
     if (finalizers.length > 0) nm['finalizers'] = finalizers;
     if (!already) {
       nm['deletionTimestamp'] = s.now();
-      // the namespace storage deletes without a grace period (found by comparing with kube-apiserver)
-      if (!isNamespace) nm['deletionGracePeriodSeconds'] = 0;
-      if (typeof nm['generation'] === 'number' && nm['generation'] > 0) nm['generation'] = nm['generation'] + 1;
+      // the namespace storage deletes without a grace period (found by comparing with kube-apiserver), the CRD storage too, keeping its generation
+      if (!isNamespace && !isCRD) nm['deletionGracePeriodSeconds'] = 0;
+      if (!isCRD && typeof nm['generation'] === 'number' && nm['generation'] > 0) nm['generation'] = nm['generation'] + 1;
       if (isNamespace) next['status'] = { ...(isObject(next['status']) ? next['status'] : {}), phase: 'Terminating' };
     }
     // the Job strategy warns that a delete without a policy keeps the Job's Pods
@@ -140,12 +148,24 @@ export function deleteCollection(s: Storage, t: Target, req: CoreRequest): Buffe
   const opts = deleteOptions(req);
   const dry = isDry(opts);
   // the list options (the selectors) are checked first, then the delete options (kube-apiserver's DeleteCollection handler)
-  const { match } = selection(t.st, t.namespace, req.query, 'deletecollection');
+  const { match, filtered } = selection(t.st, t.namespace, req.query, 'deletecollection');
   validateDeleteOptions(opts);
+  // the server lists first (with the list options, `limit` too), then deletes what the page holds: one page, with a continue token for the rest
+  const limitParam = req.query.get('limit');
+  const limit = limitParam === null || limitParam === '' ? 0 : Number(limitParam);
+  if (!Number.isInteger(limit) || limit < 0) throw badRequest(`invalid limit: ${JSON.stringify(limitParam)}`);
+  const listRv = s.resourceVersion;
+  const matching = [...t.st.objects.keys()].sort().filter((k) => match(t.st.objects.get(k)!));
+  const page = limit > 0 ? matching.slice(0, limit) : matching;
+  const listMeta: Json = { resourceVersion: String(listRv) };
+  if (page.length < matching.length) {
+    listMeta['continue'] = encodeContinue({ rv: listRv, start: page[page.length - 1]! });
+    if (!filtered) listMeta['remainingItemCount'] = matching.length - page.length;
+  }
   const deleted: Json[] = [];
-  for (const k of [...t.st.objects.keys()].sort()) {
+  for (const k of page) {
     const obj = t.st.objects.get(k);
-    if (!obj || !match(obj)) continue;
+    if (!obj) continue;
     const target: Target = { ...t, namespace: (obj['metadata'] as Json)['namespace'] as string | undefined, name: (obj['metadata'] as Json)['name'] as string };
     deleteObject(s, target, obj, opts, dry);
     const item = render(t.st, obj, t.version);
@@ -156,5 +176,5 @@ export function deleteCollection(s: Storage, t: Target, req: CoreRequest): Buffe
     }
     deleted.push(item);
   }
-  return buffered(200, { kind: t.st.type.listKind, apiVersion: apiVersionOf(t.st.type, t.version), metadata: { resourceVersion: String(s.resourceVersion) }, items: deleted });
+  return buffered(200, { kind: t.st.type.listKind, apiVersion: apiVersionOf(t.st.type, t.version), metadata: limit > 0 ? listMeta : { resourceVersion: String(s.resourceVersion) }, items: deleted });
 }

@@ -90,7 +90,8 @@ export function fieldsOf(obj: Json | undefined, shape: Shape, scope: Scope, hasS
   const out = new Set<PathKey>();
   if (!obj) return out;
   for (const [k, v] of Object.entries(obj)) {
-    if (v === undefined || k === 'apiVersion' || k === 'kind') continue;
+    // a top-level null is Go's zero value written out (a core Event's times), never a field anyone set
+    if (v === undefined || v === null || k === 'apiVersion' || k === 'kind') continue;
     if (hasStatus && k !== 'metadata' && (scope === 'status') !== (k === 'status')) continue;
     if (k === 'metadata') {
       // metadata is tracked in both scopes: a status write of a built-in kind keeps the metadata its strategy allows, owned by the writer

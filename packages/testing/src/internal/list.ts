@@ -7,7 +7,9 @@
  */
 import type { Json } from './json.js';
 import { objKey } from './json.js';
-import { acceptAs, buffered, parseRv } from './request-info.js';
+import { formMismatch } from './negotiation.js';
+import type { AsForm, Negotiated } from './negotiation.js';
+import { buffered, parseRv } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
 import { selection } from './selection.js';
 import { ApiError, badRequest, expired, invalid, notFound, statusOf } from './status.js';
@@ -16,7 +18,10 @@ import { apiVersionOf, gr, partial, render } from './storage.js';
 import { table } from './table.js';
 import type { Storage } from './storage.js';
 
-interface ContinueToken {
+/** A read with no Accept header: JSON, the objects themselves. */
+const NOT_NEGOTIATED: Negotiated = { yaml: false, as: undefined };
+
+export interface ContinueToken {
   readonly rv: number;
   readonly start: string;
 }
@@ -28,13 +33,20 @@ export function existing(t: Target): Json {
   return obj;
 }
 
-export function get(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
+/** A Table or metadata in the `meta.k8s.io` version the Accept header asked for. */
+function inVersion(body: Json, as: AsForm): Json {
+  return as.version === 'v1' ? body : { ...body, apiVersion: `meta.k8s.io/${as.version}` };
+}
+
+export function get(s: Storage, t: Target, req: CoreRequest, form: Negotiated = NOT_NEGOTIATED): BufferedResponse {
   const obj = existing(t);
   const rendered = render(t.st, obj, t.version);
-  if (t.subresource === undefined && acceptAs(req.accept) === 'PartialObjectMetadata') return buffered(200, partial(rendered));
+  if (t.subresource !== undefined || form.as === undefined) return buffered(200, rendered);
+  const mismatch = formMismatch(form, t.st, false);
+  if (mismatch) throw mismatch;
+  if (form.as.kind === 'PartialObjectMetadata') return buffered(200, inVersion(partial(rendered), form.as));
   // a single object asked for as a Table is a Table of one row, as `kubectl get <kind> <name>` reads it
-  if (t.subresource === undefined && acceptAs(req.accept) === 'Table') return buffered(200, table([rendered], {}, req, s.now()));
-  return buffered(200, rendered);
+  return buffered(200, inVersion(table([rendered], {}, req, s.now()), form.as));
 }
 
 export function listOptionsInvalid(errors: FieldError[]): ApiError {
@@ -48,7 +60,7 @@ export function tooLarge(): ApiError {
   );
 }
 
-function encodeContinue(token: ContinueToken): string {
+export function encodeContinue(token: ContinueToken): string {
   return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: token.rv, start: token.start })).toString('base64url');
 }
 
@@ -62,7 +74,7 @@ function decodeContinue(text: string): ContinueToken {
   throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
 }
 
-export function list(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
+export function list(s: Storage, t: Target, req: CoreRequest, form: Negotiated = NOT_NEGOTIATED): BufferedResponse {
   const q = req.query;
   const cont = q.get('continue') ?? '';
   const rvParam = q.get('resourceVersion') ?? '';
@@ -118,12 +130,13 @@ export function list(s: Storage, t: Target, req: CoreRequest): BufferedResponse 
     listMeta['continue'] = encodeContinue({ rv: atRv, start: page[page.length - 1]![0] });
     if (!selected.filtered) listMeta['remainingItemCount'] = matching.length - page.length;
   }
-  const as = acceptAs(req.accept);
-  if (as === 'PartialObjectMetadata') {
+  const mismatch = formMismatch(form, t.st, true);
+  if (mismatch) throw mismatch;
+  if (form.as?.kind === 'PartialObjectMetadataList') {
     // An empty one says `items: null`, as the API server's (Go's nil slice, no omitempty).
-    return buffered(200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: listMeta, items: items.length === 0 ? null : items.map((i) => partial(i)) });
+    return buffered(200, inVersion({ kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: listMeta, items: items.length === 0 ? null : items.map((i) => inVersion(partial(i), form.as!)) }, form.as));
   }
-  if (as === 'Table') return buffered(200, table(items, listMeta, req, s.now()));
+  if (form.as?.kind === 'Table') return buffered(200, inVersion(table(items, listMeta, req, s.now()), form.as));
   const apiVersion = apiVersionOf(t.st.type, t.version);
   if (t.st.type.builtin) {
     for (const item of items) {

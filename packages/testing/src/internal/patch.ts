@@ -16,7 +16,7 @@ import { existing } from './list.js';
 import { jsonPatch, mergePatch, strategicMerge } from './patch-formats.js';
 import { applyProblem, decodeBuiltin, DecodeError } from './openapi/decode.js';
 import { canonical } from './json.js';
-import { dryRun, fieldManager, fieldValidation, withWarnings } from './request-info.js';
+import { dryRun, fieldManager, fieldValidation, goBool, withWarnings } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
 import { ApiError, badRequest, conflict, invalid, MODIFIED, notFound, statusOf, unsupportedMediaType } from './status.js';
 import { apiVersionOf, gr, render } from './storage.js';
@@ -32,6 +32,10 @@ export function patch(s: Storage, target: Target, req: CoreRequest): BufferedRes
   const contentType = (req.contentType ?? '').split(';')[0]!.trim().toLowerCase();
   const accepted = target.st.type.builtin ? PATCH_TYPES : CR_PATCH_TYPES;
   if (!accepted.includes(contentType) || contentType === 'application/apply-patch+cbor') throw unsupportedMediaType(accepted);
+  // PatchOptions' `force` is a pointer: given at all (even `false`) on a non-apply patch, it is refused before the object is read
+  if (contentType !== 'application/apply-patch+yaml' && req.query.has('force')) {
+    throw invalid('meta.k8s.io', 'PatchOptions', '', [{ type: 'FieldValueForbidden', field: 'force', detail: 'may not be specified for non-apply patch' }]);
+  }
   if (target.subresource === 'scale') return patchScale(s, target, req, contentType);
   if (contentType === 'application/apply-patch+yaml') return applyPatch(s, target, req);
   const t: Target = { ...target, fieldValidation: fieldValidation(req) };
@@ -115,7 +119,7 @@ function decodeApplied(t: Target, obj: Json): Json {
 
 function applyPatch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
   const manager = fieldManager(req, true);
-  const force = req.query.get('force') === 'true';
+  const force = goBool(req.query.get('force'));
   const dry = dryRun(req);
   const config = parseApplyBody(req.body);
   checkKind(t, config, true);

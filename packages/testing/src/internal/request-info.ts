@@ -128,10 +128,20 @@ export function requestInfo(path: string): RequestInfo {
   return { kind: 'resource', group, version, namespace, resource, name, subresource };
 }
 
+/**
+ * A boolean query value as the API server's parameter codec reads it
+ * (apimachinery's string-to-bool conversion): absent is false, `false` in
+ * any case and `0` are false, anything else (`True`, `yes`, `no`, empty) is
+ * true.
+ */
+export function goBool(value: string | null): boolean {
+  if (value === null) return false;
+  return value !== '0' && value.toLowerCase() !== 'false';
+}
+
 /** The verb of a resource request. */
 export function verbOf(method: string, t: Target, query: URLSearchParams): Verb {
-  const watch = query.get('watch');
-  const isWatch = watch === 'true' || watch === '1';
+  const isWatch = goBool(query.get('watch'));
   if (t.name === undefined) {
     if (method === 'GET') return isWatch ? 'watch' : 'list';
     if (method === 'POST') return 'create';

@@ -16,6 +16,8 @@ type Json = Record<string, unknown>;
 /** Checks objects of one version of a kind; `check` returns the errors, or the object as it would be stored. */
 export interface SchemaCheck {
   check(obj: Json): { readonly errors: readonly FieldError[] } | { readonly errors?: undefined; readonly stored: Json };
+  /** The object pruned and defaulted by the schema, valid or not: how the server reads a stored object back after its schema changed. */
+  normalise(obj: Json): Json;
 }
 
 /** A field error of the scheme's validator, in the fake's Status terms (its text kept as the server writes it). */
@@ -31,6 +33,9 @@ function fromValidator(validator: Validator<KubeObject>): SchemaCheck {
       const result = validator.validate(obj);
       if (!result.valid) return { errors: result.errors.map(toFieldError) };
       return { stored: result.object as unknown as Json };
+    },
+    normalise(obj) {
+      return validator.validate(obj).object as unknown as Json;
     },
   };
 }

@@ -49,6 +49,9 @@ export class Storage {
   readonly services: ServiceAllocator = newServiceAllocator();
   private readonly customValidators = new Map<string, readonly Validator[]>();
   private readonly listeners: ((change: Change, st: StoredType) => void)[] = [];
+  private readonly typeListeners: ((key: string) => void)[] = [];
+  /** Kinds whose CRD is being deleted: creates are refused until it goes. */
+  readonly terminating = new Set<string>();
   private rv = 0;
   private compactedRv = 0;
   private history: Change[] = [];
@@ -90,8 +93,16 @@ export class Storage {
     this.addType(customType(spec), schema);
   }
 
+  /** Stop serving a kind: its open watches end (the server tears its storage down with the CRD). */
   removeType(key: string): void {
     this.types.delete(key);
+    this.terminating.delete(key);
+    for (const listener of this.typeListeners) listener(key);
+  }
+
+  /** Listen to kinds no longer served. */
+  onTypeRemoved(listener: (key: string) => void): void {
+    this.typeListeners.push(listener);
   }
 
   /** Validate (and prune and default) objects of a kind against its schema, per version; an empty map turns it off. */

@@ -9,7 +9,7 @@
 import { stringifyJson } from '@kubeloop/scheme';
 import type { Json } from './json.js';
 import { listOptionsInvalid, tooLarge } from './list.js';
-import { acceptAs, parseRv } from './request-info.js';
+import { acceptAs, goBool, parseRv } from './request-info.js';
 import type { CoreRequest, Target, WatchSession } from './request-info.js';
 import { typeKey } from './resources.js';
 import { selection } from './selection.js';
@@ -56,6 +56,9 @@ export class Watches {
 
   constructor(private readonly storage: Storage) {
     storage.onChange((c) => this.emit(c));
+    storage.onTypeRemoved((key) => {
+      for (const w of [...this.watchers]) if (w.typeKey === key) w.end();
+    });
   }
 
   private emit(c: Change): void {
@@ -83,12 +86,12 @@ export class Watches {
     const rvParam = q.get('resourceVersion') ?? '';
     const rvMatch = q.get('resourceVersionMatch') ?? '';
     const sie = q.get('sendInitialEvents');
-    const bookmarks = q.get('allowWatchBookmarks') === 'true' || q.get('allowWatchBookmarks') === '1';
+    const bookmarks = goBool(q.get('allowWatchBookmarks'));
     const timeoutParam = q.get('timeoutSeconds');
     const timeoutSeconds = timeoutParam === null || timeoutParam === '' ? 0 : Number(timeoutParam);
     if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeoutParam)}`);
     const { match } = selection(t.st, t.namespace, q);
-    const sendInitial = sie === 'true' || sie === '1';
+    const sendInitial = goBool(sie);
     // the watch's options checked as the API server's ListOptions validation checks them: every problem at once
     const errors: FieldError[] = [];
     if (sie !== null && rvMatch !== 'NotOlderThan') errors.push({ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan' });

@@ -12,6 +12,7 @@ import { parseManaged, recordUpdate, renderManaged } from './fields.js';
 import type { ManagedEntry, Scope, WriteContext } from './fields.js';
 import { isObject, meta, objKey, sameJson, show } from './json.js';
 import type { Json } from './json.js';
+import { withDuplicateFields } from './duplicates.js';
 import { existing } from './list.js';
 import { decodeBuiltin, DecodeError } from './openapi/decode.js';
 import type { FieldValidation } from './openapi/decode.js';
@@ -22,6 +23,7 @@ import { apiVersionOf, gr, render } from './storage.js';
 import type { Storage } from './storage.js';
 import { admitPod, allocateService, defaultBuiltin, overGoZero, prepareJob } from './defaults.js';
 import { typeKey } from './resources.js';
+import { createsOnUpdate } from './validation.js';
 import { dropEmpty, foldStringData, prepareForCreate, specChanged, validate, zeroStatus } from './strategy.js';
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -65,8 +67,13 @@ export function checkNamespace(t: Target, m: Json): void {
   m['namespace'] = t.namespace;
 }
 
-/** A namespaced object needs its namespace to exist (404) and not be terminating (403). */
+/**
+ * A new object needs its kind's CRD not to be terminating (403, as the
+ * custom-resource handler answers), its namespace to exist (404) and not
+ * be terminating (403).
+ */
 export function requireNamespace(s: Storage, t: Target, name: string): void {
+  if (s.terminating.has(typeKey(t.st.type.group, t.st.type.plural))) throw forbidden(gr(t.st), name, 'create not allowed while custom resource definition is terminating');
   if (!t.st.type.namespaced) return;
   const ns = s.namespaces.objects.get(objKey(undefined, t.namespace!));
   if (!ns) throw notFound({ group: '', resource: 'namespaces' }, t.namespace!);
@@ -140,6 +147,10 @@ export function finishCreate(s: Storage, t: Target, obj: Json, name: string, man
 }
 
 export function create(s: Storage, target: Target, req: CoreRequest): BufferedResponse {
+  return withDuplicateFields(target, req, fieldValidation(req), (r) => createDecoded(s, target, r));
+}
+
+function createDecoded(s: Storage, target: Target, req: CoreRequest): BufferedResponse {
   const t: Target = { ...target, fieldValidation: fieldValidation(req) };
   const given = parseJsonBody(req.body, req.contentType);
   checkKind(t, given);
@@ -152,7 +163,8 @@ export function create(s: Storage, target: Target, req: CoreRequest): BufferedRe
   const m = meta(obj);
   checkNamespace(t, m);
   if ((m['name'] === undefined || m['name'] === '') && typeof m['generateName'] === 'string' && m['generateName'] !== '') {
-    m['name'] = `${m['generateName']}${[...randomBytes(5)].map((b) => GENERATE_ALPHABET[b % GENERATE_ALPHABET.length]).join('')}`;
+    // the prefix cut at 58 characters, then five random ones (apiserver's SimpleNameGenerator: 63 at most)
+    m['name'] = `${m['generateName'].slice(0, 58)}${[...randomBytes(5)].map((b) => GENERATE_ALPHABET[b % GENERATE_ALPHABET.length]).join('')}`;
   }
   const name = typeof m['name'] === 'string' ? m['name'] : '';
   if (m['resourceVersion'] !== undefined && m['resourceVersion'] !== '' && m['resourceVersion'] !== '0') {
@@ -296,6 +308,10 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
 }
 
 export function update(s: Storage, target: Target, req: CoreRequest): BufferedResponse {
+  return withDuplicateFields(target, req, fieldValidation(req), (r) => updateDecoded(s, target, r));
+}
+
+function updateDecoded(s: Storage, target: Target, req: CoreRequest): BufferedResponse {
   const t: Target = { ...target, fieldValidation: fieldValidation(req) };
   const given = parseJsonBody(req.body, req.contentType);
   checkKind(t, given);
@@ -308,6 +324,8 @@ export function update(s: Storage, target: Target, req: CoreRequest): BufferedRe
   const m = meta(next);
   if (m['name'] !== undefined && m['name'] !== t.name) throw badRequest(`the name of the object (${show(m['name'])}) does not match the name on the URL (${t.name!})`);
   checkNamespace(t, m);
+  // a kind whose strategy allows create-on-update (Lease, Endpoints, Event, LimitRange, Service, RBAC: per-kind facts) is created by a PUT of a missing name
+  if (t.subresource === undefined && t.st.type.builtin && createsOnUpdate(t.st.type.group, t.st.type.kind) && !t.st.objects.has(objKey(t.namespace, t.name!))) return createDecoded(s, target, req);
   const old = existing(t);
   const om = old['metadata'] as Json;
   checkPreconditions(t, old, m);

@@ -2,6 +2,7 @@
  * How the differential fuzzer reads one backend's answer to a step: a
  * buffered request, every page of a list, or the first events of a watch.
  */
+import { parse as parseYaml } from 'yaml';
 import type { Client } from '@kubeloop/client';
 import type { RawAnswer, RawRequest } from './requests.js';
 
@@ -21,15 +22,17 @@ export async function send(b: Backend, r: RawRequest): Promise<RawAnswer> {
     ...(r.query && Object.keys(r.query).length > 0 ? { query: r.query } : {}),
     ...(r.body === undefined ? {} : { body: r.body }),
     ...(r.contentType ? { contentType: r.contentType } : {}),
+    ...(r.accept ? { accept: r.accept } : {}),
   });
+  const type = (res.headers['content-type'] ?? '').split(';')[0]!.trim();
   let body: unknown;
   try {
-    body = JSON.parse(res.body);
+    body = type === 'application/yaml' ? parseYaml(res.body) : JSON.parse(res.body);
   } catch {
     body = { text: res.body };
   }
   const w = res.headers['warning'];
-  return { status: res.status, body, warning: Array.isArray(w) ? w.join(', ') : w };
+  return { status: res.status, body, warning: Array.isArray(w) ? w.join(', ') : w, ...(r.accept ? { contentType: type } : {}) };
 }
 
 /**

@@ -52,25 +52,84 @@ export interface DeleteBody {
 
 /** A step of a sequence: data only, so fast-check can print and shrink it. */
 export type Step =
-  | { readonly op: 'create'; readonly kind: number; readonly name: string; readonly body: Json; readonly query: Record<string, string> }
-  | { readonly op: 'get'; readonly kind: number; readonly name: string }
+  | { readonly op: 'create'; readonly kind: number; readonly name: string; readonly body: Json; readonly query: Record<string, string>; readonly duplicate?: DuplicateKey }
+  | { readonly op: 'get'; readonly kind: number; readonly name: string; readonly accept?: string; readonly query?: Record<string, string> }
   | { readonly op: 'update'; readonly kind: number; readonly name: string; readonly change: Json; readonly rv: 'current' | 'stale' | 'none'; readonly reorder: boolean; readonly query: Record<string, string> }
   | { readonly op: 'patch'; readonly kind: number; readonly name: string; readonly type: 'merge' | 'json' | 'strategic'; readonly body: unknown; readonly query: Record<string, string>; readonly subresource?: 'status' }
-  | { readonly op: 'apply'; readonly kind: number; readonly name: string; readonly manager: string; readonly force: boolean; readonly body: Json; readonly query: Record<string, string> }
+  | { readonly op: 'apply'; readonly kind: number; readonly name: string; readonly manager: string; readonly force: boolean | string; readonly body: Json; readonly query: Record<string, string>; readonly subresource?: 'status' | 'scale' }
   | { readonly op: 'delete'; readonly kind: number; readonly name: string; readonly body: DeleteBody | undefined; readonly query: Record<string, string> }
   | { readonly op: 'deletecollection'; readonly kind: number; readonly name: string; readonly body: DeleteBody | undefined; readonly query: Record<string, string> }
-  | { readonly op: 'list'; readonly kind: number; readonly query: Record<string, string>; readonly pages: boolean }
+  | { readonly op: 'list'; readonly kind: number; readonly query: Record<string, string>; readonly pages: boolean; readonly accept?: string }
   | { readonly op: 'watch'; readonly kind: number; readonly query: Record<string, string> }
-  | { readonly op: 'scale'; readonly kind: number; readonly name: string; readonly replicas: number | string | undefined; readonly query: Record<string, string> };
+  | { readonly op: 'scale'; readonly kind: number; readonly name: string; readonly replicas: number | string | undefined; readonly query: Record<string, string> }
+  | { readonly op: 'perkind'; readonly kind: number; readonly fact: number; readonly how: 'put' | 'post' | 'generateName'; readonly nameLength: number; readonly query: Record<string, string> };
+
+/** Where a create's body repeats a key (the JSON text then has it twice): at the top, in metadata, or in a map of data. */
+export type DuplicateKey = 'top' | 'metadata' | 'data';
 
 const name = fc.constantFrom(...NAMES);
 const labels = fc.dictionary(fc.constantFrom(...LABEL_KEYS), fc.constantFrom(...LABEL_VALUES), { maxKeys: 2 });
 const labelsOrNull = fc.dictionary(fc.constantFrom(...LABEL_KEYS), fc.option(fc.constantFrom(...LABEL_VALUES), { nil: null }), { maxKeys: 2 });
+/**
+ * Owner references a write may carry: two owners (fixed uids), as a
+ * controller or not, blocking deletion or not; two managers applying the
+ * same owner differently conflict on the server.
+ */
+const ownerReference = fc
+  .record({ owner: fc.constantFrom('owner', 'other'), controller: fc.constantFrom<boolean | undefined>(true, false, undefined), blockOwnerDeletion: fc.constantFrom<boolean | undefined>(true, undefined) })
+  .map(({ owner, controller, blockOwnerDeletion }): Json => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    name: owner,
+    uid: owner === 'owner' ? '11111111-1111-4111-8111-111111111111' : '22222222-2222-4222-8222-222222222222',
+    ...(controller === undefined ? {} : { controller }),
+    ...(blockOwnerDeletion === undefined ? {} : { blockOwnerDeletion }),
+  }));
+const ownerReferences = fc.uniqueArray(ownerReference, { selector: (o) => o['name'], minLength: 1, maxLength: 2 });
 const metadata = (n: string): fc.Arbitrary<Json> =>
   fc.record(
-    { labels, annotations: fc.dictionary(fc.constantFrom('note', 'example.com/x'), fc.constantFrom('1', 'two'), { maxKeys: 2 }), finalizers: fc.subarray([...FINALIZERS], { maxLength: 1 }) },
+    {
+      labels,
+      annotations: fc.dictionary(fc.constantFrom('note', 'example.com/x'), fc.constantFrom('1', 'two'), { maxKeys: 2 }),
+      finalizers: fc.subarray([...FINALIZERS], { maxLength: 1 }),
+      ownerReferences: fc.option(ownerReferences, { nil: undefined, freq: 3 }).map((o) => o),
+    },
     { requiredKeys: [] },
-  ).map((m) => ({ name: n, ...m }));
+  ).map(({ ownerReferences: owners, ...m }) => ({ name: n, ...m, ...(owners ? { ownerReferences: owners } : {}) }));
+
+/**
+ * Boolean query values as Go reads them (apimachinery's
+ * `Convert_Slice_string_To_bool`: "false" in any case and "0" are false,
+ * anything else true), the common spellings and the odd ones.
+ */
+const goBool = fc.constantFrom('true', 'True', 'TRUE', '1', 't', 'yes', 'false', 'False', 'FALSE', '0', 'f', 'no');
+
+/**
+ * Accept headers a client may send on a read: metadata-only and Table
+ * forms (right and wrong group, version, list or object form), forms the
+ * server refuses (406), YAML, and lists of alternatives.
+ */
+export const ACCEPTS = [
+  'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
+  'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+  'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1',
+  'application/json;as=PartialObjectMetadata;g=example.com;v=v1',
+  'application/json;as=Table;g=meta.k8s.io;v=v1',
+  'application/json;as=Table;g=meta.k8s.io;v=v2',
+  'application/json;as=Foo;g=meta.k8s.io;v=v1',
+  'application/json;as=Foo;g=meta.k8s.io;v=v1, application/json',
+  'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
+  'application/yaml',
+  'text/plain',
+  'application/json;q=0.5, application/yaml',
+  '*/*',
+] as const;
+/**
+ * Documented limit (docs/testing-fake.md, "Tables"): a built-in kind's
+ * Table has the Name and Age columns only, so built-in kinds are not asked
+ * for a v1 Table (a refused Table version still is).
+ */
+const acceptFor = (builtin: boolean): fc.Arbitrary<string> => fc.constantFrom(...ACCEPTS.filter((a) => !builtin || a !== 'application/json;as=Table;g=meta.k8s.io;v=v1'));
 
 const dataValue = fc.oneof({ weight: 6, arbitrary: fc.constantFrom('1', 'two', '') }, { weight: 1, arbitrary: fc.constantFrom<unknown>(3, null) });
 const base64Value = fc.oneof({ weight: 5, arbitrary: fc.constantFrom('YQ==', 'dHdv', '') }, { weight: 1, arbitrary: fc.constantFrom('YQ', 'not base64!') });
@@ -159,7 +218,9 @@ function withoutNullDataValues(b: Json): Json {
  */
 const RVS = ['', '0', '<start>', '<current>'] as const;
 
-const writeQuery = fc.record({ dryRun: fc.constantFrom('All'), fieldValidation: fc.constantFrom('Strict', 'Ignore') }, { requiredKeys: [] });
+const writeQuery = fc.record({ dryRun: fc.constantFrom('All'), fieldValidation: fc.constantFrom('Strict', 'Ignore', 'Warn') }, { requiredKeys: [] });
+/** A non-apply patch's query: `force` is an apply option the server refuses elsewhere. */
+const patchQuery = fc.tuple(writeQuery, fc.option(goBool, { nil: undefined, freq: 4 })).map(([q, force]) => (force === undefined ? q : { ...q, force }));
 const dryRunQuery = fc.record({ dryRun: fc.constantFrom('All') }, { requiredKeys: [] });
 const kindIndex = fc.integer({ min: 0, max: KINDS.length - 1 });
 /** A DeleteOptions body or none (then the options are read from the query). */
@@ -202,27 +263,29 @@ type DeleteStep = Extract<Step, { op: 'delete' | 'deletecollection' }>;
 /** A delete of `kind` named `n`, with options in a body, the query, both or neither. */
 function deleteStep(kind: number, n: string): fc.Arbitrary<DeleteStep> {
   return fc
-    .tuple(deleteBody, fc.record({ dryRun: fc.constantFrom('All'), propagationPolicy: fc.constantFrom('Orphan', 'Foreground'), orphanDependents: fc.constantFrom('true', 'false'), gracePeriodSeconds: fc.constantFrom('0', '30') }, { requiredKeys: [] }))
+    .tuple(deleteBody, fc.record({ dryRun: fc.constantFrom('All'), propagationPolicy: fc.constantFrom('Orphan', 'Foreground'), orphanDependents: fc.oneof(fc.constantFrom('true', 'false'), goBool), gracePeriodSeconds: fc.constantFrom('0', '30') }, { requiredKeys: [] }))
     .map(([b, query]): DeleteStep => ({ op: 'delete', kind, name: n, body: b, query }));
 }
 
 /** A delete-collection of `kind` by label, with options in a body (preconditions naming `n`), the query, both or neither. */
 function deleteCollectionStep(kind: number, n: string): fc.Arbitrary<DeleteStep> {
   return fc
-    .tuple(deleteBody, fc.record({ labelSelector: fc.constantFrom('app=x', 'tier', '!app'), dryRun: fc.constantFrom('All') }, { requiredKeys: [] }))
+    .tuple(deleteBody, fc.record({ labelSelector: fc.constantFrom('app=x', 'tier', '!app'), dryRun: fc.constantFrom('All'), limit: fc.constantFrom('1', '2') }, { requiredKeys: [] }))
     .map(([b, query]): DeleteStep => ({ op: 'deletecollection', kind, name: n, body: b, query }));
 }
 
 export const step: fc.Arbitrary<Step> = kindIndex.chain((kind): fc.Arbitrary<Step> => {
   const k = KINDS[kind]!;
   const options: fc.Arbitrary<Step>[] = [
-    fc.tuple(name, writeQuery).chain(([n, query]) => body(kind, n).map((b): Step => ({ op: 'create', kind, name: n, body: b, query }))),
-    name.map((n): Step => ({ op: 'get', kind, name: n })),
-    fc.record({ n: name, change: mergeBody(kind), rv: fc.constantFrom('current' as const, 'current' as const, 'stale' as const, 'none' as const), reorder: fc.boolean(), query: writeQuery }).map(({ n, change, rv, reorder, query }): Step => ({ op: 'update', kind, name: n, change, rv, reorder, query })),
-    fc.tuple(name, mergeBody(kind), writeQuery, fc.constantFrom<'merge' | 'strategic'>(...(k.builtin ? (['merge', 'strategic'] as const) : (['merge'] as const)))).map(([n, b, query, type]): Step => ({ op: 'patch', kind, name: n, type, body: b, query })),
-    fc.tuple(name, jsonPatch(kind), writeQuery).map(([n, b, query]): Step => ({ op: 'patch', kind, name: n, type: 'json', body: b, query })),
     fc
-      .tuple(name, fc.constantFrom(...MANAGERS), fc.boolean(), fc.record({ dryRun: fc.constantFrom('All') }, { requiredKeys: [] }))
+      .tuple(name, writeQuery, fc.option(fc.constantFrom<DuplicateKey>('top', 'metadata', 'data'), { nil: undefined, freq: 3 }))
+      .chain(([n, query, duplicate]) => body(kind, n).map((b): Step => ({ op: 'create', kind, name: n, body: b, query, ...(duplicate ? { duplicate } : {}) }))),
+    fc.tuple(name, fc.option(acceptFor(k.builtin), { nil: undefined, freq: 2 })).map(([n, a]): Step => ({ op: 'get', kind, name: n, ...(a ? { accept: a } : {}) })),
+    fc.record({ n: name, change: mergeBody(kind), rv: fc.constantFrom('current' as const, 'current' as const, 'stale' as const, 'none' as const), reorder: fc.boolean(), query: writeQuery }).map(({ n, change, rv, reorder, query }): Step => ({ op: 'update', kind, name: n, change, rv, reorder, query })),
+    fc.tuple(name, mergeBody(kind), patchQuery, fc.constantFrom<'merge' | 'strategic'>(...(k.builtin ? (['merge', 'strategic'] as const) : (['merge'] as const)))).map(([n, b, query, type]): Step => ({ op: 'patch', kind, name: n, type, body: b, query })),
+    fc.tuple(name, jsonPatch(kind), patchQuery).map(([n, b, query]): Step => ({ op: 'patch', kind, name: n, type: 'json', body: b, query })),
+    fc
+      .tuple(name, fc.constantFrom(...MANAGERS), fc.oneof(fc.boolean(), goBool), fc.record({ dryRun: fc.constantFrom('All') }, { requiredKeys: [] }))
       .chain(([n, manager, force, query]) => body(kind, n).map((b): Step => ({ op: 'apply', kind, name: n, manager, force, body: withoutNullDataValues(k.builtin ? b : withoutEmptyMetadataMaps(b)), query }))),
     name.chain((n) => deleteStep(kind, n)),
     name.chain((n) => deleteCollectionStep(kind, n)),
@@ -239,15 +302,16 @@ export const step: fc.Arbitrary<Step> = kindIndex.chain((kind): fc.Arbitrary<Ste
           { requiredKeys: [] },
         ),
         fc.boolean(),
+        fc.option(acceptFor(k.builtin), { nil: undefined, freq: 3 }),
       )
-      .map(([query, pages]): Step => ({ op: 'list', kind, query, pages })),
+      .map(([query, pages, a]): Step => ({ op: 'list', kind, query, pages, ...(a ? { accept: a } : {}) })),
     fc
       .record(
         {
-          sendInitialEvents: fc.constantFrom('true', 'false'),
+          sendInitialEvents: fc.oneof(fc.constantFrom('true', 'false'), goBool),
           resourceVersion: fc.constantFrom(...RVS),
           resourceVersionMatch: fc.constantFrom('NotOlderThan', 'NotOlderThan', 'Exact'),
-          allowWatchBookmarks: fc.constantFrom('true', 'true', 'false'),
+          allowWatchBookmarks: fc.oneof(fc.constantFrom('true', 'true', 'false'), goBool),
           labelSelector: fc.constantFrom('app=x', 'app!=y'),
           fieldSelector: fc.constantFrom('metadata.name=a'),
         },
@@ -268,10 +332,57 @@ export const step: fc.Arbitrary<Step> = kindIndex.chain((kind): fc.Arbitrary<Ste
       fc
         .tuple(name, fc.option(fc.oneof(fc.integer({ min: 0, max: 3 }), fc.constant<number | string>(-1), fc.constant<number | string>('2')), { nil: undefined }), dryRunQuery)
         .map(([n, replicas, query]): Step => ({ op: 'scale', kind, name: n, replicas, query })),
+      // server-side apply to the subresources: the Scale's replicas, the status, by two managers, forced or not
+      fc
+        .tuple(name, fc.constantFrom(...MANAGERS), fc.oneof(fc.boolean(), goBool), fc.integer({ min: 0, max: 3 }), dryRunQuery)
+        .map(([n, manager, force, replicas, query]): Step => ({ op: 'apply', kind, name: n, manager, force, subresource: 'scale', query, body: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: n }, spec: { replicas } } })),
+      fc
+        .tuple(name, fc.constantFrom(...MANAGERS), fc.boolean(), k.name === 'Deployment' ? fc.record({ replicas: fc.integer({ min: 1, max: 2 }), observedGeneration: fc.constant(1) }, { requiredKeys: [] }) : fc.record({ phase: fc.constantFrom('Ready', 'Gone'), replicas: fc.integer({ min: 0, max: 2 }) }, { requiredKeys: [] }), dryRunQuery)
+        .map(([n, manager, force, status, query]): Step => ({ op: 'apply', kind, name: n, manager, force, subresource: 'status', query, body: { apiVersion: k.apiVersion, kind: k.name, metadata: { name: n }, status } })),
     );
   }
   return fc.oneof(...options);
 });
+
+/**
+ * Kinds whose per-kind rules the server keeps in its strategies: which
+ * allow a create by PUT (create-on-update), how long a name may be, how a
+ * generateName is cut. Each body is valid for its kind (the fake does not
+ * validate built-in specs: docs/testing-fake.md); `{ns}` is the namespace.
+ */
+export const FACTS: readonly { readonly kind: string; readonly path: string; readonly body: Json }[] = [
+  { kind: 'Lease', path: '/apis/coordination.k8s.io/v1/namespaces/{ns}/leases', body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', spec: { holderIdentity: 'me' } } },
+  { kind: 'Endpoints', path: '/api/v1/namespaces/{ns}/endpoints', body: { apiVersion: 'v1', kind: 'Endpoints' } },
+  { kind: 'Event', path: '/api/v1/namespaces/{ns}/events', body: { apiVersion: 'v1', kind: 'Event', involvedObject: { kind: 'ConfigMap', namespace: '{ns}', name: 'a' }, reason: 'Made', message: 'made' } },
+  { kind: 'LimitRange', path: '/api/v1/namespaces/{ns}/limitranges', body: { apiVersion: 'v1', kind: 'LimitRange', spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } } },
+  { kind: 'ConfigMap', path: '/api/v1/namespaces/{ns}/configmaps', body: { apiVersion: 'v1', kind: 'ConfigMap', data: { x: '1' } } },
+  { kind: 'Service', path: '/api/v1/namespaces/{ns}/services', body: { apiVersion: 'v1', kind: 'Service', spec: { ports: [{ port: 80 }] } } },
+  {
+    kind: 'CronJob',
+    path: '/apis/batch/v1/namespaces/{ns}/cronjobs',
+    body: { apiVersion: 'batch/v1', kind: 'CronJob', spec: { schedule: '*/5 * * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'c', image: 'busybox' }] } } } } } },
+  },
+  {
+    kind: 'StatefulSet',
+    path: '/apis/apps/v1/namespaces/{ns}/statefulsets',
+    body: { apiVersion: 'apps/v1', kind: 'StatefulSet', spec: { selector: { matchLabels: { app: 'p' } }, template: { metadata: { labels: { app: 'p' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } } },
+  },
+  { kind: 'Job', path: '/apis/batch/v1/namespaces/{ns}/jobs', body: { apiVersion: 'batch/v1', kind: 'Job', spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } } },
+  { kind: 'Widget', path: '/apis/conformance.kubeloop.dev/v1/namespaces/{ns}/widgets', body: { apiVersion: 'conformance.kubeloop.dev/v1', kind: 'Widget', spec: { size: 1 } } },
+];
+
+/** Name lengths around the per-kind limits (CronJob 52, label-like names 63, generateName's cut at 58, subdomains 253). */
+const NAME_LENGTHS = [1, 52, 53, 58, 63, 64, 253, 254] as const;
+
+/** A name (or generateName prefix) of `length` characters: `n` then `a`s (the server's random suffixes never hold an `a`). */
+export function longName(length: number): string {
+  return `n${'a'.repeat(Math.max(0, length - 1))}`;
+}
+
+/** A per-kind step: a create by PUT of a name that may not exist, a POST, or a POST with a generateName; names at the per-kind limits. */
+const perKindStep: fc.Arbitrary<Step> = fc
+  .record({ fact: fc.integer({ min: 0, max: FACTS.length - 1 }), how: fc.constantFrom('put' as const, 'put' as const, 'post' as const, 'generateName' as const), nameLength: fc.constantFrom(...NAME_LENGTHS, 1, 1), query: dryRunQuery })
+  .map(({ fact, how, nameLength, query }): Step => ({ op: 'perkind', kind: 0, fact, how, nameLength, query }));
 
 /**
  * A delete that finds something: a create of the object (or, for a
@@ -290,7 +401,7 @@ const createThenDelete: fc.Arbitrary<Step[]> = kindIndex.chain((kind) =>
 
 /** A sequence of steps: mostly single requests, some a create followed by a delete of the same object. */
 export const sequence: fc.Arbitrary<Step[]> = fc
-  .array(fc.oneof({ weight: 6, arbitrary: step.map((s) => [s]) }, { weight: 2, arbitrary: createThenDelete }), { minLength: 3, maxLength: 12 })
+  .array(fc.oneof({ weight: 6, arbitrary: step.map((s) => [s]) }, { weight: 2, arbitrary: createThenDelete }, { weight: 1, arbitrary: perKindStep.map((s) => [s]) }), { minLength: 3, maxLength: 12 })
   .map((groups) => groups.flat());
 
 /** A raw request. */
@@ -300,12 +411,26 @@ export interface RawRequest {
   readonly query?: Record<string, string>;
   readonly body?: string;
   readonly contentType?: string;
+  readonly accept?: string;
 }
 
 export interface RawAnswer {
   readonly status: number;
   readonly body: unknown;
   readonly warning: string | undefined;
+  /** The media type answered (without parameters), compared when the request chose one. */
+  readonly contentType?: string;
+}
+
+/** The JSON text of a create's body with a key repeated (`duplicate`): the repeat comes first, so the last, kept by a lenient decoder, is the real one. */
+export function withDuplicateKey(kind: string, text: string, duplicate: DuplicateKey): string {
+  if (duplicate === 'top') return `{"metadata":{"name":"dup"},${text.slice(1)}`;
+  if (duplicate === 'metadata') return text.replace('"metadata":{', '"metadata":{"name":"dup",');
+  const [field, entry] = kind === 'ConfigMap' ? ['data', '"x":"dup"'] : kind === 'Secret' ? ['data', '"x":"ZHVw"'] : kind === 'Deployment' ? ['spec', '"paused":true'] : ['spec', '"color":"dup"'];
+  const at = text.indexOf(`"${field}":{`);
+  if (at < 0) return `{"${field}":{${entry}},${text.slice(1)}`;
+  const open = at + field.length + 4;
+  return `${text.slice(0, open)}${entry}${text[open] === '}' ? '' : ','}${text.slice(open)}`;
 }
 
 const CONTENT_TYPES = { merge: 'application/merge-patch+json', json: 'application/json-patch+json', strategic: 'application/strategic-merge-patch+json' } as const;
@@ -358,9 +483,9 @@ export async function toRequest(s: Step, namespace: string, read: (path: string)
   };
   switch (s.op) {
     case 'create':
-      return { method: 'POST', path: collection, query: s.query, body: fill(s.body) };
+      return { method: 'POST', path: collection, query: s.query, body: s.duplicate ? withDuplicateKey(k.name, fill(s.body), s.duplicate) : fill(s.body) };
     case 'get':
-      return { method: 'GET', path: `${collection}/${s.name}` };
+      return { method: 'GET', path: `${collection}/${s.name}`, ...(s.accept ? { accept: s.accept } : {}) };
     case 'update': {
       const current = await read(`${collection}/${s.name}`);
       const base: Json = current.status === 200 && typeof current.body === 'object' && current.body !== null ? (current.body as Json) : { apiVersion: k.apiVersion, kind: k.name, metadata: { name: s.name } };
@@ -374,24 +499,38 @@ export async function toRequest(s: Step, namespace: string, read: (path: string)
     }
     case 'patch':
       return { method: 'PATCH', path: `${collection}/${s.name}${s.subresource ? `/${s.subresource}` : ''}`, query: s.query, body: fill(s.body), contentType: CONTENT_TYPES[s.type] };
-    case 'apply':
-      return { method: 'PATCH', path: `${collection}/${s.name}`, query: { ...s.query, fieldManager: s.manager, ...(s.force ? { force: 'true' } : {}) }, body: fill(s.body), contentType: 'application/apply-patch+yaml' };
+    case 'apply': {
+      const force = typeof s.force === 'string' ? { force: s.force } : s.force ? { force: 'true' } : {};
+      return { method: 'PATCH', path: `${collection}/${s.name}${s.subresource ? `/${s.subresource}` : ''}`, query: { ...s.query, fieldManager: s.manager, ...force }, body: fill(s.body), contentType: 'application/apply-patch+yaml' };
+    }
     case 'delete':
       return { method: 'DELETE', path: `${collection}/${s.name}`, query: s.query, ...(s.body ? { body: fill(await deleteOptions(s.body, `${collection}/${s.name}`)) } : {}) };
     case 'deletecollection':
       return { method: 'DELETE', path: collection, query: s.query, ...(s.body ? { body: fill(await deleteOptions(s.body, `${collection}/${s.name}`)) } : {}) };
     case 'list':
-      return { method: 'GET', path: collection, query: await resolve(s.query) };
+      return { method: 'GET', path: collection, query: await resolve(s.query), ...(s.accept ? { accept: s.accept } : {}) };
     case 'watch':
       return { method: 'GET', path: collection, query: { ...(await resolve(s.query)), watch: 'true' } };
     case 'scale':
       return s.replicas === undefined
         ? { method: 'GET', path: `${collection}/${s.name}/scale` }
         : { method: 'PATCH', path: `${collection}/${s.name}/scale`, query: s.query, body: fill({ spec: { replicas: s.replicas } }), contentType: CONTENT_TYPES.merge };
+    case 'perkind': {
+      const f = FACTS[s.fact]!;
+      const path = f.path.replace('{ns}', namespace);
+      const body = JSON.parse(JSON.stringify(f.body).replaceAll('{ns}', namespace)) as Json;
+      const n = longName(s.nameLength);
+      if (s.how === 'generateName') return { method: 'POST', path, query: s.query, body: fill({ ...body, metadata: { generateName: n } }) };
+      if (s.how === 'post') return { method: 'POST', path, query: s.query, body: fill({ ...body, metadata: { name: n } }) };
+      return { method: 'PUT', path: `${path}/${n}`, query: s.query, body: fill({ ...body, metadata: { name: n } }) };
+    }
   }
 }
 
 const UID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+/** A name made from a generateName of `longName`'s form: the prefix, then the server's five random characters (never an `a`). */
+const CLUSTER_IP = /10\.0\.0\.\d{1,3}/g;
+const GENERATED = /\b(na*)[bcdfghjklmnpqrstvwxz2456789]{5}\b/g;
 
 /** An object with what legitimately differs between two servers replaced: uids, resourceVersions, times, the namespace's name. */
 function normaliseObject(obj: unknown, rvChanged: boolean | undefined, deleteCollection = false): unknown {
@@ -411,6 +550,8 @@ function normaliseObject(obj: unknown, rvChanged: boolean | undefined, deleteCol
     o['metadata'] = m;
   }
   if (Array.isArray(o['items'])) o['items'] = (o['items'] as unknown[]).map((i) => normaliseObject(i, undefined));
+  // a Table's Age column counts seconds since creation, which two servers reach at different times
+  if (o['kind'] === 'Table' && Array.isArray(o['rows'])) o['rows'] = (o['rows'] as Json[]).map((r) => ({ ...r, cells: Array.isArray(r['cells']) ? (r['cells'] as unknown[]).map((c) => (typeof c === 'string' && /^\d+(s|m|h|d)/.test(c) ? '<age>' : c)) : r['cells'], object: normaliseObject(r['object'], undefined) }));
   // documented limit (docs/testing-fake.md, "the initial-events-end bookmark"): the server's bookmark object carries the kind's Go zero value; compared by its metadata
   const bookmark = (e: Json): unknown => (e['type'] === 'BOOKMARK' && typeof e['object'] === 'object' && e['object'] !== null ? { ...(e['object'] as Json), spec: undefined, status: undefined } : e['object']);
   if (Array.isArray(o['events'])) o['events'] = (o['events'] as Json[]).map((e) => ({ type: e['type'], object: normaliseObject(bookmark(e), undefined) }));
@@ -424,8 +565,9 @@ function normaliseObject(obj: unknown, rvChanged: boolean | undefined, deleteCol
 
 /** A comparable form of an answer. */
 export function normalise(a: RawAnswer, namespace: string, rvChanged: boolean | undefined, deleteCollection = false): string {
-  let text = JSON.stringify({ status: a.status, warning: a.warning, body: normaliseObject(a.body, rvChanged, deleteCollection) });
-  text = text.replaceAll(namespace, '<ns>').replace(UID, '<uid>');
+  let text = JSON.stringify({ status: a.status, warning: a.warning, ...(a.contentType === undefined ? {} : { contentType: a.contentType }), body: normaliseObject(a.body, rvChanged, deleteCollection) });
+  // a Service's cluster IP is drawn at random from the range on both
+  text = text.replaceAll(namespace, '<ns>').replace(UID, '<uid>').replace(GENERATED, '$1<random>').replace(CLUSTER_IP, '<cluster-ip>');
   const parsed = JSON.parse(text) as { body: Json };
   const message = parsed.body['message'];
   if (typeof message === 'string') {
@@ -445,5 +587,5 @@ export function normalise(a: RawAnswer, namespace: string, rvChanged: boolean | 
 
 /** A watch event in comparable form. */
 export function normaliseEvent(e: { type: string; object: unknown }, namespace: string): string {
-  return canonical(JSON.parse(JSON.stringify({ type: e.type, object: normaliseObject(e.object, undefined) }).replaceAll(namespace, '<ns>').replace(UID, '<uid>')));
+  return canonical(JSON.parse(JSON.stringify({ type: e.type, object: normaliseObject(e.object, undefined) }).replaceAll(namespace, '<ns>').replace(UID, '<uid>').replace(GENERATED, '$1<random>')));
 }

@@ -1,25 +1,91 @@
 /**
  * The apiextensions controllers, as far as a test needs them: a stored
  * CustomResourceDefinition's kind is served (with schema validation per
- * version) and the CRD becomes Established and NamesAccepted; a deleted
- * CRD's objects are deleted and its kind is no longer served.
+ * version) and the CRD becomes Established and NamesAccepted; a CRD being
+ * deleted is Terminating until its objects are gone (creates refused), then
+ * goes, its kind no longer served and its watches ended.
  */
-import { isObject, objKey } from '../json.js';
+import { CRD_CLEANUP, deleteObject } from '../delete.js';
+import { isObject, objKey, sameJson } from '../json.js';
 import type { Json } from '../json.js';
 import { typeFromCRD, typeKey } from '../resources.js';
 import { crdCheck } from '../schema-check.js';
 import type { SchemaCheck } from '../schema-check.js';
+import { render } from '../storage.js';
 import type { Storage, StoredType } from '../storage.js';
 
 const CRD_TYPE = 'apiextensions.k8s.io/customresourcedefinitions';
 
-/** Serve what stored CRDs define, from every change of a CRD on. */
+/** Serve what stored CRDs define, from every change of a CRD on; finish a CRD's deletion when its last custom resource goes. */
 export function runCRDController(s: Storage): void {
   s.onChange((change, st) => {
-    if (change.typeKey !== CRD_TYPE) return;
-    if (change.type === 'DELETED') removeCRD(s, change.object);
-    else establishCRD(s, st, change.object);
+    if (change.typeKey === CRD_TYPE) {
+      if (change.type === 'DELETED') removeCRD(s, change.object);
+      else if ((change.object['metadata'] as Json)['deletionTimestamp'] !== undefined) {
+        const name = (change.object['metadata'] as Json)['name'] as string;
+        queueMicrotask(() => terminateCRD(s, st, name));
+      } else establishCRD(s, st, change.object);
+      return;
+    }
+    if (change.type === 'DELETED' && s.terminating.has(change.typeKey)) queueMicrotask(() => finishIfEmpty(s, change.typeKey));
   });
+}
+
+/**
+ * A CRD marked for deletion (its storage added the cleanup finalizer), as
+ * the apiextensions finalizer controller handles it: the Terminating
+ * condition, creates refused (write.ts), every custom resource deleted
+ * (those a finalizer holds stay, marked), and the CRD goes with the last
+ * of them, its kind no longer served and its watches ended.
+ */
+function terminateCRD(s: Storage, crdSt: StoredType, name: string): void {
+  const crd = crdSt.objects.get(objKey(undefined, name));
+  if (!crd || (crd['metadata'] as Json)['deletionTimestamp'] === undefined) return;
+  const type = typeFromCRD(crd);
+  if (!type) return;
+  const key = typeKey(type.group, type.plural);
+  if (!s.terminating.has(key)) {
+    s.terminating.add(key);
+    const next = structuredClone(crd);
+    const status = isObject(next['status']) ? next['status'] : {};
+    const conditions = (Array.isArray(status['conditions']) ? (status['conditions'] as Json[]) : []).filter((c) => c['type'] !== 'Terminating');
+    conditions.push({ type: 'Terminating', status: 'True', lastTransitionTime: s.now(), reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' });
+    next['status'] = { ...status, conditions };
+    s.store(crdSt, objKey(undefined, name), next, crd, 'MODIFIED');
+    const st = s.types.get(key);
+    if (st && !st.type.builtin) {
+      for (const k of [...st.objects.keys()].sort()) {
+        const obj = st.objects.get(k);
+        if (!obj) continue;
+        const m = obj['metadata'] as Json;
+        deleteObject(s, { st, version: st.type.versions[0]!, namespace: m['namespace'] as string | undefined, name: m['name'] as string, subresource: undefined }, obj, {}, false);
+      }
+    }
+  }
+  finishIfEmpty(s, key);
+}
+
+/** The CRD of a terminating kind goes (its cleanup finalizer removed) once no custom resource of it is left. */
+function finishIfEmpty(s: Storage, key: string): void {
+  const st = s.types.get(key);
+  if (st && st.objects.size > 0) return;
+  const crdSt = s.types.get(CRD_TYPE);
+  const slash = key.indexOf('/');
+  const crdKey = objKey(undefined, `${key.slice(slash + 1)}.${key.slice(0, slash)}`);
+  const crd = crdSt?.objects.get(crdKey);
+  if (!crdSt || !crd) return;
+  const m = crd['metadata'] as Json;
+  const finalizers = (m['finalizers'] as string[] | undefined) ?? [];
+  if (m['deletionTimestamp'] === undefined || !finalizers.includes(CRD_CLEANUP)) return;
+  const rest = finalizers.filter((f) => f !== CRD_CLEANUP);
+  if (rest.length === 0) {
+    // the last finalizer gone: deleted, the event carrying the object as stored
+    s.store(crdSt, crdKey, structuredClone(crd), crd, 'DELETED');
+    return;
+  }
+  const next = structuredClone(crd);
+  (next['metadata'] as Json)['finalizers'] = rest;
+  s.store(crdSt, crdKey, next, crd, 'MODIFIED');
 }
 
 function establishCRD(s: Storage, st: StoredType, crd: Json): void {
@@ -39,6 +105,18 @@ function establishCRD(s: Storage, st: StoredType, crd: Json): void {
     if (check) checks.set(v['name'] as string, check);
   }
   s.setSchemaChecks(type.group, type.plural, checks);
+  // objects stored before a schema change are read back pruned and defaulted by the new one (as the server decodes them), unchanged in storage: no new resourceVersion, no event
+  const served = s.types.get(typeKey(type.group, type.plural));
+  const storageCheck = typeof storage?.['name'] === 'string' ? checks.get(storage['name']) : undefined;
+  if (served && storageCheck) {
+    for (const [k, o] of served.objects) {
+      const normal = storageCheck.normalise(render(served, o, storage!['name'] as string));
+      const next: Json = { ...normal, metadata: o['metadata'] };
+      delete next['apiVersion'];
+      delete next['kind'];
+      if (!sameJson(next, o)) served.objects.set(k, next);
+    }
+  }
   // Established and NamesAccepted, as the apiextensions controllers set them.
   const status = isObject(crd['status']) ? crd['status'] : {};
   if (Array.isArray(status['conditions']) && (status['conditions'] as Json[]).some((c) => c['type'] === 'Established')) return;

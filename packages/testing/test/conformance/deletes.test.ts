@@ -1,0 +1,49 @@
+/**
+ * Conformance: what the widened differential fuzzer found in deletes. A
+ * delete-collection with `limit` deletes one page (the server lists with
+ * the options, then deletes what the page holds) and answers it with a
+ * continue token, and `remainingItemCount` when no selector filtered it; a
+ * finalizer added to an object being deleted is refused naming the new
+ * ones in Go's notation.
+ */
+import { describe, expect, it } from 'vitest';
+import { BACKENDS, useBackend } from './backends.js';
+import { raw } from './support.js';
+
+describe.each(BACKENDS)('deletes ($backend)', ({ backend }) => {
+  const h = useBackend(backend);
+
+  it.each([
+    { what: 'no selector', query: { limit: '2' }, remaining: 1 },
+    { what: 'a label selector', query: { limit: '2', labelSelector: 'page' }, remaining: undefined },
+  ])('a delete-collection with limit deletes one page and says what is left ($what)', async ({ query, remaining }) => {
+    const ns = h().name('dc');
+    await h().client().create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    try {
+      for (const n of ['a', 'b', 'c']) await h().client().create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n, namespace: ns, labels: { page: 'x' } } });
+      const res = await raw(h(), 'DELETE', `/api/v1/namespaces/${ns}/configmaps`, { query });
+      const meta = res.body['metadata'] as { continue?: string; remainingItemCount?: number };
+      const deleted = (res.body['items'] as { metadata: { name: string } }[]).map((i) => i.metadata.name);
+      expect({ status: res.status, deleted, continued: typeof meta.continue === 'string' && meta.continue !== '', remaining: meta.remainingItemCount }).toEqual({ status: 200, deleted: ['a', 'b'], continued: true, remaining });
+      const left = (await h().client().list({ apiVersion: 'v1', kind: 'ConfigMap' } as never, { namespace: ns })).items.map((i) => (i as { metadata: { name: string } }).metadata.name);
+      expect(left).toEqual(['c']);
+    } finally {
+      await h().client().delete({ apiVersion: 'v1', kind: 'Namespace' }, { name: ns }).catch(() => undefined);
+    }
+  });
+
+  it.each([
+    { what: 'a ConfigMap', path: '/api/v1/namespaces/{ns}/configmaps', body: { apiVersion: 'v1', kind: 'ConfigMap' }, times: 1 },
+    // the generic update checks it, then the custom-resource strategy again
+    { what: 'a custom resource (reported twice)', path: '/apis/conformance.kubeloop.dev/v1/namespaces/{ns}/widgets', body: { apiVersion: 'conformance.kubeloop.dev/v1', kind: 'Widget' }, times: 2 },
+  ])('a finalizer added to $what being deleted is refused, the new ones named', async ({ path, body, times }) => {
+    const collection = path.replace('{ns}', h().namespace);
+    const name = h().name('fin');
+    expect((await raw(h(), 'POST', collection, { body: { ...body, metadata: { name, finalizers: ['example.com/a'] } } })).status).toBe(201);
+    expect((await raw(h(), 'DELETE', `${collection}/${name}`)).status).toBe(200);
+    const res = await raw(h(), 'PATCH', `${collection}/${name}`, { body: { metadata: { finalizers: ['example.com/a', 'example.com/b', 'example.com/c'] } }, contentType: 'application/merge-patch+json' });
+    expect(res.status).toBe(422);
+    expect((res.body['details'] as { causes: { message: string }[] }).causes.map((c) => c.message)).toEqual(Array<string>(times).fill('Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"example.com/b", "example.com/c"}'));
+    await raw(h(), 'PATCH', `${collection}/${name}`, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' });
+  });
+});
