@@ -91,7 +91,7 @@ describe('kubeloop inspect', () => {
     stop = new AbortController();
     done = manager.start(stop.signal);
     done.catch(() => undefined);
-    url = await eventually(() => manager.metricsUrl, (u): u is string => u !== undefined, 'the metrics server');
+    url = (await eventually(() => manager.metricsUrl, (u) => u !== undefined, 'the metrics server'))!;
     // Synced before the ConfigMaps exist: their reconciles are triggered by their adds, not by the initial list.
     await eventually(() => manager.controllers(), (cs) => cs.every((c) => c.synced), 'the controller to sync');
     await admin.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fine', namespace } });

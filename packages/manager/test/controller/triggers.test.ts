@@ -210,7 +210,7 @@ describe('self-trigger detection', () => {
       (l) => l.items.some((e) => (e as { reason?: string }).reason === 'SelfTriggering'),
       'the SelfTriggering Event',
     );
-    const event = events.items.find((e) => (e as { reason?: string }).reason === 'SelfTriggering') as { type: string; regarding: { kind: string; name: string }; note: string };
+    const event = events.items.find((e) => (e as { reason?: string }).reason === 'SelfTriggering') as unknown as { type: string; regarding: { kind: string; name: string }; note: string };
     expect(event).toMatchObject({ type: 'Warning', regarding: { kind: 'Gadget', name: 'ticker' } });
     expect(event.note).toContain('own-write');
     expect(await metric(m.registry, 'kubeloop_reconcile_own_write_events_total', { controller: 'stamper', action: 'enqueued' })).toBeGreaterThanOrEqual(3);
