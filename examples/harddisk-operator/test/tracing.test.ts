@@ -110,7 +110,19 @@ describe('one trace from kubectl apply through the API server, the webhooks and 
       (t) => t !== undefined,
       'the validating webhook span of traced-disk in Jaeger',
     );
-    const whole = await eventually(() => jaeger.trace(webhookTrace!.traceID), (t) => t !== undefined && t.spans.some((s) => service(t, s) !== SERVICE), 'the API server\'s spans in the webhook\'s trace');
+    // The API server and the operator export in batches of their own, so a trace fills in over a few
+    // seconds: wait until it holds the API server's root span, the validating span's parent and the mutating span.
+    const complete = (t: JaegerTrace): boolean => {
+      const ids = new Set(t.spans.map((s) => s.spanID));
+      const validating = t.spans.find(isCreateReview);
+      return (
+        validating !== undefined &&
+        ids.has(parentOf(validating) ?? '') &&
+        t.spans.some((s) => parentOf(s) === undefined && service(t, s) !== SERVICE) &&
+        t.spans.some((s) => s.operationName.startsWith('webhook /mutate-') && service(t, s) === SERVICE)
+      );
+    };
+    const whole = await eventually(() => jaeger.trace(webhookTrace!.traceID), (t) => t !== undefined && complete(t), 'the API server\'s root span and both webhook spans in the webhook\'s trace');
     const spans = new Map(whole!.spans.map((s) => [s.spanID, s]));
     const validate = whole!.spans.find(isCreateReview)!;
     expect(tag(validate, 'kubeloop.admission.operation')).toBe('CREATE');
@@ -132,7 +144,10 @@ describe('one trace from kubectl apply through the API server, the webhooks and 
       (t) => t !== undefined,
       'the reconcile of traced-disk with its status patch in Jaeger',
     );
-    const full = await eventually(() => jaeger.trace(reconcileTrace!.traceID), (t) => t !== undefined && t.spans.some((s) => service(t, s) !== SERVICE), 'the API server\'s spans in the reconcile\'s trace');
+    // The API server exports its spans in batches of its own: wait until its span of the status patch is there too.
+    const apiServerChildOfStatusPatch = (t: JaegerTrace): boolean =>
+      t.spans.some((p) => p.operationName === 'patch harddisks/status' && service(t, p) === SERVICE && t.spans.some((s) => parentOf(s) === p.spanID && service(t, s) !== SERVICE));
+    const full = await eventually(() => jaeger.trace(reconcileTrace!.traceID), (t) => t !== undefined && apiServerChildOfStatusPatch(t), 'the API server\'s span of the status patch in the reconcile\'s trace');
     const reconcile = full!.spans.find((s) => s.operationName === 'reconcile harddisk' && tag(s, 'kubeloop.object.name') === 'traced-disk')!;
     expect(parentOf(reconcile)).toBeUndefined();
     expect(tag(reconcile, 'kubeloop.controller')).toBe('harddisk');

@@ -15,7 +15,7 @@ describe('kubeloop', () => {
     expect(await runCli(['--help'], { out: (t) => out.push(t), err: () => undefined })).toBe(0);
     for (const c of COMMANDS) expect(out.join('')).toContain(`kubeloop ${c.path.join(' ')}`);
     expect(await runCli([], { out: () => undefined, err: () => undefined })).toBe(2);
-    expect(COMMANDS.map((c) => c.path.join(' '))).toEqual(['generate crds', 'generate types', 'generate rbac', 'generate webhooks', 'generate helm', 'create api', 'create webhook', 'deploy', 'dev', 'shards', 'profile']);
+    expect(COMMANDS.map((c) => c.path.join(' '))).toEqual(['generate crds', 'generate types', 'generate rbac', 'generate webhooks', 'generate helm', 'create api', 'create webhook', 'deploy', 'dev', 'shards', 'inspect', 'profile']);
   });
 
   it('runs as the built bin: the example project\'s CRDs are up to date', async () => {
