@@ -1,4 +1,5 @@
 /** Shared by the manager tests that run against the real API server. */
+import { afterEach } from 'vitest';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from '@kubeloop/client';
@@ -29,6 +30,23 @@ export function testManager(ns: string, options: ManagerOptions = {}): Manager {
 export interface Running {
   readonly done: Promise<void>;
   stop(): Promise<void>;
+}
+
+/**
+ * The `start(manager)` of a test file whose tests each start managers: every
+ * manager started through it is stopped after the test that started it (a
+ * stop that fails is ignored: the test has already said what it found).
+ */
+export function startsPerTest(): (manager: Manager) => Running {
+  const running: Running[] = [];
+  afterEach(async () => {
+    for (const r of running.splice(0)) await r.stop().catch(() => undefined);
+  });
+  return (manager) => {
+    const r = run(manager);
+    running.push(r);
+    return r;
+  };
 }
 
 export function run(manager: Manager): Running {

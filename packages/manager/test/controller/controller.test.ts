@@ -7,36 +7,27 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BehaviorSubject, Subject } from 'rxjs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { ConfigMap } from '@kubeloop/scheme';
 import { createWorkQueue } from '@kubeloop/workqueue';
 import { enqueueMapped, observableSource, Result, terminalError } from '../../src/index.js';
 import type { Manager, ReconcileResult, Request } from '../../src/index.js';
-import { eventually, metric, newNamespace, run, synced, testClient, testManager } from '../support.js';
-import type { Running } from '../support.js';
+import { eventually, metric, newNamespace, run, startsPerTest, synced, testClient, testManager } from '../support.js';
 
 let client: Client;
 let ns: string;
-const running: Running[] = [];
 
 beforeAll(async () => {
   client = testClient();
   ns = await newNamespace(client, 'ctrl');
 });
-afterEach(async () => {
-  for (const r of running.splice(0)) await r.stop().catch(() => undefined);
-});
 afterAll(() => {
   client.transport.close();
 });
 
-function start(manager: Manager): Running {
-  const r = run(manager);
-  running.push(r);
-  return r;
-}
+const start = startsPerTest();
 
 async function configMap(name: string, namespace = ns, labels: Record<string, string> = {}): Promise<void> {
   await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels }, data: { v: '0' } });

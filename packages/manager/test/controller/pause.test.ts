@@ -6,36 +6,27 @@
  * behind a `generationChanged()` predicate, gets a `Paused` condition when
  * asked; and a whole controller paused and resumed on a running manager.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { installCRDs } from '@kubeloop/envtest';
 import { ConfigMap } from '@kubeloop/scheme';
 import { findStatusCondition, generationChanged, PAUSED_ANNOTATION, Result } from '../../src/index.js';
-import type { Condition, Manager } from '../../src/index.js';
-import { eventually, metric, newNamespace, run, synced, testClient, testManager } from '../support.js';
-import type { Running } from '../support.js';
+import type { Condition } from '../../src/index.js';
+import { eventually, metric, newNamespace, startsPerTest, synced, testClient, testManager } from '../support.js';
 import { testKubeConfig, uniqueName } from '../../../../test/support/env.js';
 import { testCRD } from '../../../../test/support/crds.js';
 
 let client: Client;
-const running: Running[] = [];
 
 beforeAll(() => {
   client = testClient();
-});
-afterEach(async () => {
-  for (const r of running.splice(0)) await r.stop().catch(() => undefined);
 });
 afterAll(() => {
   client.transport.close();
 });
 
-function start(manager: Manager): Running {
-  const r = run(manager);
-  running.push(r);
-  return r;
-}
+const start = startsPerTest();
 
 const annotate = (ns: string, name: string, value: string | null): Promise<unknown> =>
   client.patch(ConfigMap, { namespace: ns, name }, mergePatch({ metadata: { annotations: { [PAUSED_ANNOTATION]: value } } }));

@@ -9,22 +9,20 @@
  * Event on the object, counter) and stops looping with ignoreOwnWrites().
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { installCRDs } from '@kubeloop/envtest';
 import { ConfigMap } from '@kubeloop/scheme';
 import { createLogger, enqueueMapped, ignoreOwnWrites, Result } from '../../src/index.js';
 import type { Manager, Trigger } from '../../src/index.js';
-import { eventually, LogCapture, metric, newNamespace, run, synced, testClient, testManager } from '../support.js';
-import type { Running } from '../support.js';
+import { eventually, LogCapture, metric, newNamespace, startsPerTest, synced, testClient, testManager } from '../support.js';
 import { testKubeConfig, uniqueName } from '../../../../test/support/env.js';
 import { testCRD } from '../../../../test/support/crds.js';
 
 let client: Client;
 let group: string;
 let Gadget: { apiVersion: string; kind: string };
-const running: Running[] = [];
 
 beforeAll(async () => {
   client = testClient();
@@ -32,18 +30,11 @@ beforeAll(async () => {
   await installCRDs(testKubeConfig(), [testCRD(group, 'Gadget', { status: true })]);
   Gadget = { apiVersion: `${group}/v1`, kind: 'Gadget' };
 });
-afterEach(async () => {
-  for (const r of running.splice(0)) await r.stop().catch(() => undefined);
-});
 afterAll(() => {
   client.transport.close();
 });
 
-function start(manager: Manager): Running {
-  const r = run(manager);
-  running.push(r);
-  return r;
-}
+const start = startsPerTest();
 
 describe('trigger attribution', () => {
   it('ctx.triggers names the for object, a mapped watched object, the error backoff and a requeueAfter; a debug line and the counter say the same', async () => {
