@@ -170,6 +170,8 @@ describe('kubeloop inspect of a controller waiting for its CRD', () => {
       namespaces: [uniqueName('inspect-crd')],
       logger: createLogger({ level: 'silent' }),
       metricsBindAddress: '127.0.0.1:0',
+      // A plain metrics server serves /inspect only when asked to.
+      inspect: true,
     });
     manager.controller().named('absent').for({ apiVersion: `${group}/v1`, kind: 'Absent' }).complete(() => undefined);
     const stop = new AbortController();

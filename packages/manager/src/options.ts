@@ -94,9 +94,12 @@ export interface ManagerOptions
    * `/resume`. It is behind the same authentication and authorization as
    * /metrics: with `secureMetrics`, a caller needs `get` (and for pause and
    * resume `post`) on the path (`nonResourceURLs: ['/inspect', '/inspect/*']`);
-   * without authorization, pause and resume are refused (403) and reads are
-   * served to whoever can reach /metrics. `kubeloop inspect <url>` prints
-   * it. Default: true (when a metrics server runs).
+   * on a metrics server without authorization it is served only when this is
+   * `true`, and then pause and resume are refused (403) and reads are served
+   * to whoever can reach /metrics (object names and redacted errors).
+   * `kubeloop inspect <url>` prints it. Default: served when the metrics
+   * server authenticates and authorizes requests (`secureMetrics`), not on a
+   * plain one.
    */
   readonly inspect?: boolean;
   /** Where /healthz and /readyz listen, in the forms of `metricsBindAddress`. Default: no probe server. */

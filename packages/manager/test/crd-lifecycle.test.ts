@@ -265,7 +265,7 @@ describe('triggers and the inspect endpoint across a CRD outage', () => {
     const crdName = crd.metadata.name;
     await installCRDs(testKubeConfig(), [crd]);
     const Sprocket = { apiVersion: `${group}/v1`, kind: 'Sprocket' };
-    const m = testManager(ns, { kubeConfig: proxy.kubeConfig, metricsBindAddress: '127.0.0.1:0', crdPollIntervalMs: 500 });
+    const m = testManager(ns, { kubeConfig: proxy.kubeConfig, metricsBindAddress: '127.0.0.1:0', inspect: true, crdPollIntervalMs: 500 });
     const seen: { name: string; triggers: readonly Trigger[] }[] = [];
     m.controller()
       .named('sprockets')

@@ -36,7 +36,7 @@ export async function startManagerServers(
     readonly authorizer: TokenAuthorizer | undefined;
     readonly log: Logger;
     readonly signal: AbortSignal;
-    /** The `/inspect` handler; served unless `options.inspect` is false. Default: none. */
+    /** The `/inspect` handler; served when `options.inspect` is true, or by default when the metrics server authorizes requests. Default: none. */
     readonly inspect?: (request: InspectRequest) => Promise<InspectAnswer>;
   },
 ): Promise<ManagerServers> {
@@ -60,7 +60,8 @@ export async function startManagerServers(
       const s = await startMetricsServer(options.metricsBindAddress, deps.registry, {
         onError: (err) => log.error({ err }, 'metrics server error'),
         ...(secure ? { tls: { certificates: secure.certificates ?? selfSignedCertificate(), ...(secure.minTlsVersion ? { minVersion: secure.minTlsVersion } : {}) } } : {}),
-        ...(deps.inspect && options.inspect !== false ? { inspect: deps.inspect } : {}),
+        // By default only where requests are authenticated and authorized: object names and errors are not for anyone who reaches the port.
+        ...(deps.inspect && (options.inspect ?? authorizer !== undefined) ? { inspect: deps.inspect } : {}),
         ...(options.profiling ? { profiler: new Profiler(options.profiling === true ? {} : options.profiling) } : {}),
         ...(authorizer ? { authorize: (request: { authorization?: string | undefined; path: string; verb: string }) => authorizer.authorize(request, deps.signal) } : {}),
       });

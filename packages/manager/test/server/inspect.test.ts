@@ -3,7 +3,7 @@
  * the real API server: reads are served as /metrics is (a controller, its
  * keys in flight with their reconcile ID, a key's triggers), a pause is
  * refused (403: nobody is authenticated), unknown controllers and paths are
- * 404, and `inspect: false` serves none of it. The secured server's
+ * 404; without `inspect: true` a plain server serves none of it, nor with `inspect: false`. The secured server's
  * authorization is tested through `kubeloop inspect` (packages/cli/test/inspect.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,7 +26,7 @@ afterAll(() => {
 describe('the inspect endpoint on a plain metrics server', () => {
   it('serves reads (a key in flight with its reconcile ID, its triggers) and refuses a pause with 403', async () => {
     const ns = await newNamespace(client, 'inspect-plain');
-    const m = testManager(ns, { metricsBindAddress: '127.0.0.1:0' });
+    const m = testManager(ns, { metricsBindAddress: '127.0.0.1:0', inspect: true });
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
     let reconcileID = '';
@@ -59,6 +59,20 @@ describe('the inspect endpoint on a plain metrics server', () => {
       expect((await fetch(base, { method: 'DELETE' })).status).toBe(405);
     } finally {
       release();
+      await r.stop();
+    }
+  });
+
+  it('is not served on a plain metrics server unless asked for (object names and errors would reach anyone)', async () => {
+    const ns = await newNamespace(client, 'inspect-default');
+    const m = testManager(ns, { metricsBindAddress: '127.0.0.1:0' });
+    m.controller().named('quiet').for(ConfigMap).complete(() => Result.done());
+    const r = run(m);
+    try {
+      await synced(m);
+      expect((await fetch(`${m.metricsUrl!}/inspect`)).status).toBe(404);
+      expect((await fetch(`${m.metricsUrl!}/metrics`)).status).toBe(200);
+    } finally {
       await r.stop();
     }
   });
