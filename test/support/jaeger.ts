@@ -109,6 +109,20 @@ export function parentOf(span: JaegerSpan): string | undefined {
  */
 export async function startJaeger(): Promise<Jaeger> {
   const binary = await jaegerBinary();
+  // Free ports are chosen before Jaeger binds them; another process on a
+  // busy machine can take one in between. Try again with fresh ports then.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnFreshPorts(binary);
+    } catch (err) {
+      if (attempt >= 4 || !(err instanceof PortTakenError)) throw err;
+    }
+  }
+}
+
+class PortTakenError extends Error {}
+
+async function startOnFreshPorts(binary: string): Promise<Jaeger> {
   const [grpc, http, query, queryGrpc, health] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
   const dir = await mkdtemp(join(tmpdir(), 'jaeger-'));
   const config = join(dir, 'config.yaml');
@@ -167,7 +181,11 @@ exporters:
   const queryUrl = `http://127.0.0.1:${query}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (gone) throw new Error(`jaeger exited before it was ready:\n${output}`);
+    if (gone) {
+      await rm(dir, { recursive: true, force: true });
+      const message = `jaeger exited before it was ready:\n${output}`;
+      throw output.includes('address already in use') ? new PortTakenError(message) : new Error(message);
+    }
     const ok = await fetch(`${queryUrl}/api/services`).then((r) => r.ok, () => false);
     if (ok) break;
     if (Date.now() > deadline) {
