@@ -8,7 +8,7 @@
  */
 import { parseJson } from '@kubeloop/scheme';
 import { parse as parseYaml } from 'yaml';
-import { apply, conflictMessage, conflictWith, parseManaged, sortConflicts } from './fields.js';
+import { apply, conflictMessage, conflictWith, sortConflicts } from './fields.js';
 import type { Scope } from './fields.js';
 import { isObject, meta, objKey, sameJson, show } from './json.js';
 import type { Json } from './json.js';
@@ -21,9 +21,9 @@ import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
 import { ApiError, badRequest, conflict, invalid, MODIFIED, notFound, statusOf, unsupportedMediaType } from './status.js';
 import { apiVersionOf, gr, render } from './storage.js';
 import type { Storage } from './storage.js';
-import { patchScale } from './subresources.js';
+import { applyScale, patchScale } from './subresources.js';
 import { defaultBuiltin } from './defaults.js';
-import { checkKind, checkNamespace, checkPreconditions, commit, decodeBody, finishCreate, SERVER_METADATA, writeContext } from './write.js';
+import { checkKind, checkNamespace, checkPreconditions, commit, decodeBody, finishCreate, managedForApply, SERVER_METADATA, writeContext } from './write.js';
 
 const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
 const CR_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
@@ -36,7 +36,7 @@ export function patch(s: Storage, target: Target, req: CoreRequest): BufferedRes
   if (contentType !== 'application/apply-patch+yaml' && req.query.has('force')) {
     throw invalid('meta.k8s.io', 'PatchOptions', '', [{ type: 'FieldValueForbidden', field: 'force', detail: 'may not be specified for non-apply patch' }]);
   }
-  if (target.subresource === 'scale') return patchScale(s, target, req, contentType);
+  if (target.subresource === 'scale') return contentType === 'application/apply-patch+yaml' ? applyScale(s, target, req, parseApplyBody(req.body)) : patchScale(s, target, req, contentType);
   if (contentType === 'application/apply-patch+yaml') return applyPatch(s, target, req);
   const t: Target = { ...target, fieldValidation: fieldValidation(req) };
   const dry = dryRun(req);
@@ -154,7 +154,7 @@ function applyPatch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
     meta(obj);
     return finishCreate(s, t, obj, t.name!, () => result.entries, dry);
   }
-  const result = apply(parseManaged((live['metadata'] as Json)['managedFields']), render(t.st, live, t.version), config, ctx, force);
+  const result = apply(managedForApply(s, t, live, scope), render(t.st, live, t.version), config, ctx, force);
   if (!result.ok) {
     throw new ApiError(
       statusOf(409, 'Conflict', conflictMessage(result.conflicts), {

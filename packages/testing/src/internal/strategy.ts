@@ -211,6 +211,35 @@ export function specChanged(t: Target, old: Json, next: Json): boolean {
   return !sameJson(strip(old), strip(next));
 }
 
+/** The value at `path` in `obj`, or undefined where the path leaves the object. */
+function valueAt(obj: unknown, path: readonly string[]): unknown {
+  let cur = obj;
+  for (const k of path) {
+    if (!isObject(cur)) return undefined;
+    cur = cur[k];
+  }
+  return cur;
+}
+
+/**
+ * A custom resource's replicas paths (int32, not negative), checked as the
+ * custom-resource validator does after the schema: the replicas of a Scale are an int32 (found by the int64
+ * conformance case, 2^31 in `.spec.replicas` is 422 on the server).
+ */
+function scaleErrors(scale: NonNullable<Target['st']['type']['scale']>, obj: Json, spec: boolean): FieldError[] {
+  const errors: FieldError[] = [];
+  const replicas = (path: readonly string[]): void => {
+    const value = valueAt(obj, path);
+    if (typeof value !== 'number' && typeof value !== 'bigint') return; // absent is 0; another type is the schema's to refuse
+    const field = `.${path.join('.')}`;
+    if (value < 0) errors.push({ type: 'FieldValueInvalid', field, value, detail: 'should be a non-negative integer' });
+    else if (value > 2147483647) errors.push({ type: 'FieldValueInvalid', field, value, detail: 'should be less than or equal to 2147483647' });
+  };
+  if (spec) replicas(scale.specReplicasPath);
+  replicas(scale.statusReplicasPath);
+  return errors;
+}
+
 /**
  * Validate a create (`old` undefined) or an update: metadata, finalizers of
  * an object being deleted, immutable ConfigMaps and Secrets, the custom
@@ -282,6 +311,8 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
       Object.assign(obj, stored);
     }
   }
+  // the scale subresource's paths, after the schema (a main write checks both replicas paths, a status write the status ones)
+  if (!t.st.type.builtin && t.st.type.scale) errors.push(...scaleErrors(t.st.type.scale, obj, t.subresource !== 'status'));
   // the CRD's validation rules (CEL), on the object as pruned and defaulted, ratcheted as the schema's errors are
   if (!t.st.type.builtin && t.st.schema && hasRules(t.st.schema)) {
     const now = render(t.st, obj, t.version);

@@ -109,6 +109,22 @@ export function decodeBody(t: Target, body: Json, validation: FieldValidation): 
   }
 }
 
+/** The manager kube-apiserver names the owner of what an object held before its first apply. */
+export const BEFORE_FIRST_APPLY = 'before-first-apply';
+
+/**
+ * The managed fields an apply starts from: the object's, or, when it has
+ * none (its updates were not tracked), an Update by before-first-apply of
+ * everything it holds, as the server's SkipNonAppliedManager records it
+ * (found by the owner-reference conformance case).
+ */
+export function managedForApply(s: Storage, t: Target, live: Json, scope: Scope): ManagedEntry[] {
+  const entries = parseManaged((live['metadata'] as Json)['managedFields']);
+  if (entries.length > 0) return entries;
+  const zero = t.st.type.builtin ? overGoZero(apiVersionOf(t.st.type, t.version), t.st.type.kind, undefined) : undefined;
+  return recordUpdate([], zero, render(t.st, live, t.version), writeContext(s, t, BEFORE_FIRST_APPLY, scope));
+}
+
 /** A uid given in the body of an update or apply is a precondition. */
 export function checkPreconditions(t: Target, old: Json, m: Json): void {
   const om = old['metadata'] as Json;
@@ -278,9 +294,12 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
   let managed: ManagedEntry[];
   if (entries) managed = entries;
   else {
-    const base = managedGiven === undefined || managedGiven === null ? parseManaged(om['managedFields']) : parseManaged(managedGiven);
+    const given = managedGiven !== undefined && managedGiven !== null;
+    const base = given ? parseManaged(managedGiven) : parseManaged(om['managedFields']);
     const before = render(t.st, old, t.version);
-    managed = recordUpdate(base, t.st.type.builtin ? overGoZero(before['apiVersion'] as string, t.st.type.kind, before) : before, render(t.st, next, t.version), writeContext(s, t, manager, scope));
+    // An object without managed fields (created with nothing to own, or reset) has updates untracked until its
+    // first apply (the server's SkipNonAppliedManager); that apply records them as before-first-apply.
+    managed = !given && base.length === 0 ? [] : recordUpdate(base, t.st.type.builtin ? overGoZero(before['apiVersion'] as string, t.st.type.kind, before) : before, render(t.st, next, t.version), writeContext(s, t, manager, scope));
   }
   if (t.st.type.builtin && scope === 'main' && typeKey(t.st.type.group, t.st.type.plural) === '/services') allocateService(s.services, next['spec'] as Json | undefined, old, dry);
   const rendered = renderManaged(managed);

@@ -265,4 +265,52 @@ describe.each(BACKENDS)('server-side apply ($backend)', ({ backend }) => {
     const both = await h().client('b').status().apply({ ...widget(h().namespace, name), status: { conditions: [{ type: 'Synced', status: 'False' }] } });
     expect((both.status?.conditions ?? []).map((c) => c.type).sort()).toEqual(['Ready', 'Synced']);
   });
+
+  it('an owner reference is owned whole: a second applier shares it at the same value and conflicts over any other field of it; an apply that changes nothing records its applier without a time', async () => {
+    const ns = h().namespace;
+    const name = h().name('c');
+    const owner = (await raw(h(), 'POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name: h().name('owner') } } })).body as { metadata: { name: string; uid: string } };
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata.name, uid: owner.metadata.uid };
+    const applied = (who: string, extra: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> =>
+      raw(h(), 'PATCH', `/api/v1/namespaces/${ns}/configmaps/${name}`, {
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ownerReferences: [{ ...ref, ...extra }] } }),
+        contentType: 'application/apply-patch+yaml',
+        query: { fieldManager: who },
+      });
+    expect((await applied('a', { controller: true })).status).toBe(201);
+    const shared = await applied('b', { controller: true });
+    expect(shared.status).toBe(200);
+    const entries = (shared.body['metadata'] as { managedFields: { manager: string; time?: string; fieldsV1: unknown }[] }).managedFields;
+    expect(entries.map((e) => [e.manager, e.time === undefined])).toEqual([['b', true], ['a', false]]);
+    expect(entries[0]!.fieldsV1).toEqual({ 'f:metadata': { 'f:ownerReferences': { [`k:{"uid":"${ref.uid}"}`]: {} } } });
+    for (const extra of [{ controller: false }, { controller: true, blockOwnerDeletion: true }, { controller: true, name: 'other' }]) {
+      const res = await applied('c', extra);
+      expect(res.status).toBe(409);
+      expect(res.body['message']).toBe(`Apply failed with 2 conflicts: conflicts with "a":\n- .metadata.ownerReferences[uid="${ref.uid}"]\nconflicts with "b":\n- .metadata.ownerReferences[uid="${ref.uid}"]`);
+    }
+  });
+
+  it('an object created with nothing to own has no managed fields; its updates are not tracked, and its first apply finds what it holds owned by before-first-apply', async () => {
+    const ns = h().namespace;
+    const name = h().name('bare');
+    const created = await raw(h(), 'POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name } }, query: { fieldManager: 'creator' } });
+    expect((created.body['metadata'] as Record<string, unknown>)['managedFields']).toBeUndefined();
+    const updated = await raw(h(), 'PUT', `/api/v1/namespaces/${ns}/configmaps/${name}`, { body: { metadata: { name, labels: { team: 'a' } }, data: { k: 'v' } }, query: { fieldManager: 'updater' } });
+    expect(updated.status).toBe(200);
+    expect((updated.body['metadata'] as Record<string, unknown>)['managedFields']).toBeUndefined();
+    const res = await raw(h(), 'PATCH', `/api/v1/namespaces/${ns}/configmaps/${name}`, {
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { team: 'b' } }, data: { k: 'w' } }),
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: 'applier' },
+    });
+    expect(res.status).toBe(409);
+    expect(res.body['message']).toBe('Apply failed with 2 conflicts: conflicts with "before-first-apply" using v1:\n- .data.k\n- .metadata.labels.team');
+    const forced = await raw(h(), 'PATCH', `/api/v1/namespaces/${ns}/configmaps/${name}`, {
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { team: 'b' } } }),
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: 'applier', force: 'true' },
+    });
+    expect(forced.status).toBe(200);
+    expect(fieldsByManager(forced.body as never)).toEqual({ 'before-first-apply': { 'f:data': { '.': {}, 'f:k': {} }, 'f:metadata': { 'f:labels': {} } }, applier: { 'f:metadata': { 'f:labels': { 'f:team': {} } } } });
+  });
 });

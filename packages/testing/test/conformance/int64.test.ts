@@ -5,7 +5,7 @@
  * int64 bounds come back with the digits they were written with, as bigints
  * in the client, and the raw answer carries the same digits. (Not
  * `spec.replicas`: it is the scale subresource's replicas path, which the
- * server holds to int32; see docs/testing-fake.md.)
+ * server holds to int32; subresources.test.ts checks that on both.)
  */
 import { describe, expect, it } from 'vitest';
 import { isTooManyRequests, jsonPatch, mergePatch, retryOn } from '@kubeloop/client';

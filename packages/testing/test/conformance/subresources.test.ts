@@ -143,6 +143,27 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
       expect(err.status?.message).toContain('should be a non-negative integer');
     });
 
+    it('a custom resource\'s replicas beyond int32 are refused: a Scale cannot hold them (400), the resource\'s specReplicasPath is 422 naming it; 2^31 - 1 is taken', async () => {
+      const client = h().client();
+      const w = await client.create(widget(h().namespace, h().name('w'), { replicas: 2 }));
+      const scale = await client.subResource('scale').get<Scale>(Widget, { namespace: h().namespace, name: w.metadata.name });
+      const path = `/apis/${GROUP}/v1/namespaces/${h().namespace}/widgets/${w.metadata.name}`;
+      for (const replicas of [2 ** 31, 2 ** 40]) {
+        const res = await raw(h(), 'PUT', `${path}/scale`, { body: { ...scale, spec: { replicas } } });
+        expect(res.status).toBe(400);
+        expect(res.body['message']).toBe('no kind is registered for the type v1.Scale in scheme "pkg/runtime/scheme.go:111"');
+        const main = await raw(h(), 'PATCH', path, { body: { spec: { replicas } }, contentType: 'application/merge-patch+json' });
+        expect(main.status).toBe(422);
+        expect(main.body).toMatchObject({
+          reason: 'Invalid',
+          message: `Widget.${GROUP} "${w.metadata.name}" is invalid: .spec.replicas: Invalid value: ${replicas}: should be less than or equal to 2147483647`,
+          details: { kind: 'Widget', causes: [{ reason: 'FieldValueInvalid', field: '.spec.replicas' }] },
+        });
+      }
+      await client.subResource('scale').update(w, { body: { ...scale, spec: { replicas: 2 ** 31 - 1 } } });
+      expect((await client.get(Widget, { namespace: h().namespace, name: w.metadata.name })).spec?.replicas).toBe(2 ** 31 - 1);
+    });
+
     it('a scale write is decoded as the server decodes a Scale: a patch leaving a value of the wrong type is 422 with the decoder\'s error, a missing replicas is 0, a body of the wrong type is 400', async () => {
       const client = h().client();
       const d = await client.create(deployment(h().namespace, h().name('d')));
@@ -182,6 +203,54 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
       const emptied = await raw(h(), 'PUT', widgetScale, { body: { ...current, spec: {} } });
       expect(emptied.status).toBe(200);
       expect((await client.get(Widget, { namespace: h().namespace, name: w.metadata.name })).spec).toMatchObject({ replicas: 0 });
+    });
+
+    it('server-side apply of a Scale: conflicts with the parent\'s owners of replicas (seen in autoscaling/v1), forced it takes them with subresource scale, the same value is shared, an apply leaving it out gives it up; a custom resource\'s is a 500', async () => {
+      const ns = h().namespace;
+      const name = h().name('d');
+      await raw(h(), 'POST', `/apis/apps/v1/namespaces/${ns}/deployments`, { body: deployment(ns, name), query: { fieldManager: 'creator' } });
+      const path = `/apis/apps/v1/namespaces/${ns}/deployments/${name}/scale`;
+      const applied = (who: string, replicas: number | undefined, force = false): Promise<{ status: number; body: Record<string, unknown> }> =>
+        raw(h(), 'PATCH', path, {
+          body: JSON.stringify({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name, namespace: ns }, ...(replicas === undefined ? {} : { spec: { replicas } }) }),
+          contentType: 'application/apply-patch+yaml',
+          query: { fieldManager: who, ...(force ? { force: 'true' } : {}) },
+        });
+      const replicaOwners = async (): Promise<unknown[]> => {
+        const parent = (await raw(h(), 'GET', `/apis/apps/v1/namespaces/${ns}/deployments/${name}`)).body as { metadata: { managedFields: { manager: string; operation: string; apiVersion: string; subresource?: string; fieldsV1: { 'f:spec'?: Record<string, unknown> } }[] }; spec: { replicas: number } };
+        return [parent.spec.replicas, parent.metadata.managedFields.filter((e) => e.fieldsV1['f:spec']?.['f:replicas'] !== undefined).map((e) => [e.manager, e.operation, e.apiVersion, e.subresource])];
+      };
+      const first = await applied('b', 3);
+      expect(first.status).toBe(409);
+      expect(first.body).toMatchObject({ reason: 'Conflict', message: 'Apply failed with 1 conflict: conflict with "creator" using autoscaling/v1: .spec.replicas', details: { causes: [{ reason: 'FieldManagerConflict', message: 'conflict with "creator" using autoscaling/v1', field: '.spec.replicas' }] } });
+      expect(await applied('b', 3, true)).toMatchObject({ status: 200, body: { kind: 'Scale', spec: { replicas: 3 } } });
+      expect(await replicaOwners()).toEqual([3, [['b', 'Apply', 'apps/v1', 'scale']]]);
+      expect((await applied('c', 4)).body).toMatchObject({ reason: 'Conflict', message: 'Apply failed with 1 conflict: conflict with "b" with subresource "scale": .spec.replicas' });
+      expect((await applied('c', 3)).status).toBe(200);
+      expect(await replicaOwners()).toEqual([3, [['b', 'Apply', 'apps/v1', 'scale'], ['c', 'Apply', 'apps/v1', 'scale']]]);
+      expect((await applied('b', undefined)).status).toBe(200);
+      expect(await replicaOwners()).toEqual([3, [['c', 'Apply', 'apps/v1', 'scale']]]);
+      expect((await applied('c', 5)).status).toBe(200);
+      expect(await replicaOwners()).toEqual([5, [['c', 'Apply', 'apps/v1', 'scale']]]);
+      const w = widget(ns, h().name('w'), { replicas: 1 });
+      await raw(h(), 'POST', `/apis/${GROUP}/v1/namespaces/${ns}/widgets`, { body: w, query: { fieldManager: 'creator' } });
+      const cr = await raw(h(), 'PATCH', `/apis/${GROUP}/v1/namespaces/${ns}/widgets/${w.metadata.name}/scale`, {
+        body: JSON.stringify({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: w.metadata.name, namespace: ns }, spec: { replicas: 3 } }),
+        contentType: 'application/apply-patch+yaml',
+        query: { fieldManager: 'b', force: 'true' },
+      });
+      expect(cr.status).toBe(500);
+      expect(cr.body['message']).toBe(`failed to convert new object (${ns}/${w.metadata.name}; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version: autoscaling/v1`);
+      expect((await h().client().get(Widget, { namespace: ns, name: w.metadata.name })).spec?.replicas).toBe(1);
+      // without managed fields the server first records what it holds as before-first-apply, through a Scale it cannot convert either
+      await raw(h(), 'PATCH', `/apis/${GROUP}/v1/namespaces/${ns}/widgets/${w.metadata.name}`, { body: { metadata: { managedFields: [{}] } }, contentType: 'application/merge-patch+json' });
+      const bare = await raw(h(), 'PATCH', `/apis/${GROUP}/v1/namespaces/${ns}/widgets/${w.metadata.name}/scale`, {
+        body: JSON.stringify({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: w.metadata.name, namespace: ns }, spec: { replicas: 3 } }),
+        contentType: 'application/apply-patch+yaml',
+        query: { fieldManager: 'b' },
+      });
+      expect(bare.status).toBe(500);
+      expect(bare.body['message']).toBe('failed to create manager for existing fields: failed to convert live object (/; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version: autoscaling/v1');
     });
 
     it('a scale update with a stale resourceVersion is 409 Conflict', async () => {
