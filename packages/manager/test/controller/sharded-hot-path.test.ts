@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
+import type * as clientModule from '@kubeloop/client';
 import { createShardRing } from '@kubeloop/leaderelection';
 import type { ShardRing } from '@kubeloop/leaderelection';
 import { ConfigMap } from '@kubeloop/scheme';
@@ -23,7 +24,7 @@ import type { Running } from '../support.js';
 const hashed = vi.hoisted(() => [] as { text: string; caller: string }[]);
 
 vi.mock('@kubeloop/client', async (importOriginal) => {
-  const real = await importOriginal<typeof import('@kubeloop/client')>();
+  const real = await importOriginal<typeof clientModule>();
   return {
     ...real,
     fnv1a64: (text: string): bigint => {
@@ -66,7 +67,7 @@ describe('a sharded controller\'s hot path', () => {
     // Every read the controller makes of its cache.
     const cache = manager.cluster.cache;
     const get = cache.get.bind(cache);
-    Object.defineProperty(cache, 'get', { value: ((...args: Parameters<typeof get>) => (cacheGets++, get(...args))) as typeof get });
+    Object.defineProperty(cache, 'get', { value: (...args: Parameters<typeof get>) => (cacheGets++, get(...args)) });
     manager
       .controller()
       .for(ConfigMap)
@@ -90,7 +91,7 @@ describe('a sharded controller\'s hot path', () => {
     await eventually(() => manager.controllers().every((c) => c.synced), (ok) => ok, 'the controller synced');
     const from = hashed.length;
     const created = await Promise.all(Array.from({ length: OBJECTS }, (_, i) => client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: ns }, data: { round: '0' } })));
-    for (const cm of created) uids.add(cm.metadata!.uid!);
+    for (const cm of created) uids.add(cm.metadata.uid!);
     await eventually(() => [...seen.values()].filter((rounds) => rounds.includes('0')).length, (n) => n === OBJECTS, 'every object reconciled', 30_000);
     const first = hashesSince(from);
     process.stderr.write(`[sharded hot path] ${OBJECTS} creations: ${reconciles} reconciles, ${cacheGets} cache reads, ${first.controller} controller hashes, ${first.cache} reflector hashes\n`);
