@@ -6,29 +6,30 @@
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { InformerCache } from '@kubeloop/cache';
-import { fnv1a64, runFenced } from '@kubeloop/client';
+import type { InformerCache, InformerEvent } from '@kubeloop/cache';
 import { currentTracer } from '@kubeloop/client/internal';
 import type { SpanHandle } from '@kubeloop/client/internal';
 import { reconcileSpanAttributes } from '../tracing/reconcile-span.js';
 import type { Client, KindRef } from '@kubeloop/client';
-import type { ShardRing } from '@kubeloop/leaderelection';
+import type { KubeObject } from '@kubeloop/scheme';
 import { createPriorityQueue, defaultControllerRateLimiter, LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
 import type { RateLimiter, WorkQueue, WorkQueueOptions } from '@kubeloop/workqueue';
 import { isManagerError, ManagerError } from '../errors.js';
 import { validateControllerOptions } from '../options-validation.js';
 import type { ControllerLabels, ControllerMetrics } from '../metrics/controller-metrics.js';
-import { shardKeyMetrics } from '../metrics/shard-metrics.js';
-import type { ShardKeyMetrics } from '../metrics/shard-metrics.js';
 import { createWorkQueueMetrics } from '../metrics/workqueue-metrics.js';
 import { isTerminal, requestKey, requestOf } from './reconcile.js';
 import type { ReconcileContext, ReconcileResult, Reconciler, Request } from './reconcile.js';
 import type { Source, SourceContext } from './source.js';
-import { checkPaused, PAUSED_ANNOTATION, PauseGate } from './pause.js';
+import { PauseGate } from './pause.js';
 import type { PauseOptions } from './pause.js';
+import type { ControllerShard } from './shard-stage.js';
+import { PASSED, runStages } from './stage.js';
+import type { ReconcileStage, StageItem } from './stage.js';
+import { stagesFor } from './stages.js';
 import type { EventRecorder } from '../events/recorder.js';
 import { inReconcileOf } from './own-writes.js';
-import { MissingKinds } from './kind-waiter.js';
+import { MissingKinds, sameKind } from './kind-waiter.js';
 import type { OwnWrites } from './own-writes.js';
 import { describeTrigger, NO_TRIGGERS, SelfTriggerWatch, TriggerLedger } from './triggers.js';
 import type { TriggerEvent, TriggerInput, TriggerOptions, TriggerSet } from './triggers.js';
@@ -96,7 +97,7 @@ export interface ControllerOptions {
    * reconciled (its finalizers run); removing the annotation enqueues the
    * object, whatever the `for` predicates say. `false`: no per-object
    * pause (and no cache read before each reconcile). Default: on, with
-   * {@link PAUSED_ANNOTATION} and no condition.
+   * `PAUSED_ANNOTATION` and no condition.
    */
   readonly pause?: PauseOptions | false;
   /**
@@ -128,16 +129,6 @@ export interface ControllerOptions {
    * every key.
    */
   readonly shard?: ControllerShard;
-}
-
-/** How a controller's keys map to a shard ring. */
-export interface ControllerShard {
-  readonly ring: ShardRing;
-  /**
-   * What the `for` object is hashed by: its `uid`, or its `namespace` (every
-   * object of a namespace on one replica). Default: `uid`.
-   */
-  readonly by?: 'uid' | 'namespace';
 }
 
 export interface ControllerDeps {
@@ -221,7 +212,6 @@ const PANIC_TYPES = [TypeError, ReferenceError, RangeError, SyntaxError];
 
 const SOURCE_ENQUEUE: TriggerInput = Object.freeze({ source: 'source', event: 'enqueue' });
 const RESYNC: TriggerInput = Object.freeze({ source: 'controller', event: 'periodic-resync' });
-const HANDOFF: TriggerInput = Object.freeze({ source: 'controller', event: 'shard-handoff' });
 const REQUEUE: TriggerInput = Object.freeze({ source: 'controller', event: 'requeue' });
 const REQUEUE_AFTER: TriggerInput = Object.freeze({ source: 'controller', event: 'requeue-after' });
 const BACKOFF: TriggerInput = Object.freeze({ source: 'controller', event: 'error-backoff' });
@@ -252,24 +242,10 @@ export class Controller {
   private readonly pending = new Set<Source>();
   private readonly log: Logger;
   private readonly maxConcurrent: number;
-  /** Reconciles in flight per shard bucket (sharded controllers only). */
-  private readonly inFlight = new Map<number, number>();
-  private readonly drained = new Set<() => void>();
-  /**
-   * The bucket of the uid each key's object had when last seen here
-   * (sharded by uid), so a deleted object still maps to its bucket.
-   */
-  private readonly uidBuckets = new Map<string, number>();
-  /** The keys of `uidBuckets` by bucket: a bucket's are forgotten without hashing every uid remembered. */
-  private readonly bucketUids = new Map<number, Set<string>>();
-  /**
-   * Keys that came up while their bucket was assigned here but not yet
-   * started (its previous owner still draining it): the start enqueues them,
-   * a deleted object's included (a list of the cache would not find it).
-   */
-  private readonly waiting = new Map<number, Set<string>>();
-  /** A sharded controller's key counters, looked up once when it starts (not per key). */
-  private shardKeys: ShardKeyMetrics | undefined;
+  /** What runs around each reconcile (sharding, the per-object pause), outermost first: stages.ts. */
+  private readonly stages: readonly ReconcileStage[];
+  /** The builder's sources and the stages' own. */
+  private readonly sources: readonly Source[];
   private readonly labels: ControllerLabels;
   /** The whole controller's pause, and the reconciles in flight (`pause` waits for them). */
   private readonly gate = new PauseGate();
@@ -294,7 +270,7 @@ export class Controller {
   constructor(
     readonly name: string,
     private readonly reconciler: Reconciler,
-    private readonly sources: readonly Source[],
+    sources: readonly Source[],
     readonly options: ControllerOptions,
     private readonly deps: ControllerDeps,
   ) {
@@ -310,6 +286,8 @@ export class Controller {
     this.selfTriggers = this.attribution && new SelfTriggerWatch(this.attribution.selfTriggerThreshold);
     this.history = new ReconcileHistory(this.attribution?.historySize ?? 0);
     this.crd = new MissingKinds({ cache: deps.cache, forKind: deps.forKind, waitForKind: deps.waitForKind, log: this.log });
+    this.stages = stagesFor(options, { name, cache: deps.cache, registry: deps.registry, metrics: deps.metrics, labels: this.labels, log: this.log, forKind: deps.forKind, client: deps.client });
+    this.sources = [...sources, ...this.stages.flatMap((s) => (s.source ? [s.source] : []))];
   }
 
   /** Count one trigger in kubeloop_reconcile_triggers_total (its child counter looked up once per source and event). */
@@ -343,7 +321,7 @@ export class Controller {
   }
 
   get needLeaderElection(): boolean {
-    return this.options.needLeaderElection ?? this.options.shard === undefined;
+    return this.options.needLeaderElection ?? !this.stages.some((s) => s.needLeaderElection === false);
   }
 
   status(): ControllerStatus {
@@ -405,20 +383,6 @@ export class Controller {
       this.log.info('caches synced; starting workers');
       // A worker takes keys until the term ends; its reconcile in flight finishes (the worker awaits it).
       const workers = Array.from({ length: this.maxConcurrent }, () => this.worker(queue, signal));
-      const shard = this.options.shard;
-      if (shard) {
-        const keys = (this.shardKeys ??= shardKeyMetrics(this.deps.registry));
-        keys.moved.inc({ controller: this.name }, 0);
-        keys.skipped.inc({ controller: this.name }, 0);
-        const offDrain = shard.ring.addDrainer((buckets) => this.drain(buckets));
-        const offStart = shard.ring.subscribe(({ started, lost }) => {
-          if (lost) this.log.warn({ ring: shard.ring.name }, `this replica lost its share of the shard ring: ${lost}`);
-          this.forgetElsewhere(shard);
-          void this.enqueueStarted(shard, started, queue, signal);
-        });
-        signal.addEventListener('abort', () => (offDrain(), offStart()), { once: true });
-        void this.enqueueStarted(shard, [...shard.ring.active()], queue, signal);
-      }
       const syncPeriodMs = this.options.syncPeriodMs ?? this.deps.defaultSyncPeriodMs ?? 0;
       if (syncPeriodMs > 0 && this.deps.forKind) workers.push(this.resync(this.deps.forKind, syncPeriodMs, queue, signal));
       await Promise.all(workers);
@@ -463,12 +427,18 @@ export class Controller {
         writes && ((kindId, namespace, name, rv) => writes.wroteAt(kindId, namespace, name, rv, this.name)),
       );
     if (ledger) this.ledgers.set(queue, ledger);
-    const enqueue = (request: Request, priority = 0, trigger?: TriggerInput): void => {
+    // The stages that note each enqueued request (a sharded controller's bucket of the key), told whether its event is of the `for` kind.
+    const noting = this.stages.filter((s) => s.enqueued !== undefined);
+    const enqueueFrom = (ofForKind: boolean) => (request: Request, priority = 0, trigger?: TriggerInput, event?: InformerEvent<KubeObject>): void => {
       const key = requestKey(request);
+      for (const stage of noting) stage.enqueued!(key, request, event, ofForKind);
       if (priority === 0) queue.add(key);
       else queue.addWithOptions(key, { priority });
       if (ledger !== undefined && !queue.shuttingDown) ledger.record(key, trigger ?? SOURCE_ENQUEUE);
     };
+    const forKind = this.deps.forKind;
+    const enqueueFor = enqueueFrom(true);
+    const enqueueOther = enqueueFrom(false);
     const ownWrites = this.deps.ownWrites && { controller: this.name, writes: this.deps.ownWrites };
     const onOwnWriteDropped = (): void => this.deps.metrics.ownWriteEvents.inc({ ...this.labels, action: 'dropped' });
     const onError = (err: unknown, where: string): void => {
@@ -477,7 +447,7 @@ export class Controller {
     };
     for (const s of this.sources) this.pending.add(s);
     const context: Omit<SourceContext, 'signal'> = {
-      enqueue,
+      enqueue: enqueueOther,
       cache: this.deps.cache,
       onError,
       lowPriority: this.lowPriority,
@@ -489,7 +459,8 @@ export class Controller {
     const synced = Promise.all(
       this.sources.map(async (source) => {
         try {
-          await this.crd.run(source, context, signal, { synced: () => this.pending.delete(source), unsynced: () => this.pending.add(source) });
+          const own = forKind !== undefined && source.kind !== undefined && sameKind(source.kind, forKind) ? { ...context, enqueue: enqueueFor } : context;
+          await this.crd.run(source, own, signal, { synced: () => this.pending.delete(source), unsynced: () => this.pending.add(source) });
         } catch (err) {
           if (!signal.aborted) throw err;
         }
@@ -579,168 +550,24 @@ export class Controller {
     this.log.info('controller resumed');
   }
 
-  /** Whether the key's object is paused by its annotation (counted and skipped); writes the Paused condition when asked. */
-  private async skipPaused(key: string, stopSignal: AbortSignal): Promise<boolean> {
-    const pause = this.options.pause;
-    const kind = this.deps.forKind;
-    if (pause === false || kind === undefined) return false;
-    const { verdict, conditionError } = await checkPaused(this.deps, kind, requestOf(key), { annotation: pause?.annotation ?? PAUSED_ANNOTATION, condition: pause?.condition ?? false }, stopSignal);
-    if (conditionError !== undefined) this.log.warn({ err: conditionError, key }, 'could not write the Paused condition; tried again at the next reconcile');
-    if (verdict === 'run') return false;
-    this.deps.metrics.pausedSkips.inc(this.labels);
-    this.log.debug({ key }, 'object paused by annotation: reconcile skipped');
-    return true;
-  }
-
-  /**
-   * The bucket of a key's object in the ring; undefined when the object is
-   * not cached here and was never reconciled here (another shard's). A
-   * deleted object's bucket comes from the uid it had when last reconciled
-   * here, so its owner gives it a final reconcile, as an unsharded
-   * controller does.
-   */
-  private async bucketOf(shard: ControllerShard, key: string, request: Request, signal: AbortSignal): Promise<{ bucket: number; gone: boolean } | undefined> {
-    if (shard.by === 'namespace') return { bucket: shard.ring.bucketOf(fnv1a64(request.namespace ?? '')), gone: false };
-    const kind = this.deps.forKind;
-    if (!kind) return undefined;
-    let uid: string | undefined;
-    try {
-      const obj = await this.deps.cache.get(kind, request, { signal });
-      uid = (obj as { metadata?: { uid?: string } }).metadata?.uid;
-    } catch {
-      uid = undefined;
-    }
-    if (uid !== undefined) return { bucket: this.rememberUid(shard, key, uid), gone: false };
-    const last = this.uidBuckets.get(key);
-    return last === undefined ? undefined : { bucket: last, gone: true };
-  }
-
-  /** Remember the uid a key's object has (a recreated object's new uid replaces the old); its bucket. */
-  private rememberUid(shard: ControllerShard, key: string, uid: string): number {
-    const bucket = shard.ring.bucketOf(fnv1a64(uid));
-    if (this.uidBuckets.get(key) !== bucket) this.forgetUid(key);
-    let keys = this.bucketUids.get(bucket);
-    if (!keys) this.bucketUids.set(bucket, (keys = new Set()));
-    keys.add(key);
-    this.uidBuckets.set(key, bucket);
-    return bucket;
-  }
-
-  private forgetUid(key: string): void {
-    const bucket = this.uidBuckets.get(key);
-    if (bucket === undefined) return;
-    this.uidBuckets.delete(key);
-    const keys = this.bucketUids.get(bucket);
-    keys?.delete(key);
-    if (keys?.size === 0) this.bucketUids.delete(bucket);
-  }
-
-  /**
-   * Forget what is remembered of keys in these buckets, another member's
-   * now: the uids of deleted objects (their new owner gives the final
-   * reconcile) and keys waiting for the bucket to start here. The one place
-   * both are dropped; O(keys in the buckets).
-   */
-  private forgetBuckets(buckets: Iterable<number>): void {
-    for (const b of buckets) {
-      this.waiting.delete(b);
-      for (const key of this.bucketUids.get(b) ?? []) this.uidBuckets.delete(key);
-      this.bucketUids.delete(b);
-    }
-  }
-
-  /** At a ring change: forget the buckets no longer worked on, drained or assigned here (another member has them). */
-  private forgetElsewhere(shard: ControllerShard): void {
-    const here = (b: number): boolean => shard.ring.active().has(b) || shard.ring.draining().has(b) || shard.ring.assigned().has(b);
-    this.forgetBuckets(new Set([...this.waiting.keys(), ...this.bucketUids.keys()].filter((b) => !here(b))));
-  }
-
-  /** Resolves once no reconcile of these buckets is in flight (the ring hands them on then). */
-  drain(buckets: ReadonlySet<number>): Promise<void> {
-    // Buckets leaving here: their new owner has their keys (no key of a bucket still active here waits for it).
-    if (this.options.shard) this.forgetBuckets(buckets);
-    const busy = (): boolean => [...buckets].some((b) => (this.inFlight.get(b) ?? 0) > 0);
-    if (!busy()) return Promise.resolve();
-    return new Promise((resolve) => {
-      const check = (): void => {
-        if (busy()) return;
-        this.drained.delete(check);
-        resolve();
-      };
-      this.drained.add(check);
-    });
-  }
-
-  /** Enqueue every cached `for` object in buckets that just started here. */
-  private async enqueueStarted(shard: ControllerShard, started: readonly number[], queue: WorkQueue, signal: AbortSignal): Promise<void> {
-    const kind = this.deps.forKind;
-    if (!kind || started.length === 0) return;
-    const set = new Set(started);
-    for (const b of started) {
-      for (const key of this.waiting.get(b) ?? []) {
-        this.addKey(queue, key, HANDOFF);
-        this.shardKeys?.moved.inc({ controller: this.name });
-      }
-      this.waiting.delete(b);
-    }
-    try {
-      const list = await this.deps.cache.list(kind, { signal });
-      for (const obj of list.items) {
-        const m = obj.metadata;
-        if (!m?.name) continue;
-        const hash = fnv1a64(shard.by === 'namespace' ? (m.namespace ?? '') : (m.uid ?? ''));
-        if (!set.has(shard.ring.bucketOf(hash))) continue;
-        this.addKey(queue, requestKey(m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name }), HANDOFF);
-        this.shardKeys?.moved.inc({ controller: this.name });
-      }
-    } catch (err) {
-      if (!signal.aborted) this.log.warn({ err }, 'could not enqueue the objects of shard buckets that started here');
-    }
-  }
-
+  /** Run one key through the stages (stages.ts) and its reconcile; a key a stage passed over is forgotten. */
   private async process(queue: WorkQueue, key: string, priority: number, stopSignal: AbortSignal, triggers: TriggerSet): Promise<void> {
-    if (await this.skipPaused(key, stopSignal)) {
-      queue.forget(key);
+    const request = requestOf(key);
+    if (this.stages.length === 0) {
+      await this.reconcileKey(queue, key, request, priority, stopSignal, triggers);
       return;
     }
-    const shard = this.options.shard;
-    if (!shard) {
-      await this.reconcileKey(queue, key, priority, stopSignal, triggers);
-      return;
-    }
-    const found = await this.bucketOf(shard, key, requestOf(key), stopSignal);
-    // Not ours now (or not cached here): its owner reconciles it, and enqueues it when the bucket starts there.
-    if (found === undefined || !shard.ring.active().has(found.bucket)) {
-      // Ours once its previous owner has drained it: the start enqueues the key again.
-      if (found !== undefined && shard.ring.assigned().has(found.bucket)) {
-        const keys = this.waiting.get(found.bucket);
-        if (keys) keys.add(key);
-        else this.waiting.set(found.bucket, new Set([key]));
-      }
-      return this.skip(key, queue);
-    }
-    const bucket = found.bucket;
-    // The bucket's write fence: the reconcile's writes are refused, and its signal aborts, once the bucket is handed on
-    // or this member is past its renew deadline, whatever the reconciler does with its signal.
-    const fence = shard.ring.fence(bucket);
-    if (!fence) return this.skip(key, queue);
-    this.inFlight.set(bucket, (this.inFlight.get(bucket) ?? 0) + 1);
-    try {
-      // A deleted object's final reconcile done with: nothing left to route by its uid.
-      const fenced = AbortSignal.any([stopSignal, fence.signal]);
-      if ((await runFenced(fence, () => this.reconcileKey(queue, key, priority, fenced, triggers))) && found.gone) this.forgetUid(key);
-    } finally {
-      const left = (this.inFlight.get(bucket) ?? 1) - 1;
-      if (left > 0) this.inFlight.set(bucket, left);
-      else this.inFlight.delete(bucket);
-      for (const check of [...this.drained]) check();
-    }
-  }
-
-  /** A key not reconciled here (another member's, or its bucket not started here). */
-  private skip(key: string, queue: WorkQueue): void {
-    queue.forget(key);
-    this.shardKeys?.skipped.inc({ controller: this.name });
+    const kind = this.deps.forKind;
+    let read: Promise<KubeObject | undefined> | undefined;
+    const item: StageItem = {
+      key,
+      request,
+      signal: stopSignal,
+      // The reconcile's one cache read, whichever stages ask (the pause check, a shard's bucket of a key no event explained).
+      object: () => (read ??= kind === undefined ? Promise.resolve(undefined) : this.deps.cache.get(kind, request, { signal: stopSignal }).then((o) => o as KubeObject, () => undefined)),
+    };
+    const done = await runStages(this.stages, 0, item, (signal) => this.reconcileKey(queue, key, request, priority, signal, triggers));
+    if (done === PASSED) queue.forget(key);
   }
 
   /**
@@ -748,8 +575,7 @@ export class Controller {
    * that priority unless the result names another. Resolves to whether the
    * key was done with (not queued again).
    */
-  private reconcileKey(queue: WorkQueue, key: string, priority: number, stopSignal: AbortSignal, triggers: TriggerSet): Promise<boolean> {
-    const request = requestOf(key);
+  private reconcileKey(queue: WorkQueue, key: string, request: Request, priority: number, stopSignal: AbortSignal, triggers: TriggerSet): Promise<boolean> {
     const reconcileID = randomUUID();
     // Tracing off: one property read per reconcile.
     const tracer = currentTracer();

@@ -100,7 +100,7 @@ export class KindWaiter {
 }
 
 /** The same kind, whatever its form (a metadata-only watch of the `for` kind is that kind). */
-function sameKind(a: KindRef, b: KindRef): boolean {
+export function sameKind(a: KindRef, b: KindRef): boolean {
   const x = isMetadataRef(a) ? a.of : a;
   const y = isMetadataRef(b) ? b.of : b;
   return x.apiVersion === y.apiVersion && x.kind === y.kind;

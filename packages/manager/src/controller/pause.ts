@@ -5,7 +5,6 @@
  * composes: the check before a reconcile, the source that enqueues an
  * object when its annotation goes, and the gate its workers wait at.
  */
-import type { InformerCache } from '@kubeloop/cache';
 import type { Client, KindRef } from '@kubeloop/client';
 import { mergeFrom } from '@kubeloop/client';
 import { isMetadataRef } from '@kubeloop/client/internal';
@@ -14,7 +13,8 @@ import { setStatusCondition } from '../controllerutil/conditions.js';
 import type { Condition } from '../controllerutil/conditions.js';
 import { enqueueObject } from './handlers.js';
 import type { Predicate } from './predicates.js';
-import type { Request } from './reconcile.js';
+import { PASSED } from './stage.js';
+import type { ReconcileStage, StageDeps } from './stage.js';
 import { kindSource } from './source.js';
 import type { Source } from './source.js';
 
@@ -72,31 +72,26 @@ export function unpausedSource(kind: KindRef, annotation: string): Source {
     // Its events are the controller's own doing: reported as `pause-lifted`, never checked for own writes.
     start: (context) => {
       const { ownWrites: _ownWrites, ...rest } = context;
-      return source.start({ ...rest, enqueue: (request, priority) => context.enqueue(request, priority, { source: 'controller', event: 'pause-lifted', ...(request.namespace ? { namespace: request.namespace } : {}), name: request.name }) });
+      return source.start({ ...rest, enqueue: (request, priority, _trigger, event) => context.enqueue(request, priority, { source: 'controller', event: 'pause-lifted', ...(request.namespace ? { namespace: request.namespace } : {}), name: request.name }, event) });
     },
   };
 }
 
 /**
- * What a reconcile of `request` should do: `skip` when its object (read from
- * the cache) is paused and not being deleted (a deletion still runs, so
+ * What a reconcile should do: `skip` when its object (`read`, from the
+ * cache) is paused and not being deleted (a deletion still runs, so
  * finalizers are removed); `run` otherwise (also when the object is gone).
  * With `condition`, writes the `Paused` condition as {@link PauseOptions}
  * says; a failed write is returned as `conditionError`, not thrown.
  */
 export async function checkPaused(
-  deps: { readonly cache: InformerCache; readonly client?: Pick<Client, 'status'> | undefined },
+  deps: { readonly client?: Pick<Client, 'status'> | undefined },
   kind: KindRef,
-  request: Request,
+  read: () => Promise<KubeObject | undefined>,
   options: { readonly annotation: string; readonly condition: boolean },
-  signal: AbortSignal,
 ): Promise<{ readonly verdict: 'skip' | 'run'; readonly conditionError?: unknown }> {
-  let object: KubeObject | undefined;
-  try {
-    object = await deps.cache.get(kind, request, { signal });
-  } catch {
-    return { verdict: 'run' }; // gone (or unreadable): the reconciler finds out
-  }
+  const object = await read();
+  if (object === undefined) return { verdict: 'run' }; // gone (or unreadable): the reconciler finds out
   const paused = isPaused(object, options.annotation) && object.metadata?.deletionTimestamp === undefined;
   // A metadata-only `for` kind has no status here to keep: no condition is written.
   if (!options.condition || deps.client === undefined || isMetadataRef(kind)) return { verdict: paused ? 'skip' : 'run' };
@@ -119,6 +114,26 @@ export async function checkPaused(
     return { verdict: paused ? 'skip' : 'run', conditionError };
   }
   return { verdict: paused ? 'skip' : 'run' };
+}
+
+/**
+ * The per-object pause as a stage: a paused object's key is passed over
+ * (counted in `kubeloop_reconcile_paused_total`), its `Paused` condition
+ * written when `condition` asks. It reads the object through the
+ * reconcile's one cache read.
+ */
+export function pauseStage(options: PauseOptions, kind: KindRef, deps: StageDeps): ReconcileStage {
+  const settings = { annotation: options.annotation ?? PAUSED_ANNOTATION, condition: options.condition ?? false };
+  return {
+    async around(item, next) {
+      const { verdict, conditionError } = await checkPaused(deps, kind, () => item.object(), settings);
+      if (conditionError !== undefined) deps.log.warn({ err: conditionError, key: item.key }, 'could not write the Paused condition; tried again at the next reconcile');
+      if (verdict === 'run') return next(item.signal);
+      deps.metrics.pausedSkips.inc(deps.labels);
+      deps.log.debug({ key: item.key }, 'object paused by annotation: reconcile skipped');
+      return PASSED;
+    },
+  };
 }
 
 /**

@@ -27,8 +27,12 @@ export interface SourceContext {
    * (higher first; default 0); kind sources use `lowPriority` for the
    * informer's initial list and for resyncs. `trigger` says why, for
    * `ctx.triggers` (default: `{ source: 'source', event: 'enqueue' }`).
+   * `event` is the informer event the request came from, as the source got
+   * it: the controller's stages learn what they need of the key from its
+   * object then (a sharded controller its bucket) instead of reading the
+   * object again at reconcile. Default: none.
    */
-  readonly enqueue: (request: Request, priority?: number, trigger?: TriggerInput) => void;
+  readonly enqueue: (request: Request, priority?: number, trigger?: TriggerInput, event?: InformerEvent<KubeObject>) => void;
   /**
    * Whether the controller attributes triggers (`ControllerOptions.triggers`
    * is not false): a source that reports none need not build them.
@@ -124,7 +128,7 @@ export function kindSourceAs(role: TriggerSource, kind: KindRef, handler: EventH
           return;
         }
         if (!attribute) {
-          for (const request of requests) enqueue(request, priority);
+          for (const request of requests) enqueue(request, priority, undefined, event);
           return;
         }
         const m = event.object.metadata;
@@ -142,7 +146,7 @@ export function kindSourceAs(role: TriggerSource, kind: KindRef, handler: EventH
         }
         for (const request of requests) {
           const mapped = request.name !== name || (request.namespace ?? '') !== (namespace ?? '');
-          enqueue(request, priority, mapped ? { ...trigger, mapped: true } : trigger);
+          enqueue(request, priority, mapped ? { ...trigger, mapped: true } : trigger, event);
         }
       };
       const registration = informer.addEventHandler({
