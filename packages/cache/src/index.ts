@@ -29,6 +29,7 @@ export type {
   HandlerRegistration,
   InformerErrorPhase,
   InformerEvent,
+  InformerEventListener,
   InformerOptions,
   InformerSource,
   InformerSources,
@@ -41,7 +42,9 @@ export { inShard, shardValue, staticShard } from './shard-filter.js';
 export type { ShardBy, ShardFilter } from './shard-filter.js';
 export { CacheError, isCacheError } from './errors.js';
 export type { CacheErrorReason } from './errors.js';
-export { clientListWatcher } from './list-watch.js';
-export type { ListPageOptions, ListWatchScope, ListWatcher, WatchFromOptions } from './list-watch.js';
+export { clientListWatcher, passThrough, withStages } from './list-watch.js';
+export type { ListPageOptions, ListWatchScope, ListWatchStage, ListWatcher, WatchFromOptions } from './list-watch.js';
+export { filterStage } from './stages/filter.js';
+export { shardStage } from './stages/shard.js';
 export { NAMESPACE_INDEX, Store, keyOf, objectKey } from './store.js';
 export type { IndexErrorHandler, IndexFunc } from './store.js';

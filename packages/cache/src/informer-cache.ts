@@ -16,7 +16,9 @@ import type { KubeObject, ResourceDescriptor } from '@kubeloop/scheme';
 import { Informer } from './informer.js';
 import type { InformerErrorPhase, InformerOptions, InformerSource, InformerSources, Transform } from './informer.js';
 import { CacheError, isCacheError } from './errors.js';
-import { clientListWatcher } from './list-watch.js';
+import { clientListWatcher, withStages } from './list-watch.js';
+import type { ListWatchStage, ListWatcher } from './list-watch.js';
+import { shardStage } from './stages/shard.js';
 import type { ReflectorOptions, ReflectorStats } from './reflector.js';
 import { inShard } from './shard-filter.js';
 import type { ShardFilter } from './shard-filter.js';
@@ -40,9 +42,24 @@ export interface ByKindOptions {
    * Keep one shard of the kind: the objects whose uid, namespace or
    * controller owner's uid hashes into the filter's ranges (a shard ring's,
    * or `staticShard`). The server filters where it can; what it lets through
-   * out of range is dropped before the store. Default: the whole kind.
+   * out of range is dropped before the store (the shard stage,
+   * `stages/shard.ts`). Default: the whole kind.
    */
   readonly shard?: ShardFilter;
+  /**
+   * Stages around each list-watch of the kind, innermost first, after the
+   * shard's: each may narrow what is asked of the server and what of the
+   * answer reaches the store (see {@link ListWatchStage}). What they drop,
+   * the cache does not hold; `admits()` (read-your-writes) does not know of
+   * them. Default: none.
+   *
+   * @example
+   * ```ts
+   * const noScratch = filterStage<KubeObject>((o) => o.metadata?.labels?.['scratch'] !== 'true');
+   * const cache = createInformerCache({ client, byKind: [{ kind: ConfigMap, options: { stages: [noScratch] } }] });
+   * ```
+   */
+  readonly stages?: readonly ListWatchStage<KubeObject>[];
 }
 
 /** Options for {@link createInformerCache}. */
@@ -318,18 +335,23 @@ class Cache implements InformerCache {
       ...((per.transform ?? this.options.transform) ? { transform: per.transform ?? this.options.transform! } : {}),
       ...(this.options.unsafeDisableDeepFreeze ? { unsafeDisableDeepFreeze: true } : {}),
       ...(this.options.internStrings !== undefined ? { internStrings: this.options.internStrings } : {}),
-      ...(this.options.reflector || per.shard ? { reflector: { ...this.options.reflector, ...(per.shard ? { shard: per.shard } : {}) } } : {}),
+      ...(this.options.reflector ? { reflector: this.options.reflector } : {}),
       ...(this.options.resyncPeriodMs !== undefined ? { resyncPeriodMs: this.options.resyncPeriodMs } : {}),
       ...(this.options.onError ? { onError: (err: unknown, phase: InformerErrorPhase) => this.options.onError!(label, err, phase) } : {}),
       ...(this.options.onHandlerError ? { onHandlerError: (err: unknown) => this.options.onHandlerError!(label, err) } : {}),
     };
+    // The stages of each list-watch, innermost first: the shard's, then the kind's own.
+    const stages: ListWatchStage<KubeObject>[] = [...(per.shard ? [shardStage<KubeObject>(per.shard)] : []), ...(per.stages ?? [])];
     const source = (namespace: string): InformerSource<KubeObject> => ({
       namespace,
-      lw: clientListWatcher(this.options.client, kind, {
-        ...(namespace ? { namespace } : {}),
-        ...((per.labelSelector ?? this.options.defaultLabelSelector) ? { labelSelector: per.labelSelector ?? this.options.defaultLabelSelector! } : {}),
-        ...((per.fieldSelector ?? this.options.defaultFieldSelector) ? { fieldSelector: per.fieldSelector ?? this.options.defaultFieldSelector! } : {}),
-      }),
+      lw: withStages(
+        clientListWatcher(this.options.client, kind, {
+          ...(namespace ? { namespace } : {}),
+          ...((per.labelSelector ?? this.options.defaultLabelSelector) ? { labelSelector: per.labelSelector ?? this.options.defaultLabelSelector! } : {}),
+          ...((per.fieldSelector ?? this.options.defaultFieldSelector) ? { fieldSelector: per.fieldSelector ?? this.options.defaultFieldSelector! } : {}),
+        }) as ListWatcher<KubeObject>,
+        stages,
+      ),
     });
     // Unrestricted: one cluster-wide list+watch serves either scope. Restricted:
     // the mapper says whether the kind has namespaces at all, when the informer starts.

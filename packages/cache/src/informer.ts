@@ -27,10 +27,25 @@ import type { ReflectorOptions, ReflectorStats } from './reflector.js';
 import { Store, objectKey } from './store.js';
 import type { IndexFunc } from './store.js';
 
-/** One change seen by an informer. A resync is an `update` whose `old` is `object`. */
+/**
+ * One change seen by an informer, built once and handed as it is to every
+ * handler, Observable subscriber and controller source. A resync is an
+ * `update` whose `old` is `object` (and `resync` is true).
+ */
 export type InformerEvent<T> =
-  | { readonly type: 'add'; readonly object: T }
-  | { readonly type: 'update'; readonly object: T; readonly old: T }
+  | {
+      readonly type: 'add';
+      readonly object: T;
+      /** True when the object was in the store when the handler was added, or in the informer's first list (client-go's `isInInitialList`). */
+      readonly initial?: boolean;
+    }
+  | {
+      readonly type: 'update';
+      readonly object: T;
+      readonly old: T;
+      /** True for a resync (see `resyncPeriodMs`): nothing changed, `old` is `object`. */
+      readonly resync?: boolean;
+    }
   | {
       readonly type: 'delete';
       readonly object: T;
@@ -61,6 +76,20 @@ export interface HandlerOptions {
    */
   readonly resyncPeriodMs?: number;
 }
+
+/**
+ * A handler that takes each event as built (the form controller sources and
+ * `events()` use): no unpacking into callback arguments. Awaited before its
+ * next event, as {@link ResourceEventHandler}'s callbacks are.
+ *
+ * @example
+ * ```ts
+ * informer.addEventHandler((event) => {
+ *   if (event.type === 'add' && !event.initial) console.log('new', event.object.metadata?.name);
+ * });
+ * ```
+ */
+export type InformerEventListener<T> = (event: InformerEvent<T>) => void | Promise<void>;
 
 /** A handler's registration. */
 export interface HandlerRegistration {
@@ -175,8 +204,8 @@ export interface InformerSource<T extends KubeObject> {
  */
 export type InformerSources<T extends KubeObject> = readonly InformerSource<T>[] | ((signal: AbortSignal) => Promise<readonly InformerSource<T>[]>);
 
-/** An event as queued: flags say whether it is part of the handler's initial state, or a resync. */
-type Queued<T> = InformerEvent<T> & { readonly initial?: true; readonly resync?: true };
+/** An event as queued: its `initial` and `resync` flags count towards the handler's sync and resync rounds. */
+type Queued<T> = InformerEvent<T>;
 
 interface QueueHost<T> {
   synced(): boolean;
@@ -195,7 +224,7 @@ class HandlerQueue<T> implements HandlerRegistration {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly handler: ResourceEventHandler<T>,
+    private readonly handler: ResourceEventHandler<T> | InformerEventListener<T>,
     private readonly host: QueueHost<T>,
     private readonly resyncPeriodMs: number,
   ) {}
@@ -215,8 +244,8 @@ class HandlerQueue<T> implements HandlerRegistration {
 
   push(event: Queued<T>): void {
     if (this.removed) return;
-    if (event.initial) this.pendingInitial++;
-    if (event.resync) this.pendingResync++;
+    if (event.type === 'add' && event.initial) this.pendingInitial++;
+    else if (event.type === 'update' && event.resync) this.pendingResync++;
     this.queue.push(event);
     this.drain();
   }
@@ -245,23 +274,26 @@ class HandlerQueue<T> implements HandlerRegistration {
   private drain(): void {
     if (this.draining) return;
     this.draining = true;
+    const handler = this.handler;
     void (async () => {
       while (this.head < this.queue.length && !this.removed) {
         const event = this.queue[this.head]!;
         this.queue[this.head++] = undefined;
         try {
           const r =
-            event.type === 'add'
-              ? this.handler.onAdd?.(event.object, event.initial === true)
-              : event.type === 'update'
-                ? this.handler.onUpdate?.(event.old, event.object)
-                : this.handler.onDelete?.(event.object, event.finalStateUnknown);
+            typeof handler === 'function'
+              ? handler(event)
+              : event.type === 'add'
+                ? handler.onAdd?.(event.object, event.initial === true)
+                : event.type === 'update'
+                  ? handler.onUpdate?.(event.old, event.object)
+                  : handler.onDelete?.(event.object, event.finalStateUnknown);
           if (r && typeof r.then === 'function') await r;
         } catch (err) {
           this.host.handlerError(err);
         }
-        if (event.initial) this.pendingInitial--;
-        if (event.resync) this.pendingResync--;
+        if (event.type === 'add' && event.initial) this.pendingInitial--;
+        else if (event.type === 'update' && event.resync) this.pendingResync--;
       }
       if (this.head >= this.queue.length) {
         this.queue = [];
@@ -589,12 +621,13 @@ export class Informer<T extends KubeObject> {
   }
 
   /**
-   * Add a handler; it first gets an add for every object already stored.
+   * Add a handler (callbacks, or one function that takes each event as
+   * built); it first gets an add for every object already stored.
    * Its registration's `hasSynced()` turns true once the informer has
    * synced and those adds (or, if it was added before the first list, the
    * first list's) have been handled.
    */
-  addEventHandler(handler: ResourceEventHandler<T>, options: HandlerOptions = {}): HandlerRegistration {
+  addEventHandler(handler: ResourceEventHandler<T> | InformerEventListener<T>, options: HandlerOptions = {}): HandlerRegistration {
     const queue: HandlerQueue<T> = new HandlerQueue<T>(
       handler,
       {
@@ -618,17 +651,14 @@ export class Informer<T extends KubeObject> {
     return queue;
   }
 
-  /** The informer's events as an Observable (each subscriber is a handler of its own, with `options`). */
+  /**
+   * The informer's events as an Observable: a view on the same events the
+   * handlers get, the same objects (each subscriber is a handler of its
+   * own, with `options`).
+   */
   events(options: HandlerOptions = {}): Observable<InformerEvent<T>> {
     return new Observable<InformerEvent<T>>((subscriber) => {
-      const reg = this.addEventHandler(
-        {
-          onAdd: (object) => subscriber.next({ type: 'add', object }),
-          onUpdate: (old, object) => subscriber.next({ type: 'update', object, old }),
-          onDelete: (object, finalStateUnknown) => subscriber.next({ type: 'delete', object, finalStateUnknown }),
-        },
-        options,
-      );
+      const reg = this.addEventHandler((event) => subscriber.next(event), options);
       return () => reg.remove();
     });
   }
