@@ -23,12 +23,14 @@
  */
 export { createInformerCache } from './informer-cache.js';
 export type { ByKindOptions, InformerCache, InformerCacheOptions, InformerInfo } from './informer-cache.js';
+export type { NamespaceOptions, Namespaces } from './cache-scope.js';
 export { Informer, stripManagedFields } from './informer.js';
 export type {
   HandlerOptions,
   HandlerRegistration,
   InformerErrorPhase,
   InformerEvent,
+  InformerEventListener,
   InformerOptions,
   InformerSource,
   InformerSources,
@@ -41,7 +43,9 @@ export { inShard, shardValue, staticShard } from './shard-filter.js';
 export type { ShardBy, ShardFilter } from './shard-filter.js';
 export { CacheError, isCacheError } from './errors.js';
 export type { CacheErrorReason } from './errors.js';
-export { clientListWatcher } from './list-watch.js';
-export type { ListPageOptions, ListWatchScope, ListWatcher, WatchFromOptions } from './list-watch.js';
+export { clientListWatcher, passThrough, withStages } from './list-watch.js';
+export type { ListPageOptions, ListWatchScope, ListWatchStage, ListWatcher, WatchFromOptions } from './list-watch.js';
+export { filterStage } from './stages/filter.js';
+export { shardStage } from './stages/shard.js';
 export { NAMESPACE_INDEX, Store, keyOf, objectKey } from './store.js';
 export type { IndexErrorHandler, IndexFunc } from './store.js';

@@ -16,7 +16,12 @@ import type { KubeObject, ResourceDescriptor } from '@kubeloop/scheme';
 import { Informer } from './informer.js';
 import type { InformerErrorPhase, InformerOptions, InformerSource, InformerSources, Transform } from './informer.js';
 import { CacheError, isCacheError } from './errors.js';
-import { clientListWatcher } from './list-watch.js';
+import { checkScope, namespacePlan, settingsFor } from './cache-scope.js';
+import type { NamespacePlan, Namespaces, ScopeOptions } from './cache-scope.js';
+import { SelectedNamespaces } from './selected-namespaces.js';
+import { clientListWatcher, withStages } from './list-watch.js';
+import type { ListWatchStage, ListWatcher } from './list-watch.js';
+import { shardStage } from './stages/shard.js';
 import type { ReflectorOptions, ReflectorStats } from './reflector.js';
 import { inShard } from './shard-filter.js';
 import type { ShardFilter } from './shard-filter.js';
@@ -25,11 +30,33 @@ import { keyOf, NAMESPACE_INDEX } from './store.js';
 /** What to cache of one kind. */
 export interface ByKindOptions {
   /**
-   * Namespaces to cache. Default: the cache's `namespaces`, else all. Naming
-   * namespaces for a cluster-scoped kind is an error (its reads reject with
-   * it); the cache-wide `namespaces` simply do not apply to such kinds.
+   * Namespaces to cache: names, or names with settings of their own (see
+   * {@link NamespaceOptions}). Default: the cache's `namespaces` or
+   * `namespaceSelector`, else all. Naming namespaces for a cluster-scoped
+   * kind is an error (its reads reject with it); the cache-wide
+   * `namespaces` simply do not apply to such kinds.
+   *
+   * @example
+   * ```ts
+   * const cache = createInformerCache({
+   *   client,
+   *   byKind: [{ kind: Secret, options: { namespaces: { prod: { labelSelector: 'app=web' }, ops: {} } } }],
+   * });
+   * ```
    */
-  readonly namespaces?: readonly string[];
+  readonly namespaces?: Namespaces;
+  /**
+   * Cache the kind in the namespaces whose labels match this selector,
+   * followed while running (see `InformerCacheOptions.namespaceSelector`),
+   * instead of the cache's namespaces. Not with `namespaces`. Default: the
+   * cache's choice.
+   *
+   * @example
+   * ```ts
+   * const cache = createInformerCache({ client, byKind: [{ kind: ConfigMap, options: { namespaceSelector: { 'tenant.example.com/managed': 'true' } } }] });
+   * ```
+   */
+  readonly namespaceSelector?: Selector;
   /** Only objects matching it are cached. Default: the cache's `defaultLabelSelector`, else all. */
   readonly labelSelector?: Selector;
   /** Only objects matching it are cached. Default: the cache's `defaultFieldSelector`, else all. */
@@ -40,9 +67,24 @@ export interface ByKindOptions {
    * Keep one shard of the kind: the objects whose uid, namespace or
    * controller owner's uid hashes into the filter's ranges (a shard ring's,
    * or `staticShard`). The server filters where it can; what it lets through
-   * out of range is dropped before the store. Default: the whole kind.
+   * out of range is dropped before the store (the shard stage,
+   * `stages/shard.ts`). Default: the whole kind.
    */
   readonly shard?: ShardFilter;
+  /**
+   * Stages around each list-watch of the kind, innermost first, after the
+   * shard's: each may narrow what is asked of the server and what of the
+   * answer reaches the store (see {@link ListWatchStage}). What they drop,
+   * the cache does not hold; `admits()` (read-your-writes) does not know of
+   * them. Default: none.
+   *
+   * @example
+   * ```ts
+   * const noScratch = filterStage<KubeObject>((o) => o.metadata?.labels?.['scratch'] !== 'true');
+   * const cache = createInformerCache({ client, byKind: [{ kind: ConfigMap, options: { stages: [noScratch] } }] });
+   * ```
+   */
+  readonly stages?: readonly ListWatchStage<KubeObject>[];
 }
 
 /** Options for {@link createInformerCache}. */
@@ -75,10 +117,34 @@ export interface InformerCacheOptions {
   readonly startInformersOnRead?: boolean;
   /**
    * Namespaces every namespaced kind is limited to (one list+watch per
-   * namespace). Cluster-scoped kinds are cached cluster-wide whatever this
-   * says. Default: all namespaces.
+   * namespace): names, or names with settings of their own (selectors,
+   * transform: controller-runtime's `DefaultNamespaces`). A kind's `byKind`
+   * namespaces replace these. Cluster-scoped kinds are cached cluster-wide
+   * whatever this says. Default: all namespaces.
+   *
+   * @example
+   * ```ts
+   * const cache = createInformerCache({ client, namespaces: { 'team-a': {}, 'team-b': { labelSelector: 'app=web' } } });
+   * ```
    */
-  readonly namespaces?: readonly string[];
+  readonly namespaces?: Namespaces;
+  /**
+   * Cache namespaced kinds in the namespaces whose labels match this
+   * selector, followed while running: the cache lists and watches
+   * Namespaces with it (the role needs `list` and `watch` on namespaces;
+   * `kubeloop generate rbac --namespace-selector` adds them), starts a
+   * list+watch for a namespace when it comes to match, and when it stops
+   * matching (or is deleted) drops that namespace's objects, handlers
+   * getting a delete for each. A read in a namespace not selected finds
+   * nothing (`NotFound`, an empty list). Cluster-scoped kinds are cached
+   * cluster-wide. Not with `namespaces`. Default: none (see `namespaces`).
+   *
+   * @example
+   * ```ts
+   * const cache = createInformerCache({ client, namespaceSelector: 'team=payments' });
+   * ```
+   */
+  readonly namespaceSelector?: Selector;
   /** Applied to every object before it is cached. Default: strip `metadata.managedFields`. */
   readonly transform?: Transform<KubeObject>;
   /** Hand out cached objects unfrozen (mutating them corrupts the cache). Default: false. */
@@ -238,7 +304,12 @@ const CACHE_CHECKS: readonly OptionCheck[] = [
     (v) => Array.isArray(v) && v.every((b) => isObject(b) && isKindRef((b as { kind?: unknown }).kind) && isObject((b as { options?: unknown }).options)),
     'an array of { kind, options } (kind: a descriptor such as Pod, or { apiVersion, kind })',
   ],
-  ['namespaces', (v) => Array.isArray(v) && v.every(isNonEmptyString), "an array of namespace names (['team-a'])"],
+  [
+    'namespaces',
+    (v) => (Array.isArray(v) && v.every(isNonEmptyString)) || (isObject(v) && !Array.isArray(v)),
+    "an array of namespace names (['team-a']) or a map of names to settings ({ 'team-a': { labelSelector: 'app=web' } })",
+  ],
+  ['namespaceSelector', isSelector, "a label selector string ('team=payments') or a map of labels"],
   ['defaultLabelSelector', isSelector, "a selector string ('app=web') or a map of labels"],
   ['defaultFieldSelector', isSelector, "a selector string ('metadata.name=x') or a map of fields"],
   ['startInformersOnRead', (v) => typeof v === 'boolean', 'true or false'],
@@ -256,11 +327,36 @@ function checkCacheOptions(options: InformerCacheOptions): void {
   const fail = (message: string): CacheError => new CacheError('InvalidOptions', message);
   checkOptions('createInformerCache', options, CACHE_CHECKS, fail);
   if ((options as { client?: unknown }).client === undefined) throw fail('createInformerCache: client is required: the Client whose live calls list and watch');
+  checkScope('createInformerCache', cacheScope(options));
+  options.byKind?.forEach((b, i) => {
+    if (b.options.stages !== undefined && !(Array.isArray(b.options.stages) && b.options.stages.every((st) => typeof st === 'function'))) {
+      throw fail(`createInformerCache: byKind[${i}] (${b.kind.kind}): stages must be an array of functions (inner) => ListWatcher`);
+    }
+    checkScope(`createInformerCache: byKind[${i}] (${b.kind.kind})`, b.options);
+  });
+}
+
+/** The cache-wide options that scope works out from. */
+function cacheScope(options: InformerCacheOptions): ScopeOptions {
+  return {
+    ...(options.namespaces !== undefined ? { namespaces: options.namespaces } : {}),
+    ...(options.namespaceSelector !== undefined ? { namespaceSelector: options.namespaceSelector } : {}),
+    ...(options.defaultLabelSelector !== undefined ? { labelSelector: options.defaultLabelSelector } : {}),
+    ...(options.defaultFieldSelector !== undefined ? { fieldSelector: options.defaultFieldSelector } : {}),
+    ...(options.transform !== undefined ? { transform: options.transform } : {}),
+  };
 }
 
 interface Entry {
   readonly informer: Informer<KubeObject>;
-  readonly namespaces: readonly string[] | undefined;
+  /** Whether the informer covers a namespace (its list, or its selector's namespaces now). */
+  readonly covers: (namespace: string) => boolean;
+  /** The namespaces follow a selector: a read outside them finds nothing rather than being refused. */
+  readonly followed: boolean;
+  /** The namespaces, for messages. */
+  readonly describeNamespaces: () => string;
+  /** Stop following the namespace selector. */
+  readonly release: () => void;
   /** Whether the informer's namespaces, selectors and shard admit an object. */
   readonly admits: (object: KubeObject) => boolean;
   readonly label: string;
@@ -272,6 +368,8 @@ interface Entry {
 
 class Cache implements InformerCache {
   private readonly entries = new Map<string, Entry>();
+  /** Followers of namespace selectors, by selector. */
+  private readonly selections = new Map<string, SelectedNamespaces>();
   private stopped = false;
 
   constructor(private readonly options: InformerCacheOptions) {
@@ -306,62 +404,128 @@ class Cache implements InformerCache {
     return this.options.byKind?.find((b) => b.kind.apiVersion === ref.apiVersion && b.kind.kind === ref.kind)?.options ?? {};
   }
 
+  /** The follower of a namespace selector, shared by the kinds that use the same one; started on first use. */
+  private selected(selector: Selector): SelectedNamespaces {
+    const id = typeof selector === 'string' ? selector : JSON.stringify(Object.entries(selector).sort());
+    let set = this.selections.get(id);
+    if (!set) {
+      const onError = this.options.onError;
+      set = new SelectedNamespaces(this.options.client, selector, {
+        ...(this.options.reflector ? { reflector: this.options.reflector } : {}),
+        ...(onError ? { onError: (err: unknown, phase: InformerErrorPhase) => onError(`Namespace.v1 (namespaceSelector ${set!.describe()})`, err, phase) } : {}),
+      });
+      this.selections.set(id, set);
+      set.start();
+    }
+    return set;
+  }
+
   private entry(kind: KindRef): Entry {
     if (this.stopped) throw new ClientError('InvalidRequest', 'the informer cache is stopped');
     const { id, ref, label } = describe(kind);
     let entry = this.entries.get(id);
     if (entry) return entry;
     const per = this.kindOptions(ref);
-    const restricted = per.namespaces ?? this.options.namespaces;
-    const namespaces = restricted && restricted.length > 0 ? restricted : undefined;
+    const cacheScopeOptions = cacheScope(this.options);
+    const plan: NamespacePlan = namespacePlan(cacheScopeOptions, per);
+    const settings = (namespace: string): ReturnType<typeof settingsFor> => settingsFor(cacheScopeOptions, per, namespace);
     const informerOptions: InformerOptions<KubeObject> = {
       ...((per.transform ?? this.options.transform) ? { transform: per.transform ?? this.options.transform! } : {}),
       ...(this.options.unsafeDisableDeepFreeze ? { unsafeDisableDeepFreeze: true } : {}),
       ...(this.options.internStrings !== undefined ? { internStrings: this.options.internStrings } : {}),
-      ...(this.options.reflector || per.shard ? { reflector: { ...this.options.reflector, ...(per.shard ? { shard: per.shard } : {}) } } : {}),
+      ...(this.options.reflector ? { reflector: this.options.reflector } : {}),
       ...(this.options.resyncPeriodMs !== undefined ? { resyncPeriodMs: this.options.resyncPeriodMs } : {}),
       ...(this.options.onError ? { onError: (err: unknown, phase: InformerErrorPhase) => this.options.onError!(label, err, phase) } : {}),
       ...(this.options.onHandlerError ? { onHandlerError: (err: unknown) => this.options.onHandlerError!(label, err) } : {}),
     };
-    const source = (namespace: string): InformerSource<KubeObject> => ({
-      namespace,
-      lw: clientListWatcher(this.options.client, kind, {
-        ...(namespace ? { namespace } : {}),
-        ...((per.labelSelector ?? this.options.defaultLabelSelector) ? { labelSelector: per.labelSelector ?? this.options.defaultLabelSelector! } : {}),
-        ...((per.fieldSelector ?? this.options.defaultFieldSelector) ? { fieldSelector: per.fieldSelector ?? this.options.defaultFieldSelector! } : {}),
-      }),
-    });
+    // The stages of each list-watch, innermost first: the shard's, then the kind's own.
+    const stages: ListWatchStage<KubeObject>[] = [...(per.shard ? [shardStage<KubeObject>(per.shard)] : []), ...(per.stages ?? [])];
+    const source = (namespace: string): InformerSource<KubeObject> => {
+      const { labelSelector, fieldSelector, transform } = settings(namespace);
+      return {
+        namespace,
+        ...(transform && namespace ? { transform } : {}),
+        lw: withStages(
+          clientListWatcher(this.options.client, kind, {
+            ...(namespace ? { namespace } : {}),
+            ...(labelSelector ? { labelSelector } : {}),
+            ...(fieldSelector ? { fieldSelector } : {}),
+          }) as ListWatcher<KubeObject>,
+          stages,
+        ),
+      };
+    };
+    const clusterScoped = (names: string): CacheError =>
+      new CacheError('InvalidOptions', `${label} is cluster-scoped, but its byKind options name ${names}: leave them out (a cluster-scoped kind is cached cluster-wide)`);
     // Unrestricted: one cluster-wide list+watch serves either scope. Restricted:
     // the mapper says whether the kind has namespaces at all, when the informer starts.
-    const sources: InformerSources<KubeObject> = namespaces
-      ? async () => {
-          if (await this.namespaced(ref)) return namespaces.map(source);
-          if (per.namespaces && per.namespaces.length > 0) {
-            throw new CacheError('InvalidOptions', `${label} is cluster-scoped, but its byKind options name namespaces (${per.namespaces.join(', ')})`);
-          }
+    let sources: InformerSources<KubeObject>;
+    let covers: (namespace: string) => boolean = () => true;
+    let describeNamespaces = (): string => 'all namespaces';
+    let release = (): void => undefined;
+    /** Set once the kind is known to be namespaced: the selector's changes reach the informer from then on. */
+    let following = false;
+    if (plan.mode === 'listed') {
+      const names = plan.names;
+      covers = (ns) => names.includes(ns);
+      describeNamespaces = () => `namespaces ${names.join(', ')}`;
+      sources = async () => {
+        if (await this.namespaced(ref)) return names.map(source);
+        if (plan.byKind) throw clusterScoped(`namespaces (${names.join(', ')})`);
+        return [source('')];
+      };
+    } else if (plan.mode === 'selected') {
+      const set = this.selected(plan.selector);
+      covers = (ns) => set.has(ns);
+      describeNamespaces = () => `the namespaces selected by ${set.describe()} (now: ${set.names().join(', ') || 'none'})`;
+      sources = async (signal) => {
+        if (!(await this.namespaced(ref))) {
+          if (plan.byKind) throw clusterScoped(`a namespaceSelector (${set.describe()})`);
+          covers = () => true;
           return [source('')];
         }
-      : [source('')];
+        await set.synced(signal);
+        following = true;
+        return set.names().map(source);
+      };
+    } else {
+      sources = [source('')];
+    }
     const informer = new Informer<KubeObject>(sources, informerOptions);
+    if (plan.mode === 'selected') {
+      const set = this.selected(plan.selector);
+      release = set.subscribe(() => {
+        if (following) informer.updateSources(set.names().map(source));
+      });
+    }
     // A kind that went away: the mapper forgets its mapping, so no request is sent to its old path.
     informer.onServedChange((served) => {
       if (!served) forgetKind(this.options.client, ref);
     });
-    // Parsed once (the constructor checked the defaults; a kind's own selectors are checked by its list-watch).
-    let selectors: { labels: ReturnType<typeof parseLabelSelector>; fields: ReturnType<typeof parseFieldSelector> } | undefined;
-    try {
-      selectors = { labels: parseLabelSelector(per.labelSelector ?? this.options.defaultLabelSelector), fields: parseFieldSelector(per.fieldSelector ?? this.options.defaultFieldSelector) };
-    } catch {
-      selectors = undefined; // the list-watch reports it; meanwhile every object counts as admitted
-    }
+    // Parsed once per namespace (the constructor checked every selector).
+    const parsed = new Map<string, { labels: ReturnType<typeof parseLabelSelector>; fields: ReturnType<typeof parseFieldSelector> }>();
+    const selectorsFor = (namespace: string) => {
+      let p = parsed.get(namespace);
+      if (!p) {
+        const own = settings(namespace);
+        p = { labels: parseLabelSelector(own.labelSelector), fields: parseFieldSelector(own.fieldSelector) };
+        parsed.set(namespace, p);
+      }
+      return p;
+    };
     const shard = per.shard;
-    const admits = (o: KubeObject): boolean =>
-      (!namespaces || !o.metadata?.namespace || namespaces.includes(o.metadata.namespace)) &&
-      (!selectors || (matchesLabels(selectors.labels, o.metadata?.labels) && matchesFields(selectors.fields, o))) &&
-      (!shard || inShard(o, shard));
+    const admits = (o: KubeObject): boolean => {
+      const ns = o.metadata?.namespace;
+      if (ns && !covers(ns)) return false;
+      const selectors = selectorsFor(ns && plan.mode !== 'all' ? ns : '');
+      return matchesLabels(selectors.labels, o.metadata?.labels) && matchesFields(selectors.fields, o) && (!shard || inShard(o, shard));
+    };
     entry = {
       informer,
-      namespaces,
+      covers: (ns) => covers(ns),
+      followed: plan.mode === 'selected',
+      describeNamespaces: () => describeNamespaces(),
+      release: () => release(),
       admits,
       label,
       ref,
@@ -429,11 +593,12 @@ class Cache implements InformerCache {
 
   async get<K extends KindRef>(kind: K, key: ObjectKey, options?: GetOptions): Promise<ObjectFor<K>> {
     const entry = this.readEntry(kind);
-    if (entry.namespaces && key.namespace && !entry.namespaces.includes(key.namespace)) {
-      throw new ClientError('InvalidRequest', `the cache of ${entry.label} covers namespaces ${entry.namespaces.join(', ')}, not ${key.namespace}`);
+    if (key.namespace && !entry.followed && !entry.covers(key.namespace)) {
+      throw new ClientError('InvalidRequest', `the cache of ${entry.label} covers ${entry.describeNamespaces()}, not ${key.namespace}`);
     }
     await this.synced(entry, options?.signal);
-    const obj = entry.informer.store.get(keyOf(key.namespace, key.name));
+    // A namespace the selector does not choose (now): nothing there is cached.
+    const obj = !key.namespace || entry.covers(key.namespace) ? entry.informer.store.get(keyOf(key.namespace, key.name)) : undefined;
     if (!obj) {
       throw new ClientError('NotFound', `${entry.label} ${key.namespace ? `${key.namespace}/` : ''}${key.name} not found in the cache`, {
         code: 404,
@@ -446,8 +611,8 @@ class Cache implements InformerCache {
   async list<K extends KindRef>(kind: K, options?: ListOptions): Promise<ListFor<K>> {
     if (options?.continue) throw new ClientError('InvalidRequest', 'the cache serves whole lists: continue tokens are not supported');
     const entry = this.readEntry(kind);
-    if (entry.namespaces && options?.namespace && !entry.namespaces.includes(options.namespace)) {
-      throw new ClientError('InvalidRequest', `the cache of ${entry.label} covers namespaces ${entry.namespaces.join(', ')}, not ${options.namespace}`);
+    if (options?.namespace && !entry.followed && !entry.covers(options.namespace)) {
+      throw new ClientError('InvalidRequest', `the cache of ${entry.label} covers ${entry.describeNamespaces()}, not ${options.namespace}`);
     }
     let labels;
     let fields;
@@ -501,13 +666,14 @@ class Cache implements InformerCache {
     if (!entry) return;
     if (options?.ifNotServed && !entry.informer.notServed) return;
     this.entries.delete(id);
+    entry.release();
     await entry.informer.stop();
   }
 
   observedResourceVersion(kind: KindRef, namespace: string | undefined): string | undefined {
     const entry = this.entries.get(describe(kind).id);
     if (!entry) return undefined;
-    if (namespace && entry.namespaces && !entry.namespaces.includes(namespace)) return undefined;
+    if (namespace && !entry.covers(namespace)) return undefined;
     return entry.informer.observedResourceVersion(namespace);
   }
 
@@ -570,6 +736,8 @@ class Cache implements InformerCache {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const e of this.entries.values()) e.release();
     await Promise.all([...this.entries.values()].map((e) => e.informer.stop()));
+    await Promise.all([...this.selections.values()].map((s) => s.stop()));
   }
 }

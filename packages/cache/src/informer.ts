@@ -27,10 +27,25 @@ import type { ReflectorOptions, ReflectorStats } from './reflector.js';
 import { Store, objectKey } from './store.js';
 import type { IndexFunc } from './store.js';
 
-/** One change seen by an informer. A resync is an `update` whose `old` is `object`. */
+/**
+ * One change seen by an informer, built once and handed as it is to every
+ * handler, Observable subscriber and controller source. A resync is an
+ * `update` whose `old` is `object` (and `resync` is true).
+ */
 export type InformerEvent<T> =
-  | { readonly type: 'add'; readonly object: T }
-  | { readonly type: 'update'; readonly object: T; readonly old: T }
+  | {
+      readonly type: 'add';
+      readonly object: T;
+      /** True when the object was in the store when the handler was added, or in the informer's first list (client-go's `isInInitialList`). */
+      readonly initial?: boolean;
+    }
+  | {
+      readonly type: 'update';
+      readonly object: T;
+      readonly old: T;
+      /** True for a resync (see `resyncPeriodMs`): nothing changed, `old` is `object`. */
+      readonly resync?: boolean;
+    }
   | {
       readonly type: 'delete';
       readonly object: T;
@@ -61,6 +76,20 @@ export interface HandlerOptions {
    */
   readonly resyncPeriodMs?: number;
 }
+
+/**
+ * A handler that takes each event as built (the form controller sources and
+ * `events()` use): no unpacking into callback arguments. Awaited before its
+ * next event, as {@link ResourceEventHandler}'s callbacks are.
+ *
+ * @example
+ * ```ts
+ * informer.addEventHandler((event) => {
+ *   if (event.type === 'add' && !event.initial) console.log('new', event.object.metadata?.name);
+ * });
+ * ```
+ */
+export type InformerEventListener<T> = (event: InformerEvent<T>) => void | Promise<void>;
 
 /** A handler's registration. */
 export interface HandlerRegistration {
@@ -165,6 +194,18 @@ function deepFreeze<T>(root: T): T {
 export interface InformerSource<T extends KubeObject> {
   readonly lw: ListWatcher<T>;
   readonly namespace: string;
+  /** Applied to this source's objects instead of the informer's `transform` (a namespace's own). Default: the informer's. */
+  readonly transform?: Transform<T>;
+}
+
+/** One running source: its reflector, and whether it has delivered its initial state. */
+interface SourceRecord<T extends KubeObject> {
+  readonly namespace: string;
+  readonly transform: Transform<T>;
+  readonly reflector: Reflector<T>;
+  synced: boolean;
+  /** Taken out by `updateSources`: whatever its reflector still delivers is ignored. */
+  removed: boolean;
 }
 
 /**
@@ -175,8 +216,8 @@ export interface InformerSource<T extends KubeObject> {
  */
 export type InformerSources<T extends KubeObject> = readonly InformerSource<T>[] | ((signal: AbortSignal) => Promise<readonly InformerSource<T>[]>);
 
-/** An event as queued: flags say whether it is part of the handler's initial state, or a resync. */
-type Queued<T> = InformerEvent<T> & { readonly initial?: true; readonly resync?: true };
+/** An event as queued: its `initial` and `resync` flags count towards the handler's sync and resync rounds. */
+type Queued<T> = InformerEvent<T>;
 
 interface QueueHost<T> {
   synced(): boolean;
@@ -195,7 +236,7 @@ class HandlerQueue<T> implements HandlerRegistration {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly handler: ResourceEventHandler<T>,
+    private readonly handler: ResourceEventHandler<T> | InformerEventListener<T>,
     private readonly host: QueueHost<T>,
     private readonly resyncPeriodMs: number,
   ) {}
@@ -215,8 +256,8 @@ class HandlerQueue<T> implements HandlerRegistration {
 
   push(event: Queued<T>): void {
     if (this.removed) return;
-    if (event.initial) this.pendingInitial++;
-    if (event.resync) this.pendingResync++;
+    if (event.type === 'add' && event.initial) this.pendingInitial++;
+    else if (event.type === 'update' && event.resync) this.pendingResync++;
     this.queue.push(event);
     this.drain();
   }
@@ -245,23 +286,26 @@ class HandlerQueue<T> implements HandlerRegistration {
   private drain(): void {
     if (this.draining) return;
     this.draining = true;
+    const handler = this.handler;
     void (async () => {
       while (this.head < this.queue.length && !this.removed) {
         const event = this.queue[this.head]!;
         this.queue[this.head++] = undefined;
         try {
           const r =
-            event.type === 'add'
-              ? this.handler.onAdd?.(event.object, event.initial === true)
-              : event.type === 'update'
-                ? this.handler.onUpdate?.(event.old, event.object)
-                : this.handler.onDelete?.(event.object, event.finalStateUnknown);
+            typeof handler === 'function'
+              ? handler(event)
+              : event.type === 'add'
+                ? handler.onAdd?.(event.object, event.initial === true)
+                : event.type === 'update'
+                  ? handler.onUpdate?.(event.old, event.object)
+                  : handler.onDelete?.(event.object, event.finalStateUnknown);
           if (r && typeof r.then === 'function') await r;
         } catch (err) {
           this.host.handlerError(err);
         }
-        if (event.initial) this.pendingInitial--;
-        if (event.resync) this.pendingResync--;
+        if (event.type === 'add' && event.initial) this.pendingInitial--;
+        else if (event.type === 'update' && event.resync) this.pendingResync--;
       }
       if (this.head >= this.queue.length) {
         this.queue = [];
@@ -286,12 +330,14 @@ class HandlerQueue<T> implements HandlerRegistration {
 export class Informer<T extends KubeObject> {
   readonly store: Store<T>;
   private readonly handlers = new Set<HandlerQueue<T>>();
-  private reflectors: Reflector<T>[] = [];
-  /** The namespace of each reflector ('' for all). */
-  private sourceNamespaces: string[] = [];
+  /** The running sources (one per namespace, or one for all). */
+  private records: SourceRecord<T>[] = [];
+  /** Sources given to `updateSources` before the first ones were worked out: used instead of the resolver's. */
+  private latestSources: readonly InformerSource<T>[] | undefined;
+  /** Synced once: a namespace added later does not make the informer unsynced again. */
+  private everSynced = false;
   /** Told of the next change to the store (read-your-writes waits on it). */
   private readonly changeWaiters = new Set<() => void>();
-  private sourceSynced: boolean[] = [];
   private readonly resolveSources: ((signal: AbortSignal) => Promise<readonly InformerSource<T>[]>) | undefined;
   /** Stats shown while the sources are being worked out. */
   private readonly pendingStats = initialReflectorStats();
@@ -301,7 +347,6 @@ export class Informer<T extends KubeObject> {
   private readonly freeze: boolean;
   private readonly intern: boolean;
   private readonly resyncPeriodMs: number;
-  private syncedSources = 0;
   private readonly syncWaiters: (() => void)[] = [];
   private started = false;
   private stopped = false;
@@ -342,30 +387,89 @@ export class Informer<T extends KubeObject> {
   }
 
   private useSources(sources: readonly InformerSource<T>[]): void {
-    this.sourceSynced = sources.map(() => false);
-    this.sourceNamespaces = sources.map((s) => s.namespace);
-    this.reflectors = sources.map(
-      (source, index) =>
-        new Reflector<T>(
-          source.lw,
-          {
-            replace: (objects) => this.replace(index, source.namespace, objects),
-            apply: (type, obj) => this.apply(type, obj),
-            prepare: (obj) => this.prepare(obj),
-          },
-          {
-            ...this.options.reflector,
-            ...(this.options.onError ? { onError: this.options.onError } : {}),
-            onServedChange: () => this.servedChanged(),
-            onSynced: () => {
-              this.sourceSynced[index] = true;
-              this.syncedSources++;
-              this.flushIfSynced();
-            },
-          },
-        ),
-    );
+    this.records = sources.map((source) => this.record(source));
     this.resolved = true;
+  }
+
+  private record(source: InformerSource<T>): SourceRecord<T> {
+    const transform = source.transform ?? this.transform;
+    const record: SourceRecord<T> = {
+      namespace: source.namespace,
+      transform,
+      synced: false,
+      removed: false,
+      reflector: new Reflector<T>(
+        source.lw,
+        {
+          replace: (objects) => {
+            if (!record.removed) this.replace(record, objects);
+          },
+          apply: (type, obj) => {
+            if (!record.removed) this.apply(type, obj, transform);
+          },
+          prepare: (obj) => this.prepare(obj, transform),
+        },
+        {
+          ...this.options.reflector,
+          ...(this.options.onError ? { onError: this.options.onError } : {}),
+          onServedChange: () => this.servedChanged(),
+          onSynced: () => {
+            record.synced = true;
+            this.flushIfSynced();
+          },
+        },
+      ),
+    };
+    return record;
+  }
+
+  /**
+   * Change the sources while the informer runs, matched by namespace (a
+   * cache following namespaces chosen by label calls it): a source for a
+   * namespace not yet covered starts at once, its objects arriving as adds;
+   * a covered namespace missing from `sources` is dropped, its reflector
+   * stopped and its objects taken out of the store, each handler getting a
+   * delete (`finalStateUnknown`: the object left the cache's scope, it was
+   * not necessarily deleted). Before the first sources are worked out, the
+   * latest call's sources are used instead of the resolver's.
+   */
+  updateSources(sources: readonly InformerSource<T>[]): void {
+    if (this.stopped) return;
+    if (!this.resolved) {
+      this.latestSources = sources;
+      return;
+    }
+    const wanted = new Set(sources.map((s) => s.namespace));
+    const kept: SourceRecord<T>[] = [];
+    for (const record of this.records) {
+      if (wanted.has(record.namespace)) kept.push(record);
+      else {
+        record.removed = true;
+        void record.reflector.stop();
+        this.evict(record.namespace);
+      }
+    }
+    const covered = new Set(kept.map((r) => r.namespace));
+    for (const source of sources) {
+      if (covered.has(source.namespace)) continue;
+      covered.add(source.namespace);
+      const record = this.record(source);
+      kept.push(record);
+      if (this.started) untraced(() => void record.reflector.run());
+    }
+    this.records = kept;
+    this.flushIfSynced();
+    this.servedChanged();
+  }
+
+  /** Take a namespace's objects out of the store (it left the scope): handlers get deletes. */
+  private evict(namespace: string): void {
+    for (const key of [...this.unprepared.keys()]) if (key.startsWith(`${namespace}/`)) this.unprepared.delete(key);
+    for (const obj of this.store.byIndex('namespace', namespace)) {
+      const old = this.store.remove(objectKey(obj));
+      if (old && this.listening) this.emit({ type: 'delete', object: old, finalStateUnknown: true });
+    }
+    this.changed();
   }
 
   private flushIfSynced(): void {
@@ -385,7 +489,7 @@ export class Informer<T extends KubeObject> {
   }
 
   private runReflectors(): void {
-    for (const r of this.reflectors) void r.run();
+    for (const r of this.records) void r.reflector.run();
     this.flushIfSynced(); // no sources at all: synced at once
   }
 
@@ -427,7 +531,8 @@ export class Informer<T extends KubeObject> {
       }
       if (signal.aborted) return;
       stats.notServed = false;
-      this.useSources(sources);
+      this.useSources(this.latestSources ?? sources);
+      this.latestSources = undefined;
       this.runReflectors();
       this.servedChanged();
       return;
@@ -439,7 +544,7 @@ export class Informer<T extends KubeObject> {
     this.stopped = true;
     this.stopping.abort();
     for (const h of this.handlers) h.stopResync();
-    await Promise.all(this.reflectors.map((r) => r.stop()));
+    await Promise.all(this.records.map((r) => r.reflector.stop()));
     if (!this.resolved) this.pendingStats.state = 'stopped';
     this.changed();
     for (const w of this.syncWaiters.splice(0)) w();
@@ -449,9 +554,12 @@ export class Informer<T extends KubeObject> {
     return this.stopped;
   }
 
-  /** True once every source has delivered its initial state. */
+  /** True once every source has delivered its initial state (and from then on: a source added later does not unsync it). */
   hasSynced(): boolean {
-    return this.resolved && this.syncedSources >= this.reflectors.length;
+    if (this.everSynced) return true;
+    if (!this.resolved || !this.records.every((r) => r.synced)) return false;
+    this.everSynced = true;
+    return true;
   }
 
   /**
@@ -493,10 +601,9 @@ export class Informer<T extends KubeObject> {
   observedResourceVersion(namespace?: string): string {
     if (!this.resolved) return '';
     const rvs: string[] = [];
-    this.reflectors.forEach((r, i) => {
-      const ns = this.sourceNamespaces[i];
-      if (namespace === undefined || ns === '' || ns === namespace) rvs.push(r.stats.resourceVersion);
-    });
+    for (const r of this.records) {
+      if (namespace === undefined || r.namespace === '' || r.namespace === namespace) rvs.push(r.reflector.stats.resourceVersion);
+    }
     if (rvs.length === 0) return '';
     if (rvs.length === 1) return rvs[0]!;
     return rvs.reduce((a, b) => (compareResourceVersions(a, b) <= 0 ? a : b));
@@ -565,7 +672,7 @@ export class Informer<T extends KubeObject> {
 
   /** Per-source reflector statistics (one entry while the sources are still being worked out). */
   stats(): readonly ReflectorStats[] {
-    return this.resolved ? this.reflectors.map((r) => r.stats) : [this.pendingStats];
+    return this.resolved ? this.records.map((r) => r.reflector.stats) : [this.pendingStats];
   }
 
   /**
@@ -589,12 +696,13 @@ export class Informer<T extends KubeObject> {
   }
 
   /**
-   * Add a handler; it first gets an add for every object already stored.
+   * Add a handler (callbacks, or one function that takes each event as
+   * built); it first gets an add for every object already stored.
    * Its registration's `hasSynced()` turns true once the informer has
    * synced and those adds (or, if it was added before the first list, the
    * first list's) have been handled.
    */
-  addEventHandler(handler: ResourceEventHandler<T>, options: HandlerOptions = {}): HandlerRegistration {
+  addEventHandler(handler: ResourceEventHandler<T> | InformerEventListener<T>, options: HandlerOptions = {}): HandlerRegistration {
     const queue: HandlerQueue<T> = new HandlerQueue<T>(
       handler,
       {
@@ -618,17 +726,14 @@ export class Informer<T extends KubeObject> {
     return queue;
   }
 
-  /** The informer's events as an Observable (each subscriber is a handler of its own, with `options`). */
+  /**
+   * The informer's events as an Observable: a view on the same events the
+   * handlers get, the same objects (each subscriber is a handler of its
+   * own, with `options`).
+   */
   events(options: HandlerOptions = {}): Observable<InformerEvent<T>> {
     return new Observable<InformerEvent<T>>((subscriber) => {
-      const reg = this.addEventHandler(
-        {
-          onAdd: (object) => subscriber.next({ type: 'add', object }),
-          onUpdate: (old, object) => subscriber.next({ type: 'update', object, old }),
-          onDelete: (object, finalStateUnknown) => subscriber.next({ type: 'delete', object, finalStateUnknown }),
-        },
-        options,
-      );
+      const reg = this.addEventHandler((event) => subscriber.next(event), options);
       return () => reg.remove();
     });
   }
@@ -653,8 +758,10 @@ export class Informer<T extends KubeObject> {
    * transform fails (nothing is reported: the object is not the store's).
    */
   preparedCopy(obj: T): T | undefined {
+    const namespace = obj.metadata?.namespace;
+    const transform = (namespace ? this.records.find((r) => r.namespace === namespace)?.transform : undefined) ?? this.transform;
     try {
-      const out = this.transform(structuredClone(obj));
+      const out = transform(structuredClone(obj));
       if (out === null || typeof out !== 'object') return undefined;
       return this.freeze ? deepFreeze(out) : out;
     } catch {
@@ -663,9 +770,9 @@ export class Informer<T extends KubeObject> {
   }
 
   /** Transform and freeze; on failure, report, remember the key, and hand back the raw object marked as failed. */
-  private prepare(obj: T): T {
+  private prepare(obj: T, transform: Transform<T>): T {
     try {
-      const out = this.transform(obj);
+      const out = transform(obj);
       if (out === null || typeof out !== 'object') throw new TypeError(`the transform returned ${out === null ? 'null' : typeof out}, not an object`);
       if (this.intern) internMetadata(out);
       return this.freeze ? deepFreeze(out) : out;
@@ -691,8 +798,9 @@ export class Informer<T extends KubeObject> {
     return this.handlers.size > 0;
   }
 
-  private replace(source: number, namespace: string, objects: T[]): void {
-    const initial = !this.sourceSynced[source];
+  private replace(record: SourceRecord<T>, objects: T[]): void {
+    const namespace = record.namespace;
+    const initial = !record.synced;
     const seen = new Set<string>();
     // Objects arrive prepared (transformed and frozen page by page by the reflector).
     for (const obj of objects) {
@@ -716,26 +824,26 @@ export class Informer<T extends KubeObject> {
     this.changed();
   }
 
-  private apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: T): void {
+  private apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: T, transform: Transform<T>): void {
     try {
-      this.applyOne(type, raw);
+      this.applyOne(type, raw, transform);
     } finally {
       this.changed();
     }
   }
 
-  private applyOne(type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: T): void {
+  private applyOne(type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: T, transform: Transform<T>): void {
     const key = objectKey(raw);
     if (type === 'DELETED') {
       this.unprepared.delete(key);
       const old = this.store.remove(key);
       if (!old) return;
-      const obj = this.prepare(raw);
+      const obj = this.prepare(raw, transform);
       if (this.listening) this.emit({ type: 'delete', object: this.failed.has(obj) ? old : obj, finalStateUnknown: false });
       this.unprepared.delete(key);
       return;
     }
-    const obj = this.prepare(raw);
+    const obj = this.prepare(raw, transform);
     if (this.failed.has(obj)) return; // reported; an older copy, if any, stays
     this.unprepared.delete(key);
     const old = this.store.upsert(obj);

@@ -33,11 +33,10 @@
  *   object at a time instead of a 500-item page. A server that refuses it
  *   (400, 403, 422, 501: WatchList off, or older than 1.27) gets a paginated
  *   LIST from then on.
- * - With a `shard` filter it keeps one shard of the objects: it asks the
- *   server to filter (`shardSelector`) where the filter allows, checks every
- *   object that comes back, drops what is out of range before the sink, and
- *   asks no more once the server has shown it ignores the selector. A change
- *   of the filter's ranges relists at once.
+ * - What it lists and watches is the {@link ListWatcher}'s business: stages
+ *   wrap it to narrow what is asked and what comes back (the shard stage,
+ *   `stages/shard.ts`); the reflector relists when the list-watch says its
+ *   scope changed, and holds an empty store while it covers nothing.
  * - A kind the API server does not serve (the client's `NoKindMatch`, or a
  *   404 answer to a list or watch: its CRD was deleted or never installed)
  *   sets `stats.notServed` and is reported once, not at every retry; it is
@@ -48,14 +47,12 @@
  */
 import { isClientError, isGone, isNoKindMatch } from '@kubeloop/client';
 import { watchEventError } from '@kubeloop/client/internal';
-import type { ShardRange, WatchEvent } from '@kubeloop/client';
+import type { WatchEvent } from '@kubeloop/client';
 import type { KubeObject, ObjectList } from '@kubeloop/scheme';
 import { CacheError } from './errors.js';
 import { sleep as delay } from '@kubeloop/workqueue';
 import { Backoff } from './internal/backoff.js';
 import type { ListWatcher } from './list-watch.js';
-import { inShard, serverSelector } from './shard-filter.js';
-import type { ShardFilter } from './shard-filter.js';
 
 /** Receives what the reflector learns. Its methods must not throw (a throw is reported and costs a relist). */
 export interface ReflectorSink<T extends KubeObject> {
@@ -203,8 +200,6 @@ export interface ReflectorOptions {
   readonly onServedChange?: (served: boolean) => void;
   /** Told when the initial state is in the sink. */
   readonly onSynced?: () => void;
-  /** Keep only this shard of the objects (see {@link ShardFilter}). Default: all objects. */
-  readonly shard?: ShardFilter;
 }
 
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
@@ -321,11 +316,9 @@ export class Reflector<T extends KubeObject> {
   private watches = 0;
   private watchListRefused = false;
   private synced = false;
-  /** The shard ranges of this list and the watches after it. */
-  private ranges: readonly ShardRange[] | undefined;
-  /** Set by `reshard()`: the current request is abandoned and the list starts again with the new ranges. */
-  private reshardPending = false;
-  private reshardSignal = new AbortController();
+  /** Set by `rescope()`: the current request is abandoned and the list starts again. */
+  private rescopePending = false;
+  private rescopeSignal = new AbortController();
 
   /** Throws CacheError `InvalidOptions` for a non-positive or non-finite number. */
   constructor(
@@ -341,11 +334,12 @@ export class Reflector<T extends KubeObject> {
     this.maxListPages = o.maxListPages;
     this.maxListObjects = o.maxListObjects;
     this.backoff = new Backoff(o.backoffInitialMs, o.backoffMaxMs);
+    lw.attach?.(this.stats);
   }
 
   /** Start the loop (idempotent). Resolves when stopped; never rejects. */
   run(): Promise<void> {
-    const unsubscribe = this.running ? undefined : this.options.shard?.subscribe?.(() => this.reshard());
+    const unsubscribe = this.running ? undefined : this.lw.subscribe?.(() => this.rescope());
     this.running ??= this.loop().finally(() => {
       unsubscribe?.();
       this.stats.state = 'stopped';
@@ -354,13 +348,13 @@ export class Reflector<T extends KubeObject> {
   }
 
   /**
-   * Relist now with the shard filter's current ranges (the shard ring calls
-   * it through the filter's `subscribe`): the list or watch in progress is
-   * abandoned, not counted as an error.
+   * Relist now (the list-watch's `subscribe` calls it when its scope
+   * changes: a shard's ranges): the list or watch in progress is abandoned,
+   * not counted as an error.
    */
-  reshard(): void {
-    this.reshardPending = true;
-    this.reshardSignal.abort(new CacheError('Stopped', 'the shard ranges changed'));
+  rescope(): void {
+    this.rescopePending = true;
+    this.rescopeSignal.abort(new CacheError('Stopped', 'the scope of the list-watch changed'));
   }
 
   /** Stop listing and watching; resolves when the loop has ended. */
@@ -379,22 +373,19 @@ export class Reflector<T extends KubeObject> {
     let relisting = false;
     while (!this.stopped) {
       try {
-        if (this.reshardPending) {
-          this.reshardPending = false;
-          this.reshardSignal = new AbortController();
+        if (this.rescopePending) {
+          this.rescopePending = false;
+          this.rescopeSignal = new AbortController();
           needList = true;
         }
-        if (needList && this.options.shard) {
-          this.ranges = [...this.options.shard.ranges()];
-          if (this.ranges.length === 0) {
-            // Nothing to hold: an empty store, synced, until the ranges change.
-            this.sink.replace([], this.stats.resourceVersion);
-            this.markSynced();
-            this.stats.state = 'watching';
-            this.stats.disconnectedSince = 0;
-            await delay(2 ** 31 - 1, AbortSignal.any([this.controller.signal, this.reshardSignal.signal]));
-            continue;
-          }
+        if (needList && this.lw.coversNothing?.() === true) {
+          // Nothing to hold: an empty store, synced, until the scope changes.
+          this.sink.replace([], this.stats.resourceVersion);
+          this.markSynced();
+          this.stats.state = 'watching';
+          this.stats.disconnectedSince = 0;
+          await delay(2 ** 31 - 1, AbortSignal.any([this.controller.signal, this.rescopeSignal.signal]));
+          continue;
         }
         if (needList) {
           this.stats.state = 'listing';
@@ -504,12 +495,12 @@ export class Reflector<T extends KubeObject> {
     const parent = this.controller.signal;
     const ctrl = new AbortController();
     let timedOut = false;
-    const reshard = this.reshardSignal.signal;
-    const onStop = (): void => ctrl.abort(parent.aborted ? parent.reason : reshard.reason);
-    if (parent.aborted || reshard.aborted) onStop();
+    const rescope = this.rescopeSignal.signal;
+    const onStop = (): void => ctrl.abort(parent.aborted ? parent.reason : rescope.reason);
+    if (parent.aborted || rescope.aborted) onStop();
     else {
       parent.addEventListener('abort', onStop, { once: true });
-      reshard.addEventListener('abort', onStop, { once: true });
+      rescope.addEventListener('abort', onStop, { once: true });
     }
     const timer = setTimeout(() => {
       timedOut = true;
@@ -521,7 +512,7 @@ export class Reflector<T extends KubeObject> {
       done: () => {
         clearTimeout(timer);
         parent.removeEventListener('abort', onStop);
-        reshard.removeEventListener('abort', onStop);
+        rescope.removeEventListener('abort', onStop);
       },
       timedOut: () => timedOut,
     };
@@ -532,27 +523,6 @@ export class Reflector<T extends KubeObject> {
     if (!attempt.timedOut()) return err;
     const reason = attempt.signal.reason as CacheError;
     return new CacheError('Timeout', reason.message, { cause: err });
-  }
-
-  /** The selector to send now: none once the server has shown it ignores it. */
-  private sentSelector() {
-    if (!this.options.shard || !this.ranges || this.stats.shardServer === 'ignored') return undefined;
-    return serverSelector(this.options.shard, this.ranges);
-  }
-
-  /** Whether an object is in the shard; one out of range that the server was asked to filter shows it ignores the selector. */
-  private admit(object: T, asked: boolean): boolean {
-    const shard = this.options.shard;
-    if (!shard || !this.ranges || inShard(object, shard, this.ranges)) return true;
-    this.stats.shardDropped++;
-    if (asked) {
-      this.stats.shardServer = 'ignored';
-    }
-    return false;
-  }
-
-  private noteAsked(asked: boolean): void {
-    if (asked && this.stats.shardServer === 'off') this.stats.shardServer = 'honoured';
   }
 
   private async list(relist: boolean): Promise<'ok' | 'failed' | 'stopped' | 'interrupted'> {
@@ -567,12 +537,11 @@ export class Reflector<T extends KubeObject> {
       const page = pages;
       const attempt = this.attempt(this.listTimeoutMs, () => `list page ${page}: no complete answer within ${this.listTimeoutMs} ms`);
       let result: ObjectList<T>;
-      const shardSelector = this.sentSelector();
       try {
-        result = await this.lw.list({ limit: this.pageSize, ...(cont ? { continue: cont } : {}), ...(shardSelector ? { shardSelector } : {}), signal: attempt.signal });
+        result = await this.lw.list({ limit: this.pageSize, ...(cont ? { continue: cont } : {}), signal: attempt.signal });
       } catch (err) {
         if (this.stopped) return 'stopped';
-        if (this.reshardPending) return 'interrupted';
+        if (this.rescopePending) return 'interrupted';
         // An expired continue token among them: the list starts again from scratch.
         this.fail(this.blame(attempt, err), 'list');
         return 'failed';
@@ -580,8 +549,7 @@ export class Reflector<T extends KubeObject> {
         attempt.done();
       }
       if (this.stopped) return 'stopped';
-      if (this.reshardPending) return 'interrupted';
-      this.noteAsked(shardSelector !== undefined);
+      if (this.rescopePending) return 'interrupted';
       const got: unknown = (result as { items?: unknown } | null)?.items ?? [];
       if (!Array.isArray(got)) {
         this.fail(new CacheError('InvalidResponse', `list page ${page}: the answer has no items array`), 'list');
@@ -589,7 +557,7 @@ export class Reflector<T extends KubeObject> {
       }
       const prepare = this.sink.prepare?.bind(this.sink);
       for (const item of got as unknown[]) {
-        if (this.usable(item, 'list', `list page ${page}`) && this.admit(item, shardSelector !== undefined)) items.push(prepare ? prepare(item) : item);
+        if (this.usable(item, 'list', `list page ${page}`)) items.push(prepare ? prepare(item) : item);
       }
       const next = result.metadata?.continue || undefined;
       if (next !== undefined && (page >= this.maxListPages || items.length >= this.maxListObjects)) {
@@ -621,10 +589,8 @@ export class Reflector<T extends KubeObject> {
 
   private watchOptions(attempt: Attempt, extra: { resourceVersion: string; sendInitialEvents?: boolean }): Parameters<ListWatcher<T>['watch']>[0] {
     const [min, max] = this.watchTimeoutSeconds;
-    const shardSelector = this.sentSelector();
     return {
       ...extra,
-      ...(shardSelector ? { shardSelector } : {}),
       timeoutSeconds: Math.round(min + Math.random() * (max - min)),
       idleTimeoutMs: this.watchIdleTimeoutMs,
       signal: attempt.signal,
@@ -645,12 +611,11 @@ export class Reflector<T extends KubeObject> {
     const attempt = this.watchAttempt();
     try {
       let events: AsyncIterableIterator<WatchEvent<T>>;
-      const asked = this.sentSelector() !== undefined;
       try {
         events = await this.lw.watch(this.watchOptions(attempt, { resourceVersion: this.stats.resourceVersion }));
       } catch (err) {
         if (this.stopped) return 'rewatch';
-        if (this.reshardPending) return 'interrupted';
+        if (this.rescopePending) return 'interrupted';
         return this.watchFailed(this.blame(attempt, err));
       }
       attempt.refresh();
@@ -660,21 +625,21 @@ export class Reflector<T extends KubeObject> {
       this.served();
       try {
         for await (const event of events) {
-          if (this.stopped || this.reshardPending) break;
+          if (this.stopped || this.rescopePending) break;
           attempt.refresh();
           heard = Date.now();
           received++;
-          const verdict = this.handle(event, asked);
+          const verdict = this.handle(event);
           if (verdict) return verdict;
         }
       } catch (err) {
         if (this.stopped) return 'rewatch';
-        if (this.reshardPending) return 'interrupted';
+        if (this.rescopePending) return 'interrupted';
         // A stream that went silent stopped delivering when it last delivered, not when its deadline passed.
         return this.watchFailed(this.blame(attempt, err), heard);
       }
       if (this.stopped) return 'rewatch';
-      if (this.reshardPending) return 'interrupted';
+      if (this.rescopePending) return 'interrupted';
       // A normal close. One that came at once with nothing in it is suspicious:
       // back off rather than spin.
       if (received === 0 && Date.now() - opened < 1000) {
@@ -698,7 +663,7 @@ export class Reflector<T extends KubeObject> {
   }
 
   /** Apply one watch event; a non-undefined answer ends the watch. */
-  private handle(event: WatchEvent<T>, asked: boolean): 'relist' | 'retry' | undefined {
+  private handle(event: WatchEvent<T>): 'relist' | 'retry' | undefined {
     switch (event.type) {
       case 'ADDED':
       case 'MODIFIED':
@@ -708,11 +673,6 @@ export class Reflector<T extends KubeObject> {
         if (!this.usable(event.object, 'watch', `watch ${event.type} event`)) return undefined;
         const rv = event.object.metadata?.resourceVersion;
         if (rv) this.stats.resourceVersion = rv;
-        if (event.type !== 'DELETED' && !this.admit(event.object, asked)) {
-          // Out of range. An object that moved out (its controller owner changed) leaves the store; otherwise nothing happens.
-          if (event.type === 'MODIFIED') this.sink.apply('DELETED', event.object);
-          return undefined;
-        }
         this.sink.apply(event.type, event.object);
         return undefined;
       }
@@ -742,12 +702,11 @@ export class Reflector<T extends KubeObject> {
     const attempt = this.watchAttempt();
     try {
       let events: AsyncIterableIterator<WatchEvent<T>>;
-      const asked = this.sentSelector() !== undefined;
       try {
         events = await this.lw.watch(this.watchOptions(attempt, { resourceVersion: '', sendInitialEvents: true }));
       } catch (err) {
         if (this.stopped) return 'stopped';
-        if (this.reshardPending) return 'interrupted';
+        if (this.rescopePending) return 'interrupted';
         const blamed = this.blame(attempt, err);
         this.fail(blamed, 'list');
         if (isClientError(blamed) && (blamed.code === 400 || blamed.code === 403 || blamed.code === 422 || blamed.code === 501)) {
@@ -759,20 +718,18 @@ export class Reflector<T extends KubeObject> {
         return 'failed';
       }
       attempt.refresh();
-      this.noteAsked(asked);
       this.served();
       const initial = new Map<string, T>();
       let done = false;
       try {
         for await (const event of events) {
           if (this.stopped) return 'stopped';
-          if (this.reshardPending) return 'interrupted';
+          if (this.rescopePending) return 'interrupted';
           attempt.refresh();
           if (!done) {
             const m = event.object.metadata;
             if ((event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED') && !this.usable(event.object, 'list', `streaming list ${event.type} event`)) continue;
             if (event.type === 'ADDED' || event.type === 'MODIFIED') {
-              if (!this.admit(event.object, asked)) continue;
               initial.set(`${m?.namespace ?? ''}/${m?.name ?? ''}`, this.sink.prepare ? this.sink.prepare(event.object) : event.object);
               if (initial.size > this.maxListObjects) {
                 // A stream that never reaches its end bookmark must not fill the memory either.
@@ -802,12 +759,12 @@ export class Reflector<T extends KubeObject> {
               continue;
             }
           }
-          const verdict = this.handle(event, asked);
+          const verdict = this.handle(event);
           if (verdict === 'relist') return done ? 'relist' : 'failed';
         }
       } catch (err) {
         if (this.stopped) return 'stopped';
-        if (this.reshardPending) return 'interrupted';
+        if (this.rescopePending) return 'interrupted';
         const blamed = this.blame(attempt, err);
         this.fail(blamed, 'watch');
         if (isGone(blamed)) {
@@ -817,7 +774,7 @@ export class Reflector<T extends KubeObject> {
         return done ? 'retry' : 'failed';
       }
       if (this.stopped) return 'stopped';
-      if (this.reshardPending) return 'interrupted';
+      if (this.rescopePending) return 'interrupted';
       return done ? 'ok' : 'failed';
     } finally {
       attempt.done();

@@ -144,6 +144,7 @@ const generateRbacCommand: Command = {
     '  --shard-ring-namespace <ns>    the manager runs sharded (ringLeadership), its member Leases in <ns>; default: "kubeloop".rbac.shardRingNamespace',
     '  --secure-metrics               the manager serves secure metrics (TokenReview, SubjectAccessReview); default: "kubeloop".rbac.secureMetrics',
     '  --namespace <ns>               a namespace the manager is restricted to (repeatable): Roles there, not a ClusterRole',
+    '  --namespace-selector <sel>     the cache follows the namespaces this label selector chooses (list, watch namespaces); default: "kubeloop".rbac.namespaceSelector',
     '  --check                        write nothing; exit 1 and print a diff when the file differs',
   ].join('\n'),
   options: {
@@ -154,6 +155,7 @@ const generateRbacCommand: Command = {
     'shard-ring-namespace': { type: 'string' },
     'secure-metrics': { type: 'boolean' },
     namespace: { type: 'string', multiple: true },
+    'namespace-selector': { type: 'string' },
     check: { type: 'boolean', default: false },
   },
   async run(values, _positionals, ctx) {
@@ -166,6 +168,7 @@ const generateRbacCommand: Command = {
     const leaderElectionNamespace = typeof values['leader-election-namespace'] === 'string' ? values['leader-election-namespace'] : config.leaderElectionNamespace;
     const shardRingNamespace = typeof values['shard-ring-namespace'] === 'string' ? values['shard-ring-namespace'] : config.shardRingNamespace;
     const namespaces = strings(values['namespace']).length > 0 ? strings(values['namespace']) : [...(config.namespaces ?? [])];
+    const namespaceSelector = typeof values['namespace-selector'] === 'string' ? values['namespace-selector'] : config.namespaceSelector;
     const check = values['check'] === true;
     const result = await generateRbac({
       setup,
@@ -176,6 +179,7 @@ const generateRbacCommand: Command = {
       ...(shardRingNamespace !== undefined ? { shardRingNamespace } : {}),
       secureMetrics: typeof values['secure-metrics'] === 'boolean' ? values['secure-metrics'] : (config.secureMetrics ?? false),
       namespaces,
+      ...(namespaceSelector !== undefined ? { namespaceSelector } : {}),
       check,
       cwd: ctx.cwd,
     });

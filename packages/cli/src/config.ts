@@ -37,6 +37,8 @@ export interface KubeloopConfig {
     readonly secureMetrics?: boolean;
     /** Namespaces a namespace-restricted manager covers. Default: all. */
     readonly namespaces?: readonly string[];
+    /** The label selector the manager's cache chooses its namespaces by (`cache.namespaceSelector`). Default: none. */
+    readonly namespaceSelector?: string;
   };
   /** Settings of `kubeloop generate webhooks` (`kubeloop create webhook` writes them). */
   readonly webhooks?: {
@@ -105,13 +107,13 @@ export async function readConfig(cwd: string): Promise<KubeloopConfig> {
   if (rbac !== undefined) {
     if (typeof rbac !== 'object' || rbac === null || Array.isArray(rbac)) throw fail('.rbac must be an object');
     const r = rbac as Record<string, unknown>;
-    for (const key of ['setup', 'name', 'outFile', 'leaderElectionNamespace', 'shardRingNamespace'] as const) {
+    for (const key of ['setup', 'name', 'outFile', 'leaderElectionNamespace', 'shardRingNamespace', 'namespaceSelector'] as const) {
       if (r[key] !== undefined && typeof r[key] !== 'string') throw fail(`.rbac.${key} must be a string`);
     }
     if (r['secureMetrics'] !== undefined && typeof r['secureMetrics'] !== 'boolean') throw fail('.rbac.secureMetrics must be true or false');
     if (r['namespaces'] !== undefined && !isStringArray(r['namespaces'])) throw fail('.rbac.namespaces must be an array of namespace names');
-    const unknown = Object.keys(r).filter((k) => !['setup', 'name', 'outFile', 'leaderElectionNamespace', 'shardRingNamespace', 'secureMetrics', 'namespaces'].includes(k));
-    if (unknown.length > 0) throw fail(`.rbac has unknown settings: ${unknown.join(', ')} (known: setup, name, outFile, leaderElectionNamespace, shardRingNamespace, secureMetrics, namespaces)`);
+    const unknown = Object.keys(r).filter((k) => !['setup', 'name', 'outFile', 'leaderElectionNamespace', 'shardRingNamespace', 'secureMetrics', 'namespaces', 'namespaceSelector'].includes(k));
+    if (unknown.length > 0) throw fail(`.rbac has unknown settings: ${unknown.join(', ')} (known: setup, name, outFile, leaderElectionNamespace, shardRingNamespace, secureMetrics, namespaces, namespaceSelector)`);
     out.rbac = r;
   }
   const webhooks = (field as Record<string, unknown>)['webhooks'];

@@ -44,6 +44,14 @@ export interface GenerateRbacOptions {
   readonly secureMetrics?: boolean;
   /** The namespaces a namespace-restricted manager covers: Roles there instead of a ClusterRole. Default: all namespaces. */
   readonly namespaces?: readonly string[];
+  /**
+   * The manager's cache chooses its namespaces by this label selector
+   * (`cache: { namespaceSelector }`), following them while it runs: list
+   * and watch on namespaces, and the kinds' reads in a ClusterRole. A
+   * namespaceSelector given to the cache in the setup function (a kind's
+   * own) is seen without it. Not with `namespaces`. Default: none.
+   */
+  readonly namespaceSelector?: string;
   /** Compare with the file on disk instead of writing it. Default: false. */
   readonly check?: boolean;
   /** The project directory. Default: `process.cwd()`. */
@@ -102,7 +110,10 @@ export async function generateRbac(options: GenerateRbacOptions): Promise<Genera
   const { createManager, createLogger } = await importFromProject<ManagerModule>('@kubeloop/manager', cwd);
   const { builtinScheme } = await importFromProject<SchemeModule>('@kubeloop/scheme', cwd);
   const scheme = kinds.length > 0 ? builtinScheme.extend(...kinds) : builtinScheme;
-  const manager = createManager({
+  if (options.namespaceSelector !== undefined && options.namespaces && options.namespaces.length > 0) {
+    throw new CliError('Usage', 'generate rbac: --namespace and --namespace-selector both choose the namespaces: keep one (the manager\'s namespaces option, or its cache\'s namespaceSelector)');
+  }
+  const managerOptions = {
     // Never contacted: setup only registers. A request made anyway fails to resolve this name.
     kubeConfig: { server: 'https://kubeloop-generate-rbac.invalid', source: 'kubeloop generate rbac (offline)' },
     scheme,
@@ -111,7 +122,14 @@ export async function generateRbac(options: GenerateRbacOptions): Promise<Genera
     ...(options.namespaces && options.namespaces.length > 0 ? { namespaces: options.namespaces } : {}),
     ...(options.leaderElectionNamespace !== undefined ? { leaderElection: { name: 'generate-rbac', namespace: options.leaderElectionNamespace } } : {}),
     ...(options.secureMetrics ? { metricsBindAddress: '127.0.0.1:0', secureMetrics: {} } : {}),
-  });
+    ...(options.namespaceSelector !== undefined ? { cache: { namespaceSelector: options.namespaceSelector } } : {}),
+  };
+  let manager: Manager;
+  try {
+    manager = createManager(managerOptions);
+  } catch (cause) {
+    throw new CliError('Usage', `generate rbac: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
   if (typeof manager.permissions !== 'function') {
     throw new CliError('InvalidInput', 'the project\'s @kubeloop/manager has no permissions(): update it to the version of @kubeloop/cli');
   }

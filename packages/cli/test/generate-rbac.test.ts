@@ -131,6 +131,23 @@ describe('generate rbac', () => {
     }
   });
 
+  it('a cache that follows namespaces by label (--namespace-selector, or "namespaceSelector" in package.json): list and watch on namespaces, with the reason; not with --namespace', async () => {
+    const followed = io();
+    const args = ['generate', 'rbac', '--setup', 'controllers.ts#setupControllers', '--name', 'w', '--out', join(out, 'follow.yaml'), '--cwd', fixtures, '--namespace-selector', 'team=payments'];
+    expect(await runCli(args, followed.io)).toBe(0);
+    const text = await readFile(join(out, 'follow.yaml'), 'utf8');
+    expect(text).toContain('#   core namespaces list,watch: the cache follows the namespaces its namespaceSelector chooses');
+    const [cluster] = parseAllDocuments(text).map((d) => d.toJS() as { kind: string; rules: { resources?: string[]; verbs: string[] }[] });
+    expect(cluster?.kind).toBe('ClusterRole');
+    expect(cluster?.rules.find((r) => r.resources?.includes('namespaces'))?.verbs).toEqual(expect.arrayContaining(['list', 'watch']));
+    const both = io();
+    expect(await runCli([...args, '--namespace', 'ops'], both.io)).toBe(2);
+    expect(both.err.join('')).toContain('keep one');
+    const bad = io();
+    expect(await runCli(['generate', 'rbac', '--setup', 'controllers.ts#setupControllers', '--name', 'w', '--out', join(out, 'bad.yaml'), '--cwd', fixtures, '--namespace-selector', 'team in (a'], bad.io)).toBe(2);
+    expect(bad.err.join('')).toContain('namespaceSelector is not a selector');
+  });
+
   it('--check passes on the file as generated and fails with a diff once it is edited', async () => {
     const outFile = join(out, 'check.yaml');
     const args = ['generate', 'rbac', '--setup', 'controllers.ts#setupControllers', '--name', 'widgets', '--out', outFile, '--cwd', fixtures];

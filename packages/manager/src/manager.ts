@@ -53,7 +53,7 @@ import { holdMemoryReducer } from './memory-reducer.js';
 import { serves } from './options.js';
 import type { ManagerOptions } from './options.js';
 import { addedPermissions } from './rbac/extra.js';
-import { requiredPermissions } from './rbac/permissions.js';
+import { cacheFollowsNamespaces, requiredPermissions } from './rbac/permissions.js';
 import type { PermissionRequirement } from './rbac/permissions.js';
 import { resolveTracing } from './tracing/config.js';
 import { Profiler } from './server/profiles.js';
@@ -613,6 +613,7 @@ class KubeManager implements Manager {
         scheme: this.scheme,
         controllers: [...this.controllerRecords.values()].map((r) => r.definition),
         ...(this.options.namespaces ? { namespaces: this.options.namespaces } : {}),
+        ...(cacheFollowsNamespaces(this.options.cache) ? { followsNamespaces: true } : {}),
         ...(leadership ? { leadership } : {}),
         metricsAuthorization: Boolean(secure && secure.authorization !== false && serves(this.options.metricsBindAddress)),
       }),

@@ -149,14 +149,11 @@ export function kindSourceAs(role: TriggerSource, kind: KindRef, handler: EventH
           enqueue(request, priority, mapped ? { ...trigger, mapped: true } : trigger, event);
         }
       };
-      const registration = informer.addEventHandler({
-        onAdd: (object, isInInitialList) => (isInInitialList ? deliver({ type: 'add', object }, lowPriority, attribute ? initial() : 'add') : deliver({ type: 'add', object }, 0, 'add')),
-        // An update that changed nothing is a resync: not urgent.
-        onUpdate: (old, object) => {
-          const resync = old.metadata?.resourceVersion === object.metadata?.resourceVersion;
-          deliver({ type: 'update', object, old }, resync ? lowPriority : 0, resync ? 'informer-resync' : 'update');
-        },
-        onDelete: (object, finalStateUnknown) => deliver({ type: 'delete', object, finalStateUnknown }, 0, 'delete'),
+      // Each event as the informer built it: an initial list's adds and resyncs are not urgent.
+      const registration = informer.addEventHandler((event) => {
+        if (event.type === 'add') deliver(event, event.initial ? lowPriority : 0, event.initial && attribute ? initial() : 'add');
+        else if (event.type === 'update') deliver(event, event.resync ? lowPriority : 0, event.resync ? 'informer-resync' : 'update');
+        else deliver(event, 0, 'delete');
       });
       signal.addEventListener('abort', () => registration.remove(), { once: true });
       await informer.waitForSync(signal);

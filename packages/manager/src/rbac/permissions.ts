@@ -98,6 +98,18 @@ export interface PermissionSources {
   readonly metricsAuthorization?: boolean;
   /** The event recorder is in use (it is whenever a controller is registered). */
   readonly events?: boolean;
+  /**
+   * The cache chooses namespaces by a label selector (its `namespaceSelector`,
+   * cache-wide or for a kind): list and watch on namespaces, and the kinds'
+   * reads cluster-wide (which namespaces match is known only while running).
+   * Default: false.
+   */
+  readonly followsNamespaces?: boolean;
+}
+
+/** Whether cache options choose namespaces by a label selector (cache-wide or for a kind). */
+export function cacheFollowsNamespaces(cache: { readonly namespaceSelector?: unknown; readonly byKind?: readonly { readonly options: { readonly namespaceSelector?: unknown } }[] } | undefined): boolean {
+  return cache?.namespaceSelector !== undefined || cache?.byKind?.some((b) => b.options.namespaceSelector !== undefined) === true;
 }
 
 const READ = ['get', 'list', 'watch'] as const;
@@ -189,6 +201,9 @@ export function requiredPermissions(sources: PermissionSources): PermissionRequi
   }
   if (sources.events ?? sources.controllers.length > 0) {
     out.push({ group: 'events.k8s.io', resource: 'events', verbs: ['create', 'patch'], ...scoped(true), reason: 'the event recorder' });
+  }
+  if (sources.followsNamespaces) {
+    out.push({ group: '', resource: 'namespaces', verbs: ['list', 'watch'], reason: 'the cache follows the namespaces its namespaceSelector chooses' });
   }
   if (sources.leaderElectionNamespace !== undefined) out.push(leasePermission(sources.leaderElectionNamespace));
   if (sources.leadership) out.push(...sources.leadership);
