@@ -10,7 +10,7 @@ import type { InformerCache } from '@kubeloop/cache';
 import { fnv1a64, runFenced } from '@kubeloop/client';
 import { currentTracer } from '@kubeloop/client/internal';
 import type { SpanHandle } from '@kubeloop/client/internal';
-import { reconcileSpanAttributes } from '../tracing/reconcile-span.js';
+import { reconcileLinks, reconcileSpanAttributes, reconcileStampsWrites } from '../tracing/reconcile-span.js';
 import type { Client, KindRef } from '@kubeloop/client';
 import type { ShardRing } from '@kubeloop/leaderelection';
 import { createPriorityQueue, defaultControllerRateLimiter, LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
@@ -763,7 +763,7 @@ export class Controller {
       'kubeloop.reconcile.id': reconcileID,
       'kubeloop.cluster': this.deps.cluster,
     };
-    return tracer.inSpan(`reconcile ${this.name}`, { attributes }, (span) => this.runReconcile(queue, key, request, reconcileID, priority, stopSignal, triggers, span));
+    return tracer.inSpan(`reconcile ${this.name}`, { attributes, links: reconcileLinks(triggers), stampWrites: reconcileStampsWrites(this.attribution !== undefined, triggers) }, (span) => this.runReconcile(queue, key, request, reconcileID, priority, stopSignal, triggers, span));
   }
 
   private async runReconcile(
