@@ -21,7 +21,7 @@ import { parseTraceparent } from '@kubeloop/client/internal';
 import { uniqueName } from '../../../test/support/env.js';
 import { parentOf, startJaeger, tag } from '../../../test/support/jaeger.js';
 import type { Jaeger, JaegerSpan, JaegerTrace } from '../../../test/support/jaeger.js';
-import { eventually, newNamespace, run, synced, testClient, testManager } from './support.js';
+import { eventually, metric, newNamespace, run, synced, testClient, testManager } from './support.js';
 
 describe('whether tracing is on', () => {
   it('is off when neither the option nor the environment asks for it, and off whatever else is set with OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none or tracing: false', () => {
@@ -281,6 +281,74 @@ describe('spans in a real Jaeger', () => {
     } finally {
       await running.stop();
     }
+  });
+
+  it('exemplars: a scraper asking for OpenMetrics gets the trace ID of a reconcile on the reconcile-time bucket it fell in, a trace Jaeger holds; one that does not, and any scraper while tracing is off, gets the Prometheus text format as before', async () => {
+    const service = uniqueName('tracing-exemplars');
+    const OM = 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
+    const samples = (text: string): Set<string> => new Set(text.split('\n').filter((l) => l !== '' && !l.startsWith('#')).map((l) => /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(l)![0]));
+    const manager = testManager(ns, { metricsBindAddress: '127.0.0.1:0', tracing: { endpoint: jaeger.otlpHttpTraces, serviceName: service, exportDelayMs: 100 } });
+    let reconciled = 0;
+    manager.addController({ name: 'tracing-exemplars', for: ConfigMap }, async (req) => {
+      if (req.name !== 'exemplary') return;
+      await new Promise((resolve) => setTimeout(resolve, 30)); // a bucket above the first
+      reconciled++;
+    });
+    const off = testManager(ns, { metricsBindAddress: '127.0.0.1:0', tracing: false });
+    off.addController({ name: 'tracing-exemplars-off', for: ConfigMap }, () => Promise.resolve());
+    const running = run(manager);
+    const runningOff = run(off);
+    let om: Response;
+    let omText: string;
+    let plain: Response;
+    let plainText: string;
+    let offAsked: Response;
+    let offText: string;
+    try {
+      await synced(manager);
+      await synced(off);
+      await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'exemplary', namespace: ns } });
+      await eventually(() => reconciled, (n) => n >= 1, 'the reconcile', 60_000);
+      om = await fetch(`${manager.metricsUrl!}/metrics`, { headers: { accept: OM } });
+      omText = await om.text();
+      plain = await fetch(`${manager.metricsUrl!}/metrics`);
+      plainText = await plain.text();
+      await eventually(() => metric(off.registry, 'controller_runtime_reconcile_total', { controller: 'tracing-exemplars-off', result: 'success' }), (v) => (v ?? 0) >= 1, 'the reconciles of the manager without tracing', 60_000);
+      offAsked = await fetch(`${off.metricsUrl!}/metrics`, { headers: { accept: OM } });
+      offText = await offAsked.text();
+    } finally {
+      await running.stop();
+      await runningOff.stop();
+    }
+    expect(om.headers.get('content-type')).toBe('application/openmetrics-text; version=1.0.0; charset=utf-8');
+    expect(omText.endsWith('# EOF\n')).toBe(true);
+    const exemplars = [...omText.matchAll(/^controller_runtime_reconcile_time_seconds_bucket\{[^}]*controller="tracing-exemplars"[^}]*\} \d+ # \{trace_id="([0-9a-f]{32})"\} ([0-9.e-]+) ([0-9.]+)$/gm)];
+    // The other ConfigMaps of the namespace are reconciled too (in no time): the slow one is exemplary's.
+    const slow = exemplars.filter(([, , value]) => Number(value) >= 0.03).map(([, traceId]) => traceId!);
+    expect(slow.length).toBeGreaterThanOrEqual(1);
+    const objects: unknown[] = [];
+    for (const traceId of slow) {
+      const trace = await eventually(() => jaeger.trace(traceId), (t) => t?.spans.some((s) => s.operationName === 'reconcile tracing-exemplars') === true, `the exemplar's trace ${traceId} in Jaeger`, 60_000);
+      objects.push(tag(trace!.spans.find((s) => s.operationName === 'reconcile tracing-exemplars')!, 'kubeloop.object.name'));
+    }
+    expect(objects).toContain('exemplary');
+    // Counters keep their names (the family is named without _total in OpenMetrics, each sample with it).
+    expect(omText).toMatch(/^# TYPE controller_runtime_reconcile counter$/m);
+    expect(omText).toMatch(/^controller_runtime_reconcile_total\{/m);
+
+    // Without asking: the Prometheus text format, as always, with the same samples and no exemplar.
+    expect(plain.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(plainText).not.toContain('# {');
+    expect(plainText).not.toContain('# EOF');
+    expect(plainText).toMatch(/^# TYPE controller_runtime_reconcile_total counter$/m);
+    expect([...samples(plainText)].filter((n) => !samples(omText).has(n))).toEqual([]);
+    // A second OpenMetrics scrape changed nothing for the next text one (prom-client renames the counters of a registry it writes in OpenMetrics).
+    expect(samples(plainText).has('controller_runtime_reconcile_total')).toBe(true);
+
+    // Tracing off: the text format whatever the scraper asks.
+    expect(offAsked.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(offText).not.toContain('# {');
+    expect(offText).toMatch(/^controller_runtime_reconcile_time_seconds_bucket\{[^}]*controller="tracing-exemplars-off"/m);
   });
 
   it('a reconcile that fails is marked failed, with the error and the retry count', async () => {

@@ -857,7 +857,7 @@ export class Controller {
       stopSignal.removeEventListener('abort', onStop);
       const durationMs = performance.now() - started;
       this.inFlightKeys.delete(key);
-      m.reconcileTime.observe(this.labels, durationMs / 1000);
+      m.observeReconcile(this.labels, durationMs / 1000, span?.recording === true ? span.traceId : undefined);
       m.activeWorkers.dec(this.labels);
       if (this.attribution !== undefined) {
         this.history.push({
