@@ -6,7 +6,9 @@
  * every query of every panel, with the dashboard's variables set to "All", must return series
  * from Prometheus's HTTP API; so must the variables' own `label_values` queries. The dashboard must
  * also show every controller-runtime, workqueue and kubeloop metric family the operator serves, and
- * name only metrics docs/metrics.md documents.
+ * name only metrics docs/metrics.md documents. The operator runs with tracing on (the OpenTelemetry
+ * variables, exporting to a real Jaeger) and Prometheus keeps exemplars: every query the dashboard
+ * asks exemplars for must return some, each naming (trace_id) a trace of a reconcile Jaeger holds.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -15,6 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from './support/net.js';
+import { startJaeger } from './support/jaeger.js';
+import type { Jaeger } from './support/jaeger.js';
 
 const root = join(import.meta.dirname, '..');
 const DASHBOARD = join(root, 'packages', 'create-kubeloop', 'templates', 'config', 'grafana', 'kubeloop-operator.json');
@@ -25,6 +29,7 @@ const JOB = 'harddisk-operator';
 interface Target {
   readonly expr: string;
   readonly refId: string;
+  readonly exemplar?: boolean;
 }
 interface Panel {
   readonly type: string;
@@ -86,6 +91,7 @@ describe.skipIf(!prometheus)(`the Grafana dashboard against a scraped operator${
   let server: ChildProcess | undefined;
   let promUrl: string;
   let metricsUrl: string;
+  let jaeger: Jaeger | undefined;
   let logs = '';
 
   const query = async (expr: string): Promise<QueryResult> => {
@@ -103,7 +109,10 @@ describe.skipIf(!prometheus)(`the Grafana dashboard against a scraped operator${
       ['global:', '  scrape_interval: 1s', '  evaluation_interval: 1s', 'scrape_configs:', `  - job_name: ${JOB}`, '    static_configs:', `      - targets: ['127.0.0.1:${metricsPort}']`, ''].join('\n'),
     );
     // Prometheus first, so the operator's start (its first reconciles, webhook calls, list) is scraped.
-    server = spawn(prometheus!, ['--config.file', join(work, 'prometheus.yml'), '--storage.tsdb.path', join(work, 'data'), '--web.listen-address', `127.0.0.1:${promPort}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const traces = await startJaeger();
+    jaeger = traces;
+    // Exemplar storage: Prometheus keeps the exemplars of what it scrapes in OpenMetrics (which it asks for first).
+    server = spawn(prometheus!, ['--config.file', join(work, 'prometheus.yml'), '--storage.tsdb.path', join(work, 'data'), '--web.listen-address', `127.0.0.1:${promPort}`, '--enable-feature=exemplar-storage'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let promLogs = '';
     server.stdout!.on('data', (d: Buffer) => (promLogs = (promLogs + d.toString()).slice(-20_000)));
     server.stderr!.on('data', (d: Buffer) => (promLogs = (promLogs + d.toString()).slice(-20_000)));
@@ -115,6 +124,8 @@ describe.skipIf(!prometheus)(`the Grafana dashboard against a scraped operator${
     }
     operator = spawn('node', [join(root, 'examples', 'harddisk-operator', 'dist', 'main.js'), '--envtest', '--leader-elect', '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`], {
       cwd: join(root, 'examples', 'harddisk-operator'),
+      // Tracing on, as docs/tracing.md turns it on: the reconcile-time histogram then carries exemplars.
+      env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: traces.otlpHttp, OTEL_SERVICE_NAME: JOB, OTEL_BSP_SCHEDULE_DELAY: '200' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     operator.stdout!.on('data', (d: Buffer) => (logs = (logs + d.toString()).slice(-100_000)));
@@ -154,8 +165,33 @@ describe.skipIf(!prometheus)(`the Grafana dashboard against a scraped operator${
       await closed;
       clearTimeout(timer);
     }
+    await jaeger?.stop();
     if (work) rmSync(work, { recursive: true, force: true });
   }, 2 * MINUTE);
+
+  it('every query the dashboard shows exemplars of returns some, each the trace_id of a reconcile trace Jaeger holds', async () => {
+    const targets = dashboard.panels.flatMap((p) => (p.targets ?? []).filter((t) => t.exemplar === true).map((t) => ({ panel: p.title, expr: asSent(t.expr) })));
+    expect(targets.map((t) => t.panel)).toEqual(['Reconcile time (p50, p99)']);
+    for (const { panel, expr } of targets) {
+      const now = Date.now() / 1000;
+      const res = (await (await fetch(`${promUrl}/api/v1/query_exemplars?query=${encodeURIComponent(expr)}&start=${now - 600}&end=${now}`)).json()) as { status: string; error?: string; data?: { seriesLabels: Record<string, string>; exemplars: { labels: Record<string, string>; value: string }[] }[] };
+      expect(res.status, `${panel}: ${res.error ?? ''}`).toBe('success');
+      const traceIds = (res.data ?? []).flatMap((s) => s.exemplars.map((e) => e.labels['trace_id']));
+      expect(traceIds.length, `${panel}: no exemplars for ${expr}`).toBeGreaterThan(0);
+      for (const id of traceIds) expect(id).toMatch(/^[0-9a-f]{32}$/);
+      // The dot opens its trace: Jaeger holds it (spans are sent in batches: it may take a moment).
+      const deadline = Date.now() + 2 * MINUTE;
+      let found: string | undefined;
+      while (found === undefined && Date.now() < deadline) {
+        for (const id of traceIds) {
+          const trace = await jaeger!.trace(id!);
+          if (trace?.spans.some((sp) => sp.operationName === 'reconcile harddisk')) found = id;
+        }
+        if (found === undefined) await new Promise((r) => setTimeout(r, 500));
+      }
+      expect(found, `${panel}: none of ${traceIds.join(', ')} is a reconcile trace in Jaeger`).toBeDefined();
+    }
+  }, 3 * MINUTE);
 
   it('every panel query returns series with a value, the variables set to All', async () => {
     const queries = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: asSent(t.expr) })));

@@ -9,7 +9,7 @@ import { builtinScheme, parseApiVersion, parseJson, stringifyJson } from '@kubel
 import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { transportDiscovery } from './discovery.js';
 import { forEachBounded } from './internal/bounded.js';
-import { currentTracer } from './tracing.js';
+import { currentTracer, stampObject, stampPatchBody } from './tracing.js';
 import { ClientError, isClientError, isConflict, isNotFound } from './errors.js';
 import { isMetadataRef } from './kinds.js';
 import type { AnyKubeObject, DeepReadonly, KindRef, ListFor, ObjectFor, ObjectKey, Stored, TypeRef, WithKind } from './kinds.js';
@@ -522,7 +522,7 @@ class KubeClient implements Client {
     const r = await this.resolveObject(obj, options?.signal);
     const answer = await this.send<Stored<T>>('POST', this.path(r, obj.metadata?.namespace, undefined, undefined, 'create'), {
       query: writeQuery(options, this.fieldOwner),
-      body: obj,
+      body: stamped(obj),
       ...call(options),
     });
     return this.wrote(obj, undefined, options, answer);
@@ -532,7 +532,7 @@ class KubeClient implements Client {
     const r = await this.resolveObject(obj, options?.signal);
     const answer = await this.send<Stored<T>>('PUT', this.path(r, obj.metadata?.namespace, this.nameOf(obj, 'update'), undefined, 'update'), {
       query: writeQuery(options, this.fieldOwner),
-      body: obj,
+      body: stamped(obj),
       ...call(options),
     });
     return this.wrote(obj, undefined, options, answer);
@@ -546,7 +546,7 @@ class KubeClient implements Client {
     const patch = (byKey ? c : b) as Patch;
     const r = byKey ? await this.resolve(a as KindRef, options?.signal) : await this.resolveObject(a as KubeObject, options?.signal);
     const key: ObjectKey = byKey ? (b as ObjectKey) : { name: this.nameOf(a as KubeObject, 'patch'), ...((a as KubeObject).metadata?.namespace ? { namespace: (a as KubeObject).metadata!.namespace! } : {}) };
-    return this.wrote(byKey ? (a as KindRef) : (a as KubeObject & KindRef), key, options, await this.sendPatch(r, key, undefined, patch, options));
+    return this.wrote(byKey ? (a as KindRef) : (a as KubeObject & KindRef), key, options, await this.sendPatch(r, key, undefined, stampedPatch(patch), options));
   }
 
   private sendPatch(r: Resolved, key: ObjectKey, subresource: string | undefined, patch: Patch, options: ApplyOptions | undefined): Promise<unknown> {
@@ -690,6 +690,33 @@ class KubeClient implements Client {
       apply: <T extends AnyKubeObject>(obj: WithKind<T>, options?: ApplyOptions): Promise<Stored<T>> => this.applyTo(obj, name, options) as Promise<Stored<T>>,
     };
   }
+}
+
+/**
+ * `obj` as a create or update sends it: with `tracing.linkWrites` on and
+ * inside a reconcile, a copy recording the reconcile's trace context
+ * (`kubeloop.dev/traceparent`); otherwise `obj` itself (tracing off: one
+ * property read).
+ */
+function stamped<T>(obj: T): T {
+  const traceparent = currentTracer()?.writeTraceparent?.();
+  return traceparent === undefined ? obj : stampObject(obj, traceparent);
+}
+
+/**
+ * `patch` as a patch of the object itself sends it: a merge or strategic
+ * merge patch that changes something also records the reconcile's trace
+ * context, as {@link stamped}. JSON patches (an `add` fails where the
+ * annotations are missing) and server-side apply (an apply meant to change
+ * nothing would change the annotation each time, and retrigger whoever
+ * watches the object) record nothing.
+ */
+function stampedPatch(patch: Patch): Patch {
+  if (!isPatch(patch) || (patch.type !== 'merge' && patch.type !== 'strategic')) return patch;
+  const traceparent = currentTracer()?.writeTraceparent?.();
+  if (traceparent === undefined) return patch;
+  const data = stampPatchBody(patch.data, traceparent);
+  return data === undefined ? patch : { type: patch.type, data };
 }
 
 /** Sets apiVersion and kind on list items that lack them (the API server omits them for built-in kinds). */

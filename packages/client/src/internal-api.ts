@@ -28,5 +28,5 @@ export { compareResourceVersions } from './resource-version.js';
 export type { ReadYourWritesOptions, ReadYourWritesOutcome, ReadYourWritesRead, ResourceVersionTracker } from './read-your-writes.js';
 export type { RetryFn } from './retry.js';
 export type { Unstructured } from './kinds.js';
-export { currentTracer, setTracer, traced, untraced } from './tracing.js';
+export { currentTracer, parseTraceparent, setTracer, stampObject, stampPatchBody, traced, TRACEPARENT_ANNOTATION, untraced } from './tracing.js';
 export type { InSpanOptions, KubeloopTracer, RequestSpan, SpanAttributes, SpanHandle, TracedRequest } from './tracing.js';

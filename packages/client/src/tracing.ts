@@ -45,6 +45,19 @@ export interface InSpanOptions {
   readonly carrier?: IncomingHttpHeaders;
   /** Start a new trace even inside a span (a leadership change is not part of what runs when it happens). Default: false. */
   readonly root?: boolean;
+  /**
+   * W3C `traceparent` values (checked with {@link parseTraceparent}) the span
+   * links to: the writes that caused it (a reconcile triggered by an object
+   * another reconcile wrote). Links, not parents: the span stays in a trace
+   * of its own. Default: none.
+   */
+  readonly links?: readonly string[] | undefined;
+  /**
+   * Writes made inside the span record its trace context on the written
+   * object ({@link TRACEPARENT_ANNOTATION}) when the tracer does that
+   * (`tracing.linkWrites`): a reconcile's span. Default: false.
+   */
+  readonly stampWrites?: boolean;
 }
 
 /** Describes an outgoing request for {@link KubeloopTracer.request}. */
@@ -69,6 +82,93 @@ export interface KubeloopTracer {
   inSpan<T>(name: string, options: InSpanOptions, fn: (span: SpanHandle) => Promise<T>): Promise<T>;
   /** Run `fn` with no current span: for background work (an informer's list and watch loop) that must not join the trace of whatever started it. */
   detached<T>(fn: () => T): T;
+  /**
+   * Whether kind sources read {@link TRACEPARENT_ANNOTATION} from the objects
+   * of their events, so a reconcile links to the write that triggered it
+   * (`tracing.linkWrites`). Default: false.
+   */
+  readonly linksObjects?: boolean;
+  /**
+   * The `traceparent` a write made now records on its object: the current
+   * span's, inside a span started with `stampWrites` (a reconcile's), else
+   * undefined. Absent when writes record nothing (`tracing.linkWrites` off).
+   */
+  readonly writeTraceparent?: () => string | undefined;
+}
+
+/**
+ * The annotation a write made inside a reconcile records its W3C trace
+ * context in, with `tracing.linkWrites` on (docs/tracing.md, "Across
+ * controllers"): `00-<trace ID>-<span ID>-<flags>`, 55 characters.
+ */
+export const TRACEPARENT_ANNOTATION = 'kubeloop.dev/traceparent';
+
+/** The length of a version-00 `traceparent`: `00-` 32 hex `-` 16 hex `-` 2 hex. */
+const TRACEPARENT_LENGTH = 55;
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/**
+ * `value` when it is a W3C `traceparent` of version 00 as the
+ * recommendation writes it (lowercase hex, 55 characters, trace and span IDs
+ * not all zeros), else undefined. What a cluster object carries is untrusted:
+ * anything else, of any type and length, is ignored, and nothing longer
+ * than 55 characters is scanned.
+ *
+ * @example
+ * ```ts
+ * parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'); // the same string
+ * parseTraceparent('00-00000000000000000000000000000000-00f067aa0ba902b7-01'); // undefined
+ * ```
+ */
+export function parseTraceparent(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length !== TRACEPARENT_LENGTH) return undefined;
+  const m = TRACEPARENT.exec(value);
+  if (m === null || /^0+$/.test(m[1]!) || /^0+$/.test(m[2]!)) return undefined;
+  return value;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * A copy of `obj` (create, update) whose annotations record `traceparent`;
+ * `obj` itself when its metadata is not an object (the API server refuses
+ * that anyway). Shallow: only the metadata and annotations are new.
+ * @internal
+ */
+export function stampObject<T>(obj: T, traceparent: string): T {
+  const meta = (obj as { metadata?: unknown }).metadata;
+  if (meta !== undefined && !isRecord(meta)) return obj;
+  const annotations = meta?.['annotations'];
+  if (annotations !== undefined && annotations !== null && !isRecord(annotations)) return obj;
+  return { ...obj, metadata: { ...meta, annotations: { ...annotations, [TRACEPARENT_ANNOTATION]: traceparent } } };
+}
+
+/**
+ * The body of a merge or strategic merge patch (JSON text) that also
+ * records `traceparent` in the annotations, or undefined to send the patch
+ * as it is: a patch that changes nothing (`{}`, or only the resourceVersion
+ * of an optimistic lock) stays a no-op, and one that removes all annotations
+ * (`"annotations": null`) or the metadata is left alone.
+ * @internal
+ */
+export function stampPatchBody(data: string, traceparent: string): string | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(body)) return undefined;
+  const meta = body['metadata'];
+  if (meta !== undefined && !isRecord(meta)) return undefined;
+  const changes = Object.keys(body).filter((k) => k !== 'metadata').length + (meta === undefined ? 0 : Object.keys(meta).filter((k) => k !== 'resourceVersion').length);
+  if (changes === 0) return undefined;
+  const annotations = meta?.['annotations'];
+  if (annotations !== undefined && !isRecord(annotations)) return undefined;
+  body['metadata'] = { ...meta, annotations: { ...annotations, [TRACEPARENT_ANNOTATION]: traceparent } };
+  return JSON.stringify(body);
 }
 
 const KEY = Symbol.for('@kubeloop/client/tracer');

@@ -32,6 +32,7 @@ export { createManager } from './manager.js';
 export type { Manager } from './manager.js';
 export type { LeaderElectionConfig, ManagerOptions } from './options.js';
 export type { TracingOptions } from './tracing/config.js';
+export { TRACEPARENT_ANNOTATION } from '@kubeloop/client/internal';
 export type { ProfilingOptions } from './server/profiles.js';
 export type { Runnable } from './runnable-groups.js';
 export { signalHandler } from './signals.js';

@@ -370,7 +370,7 @@ class KubeManager implements Manager {
         logger: this.logger,
         registry: this.registry,
       });
-    this.metrics = new ControllerMetrics(this.registry);
+    this.metrics = new ControllerMetrics(this.registry, { exemplars: this.tracing !== undefined });
     if (options.defaultMetrics !== false) registerDefaultMetrics(this.registry);
     registerLeadershipMetric(this.registry, () => this.leadershipState());
     const secure = options.secureMetrics;
@@ -659,6 +659,8 @@ class KubeManager implements Manager {
         authorizer: this.metricsAuthorizer,
         log,
         signal: stop.signal,
+        // Exemplars (trace IDs on the reconcile-time histogram) are written in OpenMetrics only.
+        openMetrics: this.tracing !== undefined,
         inspect: inspectHandler({
           names: () => [...this.controllerRecords.keys()],
           controller: (name) => this.controllerRecords.get(name)?.controller,

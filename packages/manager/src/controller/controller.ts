@@ -9,7 +9,7 @@ import type { Registry } from 'prom-client';
 import type { InformerCache, InformerEvent } from '@kubeloop/cache';
 import { currentTracer } from '@kubeloop/client/internal';
 import type { SpanHandle } from '@kubeloop/client/internal';
-import { reconcileSpanAttributes } from '../tracing/reconcile-span.js';
+import { reconcileLinks, reconcileSpanAttributes, reconcileStampsWrites } from '../tracing/reconcile-span.js';
 import type { Client, KindRef } from '@kubeloop/client';
 import type { KubeObject } from '@kubeloop/scheme';
 import { createPriorityQueue, defaultControllerRateLimiter, LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
@@ -589,7 +589,7 @@ export class Controller {
       'kubeloop.reconcile.id': reconcileID,
       'kubeloop.cluster': this.deps.cluster,
     };
-    return tracer.inSpan(`reconcile ${this.name}`, { attributes }, (span) => this.runReconcile(queue, key, request, reconcileID, priority, stopSignal, triggers, span));
+    return tracer.inSpan(`reconcile ${this.name}`, { attributes, links: reconcileLinks(triggers), stampWrites: reconcileStampsWrites(this.attribution !== undefined, triggers) }, (span) => this.runReconcile(queue, key, request, reconcileID, priority, stopSignal, triggers, span));
   }
 
   private async runReconcile(
@@ -683,7 +683,7 @@ export class Controller {
       stopSignal.removeEventListener('abort', onStop);
       const durationMs = performance.now() - started;
       this.inFlightKeys.delete(key);
-      m.reconcileTime.observe(this.labels, durationMs / 1000);
+      m.observeReconcile(this.labels, durationMs / 1000, span?.recording === true ? span.traceId : undefined);
       m.activeWorkers.dec(this.labels);
       if (this.attribution !== undefined) {
         this.history.push({

@@ -9,7 +9,7 @@ import type { Observable } from 'rxjs';
 import type { InformerCache, InformerEvent } from '@kubeloop/cache';
 import type { KindRef } from '@kubeloop/client';
 import { isNoKindMatch, isNotFound } from '@kubeloop/client';
-import { isMetadataRef } from '@kubeloop/client/internal';
+import { currentTracer, isMetadataRef, parseTraceparent, TRACEPARENT_ANNOTATION } from '@kubeloop/client/internal';
 import type { KubeObject } from '@kubeloop/scheme';
 import { LOW_PRIORITY } from '@kubeloop/workqueue';
 import { describeError } from '../errors.js';
@@ -102,6 +102,8 @@ export function kindSourceAs(role: TriggerSource, kind: KindRef, handler: EventH
     },
     async start({ enqueue, cache, signal, onError, lowPriority = LOW_PRIORITY, attribute = false, ownWrites, initialEvent = 'initial-list', onOwnWriteDropped }) {
       const informer = await cache.getInformer(kind, { signal, blockUntilSynced: false });
+      // tracing.linkWrites: events carry the trace context of the write that made them (decided once: tracing starts before controllers).
+      const links = attribute && currentTracer()?.linksObjects === true;
       // The first list of a kind whose CRD was missing when this source started: decided once, at its first object.
       let firstListEvent: TriggerEvent | undefined;
       const initial = (): TriggerEvent => {
@@ -140,6 +142,10 @@ export function kindSourceAs(role: TriggerSource, kind: KindRef, handler: EventH
         if (name !== undefined) trigger.name = name;
         if (m?.resourceVersion !== undefined) trigger.resourceVersion = m.resourceVersion;
         if (echo) trigger.ownWrite = true;
+        if (links && (what === 'add' || what === 'update')) {
+          const traceparent = writtenTraceparent(event);
+          if (traceparent !== undefined) trigger.traceparent = traceparent;
+        }
         if (ownWrites !== undefined) {
           trigger.kindId = kindId;
           if (dropsOwnWrites) trigger.dropsOwnWrites = true;
@@ -159,6 +165,20 @@ export function kindSourceAs(role: TriggerSource, kind: KindRef, handler: EventH
       await informer.waitForSync(signal);
     },
   };
+}
+
+/**
+ * The trace context recorded by the write that made `event`
+ * (`kubeloop.dev/traceparent`): on an add, or an update that changed it (an
+ * update by a writer that records nothing keeps the last writer's, which
+ * did not cause this event). Untrusted: anything but a well-formed W3C
+ * `traceparent` is ignored.
+ */
+function writtenTraceparent(event: InformerEvent<KubeObject>): string | undefined {
+  if (event.type === 'delete') return undefined;
+  const value = event.object.metadata?.annotations?.[TRACEPARENT_ANNOTATION];
+  if (value === undefined || (event.type === 'update' && event.old.metadata?.annotations?.[TRACEPARENT_ANNOTATION] === value)) return undefined;
+  return parseTraceparent(value);
 }
 
 /**

@@ -64,6 +64,13 @@ export interface TriggerInput {
   readonly mapped?: boolean;
   /** The event is only the echo of a write this controller made (the resourceVersion its write returned). */
   readonly ownWrite?: boolean;
+  /**
+   * The W3C trace context the write that made this event recorded on the
+   * object (`kubeloop.dev/traceparent`, set with `tracing.linkWrites`): the
+   * reconcile's span links to it. Only with `tracing.linkWrites` on, for an
+   * add or an update that changed the annotation.
+   */
+  readonly traceparent?: string;
 }
 
 /** One entry of `ctx.triggers`: a trigger, folded with its repeats since the last reconcile. */
@@ -126,6 +133,7 @@ interface Held {
   resourceVersion: string | undefined;
   mapped: boolean;
   ownWrite: boolean;
+  traceparent: string | undefined;
   count: number;
   firstAt: number;
   lastAt: number;
@@ -162,6 +170,7 @@ function toTrigger(h: Held, ownWrite: boolean): Trigger {
   if (h.resourceVersion !== undefined) t.resourceVersion = h.resourceVersion;
   if (h.mapped) t.mapped = true;
   if (ownWrite) t.ownWrite = true;
+  if (h.traceparent !== undefined) t.traceparent = h.traceparent;
   return t;
 }
 
@@ -199,6 +208,7 @@ export class TriggerLedger {
         h.count++;
         h.lastAt = now;
         if (t.resourceVersion !== undefined) h.resourceVersion = t.resourceVersion;
+        if (t.traceparent !== undefined) h.traceparent = t.traceparent;
         // A folded entry is an own write only if every event it folds was one.
         if (unresolved) {
           h.unresolved++;
@@ -224,6 +234,7 @@ export class TriggerLedger {
       resourceVersion: t.resourceVersion,
       mapped: t.mapped === true,
       ownWrite: unresolved || t.ownWrite === true,
+      traceparent: t.traceparent,
       count: 1,
       firstAt: now,
       lastAt: now,

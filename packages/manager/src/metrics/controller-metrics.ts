@@ -13,6 +13,9 @@ const RECONCILE_BUCKETS = [
   15, 20, 25, 30, 40, 50, 60,
 ];
 
+/** The exemplar labels of an observation without a trace (prom-client then keeps the bucket's last exemplar). */
+const NO_EXEMPLAR: Readonly<Record<string, string>> = Object.freeze({});
+
 /** The labels of one controller's series: its name, and in a fleet the cluster it runs for (absent otherwise). */
 export interface ControllerLabels {
   readonly controller: string;
@@ -43,13 +46,32 @@ export class ControllerMetrics {
   /** Keys reported as self-triggering (reconciled `selfTriggerThreshold` times in a row by nothing but their own writes). */
   readonly selfTriggered: Counter<'controller' | 'cluster'>;
 
-  constructor(registry: Registry) {
+  /** Whether the reconcile-time histogram keeps exemplars (made so while tracing is on). */
+  private readonly exemplars: boolean;
+
+  /**
+   * The metrics of `registry`, made there the first time. `exemplars`: the
+   * reconcile-time histogram, when made here, keeps the trace ID of a
+   * reconcile as the exemplar of the bucket it fell in (tracing on).
+   * Default: false.
+   */
+  constructor(registry: Registry, options: { readonly exemplars?: boolean } = {}) {
     const registers = [registry];
     this.reconcileTotal = once(registry, 'controller_runtime_reconcile_total', () => new Counter({ name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller', labelNames: ['controller', 'cluster', 'result'], registers }));
     this.reconcileErrors = once(registry, 'controller_runtime_reconcile_errors_total', () => new Counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller', labelNames: ['controller', 'cluster'], registers }));
     this.terminalErrors = once(registry, 'controller_runtime_terminal_reconcile_errors_total', () => new Counter({ name: 'controller_runtime_terminal_reconcile_errors_total', help: 'Total number of terminal reconciliation errors per controller', labelNames: ['controller', 'cluster'], registers }));
     this.panics = once(registry, 'controller_runtime_reconcile_panics_total', () => new Counter({ name: 'controller_runtime_reconcile_panics_total', help: 'Total number of reconciliation panics (runtime exceptions: TypeError, ReferenceError, RangeError) per controller', labelNames: ['controller', 'cluster'], registers }));
-    this.reconcileTime = once(registry, 'controller_runtime_reconcile_time_seconds', () => new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller', labelNames: ['controller', 'cluster'], buckets: RECONCILE_BUCKETS, registers }));
+    this.reconcileTime = once(registry, 'controller_runtime_reconcile_time_seconds', () => {
+      const help = 'Length of time per reconciliation per controller';
+      if (options.exemplars !== true) return new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help, labelNames: ['controller', 'cluster'], buckets: RECONCILE_BUCKETS, registers });
+      // prom-client refuses an exemplar metric in a registry of the Prometheus format: registered by hand, since the metrics
+      // server writes the exemplars only in its OpenMetrics answer (openmetrics.ts) and the text format stays as it is.
+      const h = new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help, labelNames: ['controller', 'cluster'], buckets: RECONCILE_BUCKETS, registers: [], enableExemplars: true });
+      registry.registerMetric(h);
+      return h;
+    });
+    // Whoever made the histogram decided (a fleet's cluster shares its manager's).
+    this.exemplars = (this.reconcileTime as { enableExemplars?: boolean }).enableExemplars === true;
     this.maxConcurrent = once(registry, 'controller_runtime_max_concurrent_reconciles', () => new Gauge({ name: 'controller_runtime_max_concurrent_reconciles', help: 'Maximum number of concurrent reconciles per controller', labelNames: ['controller', 'cluster'], registers }));
     this.activeWorkers = once(registry, 'controller_runtime_active_workers', () => new Gauge({ name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller', labelNames: ['controller', 'cluster'], registers }));
     this.reconcileTimeouts = once(registry, 'controller_runtime_reconcile_timeouts_total', () => new Counter({ name: 'controller_runtime_reconcile_timeouts_total', help: 'Total number of reconciliation timeouts per controller', labelNames: ['controller', 'cluster'], registers }));
@@ -59,6 +81,15 @@ export class ControllerMetrics {
     this.ownWriteEvents = once(registry, 'kubeloop_reconcile_own_write_events_total', () => new Counter({ name: 'kubeloop_reconcile_own_write_events_total', help: "Events that were only the echo of the controller's own write, per controller: enqueued, or dropped by ignoreOwnWrites()", labelNames: ['controller', 'cluster', 'action'], registers }));
     this.selfTriggered = once(registry, 'kubeloop_reconcile_self_triggered_total', () => new Counter({ name: 'kubeloop_reconcile_self_triggered_total', help: 'Keys reported as self-triggering (reconciled several times in a row by nothing but the controller\'s own writes), per controller', labelNames: ['controller', 'cluster'], registers }));
     this.sourceErrors = once(registry, 'kubeloop_controller_source_errors_total', () => new Counter({ name: 'kubeloop_controller_source_errors_total', help: 'Errors thrown by predicates, event handlers and sources per controller (the event is dropped)', labelNames: ['controller', 'cluster'], registers }));
+  }
+
+  /**
+   * Observe one reconcile's duration; with exemplars, `traceId` (a sampled
+   * reconcile span's) becomes the exemplar of its bucket (`trace_id`).
+   */
+  observeReconcile(labels: ControllerLabels, seconds: number, traceId: string | undefined): void {
+    if (!this.exemplars) this.reconcileTime.observe(labels, seconds);
+    else this.reconcileTime.observe({ labels, value: seconds, exemplarLabels: traceId === undefined ? NO_EXEMPLAR : { trace_id: traceId } });
   }
 
   /** Zero the counters of a controller so they appear before its first reconcile (as controller-runtime does). */

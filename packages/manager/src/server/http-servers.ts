@@ -11,6 +11,7 @@
  */
 import type { InspectAnswer, InspectRequest } from './inspect.js';
 import type { Profiler } from './profiles.js';
+import { OPENMETRICS_CONTENT_TYPE, openMetricsText, prefersOpenMetrics } from '../metrics/openmetrics.js';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Server as HttpsServer } from 'node:https';
@@ -97,6 +98,13 @@ export interface ServerOptions {
   readonly inspect?: (request: InspectRequest) => Promise<InspectAnswer>;
   /** Serve the profile endpoints (`/debug/profile/...`) on the metrics server, after `authorize`. Default: none (404). */
   readonly profiler?: Profiler;
+  /**
+   * Metrics server only: answer a scraper whose `Accept` prefers OpenMetrics
+   * (Prometheus does) in OpenMetrics 1.0.0, exemplars included; others get
+   * the registry's own format. The manager sets it while tracing is on.
+   * Default: false (always the registry's format).
+   */
+  readonly openMetrics?: boolean;
 }
 
 /** A running server. */
@@ -523,14 +531,15 @@ export async function startMetricsServer(address: string, registry: Registry, op
       if (options.profiler.serves(path)) return options.profiler.handle(path, target.query, req, res);
     }
     if (target.segments.length !== 1 || target.segments[0] !== 'metrics') return answer(res, 404, 'not found\n');
+    const om = options.openMetrics === true && registry.contentType !== OPENMETRICS_CONTENT_TYPE && prefersOpenMetrics(req.headers.accept);
     let text: string;
     try {
       // registry.metrics() called inside the promise, so a synchronous throw is a rejection too
-      text = await withDeadline(new Promise<string>((resolve) => resolve(registry.metrics())), limits.handlerTimeoutMs, 'metrics collection');
+      text = await withDeadline(new Promise<string>((resolve) => resolve(om ? openMetricsText(registry) : registry.metrics())), limits.handlerTimeoutMs, 'metrics collection');
     } catch (err) {
       return answer(res, 500, `metrics collection failed: ${describe(err)}\n`);
     }
-    answer(res, 200, text, registry.contentType);
+    answer(res, 200, text, om ? OPENMETRICS_CONTENT_TYPE : registry.contentType);
   }, tls);
   made.server = server;
   try {

@@ -38,6 +38,8 @@ export async function startManagerServers(
     readonly signal: AbortSignal;
     /** The `/inspect` handler; served when `options.inspect` is true, or by default when the metrics server authorizes requests. Default: none. */
     readonly inspect?: (request: InspectRequest) => Promise<InspectAnswer>;
+    /** Answer scrapers that prefer OpenMetrics in it, exemplars included (while tracing is on). Default: false. */
+    readonly openMetrics?: boolean;
   },
 ): Promise<ManagerServers> {
   const { log } = deps;
@@ -63,6 +65,7 @@ export async function startManagerServers(
         // By default only where requests are authenticated and authorized: object names and errors are not for anyone who reaches the port.
         ...(deps.inspect && (options.inspect ?? authorizer !== undefined) ? { inspect: deps.inspect } : {}),
         ...(options.profiling ? { profiler: new Profiler(options.profiling === true ? {} : options.profiling) } : {}),
+        ...(deps.openMetrics === true ? { openMetrics: true } : {}),
         ...(authorizer ? { authorize: (request: { authorization?: string | undefined; path: string; verb: string }) => authorizer.authorize(request, deps.signal) } : {}),
       });
       metricsUrl = s.url;

@@ -36,6 +36,18 @@ export interface TracingOptions {
   readonly serviceName?: string;
   /** How long spans wait to be sent in a batch, ms. Default: `OTEL_BSP_SCHEDULE_DELAY`, else 5 000. */
   readonly exportDelayMs?: number;
+  /**
+   * Link reconciles across controllers through the objects they write
+   * (docs/tracing.md, "Across controllers"): a create, update or merge patch
+   * made inside a reconcile records the reconcile's trace context on the
+   * object, in the annotation `kubeloop.dev/traceparent` (55 bytes of value,
+   * a field more in each such write); a reconcile triggered by the add or
+   * update of an object whose annotation changed links to that trace.
+   * Server-side apply, JSON patches and subresources record nothing. Every
+   * controller of the chain needs it on (and trigger attribution, on by
+   * default). Default: false.
+   */
+  readonly linkWrites?: boolean;
 }
 
 /** What sampler to build: a ratio of new traces, parent-based or not. */
@@ -53,6 +65,8 @@ export interface TracingConfig {
   readonly exportDelayMs: number;
   /** An OpenTelemetry SDK the process registered itself (`node --import ...`): used as it is, nothing else set up. */
   readonly useRegistered: boolean;
+  /** Writes inside a reconcile record its trace context; reconciles link to the writes that triggered them. */
+  readonly linkWrites: boolean;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -138,6 +152,7 @@ export function resolveTracing(option: boolean | TracingOptions | undefined, env
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ManagerError('InvalidOptions', `tracing.endpoint must be an http(s) URL such as http://otel-collector:4318/v1/traces, got ${JSON.stringify(options.endpoint)}`);
   }
   if (options.serviceName !== undefined && (typeof options.serviceName !== 'string' || options.serviceName === '')) throw new ManagerError('InvalidOptions', 'tracing.serviceName must be a non-empty string');
+  if (options.linkWrites !== undefined && typeof options.linkWrites !== 'boolean') throw new ManagerError('InvalidOptions', `tracing.linkWrites must be true or false, got ${typeof options.linkWrites}`);
   const delayEnv = env['OTEL_BSP_SCHEDULE_DELAY'];
   const exportDelayMs = positive('exportDelayMs', options.exportDelayMs) ?? (delayEnv !== undefined && Number.isFinite(Number(delayEnv)) && Number(delayEnv) >= 0 ? Number(delayEnv) : 5_000);
   return {
@@ -146,5 +161,6 @@ export function resolveTracing(option: boolean | TracingOptions | undefined, env
     serviceName: options.serviceName,
     exportDelayMs,
     useRegistered: registered,
+    linkWrites: options.linkWrites === true,
   };
 }

@@ -6,8 +6,8 @@
  * request (continuing the API server's `traceparent`), one per reconcile,
  * one per leadership change; W3C trace context on every request sent.
  */
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import type { Attributes, Context, Span, Tracer } from '@opentelemetry/api';
+import { context, createContextKey, isSpanContextValid, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Attributes, Context, Link, Span, Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -138,8 +138,39 @@ function handle(span: Span): SpanHandle {
   };
 }
 
+/** Set in the context of a span whose writes record its trace context (a reconcile's, with linkWrites on). */
+const STAMPS_WRITES = createContextKey('kubeloop stamps writes');
+
+/** The spans `traceparents` name, sampled ones only (an unsampled span was never exported: a link to it leads nowhere). */
+function linksTo(traceparents: readonly string[] | undefined): Link[] | undefined {
+  if (traceparents === undefined || traceparents.length === 0) return undefined;
+  const links: Link[] = [];
+  for (const tp of traceparents) {
+    // Checked by parseTraceparent when read from the object: 00-<32 hex>-<16 hex>-<2 hex>.
+    const traceFlags = Number.parseInt(tp.slice(53, 55), 16);
+    if ((traceFlags & 1) === 0) continue;
+    links.push({ context: { traceId: tp.slice(3, 35), spanId: tp.slice(36, 52), traceFlags, isRemote: true } });
+  }
+  return links.length > 0 ? links : undefined;
+}
+
+/** The current span's context as a version-00 `traceparent`, inside a span that stamps writes. */
+function currentTraceparent(): string | undefined {
+  const active = context.active();
+  if (active.getValue(STAMPS_WRITES) !== true) return undefined;
+  const sc = trace.getSpanContext(active);
+  if (sc === undefined || !isSpanContextValid(sc)) return undefined;
+  return `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+}
+
 class OtelTracer implements KubeloopTracer {
-  constructor(private readonly tracer: Tracer) {}
+  readonly linksObjects: boolean;
+  readonly writeTraceparent?: () => string | undefined;
+
+  constructor(private readonly tracer: Tracer, linkWrites: boolean) {
+    this.linksObjects = linkWrites;
+    if (linkWrites) this.writeTraceparent = currentTraceparent;
+  }
 
   request(request: TracedRequest): RequestSpan | undefined {
     const parent = context.active();
@@ -155,10 +186,13 @@ class OtelTracer implements KubeloopTracer {
 
   async inSpan<T>(name: string, options: InSpanOptions, fn: (span: SpanHandle) => Promise<T>): Promise<T> {
     const parent = options.root ? ROOT_CONTEXT : options.carrier ? propagation.extract(ROOT_CONTEXT, options.carrier) : context.active();
-    const span = this.tracer.startSpan(name, { kind: options.kind === 'server' ? SpanKind.SERVER : SpanKind.INTERNAL, attributes: clean(options.attributes) }, parent);
+    const links = this.linksObjects ? linksTo(options.links) : undefined;
+    const span = this.tracer.startSpan(name, { kind: options.kind === 'server' ? SpanKind.SERVER : SpanKind.INTERNAL, attributes: clean(options.attributes), ...(links ? { links } : {}) }, parent);
     const h = handle(span);
+    let inner = trace.setSpan(parent, span);
+    if (options.stampWrites === true && this.linksObjects) inner = inner.setValue(STAMPS_WRITES, true);
     try {
-      return await context.with(trace.setSpan(parent, span), () => fn(h));
+      return await context.with(inner, () => fn(h));
     } catch (error) {
       h.fail(error);
       throw error;
@@ -178,7 +212,7 @@ class OtelTracer implements KubeloopTracer {
  */
 export function startOtelTracing(config: TracingConfig): OtelTracing {
   if (config.useRegistered) {
-    const tracer = new OtelTracer(trace.getTracer(SCOPE));
+    const tracer = new OtelTracer(trace.getTracer(SCOPE), config.linkWrites);
     return { tracer, flush: () => Promise.resolve(), shutdown: () => Promise.resolve() };
   }
   let resource = resourceFromAttributes({ 'service.name': 'kubeloop-operator' }).merge(detectResources({ detectors: [envDetector] }));
@@ -193,7 +227,7 @@ export function startOtelTracing(config: TracingConfig): OtelTracing {
   context.setGlobalContextManager(contextManager);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
-  const tracer = new OtelTracer(provider.getTracer(SCOPE));
+  const tracer = new OtelTracer(provider.getTracer(SCOPE), config.linkWrites);
   return {
     tracer,
     flush: () => provider.forceFlush(),

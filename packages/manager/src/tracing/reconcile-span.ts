@@ -6,6 +6,8 @@
  */
 import type { SpanAttributes } from '@kubeloop/client/internal';
 import type { ReconcileContext } from '../controller/reconcile.js';
+import { ownWritesOnly } from '../controller/triggers.js';
+import type { TriggerSet } from '../controller/triggers.js';
 
 /** At most this many triggers are written on a span, each at most this many characters. */
 const MAX_TRIGGERS = 16;
@@ -43,4 +45,35 @@ export function reconcileSpanAttributes(context: ReconcileContext, result: strin
     out['kubeloop.reconcile.triggers'] = (triggers as unknown[]).slice(0, MAX_TRIGGERS).map(describeTrigger);
   }
   return out;
+}
+
+/** At most this many links on a reconcile span (a key's triggers are bounded already: `triggers.maxPerKey`). */
+const MAX_LINKS = 8;
+
+/**
+ * The trace contexts a reconcile's span links to: those of the writes that
+ * triggered it (`Trigger.traceparent`, with `tracing.linkWrites`), each
+ * once, at most {@link MAX_LINKS}; undefined when none.
+ */
+export function reconcileLinks(set: TriggerSet): string[] | undefined {
+  let out: string[] | undefined;
+  for (const t of set.triggers) {
+    const tp = t.traceparent;
+    if (tp === undefined || out?.includes(tp) === true) continue;
+    (out ??= []).push(tp);
+    if (out.length >= MAX_LINKS) break;
+  }
+  return out;
+}
+
+/**
+ * Whether a reconcile's writes record its trace context (with
+ * `tracing.linkWrites`): not when trigger attribution is off, nor when it
+ * was woken by nothing but the echoes of its own writes. Such a reconcile
+ * starts no new chain, and a write it repeats without comparing (a blind
+ * merge patch) must stay the no-op it was: a new trace context each time
+ * would make it a write whose echo wakes it again, forever.
+ */
+export function reconcileStampsWrites(attribution: boolean, set: TriggerSet): boolean {
+  return attribution && !ownWritesOnly(set);
 }
