@@ -106,6 +106,27 @@ export function engageAll(): FleetCoordinator {
   };
 }
 
+/**
+ * Where a member's name falls in the ring's hash space: FNV-1a 64 (the
+ * ring's hash) with MurmurHash3's 64-bit finalizer over it. FNV-1a alone
+ * keeps the high bits of names that differ only in their last characters
+ * (`eu-1`, `eu-2`; `m0` to `m5` all fall in bucket 4 of 128), and the
+ * bucket is taken from the high bits; the finalizer spreads them. A pure
+ * function of the name, so every replica agrees and a member never moves
+ * unless its bucket does.
+ */
+export function memberHash(name: string): bigint {
+  let h = fnv1a64(name);
+  h ^= h >> 33n;
+  h = (h * 0xff51afd7ed558ccdn) & MASK64;
+  h ^= h >> 33n;
+  h = (h * 0xc4ceb9fe1a85ec53n) & MASK64;
+  h ^= h >> 33n;
+  return h;
+}
+
+const MASK64 = (1n << 64n) - 1n;
+
 /** Options of {@link ringCoordinator}. */
 export interface RingCoordinatorOptions {
   /**
@@ -118,8 +139,11 @@ export interface RingCoordinatorOptions {
 
 /**
  * Members spread over the replicas of a shard ring: a member is reconciled
- * by the replica working on the ring's bucket of the FNV-1a hash of its
- * name; the others keep its caches and queue warm. A member whose bucket
+ * by the replica working on the ring's bucket of the hash of its name
+ * ({@link memberHash}); the others keep its caches and queue warm. The
+ * spread is the hash's: with few members per replica it is uneven (six
+ * members over three replicas split 2/2/2 only for some names), as with
+ * any assignment by hash that never moves a member on its own. A member whose bucket
  * moves is handed on fenced: its workers stop and their reconciles in
  * flight finish before the ring releases the bucket, and the new owner
  * starts only once no live replica holds it, so no member is reconciled by
@@ -136,7 +160,7 @@ export interface RingCoordinatorOptions {
  */
 export function ringCoordinator(ring: ShardRing, options: RingCoordinatorOptions = {}): FleetCoordinator {
   const runRing = options.runRing ?? true;
-  const bucketOf = (member: string): number => ring.bucketOf(fnv1a64(member));
+  const bucketOf = (member: string): number => ring.bucketOf(memberHash(member));
   let members: () => readonly string[] = () => [];
   let reconciling: (member: string) => boolean = () => false;
   return {
