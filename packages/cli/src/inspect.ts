@@ -176,7 +176,9 @@ const triggerCell = (v: unknown, overflow: unknown): string => {
 
 function controllerSummary(c: Record<string, unknown>): string[] {
   const state = c['paused'] === true ? 'paused' : c['forKindMissing'] === true ? 'waiting for CRD' : c['started'] === true ? (c['synced'] === true ? 'running' : 'syncing') : 'not started';
-  return [clean(c['name']), state, String(num(c['depth'])), byPriority(c['depthByPriority']), byPriority(Object.fromEntries(Object.entries((c['oldestWaitMs'] ?? {}) as Record<string, unknown>).map(([k, v]) => [k, ms(v)]))), String(list(c['inFlight']).length), String(list(c['backoff']).length), String(list(c['selfTriggering']).length)];
+  // A fleet controller's member is addressed as name@cluster (`kubeloop inspect <url> copy@eu-1`).
+  const name = c['cluster'] === undefined ? clean(c['name']) : `${clean(c['name'])}@${clean(c['cluster'])}`;
+  return [name, state, String(num(c['depth'])), byPriority(c['depthByPriority']), byPriority(Object.fromEntries(Object.entries((c['oldestWaitMs'] ?? {}) as Record<string, unknown>).map(([k, v]) => [k, ms(v)]))), String(list(c['inFlight']).length), String(list(c['backoff']).length), String(list(c['selfTriggering']).length)];
 }
 
 const SUMMARY_HEADER = ['CONTROLLER', 'STATE', 'DEPTH', 'BY PRIORITY', 'OLDEST WAIT', 'IN FLIGHT', 'BACKOFF', 'SELF-TRIGGERING'];

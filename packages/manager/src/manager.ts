@@ -28,14 +28,15 @@ import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { createTokenAuthorizer, createWebhookServer, prometheusWebhookMetrics } from '@kubeloop/webhook';
 import type { Defaulter, TokenAuthorizer, WebhookServer } from '@kubeloop/webhook';
 import { validateManagerOptions } from './options-validation.js';
-import { createCluster, ownWritesOf } from './cluster.js';
+import { createCluster } from './cluster.js';
 import { inspectHandler } from './server/inspect.js';
 import { exitWithin } from './signals.js';
 import type { Cluster } from './cluster.js';
 import { construct, createManagerContainer } from './container.js';
-import { ControllerBuilder, forGroupKind, nameOf, sourcesOf } from './controller/builder.js';
+import { ControllerBuilder, nameOf } from './controller/builder.js';
 import type { ControllerDefinition } from './controller/builder.js';
-import { Controller } from './controller/controller.js';
+import { hostControllerEntry, untilAborted } from './controller/host-controller.js';
+import { ControllerRegistry, setRegistry } from './controller/registry.js';
 import { DEFAULT_CRD_POLL_INTERVAL_MS, KindWaiter } from './controller/kind-waiter.js';
 import type { ControllerStatus, ReconcileReport } from './controller/controller.js';
 import { controllerRegistrationOf, webhookRegistrationOf } from './controller/di.js';
@@ -47,7 +48,6 @@ import type { EventRecorder } from './events/recorder.js';
 import { alwaysLeader, leaseElection, registerLeadershipMetric } from './leadership.js';
 import type { LeadershipGate, LeadershipState } from './leadership.js';
 import { createLogger } from './log/logging.js';
-import { ControllerMetrics } from './metrics/controller-metrics.js';
 import { registerDefaultMetrics } from './metrics/process-metrics.js';
 import { holdMemoryReducer } from './memory-reducer.js';
 import { serves } from './options.js';
@@ -286,15 +286,6 @@ export function createManager(options: ManagerOptions = {}): Manager {
   return new KubeManager(options);
 }
 
-
-/** A registered controller and the entries it holds in the runnable groups. */
-interface ControllerRecord {
-  readonly controller: Controller;
-  readonly definition: ControllerDefinition;
-  readonly entries: readonly { readonly group: RunnableGroup; readonly entry: RunnableEntry }[];
-  readonly warm: boolean;
-}
-
 class KubeManager implements Manager {
   readonly cluster: Cluster;
   readonly logger: Logger;
@@ -316,13 +307,13 @@ class KubeManager implements Manager {
   private readonly gate: LeadershipGate;
   /** Tracing as the options and the environment say; undefined: off. */
   private readonly tracing: TracingConfig | undefined;
-  private readonly controllerRecords = new Map<string, ControllerRecord>();
+  /** Every controller, the manager's own and its fleets'. */
+  private readonly registryOfControllers: ControllerRegistry;
   /** Waits for the CRDs controllers lack, all in one discovery poll. */
   private readonly kindWaiter: KindWaiter;
   private conversionEndpoint: ConversionEndpoint | undefined;
   private readonly webhookRecords: RegisteredWebhook[] = [];
   private readonly probes = new Probes();
-  private readonly metrics: ControllerMetrics;
   private readonly metricsAuthorizer: TokenAuthorizer | undefined;
   private readonly reconcileListeners = new Set<(report: ReconcileReport) => void>();
   private phase: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
@@ -370,7 +361,22 @@ class KubeManager implements Manager {
         logger: this.logger,
         registry: this.registry,
       });
-    this.metrics = new ControllerMetrics(this.registry, { exemplars: this.tracing !== undefined });
+    this.registryOfControllers = new ControllerRegistry({
+      logger: this.logger,
+      registry: this.registry,
+      exemplars: this.tracing !== undefined,
+      defaultSyncPeriodMs: options.syncPeriodMs ?? 36_000_000,
+      observe: (report) => {
+        for (const listener of this.reconcileListeners) {
+          try {
+            listener(report);
+          } catch (err) {
+            this.logger.error({ err, controller: report.controller }, 'a reconcile listener threw; ignored');
+          }
+        }
+      },
+    });
+    setRegistry(this, this.registryOfControllers);
     if (options.defaultMetrics !== false) registerDefaultMetrics(this.registry);
     registerLeadershipMetric(this.registry, () => this.leadershipState());
     const secure = options.secureMetrics;
@@ -454,77 +460,36 @@ class KubeManager implements Manager {
   addController(definition: ControllerDefinition, reconciler: ReconcilerLike): void {
     this.refuseWhenStopping('controllers');
     const name = nameOf(definition);
-    if (this.controllerRecords.has(name)) {
-      throw new ManagerError('InvalidRegistration', `a controller named ${JSON.stringify(name)} is already registered; give one a unique name`);
-    }
-    const { group, kind } = forGroupKind(definition);
-    const controllerOptions = definition.options ?? {};
-    const controller = new Controller(name, toReconciler(reconciler), sourcesOf(definition), controllerOptions, {
-      cache: this.cache,
-      logger: this.logger,
-      registry: this.registry,
-      metrics: this.metrics,
-      group,
-      kind,
-      forKind: definition.for,
-      client: this.client,
+    const controllers = this.registryOfControllers;
+    controllers.checkFree(name);
+    const controller = controllers.build(name, toReconciler(reconciler), definition, {
+      cluster: this.cluster,
       waitForKind: (kind, signal) => this.kindWaiter.wait(kind, signal),
-      ...(ownWritesOf(this.client) ? { ownWrites: ownWritesOf(this.client)! } : {}),
       recorder: () => this.recorderFor(name),
       electedLeadership: this.options.leaderElection !== undefined || this.options.leadership !== undefined,
-      defaultSyncPeriodMs: this.options.syncPeriodMs ?? 36_000_000,
-      observe: (report) => {
-        for (const listener of this.reconcileListeners) {
-          try {
-            listener(report);
-          } catch (err) {
-            this.logger.error({ err, controller: report.controller }, 'a reconcile listener threw; ignored');
-          }
-        }
-      },
     });
-    const entries: { group: RunnableGroup; entry: RunnableEntry }[] = [];
-    const warm = controller.needLeaderElection && (controllerOptions.warmStandby ?? this.options.warmStandby ?? WARM_STANDBY_DEFAULT);
-    if (warm) {
-      // The sources run for the manager's life; the workers only while leading.
-      entries.push({ group: this.caches, entry: { run: (s) => controller.warmup(s).then(() => untilAborted(s)), name: `controller ${name} (sources)` } });
-    }
-    entries.push({ group: this.groupFor(controller.needLeaderElection), entry: { run: (s) => controller.start(s), name: `controller ${name}` } });
-    this.controllerRecords.set(name, { controller, definition, entries, warm });
-    for (const { group: g, entry } of entries) g.add(entry);
+    const groups = { caches: this.caches, others: this.others, leaderOnly: this.leaderOnly };
+    controllers.add(hostControllerEntry(controller, definition, groups, this.options.warmStandby ?? WARM_STANDBY_DEFAULT));
   }
 
   async pauseController(name: string): Promise<void> {
-    await this.registeredController(name).pause();
+    await this.registryOfControllers.require(name).pause();
   }
 
   resumeController(name: string): void {
-    this.registeredController(name).resume();
-  }
-
-  private registeredController(name: string): Controller {
-    const record = this.controllerRecords.get(name);
-    if (!record) throw new ManagerError('InvalidRegistration', `no controller named ${JSON.stringify(name)} is registered`);
-    return record.controller;
+    this.registryOfControllers.require(name).resume();
   }
 
   async removeController(name: string): Promise<void> {
-    const record = this.controllerRecords.get(name);
-    if (!record) throw new ManagerError('InvalidRegistration', `no controller named ${JSON.stringify(name)} is registered`);
-    this.controllerRecords.delete(name);
+    const entry = this.registryOfControllers.require(name);
+    this.registryOfControllers.delete(name);
     const reason = new ManagerError('RunnableFailed', `controller ${name} removed`);
     const gracefulMs = this.options.gracefulShutdownTimeoutMs ?? 30_000;
-    // Workers first (a reconcile in flight finishes), then the sources.
-    const stopped = await waitAtMost(
-      (async () => {
-        for (const { group, entry } of [...record.entries].reverse()) await group.remove(entry, reason);
-      })(),
-      gracefulMs,
-    );
+    const stopped = await waitAtMost(entry.stop(reason), gracefulMs);
     // Informers no remaining controller reads are stopped and forgotten.
     const stillRead = new Set<string>();
-    for (const r of this.controllerRecords.values()) for (const k of r.controller.kinds()) stillRead.add(this.informerId(k));
-    for (const kind of record.controller.kinds()) {
+    for (const e of this.registryOfControllers.all()) for (const k of e.hostKinds()) stillRead.add(this.informerId(k));
+    for (const kind of entry.hostKinds()) {
       const id = this.informerId(kind);
       if (stillRead.has(id)) continue;
       stillRead.add(id);
@@ -602,7 +567,7 @@ class KubeManager implements Manager {
   }
 
   controllers(): readonly ControllerStatus[] {
-    return [...this.controllerRecords.values()].map((r) => r.controller.status());
+    return this.registryOfControllers.all().map((e) => e.status());
   }
 
   permissions(): PermissionRequirement[] {
@@ -611,7 +576,7 @@ class KubeManager implements Manager {
     return [
       ...requiredPermissions({
         scheme: this.scheme,
-        controllers: [...this.controllerRecords.values()].map((r) => r.definition),
+        controllers: this.registryOfControllers.all().flatMap((e) => (e.definition ? [e.definition] : [])),
         ...(this.options.namespaces ? { namespaces: this.options.namespaces } : {}),
         ...(cacheFollowsNamespaces(this.options.cache) ? { followsNamespaces: true } : {}),
         ...(leadership ? { leadership } : {}),
@@ -628,7 +593,7 @@ class KubeManager implements Manager {
   leadershipState(): LeadershipState | undefined {
     if (this.phase !== 'running') return undefined;
     if (this.leading) return 'leading';
-    return [...this.controllerRecords.values()].some((r) => r.warm) ? 'warm standby' : 'standby';
+    return this.registryOfControllers.all().some((e) => e.warm) ? 'warm standby' : 'standby';
   }
 
   async start(signal?: AbortSignal): Promise<void> {
@@ -662,10 +627,10 @@ class KubeManager implements Manager {
         // Exemplars (trace IDs on the reconcile-time histogram) are written in OpenMetrics only.
         openMetrics: this.tracing !== undefined,
         inspect: inspectHandler({
-          names: () => [...this.controllerRecords.keys()],
-          controller: (name) => this.controllerRecords.get(name)?.controller,
-          pause: (name) => this.pauseController(name),
-          resume: (name) => this.resumeController(name),
+          names: () => this.registryOfControllers.inspectNames(),
+          controller: (name) => this.registryOfControllers.inspectable(name),
+          pause: (name) => this.registryOfControllers.pause(name),
+          resume: (name) => this.registryOfControllers.resume(name),
         }),
       });
     } catch (err) {
@@ -717,7 +682,7 @@ class KubeManager implements Manager {
           this.fail(isManagerError(err) ? err : new ManagerError('RunnableFailed', `leadership (${gate.description}) failed: ${describeError(err)}`, { cause: err }));
         },
       );
-    log.info({ controllers: [...this.controllerRecords.keys()], leadership: gate.description }, 'manager started');
+    log.info({ controllers: this.registryOfControllers.names(), leadership: gate.description }, 'manager started');
 
     // Run until told to stop, or until something fails.
     await untilAborted(stop.signal);
@@ -761,10 +726,3 @@ function leadershipSpan(name: string, description: string): Promise<void> {
   return traced(name, { root: true, attributes: { 'kubeloop.leadership': description } }, () => Promise.resolve());
 }
 
-/** Resolves when `signal` aborts. */
-function untilAborted(signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-}

@@ -206,6 +206,14 @@ export interface ControllerStatus {
   readonly waitingForCRD: readonly string[];
   /** Whether the `for` kind is among `waitingForCRD`: the workers wait for its CRD. */
   readonly forKindMissing: boolean;
+  /** A fleet controller's members engaged here, each with its progress; absent for the manager's own controllers. */
+  readonly clusters?: readonly MemberControllerStatus[];
+}
+
+/** A fleet controller in one member: its progress there, and whether this replica reconciles it (else a warm standby). */
+export interface MemberControllerStatus extends Omit<ControllerStatus, 'clusters'> {
+  readonly cluster: string;
+  readonly reconciling: boolean;
 }
 
 const PANIC_TYPES = [TypeError, ReferenceError, RangeError, SyntaxError];
@@ -318,6 +326,11 @@ export class Controller {
   /** The priority of initial lists and resyncs. */
   private get lowPriority(): number {
     return this.options.initialListPriority ?? LOW_PRIORITY;
+  }
+
+  /** The fleet member this controller runs for; undefined for the manager's own cluster. */
+  get cluster(): string | undefined {
+    return this.deps.cluster;
   }
 
   get needLeaderElection(): boolean {

@@ -3,42 +3,44 @@
  * engages and disengages while it runs (multicluster-runtime's multi-cluster
  * manager, as a part of the manager rather than a second manager).
  *
- * Each engaged cluster is a `Cluster` of its own (its own transports,
- * informer cache, mapper, recorders) and gets, for every fleet controller,
- * a controller of its own: its own queue and `maxConcurrentReconciles`
- * workers. A member whose API server stops answering therefore holds only
- * its own workers and queue; the other members' keys never wait behind its
- * keys, whatever the mix of work. Disengaging stops that cluster's workers
- * (reconciles in flight finish), its sources, its informers (their metrics
- * go with them), its readiness check, and closes its connections.
+ * The fleet is a dimension of the manager's controllers, not a runtime of
+ * its own: its controllers are entries of the manager's one registry
+ * (`fleet-controller.ts`), each running one `Controller` (queue, workers)
+ * per member. This file holds the members: each engaged cluster is a
+ * `Cluster` of its own (transports, informer cache, mapper, recorders)
+ * whose controllers' sources run while it is engaged; its workers run in
+ * the terms the coordinator (`coordinator.ts`) opens for it on this
+ * replica. A member whose API server stops answering holds only its own
+ * workers and queue. Disengaging stops that cluster's workers (reconciles
+ * in flight finish), its sources, its informers (their metrics go with
+ * them), its readiness check, and closes its connections.
  */
 import type { InformerEvent } from '@kubeloop/cache';
-import type { KindRef } from '@kubeloop/client';
-import { isMetadataRef } from '@kubeloop/client/internal';
+import type { WriteFence } from '@kubeloop/client';
 import type { KubeObject } from '@kubeloop/scheme';
-import { parseApiVersion } from '@kubeloop/scheme';
 import { LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
 import type { Logger } from 'pino';
-import { createCluster, ownWritesOf } from '../cluster.js';
+import { createCluster } from '../cluster.js';
 import type { Cluster, ClusterOptions } from '../cluster.js';
-import { Controller } from '../controller/controller.js';
 import { KindWaiter } from '../controller/kind-waiter.js';
 import type { ControllerStatus, ReconcileReport } from '../controller/controller.js';
-import { enqueueOwner } from '../controller/handlers.js';
 import type { EventHandler } from '../controller/handlers.js';
-import type { Request } from '../controller/reconcile.js';
-import { kindSource, kindSourceAs } from '../controller/source.js';
-import { PAUSED_ANNOTATION, unpausedSource } from '../controller/pause.js';
+import { registryOf } from '../controller/registry.js';
+import type { ControllerRegistry } from '../controller/registry.js';
+import { kindSource } from '../controller/source.js';
 import type { Source } from '../controller/source.js';
 import { describeError, ManagerError } from '../errors.js';
 import type { Manager } from '../manager.js';
-import { ControllerMetrics } from '../metrics/controller-metrics.js';
 import { addedPermissions, addPermissions } from '../rbac/extra.js';
 import { declaredPermissions, kindReads, requiredPermissions } from '../rbac/permissions.js';
 import type { PermissionRequirement } from '../rbac/permissions.js';
 import { errorClass, informersCheck } from '../readiness.js';
 import { FleetControllerBuilder } from './builder.js';
-import type { EventOrigin, FleetControllerDefinition, FleetEventHandler, FleetReconcileFn, FleetReconciler, FleetRequest } from './builder.js';
+import type { EventOrigin, FleetControllerDefinition, FleetReconcileFn, FleetReconciler, FleetRequest } from './builder.js';
+import { engageAll } from './coordinator.js';
+import type { CoordinatorContext, FleetCoordinator } from './coordinator.js';
+import { FleetControllerEntry, refOf } from './fleet-controller.js';
+import type { FleetHooks, MemberHandle } from './fleet-controller.js';
 import { checkTarget, untilAborted } from './provider.js';
 import type { ClusterProvider, ClusterTarget, FleetEngager } from './provider.js';
 
@@ -52,11 +54,27 @@ export interface FleetOptions {
   /** How each member cluster is made (give `fieldOwner` for server-side apply). Default: the manager's scheme; `createCluster`'s defaults otherwise (every namespace, no field owner). */
   readonly clusters?: MemberClusterOptions;
   /**
-   * Run the provider and the member clusters' controllers only while this
-   * replica leads (they are one leader-only runnable). `false` runs them on
-   * every replica. Default: true.
+   * Which engaged members this replica reconciles: `engageAll()` (every
+   * member, while this replica leads) or `ringCoordinator(ring)` (members
+   * spread over the replicas of a shard ring, each reconciled by one
+   * replica at a time, the others warm). Default: `engageAll()`.
+   */
+  readonly coordinator?: FleetCoordinator;
+  /**
+   * Whether the coordinator runs only while this replica leads (the
+   * manager's leadership gate). `false` runs it on every replica: with
+   * `engageAll()`, every replica reconciles every member. Default: the
+   * coordinator's (`engageAll`: true; `ringCoordinator`: false).
    */
   readonly needLeaderElection?: boolean;
+  /**
+   * Engage the members (their caches, sources and queues) on every replica,
+   * leading or not, so that a takeover reconciles at once from synced
+   * caches. `false` with a coordinator that needs leadership engages members
+   * only while this replica leads, as one leader-only runnable (a takeover
+   * syncs every member cold). Default: true.
+   */
+  readonly warmStandby?: boolean;
   /** A member's `/readyz` check (`cluster-<name>`) fails once one of its synced informers has been out of contact this long. Default: the manager's 60 s. */
   readonly informerStaleAfterMs?: number;
   /**
@@ -82,6 +100,8 @@ export interface FleetOptions {
 /** One engaged cluster, as {@link Fleet.status} reports it. */
 export interface FleetClusterStatus {
   readonly name: string;
+  /** Whether this replica reconciles it now; else its caches and queues stand by warm (another replica reconciles it, or this one does not lead). */
+  readonly reconciling: boolean;
   /** Each fleet controller's progress in this cluster. */
   readonly controllers: readonly ControllerStatus[];
 }
@@ -98,8 +118,10 @@ export interface Fleet {
   readonly host: Cluster;
   /** A fluent builder whose `complete` registers a fleet controller (before or after start). */
   controller(): FleetControllerBuilder;
-  /** The names of the engaged clusters. */
+  /** The names of the engaged clusters (reconciled here or standing by warm). */
   clusters(): readonly string[];
+  /** The names of the engaged clusters this replica reconciles now (the coordinator's choice). */
+  reconciling(): readonly string[];
   /** An engaged cluster, or undefined. */
   cluster(name: string): Cluster | undefined;
   /** Each engaged cluster's controllers' progress. */
@@ -153,8 +175,18 @@ export function createFleet(manager: Manager, options: FleetOptions): Fleet {
     const v = options[key];
     if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) throw new ManagerError('InvalidOptions', `createFleet: ${key} must be a number of ms >= 0; got ${JSON.stringify(v)}`);
   }
-  const fleet = new FleetRuntime(manager, options);
-  manager.add((signal) => fleet.run(signal), { needLeaderElection: options.needLeaderElection ?? true });
+  const coordinator = options.coordinator ?? engageAll();
+  if (typeof coordinator?.run !== 'function') throw new ManagerError('InvalidOptions', 'createFleet: coordinator must be a FleetCoordinator (engageAll(), ringCoordinator(ring) or an object with run(context))');
+  const fleet = new FleetRuntime(manager, options, coordinator);
+  const needLeaderElection = options.needLeaderElection ?? coordinator.needLeaderElection;
+  if (needLeaderElection && options.warmStandby === false) {
+    // Cold: members engaged only while leading, the provider and the coordinator in one leader-only runnable.
+    manager.add((signal) => Promise.all([fleet.run(signal), fleet.coordinate(signal)]).then(() => undefined), { needLeaderElection: true });
+  } else {
+    manager.add((signal) => fleet.run(signal), { needLeaderElection: false });
+    manager.add((signal) => fleet.coordinate(signal), { needLeaderElection });
+  }
+  manager.addReadyzCheck('fleet', () => fleet.readiness());
   addPermissions(manager, 'host', () => fleet.hostPermissions());
   addPermissions(manager, 'members', () => fleet.memberPermissions());
   return fleet;
@@ -180,20 +212,10 @@ export function memberPermissions(manager: Manager): PermissionRequirement[] {
   return addedPermissions(manager, 'members');
 }
 
-interface ControllerRecord {
-  readonly name: string;
-  readonly definition: FleetControllerDefinition;
-  readonly reconcile: FleetReconcileFn;
-  /** cluster -> its controller's enqueue (set while that controller's sources run). */
-  readonly routes: Map<string, (request: Request, priority?: number) => void>;
-}
-
-interface Member {
-  readonly name: string;
-  readonly cluster: Cluster;
+interface Member extends MemberHandle {
   readonly stop: AbortController;
-  /** controller name -> the controller and its run. */
-  readonly controllers: Map<string, { readonly controller: Controller; readonly done: Promise<void> }>;
+  /** The term this replica reconciles it in, while the coordinator says so. */
+  led?: { readonly signal: AbortSignal; readonly fence: WriteFence | undefined };
   /** Since when, and why, its last probe got no answer; undefined while it answers. */
   unreachable?: { readonly since: number; readonly error: unknown } | undefined;
   /** The probe loop (ends when `stop` aborts). */
@@ -201,22 +223,37 @@ interface Member {
 }
 
 class FleetRuntime implements Fleet, FleetEngager {
-  private readonly records = new Map<string, ControllerRecord>();
+  /** This fleet's controllers (entries of the manager's registry too). */
+  private readonly entries = new Map<string, FleetControllerEntry>();
   private readonly members = new Map<string, Member>();
+  /** Each member's last term's workers: `stepDown` waits for them (a member that left included). */
+  private readonly terms = new Map<string, Promise<void>>();
   /** Engage and disengage of one name run one after another. */
   private readonly pending = new Map<string, Promise<void>>();
   private readonly listeners = new Set<(report: FleetReconcileReport) => void>();
   private readonly changeListeners = new Set<(change: FleetClusterChange) => void>();
+  private readonly memberListeners = new Set<() => void>();
   readonly log: Logger;
-  private readonly metrics: ControllerMetrics;
+  private readonly registry: ControllerRegistry;
+  private readonly hooks: FleetHooks;
   private running: AbortSignal | undefined;
 
   constructor(
     private readonly manager: Manager,
     private readonly options: FleetOptions,
+    private readonly coordinator: FleetCoordinator,
   ) {
     this.log = manager.logger.child({ component: 'fleet' });
-    this.metrics = new ControllerMetrics(manager.registry);
+    this.registry = registryOf(manager);
+    this.hooks = {
+      registry: this.registry,
+      host: manager.cluster,
+      log: this.log,
+      membersGateReadiness: options.membersGateReadiness ?? false,
+      clusters: () => this.clusters(),
+      observe: (cluster, report) => this.observe(cluster, report),
+      inbox: (entry, member) => this.inbox(entry, member),
+    };
   }
 
   get host(): Cluster {
@@ -231,12 +268,20 @@ class FleetRuntime implements Fleet, FleetEngager {
     return [...this.members.keys()];
   }
 
+  reconciling(): readonly string[] {
+    return this.clusters().filter((name) => this.isReconciling(name));
+  }
+
   cluster(name: string): Cluster | undefined {
     return this.members.get(name)?.cluster;
   }
 
   status(): readonly FleetClusterStatus[] {
-    return [...this.members.values()].map((m) => ({ name: m.name, controllers: [...m.controllers.values()].map((c) => c.controller.status()) }));
+    return [...this.members.values()].map((m) => ({
+      name: m.name,
+      reconciling: this.isReconciling(m.name),
+      controllers: [...this.entries.values()].flatMap((e) => e.instances().filter((c) => c.cluster === m.name).map((c) => c.status())),
+    }));
   }
 
   onReconcile(listener: (report: FleetReconcileReport) => void): () => void {
@@ -255,16 +300,27 @@ class FleetRuntime implements Fleet, FleetEngager {
     };
   }
 
+  /** The `fleet` readiness check: the coordinator's fault fails it; otherwise it says which members this replica reconciles. */
+  readiness(): string {
+    const err = this.coordinator.check?.();
+    if (err) throw err;
+    const mine = this.reconciling();
+    const warm = this.clusters().filter((m) => !mine.includes(m));
+    const line = `${this.coordinator.description}: reconciling ${mine.length > 0 ? mine.join(', ') : 'no member'}${warm.length > 0 ? `; warm standby for ${warm.join(', ')}` : ''}`;
+    const status = this.coordinator.status?.();
+    return status ? `${line}; ${status}` : line;
+  }
+
   /** What the fleet's controllers need in member clusters. */
   memberPermissions(): PermissionRequirement[] {
     return requiredPermissions({
       scheme: this.options.clusters?.scheme ?? this.manager.scheme,
-      controllers: [...this.records.values()].map((r) => ({
-        name: r.name,
-        for: r.definition.for,
-        owns: r.definition.owns ?? [],
-        watches: (r.definition.watches ?? []).map((w) => ({ kind: w.kind, handler: () => [] })),
-        permissions: r.definition.permissions ?? [],
+      controllers: [...this.entries.values()].map(({ name, fleetDefinition: d }) => ({
+        name,
+        for: d.for,
+        owns: d.owns ?? [],
+        watches: (d.watches ?? []).map((w) => ({ kind: w.kind, handler: () => [] })),
+        permissions: d.permissions ?? [],
       })),
       ...(this.options.clusters?.namespaces ? { namespaces: this.options.clusters.namespaces } : {}),
       // A fleet controller records no events in members (its context has no recorder).
@@ -272,14 +328,15 @@ class FleetRuntime implements Fleet, FleetEngager {
     });
   }
 
-  /** What the fleet needs in the host: its controllers' host watches and declared host writes, and its provider's reads. */
+  /** What the fleet needs in the host: its controllers' host watches and declared host writes, its provider's reads and its coordinator's Leases. */
   hostPermissions(): PermissionRequirement[] {
     const out: PermissionRequirement[] = [];
-    for (const r of this.records.values()) {
-      for (const w of r.definition.watchesHost ?? []) out.push(...kindReads(this.manager.scheme, w.kind, `fleet controller ${r.name}, in the host, watches`));
-      out.push(...declaredPermissions(this.manager.scheme, r.definition.hostPermissions ?? [], `fleet controller ${r.name} (host)`));
+    for (const { name, fleetDefinition: d } of this.entries.values()) {
+      for (const w of d.watchesHost ?? []) out.push(...kindReads(this.manager.scheme, w.kind, `fleet controller ${name}, in the host, watches`));
+      out.push(...declaredPermissions(this.manager.scheme, d.hostPermissions ?? [], `fleet controller ${name} (host)`));
     }
     out.push(...(this.options.provider.permissions?.() ?? []));
+    out.push(...(this.coordinator.permissions?.() ?? []));
     return out;
   }
 
@@ -293,24 +350,41 @@ class FleetRuntime implements Fleet, FleetEngager {
     }
   }
 
+  private tellMembers(): void {
+    for (const listener of [...this.memberListeners]) {
+      try {
+        listener();
+      } catch (err) {
+        this.log.error({ err }, 'the fleet coordinator failed on a member change; ignored');
+      }
+    }
+  }
+
   private addController(definition: FleetControllerDefinition, reconciler: FleetReconciler | FleetReconcileFn): void {
     const name = definition.name ?? refOf(definition.for).kind.toLowerCase();
-    if (this.records.has(name)) throw new ManagerError('InvalidRegistration', `a fleet controller named ${JSON.stringify(name)} is already registered; give one a unique name`);
     const reconcile: FleetReconcileFn = typeof reconciler === 'function' ? reconciler : (req, ctx) => reconciler.reconcile(req, ctx);
-    const record: ControllerRecord = { name, definition, reconcile, routes: new Map() };
-    this.records.set(name, record);
+    const entry = new FleetControllerEntry(name, definition, reconcile, this.hooks);
+    // One registry: a name taken by any controller of the manager is refused here.
+    this.registry.add(entry);
+    this.entries.set(name, entry);
+    entry.onStop = () => {
+      if (this.entries.get(name) === entry) this.entries.delete(name);
+    };
     const signal = this.running;
     if (signal) {
-      this.startHostSources(record, signal);
-      for (const member of this.members.values()) this.startOn(member, record);
+      this.startHostSources(entry, signal);
+      for (const member of this.members.values()) {
+        entry.attach(member);
+        if (member.led && !member.led.signal.aborted) void entry.lead(member.name, member.led.signal, member.led.fence);
+      }
     }
   }
 
   /** The fleet's runnable: the host sources and the provider, until `signal` aborts; then every cluster is disengaged. */
   async run(signal: AbortSignal): Promise<void> {
     this.running = signal;
-    for (const record of this.records.values()) this.startHostSources(record, signal);
-    this.log.info({ provider: this.options.provider.description }, 'fleet started');
+    for (const entry of this.entries.values()) this.startHostSources(entry, signal);
+    this.log.info({ provider: this.options.provider.description, coordinator: this.coordinator.description }, 'fleet started');
     try {
       await Promise.all([this.options.provider.run(this, signal), untilAborted(signal)]);
     } finally {
@@ -318,6 +392,48 @@ class FleetRuntime implements Fleet, FleetEngager {
       await Promise.all([...this.members.keys()].map((name) => this.disengage(name)));
       this.log.info('fleet stopped');
     }
+  }
+
+  /** The coordinator's runnable: it opens members' terms until `signal` aborts. */
+  async coordinate(signal: AbortSignal): Promise<void> {
+    const context: CoordinatorContext = {
+      signal,
+      logger: this.log,
+      registry: this.manager.registry,
+      members: () => this.clusters(),
+      onMembersChange: (listener) => {
+        const entry = (): void => listener();
+        this.memberListeners.add(entry);
+        return () => {
+          this.memberListeners.delete(entry);
+        };
+      },
+      lead: (member, term, fence) => this.lead(member, term, fence),
+      reconciling: (member) => this.isReconciling(member),
+      stepDown: async (member) => {
+        await this.terms.get(member);
+      },
+    };
+    await this.coordinator.run(context);
+  }
+
+  private isReconciling(name: string): boolean {
+    const led = this.members.get(name)?.led;
+    return led !== undefined && !led.signal.aborted;
+  }
+
+  /** Reconcile `name` here until `term` (or its fence, or its engagement) ends. */
+  private lead(name: string, term: AbortSignal, fence: WriteFence | undefined): void {
+    const member = this.members.get(name);
+    if (!member || term.aborted || member.stop.signal.aborted || this.isReconciling(name)) return;
+    const signal = AbortSignal.any([term, member.stop.signal, ...(fence ? [fence.signal] : [])]);
+    member.led = { signal, fence };
+    const previous = this.terms.get(name) ?? Promise.resolve();
+    this.terms.set(name, Promise.all([previous, ...[...this.entries.values()].map((e) => e.lead(name, signal, fence))]).then(() => undefined));
+    this.log.info({ cluster: name }, 'reconciling cluster');
+    signal.addEventListener('abort', () => {
+      if (!member.stop.signal.aborted) this.log.info({ cluster: name }, 'cluster no longer reconciled here (warm standby)');
+    }, { once: true });
   }
 
   engage(name: string, target: ClusterTarget): Promise<void> {
@@ -338,7 +454,9 @@ class FleetRuntime implements Fleet, FleetEngager {
       const onAbort = (): void => stop.abort(signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
       stop.signal.addEventListener('abort', () => signal.removeEventListener('abort', onAbort), { once: true });
-      const member: Member = { name, cluster, stop, controllers: new Map() };
+      // A member's CRD deleted (or not installed yet): its controllers wait for it there, asking that member's discovery.
+      const waiter = new KindWaiter(cluster.mapper);
+      const member: Member = { name, cluster, stop, signal: stop.signal, waitForKind: (kind, s) => waiter.wait(kind, s) };
       this.members.set(name, member);
       // A ready transport (a fake API server's) is not probed: only a server reached over the network can go silent.
       if (target.kubeConfig) member.probing = this.probe(member);
@@ -359,9 +477,10 @@ class FleetRuntime implements Fleet, FleetEngager {
               return `not ready: ${describeError(err)}`;
             }
           });
-      for (const record of this.records.values()) this.startOn(member, record);
+      for (const entry of this.entries.values()) entry.attach(member);
       this.log.info({ cluster: name }, 'cluster engaged');
       this.tell({ type: 'engaged', cluster: name });
+      this.tellMembers();
     });
   }
 
@@ -386,13 +505,13 @@ class FleetRuntime implements Fleet, FleetEngager {
     if (!member) return;
     this.members.delete(name);
     member.stop.abort(new ManagerError('RunnableFailed', `cluster ${name} ${why}`));
-    for (const record of this.records.values()) record.routes.delete(name);
-    await Promise.all([...member.controllers.values()].map((c) => c.done));
+    await Promise.all([...this.entries.values()].map((e) => e.detach(name)));
     await member.probing;
     await member.cluster.stop();
     this.manager.removeReadyzCheck(`cluster-${name}`);
     this.log.info({ cluster: name }, `cluster ${why}`);
     if (why === 'disengaged') this.tell({ type: 'disengaged', cluster: name });
+    this.tellMembers();
   }
 
   /** Ask the member's server for /version every `memberProbeIntervalMs` until it leaves; a request that gets no answer marks it unreachable. */
@@ -412,76 +531,20 @@ class FleetRuntime implements Fleet, FleetEngager {
     }
   }
 
-  /** Start `record`'s controller for `member`: its sources in that cluster and its workers. */
-  private startOn(member: Member, record: ControllerRecord): void {
-    const def = record.definition;
-    const forRef = refOf(def.for);
-    const origin: EventOrigin = { cluster: member.name, clusters: () => this.clusters() };
-    const route = (handler: FleetEventHandler | EventHandler): EventHandler => (event) => this.route(record, member.name, handler(event, origin));
-    const sources: Source[] = [kindSourceAs('for', def.for, route(objectOf), def.forPredicates ?? [])];
-    for (const owned of def.owns ?? []) sources.push(kindSourceAs('owns', owned.kind, enqueueOwner(forRef), owned.predicates ?? []));
-    for (const w of def.watches ?? []) sources.push(kindSource(w.kind, route(w.handler), w.predicates ?? []));
-    sources.push(this.inbox(record, member));
-    const pause = def.options?.pause;
-    if (pause !== false) sources.push(unpausedSource(def.for, pause?.annotation ?? PAUSED_ANNOTATION));
-    const cluster = member.cluster;
-    // A member's CRD deleted (or not installed yet): this controller waits for it there, asking that member's discovery.
-    const waiter = new KindWaiter(cluster.mapper);
-    const controller = new Controller(
-      record.name,
-      {
-        reconcile: (request, ctx) =>
-          record.reconcile({ ...request, cluster: member.name }, { ...ctx, cluster, client: cluster.client, apiReader: cluster.apiReader, host: this.manager.cluster }),
-      },
-      sources,
-      def.options ?? {},
-      {
-        cache: cluster.cache,
-        logger: this.manager.logger,
-        registry: this.manager.registry,
-        metrics: this.metrics,
-        group: parseApiVersion(forRef.apiVersion).group,
-        kind: forRef.kind,
-        forKind: def.for,
-        cluster: member.name,
-        client: cluster.client,
-        waitForKind: (kind, signal) => waiter.wait(kind, signal),
-        ...(ownWritesOf(cluster.client) ? { ownWrites: ownWritesOf(cluster.client)! } : {}),
-        observe: (report) => this.observe(member.name, report),
-      },
-    );
-    const done = controller.start(member.stop.signal).catch((err: unknown) => {
-      if (!member.stop.signal.aborted) this.log.error({ err, cluster: member.name, controller: record.name }, 'a fleet controller failed in this cluster; the other clusters go on');
-    });
-    member.controllers.set(record.name, { controller, done });
-  }
-
-  /** Requests without a cluster stay in `from`; the others go to their cluster's queue (dropped when it is not engaged). Returns those for `from`. */
-  private route(record: ControllerRecord, from: string, requests: readonly (Request | FleetRequest)[]): Request[] {
-    const here: Request[] = [];
-    for (const r of requests) {
-      const cluster = (r as Partial<FleetRequest>).cluster;
-      const request = keyOf(r);
-      if (cluster === undefined || cluster === from) here.push(request);
-      else record.routes.get(cluster)?.(request);
-    }
-    return here;
-  }
-
   /**
    * The source through which other clusters' events (the host's, another
    * member's) reach this cluster's queue. When it starts, the host's objects
    * are replayed to this cluster, so a cluster that engages late gets the
    * work the host describes for it.
    */
-  private inbox(record: ControllerRecord, member: Member): Source {
-    const hostWatches = record.definition.watchesHost ?? [];
+  private inbox(entry: FleetControllerEntry, member: MemberHandle): Source {
+    const hostWatches = entry.fleetDefinition.watchesHost ?? [];
     return {
       description: 'fleet inbox (host and other clusters)',
       start: async ({ enqueue, signal, onError, lowPriority = LOW_PRIORITY }) => {
-        record.routes.set(member.name, enqueue);
+        entry.routes.set(member.name, enqueue);
         signal.addEventListener('abort', () => {
-          if (record.routes.get(member.name) === enqueue) record.routes.delete(member.name);
+          if (entry.routes.get(member.name) === enqueue) entry.routes.delete(member.name);
         }, { once: true });
         const hostCache = this.manager.cluster.cache;
         const origin: EventOrigin = { cluster: undefined, clusters: () => this.clusters() };
@@ -506,11 +569,12 @@ class FleetRuntime implements Fleet, FleetEngager {
   }
 
   /** The host's watched kinds, once for the fleet's run: their events go to the clusters their handler names. */
-  private startHostSources(record: ControllerRecord, signal: AbortSignal): void {
+  private startHostSources(entry: FleetControllerEntry, runSignal: AbortSignal): void {
     const origin: EventOrigin = { cluster: undefined, clusters: () => this.clusters() };
-    for (const w of record.definition.watchesHost ?? []) {
+    const signal = AbortSignal.any([runSignal, entry.hostSignal]);
+    for (const w of entry.fleetDefinition.watchesHost ?? []) {
       const handler: EventHandler = (event) => {
-        this.route(record, '', (w.handler)(event, origin));
+        entry.route('', (w.handler)(event, origin));
         return [];
       };
       const source = kindSource(w.kind, handler, w.predicates ?? []);
@@ -520,12 +584,12 @@ class FleetRuntime implements Fleet, FleetEngager {
           cache: this.manager.cluster.cache,
           signal,
           onError: (err, where) => {
-            this.metrics.sourceErrors.inc({ controller: record.name });
-            this.log.error({ err, controller: record.name, source: where }, 'a host predicate or event handler failed; the event is dropped');
+            this.registry.metrics.sourceErrors.inc({ controller: entry.name });
+            this.log.error({ err, controller: entry.name, source: where }, 'a host predicate or event handler failed; the event is dropped');
           },
         })
         .catch((err: unknown) => {
-          if (!signal.aborted) this.log.error({ err, controller: record.name, kind: refOf(w.kind).kind }, 'a host source failed to start');
+          if (!signal.aborted) this.log.error({ err, controller: entry.name, kind: refOf(w.kind).kind }, 'a host source failed to start');
         });
     }
   }
@@ -542,17 +606,6 @@ class FleetRuntime implements Fleet, FleetEngager {
   }
 }
 
-/** The object itself (the `for` kind's handler). */
-const objectOf: EventHandler = (event) => {
-  const m = event.object.metadata;
-  if (!m?.name) return [];
-  return [m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name }];
-};
-
-function keyOf(r: Request): Request {
+function keyOf(r: { readonly namespace?: string | undefined; readonly name: string }): { namespace?: string; name: string } {
   return r.namespace ? { namespace: r.namespace, name: r.name } : { name: r.name };
-}
-
-function refOf(kind: KindRef): { apiVersion: string; kind: string } {
-  return isMetadataRef(kind) ? kind.of : kind;
 }
