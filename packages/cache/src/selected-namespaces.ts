@@ -76,7 +76,8 @@ export class SelectedNamespaces {
     } catch (err) {
       if (signal.aborted) throw err;
       const last = this.informer.stats()[0]?.lastError;
-      throw last ?? new CacheError('Timeout', `the namespaces selected by ${this.describe()} were not listed within ${FIRST_LIST_WAIT_MS} ms`, { cause: err });
+      if (last instanceof Error) throw last;
+      throw new CacheError('Timeout', `the namespaces selected by ${this.describe()} were not listed within ${FIRST_LIST_WAIT_MS} ms`, { cause: last ?? err });
     }
   }
 

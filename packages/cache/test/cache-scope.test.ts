@@ -134,7 +134,7 @@ describe('settings per namespace and per kind', () => {
     const red = await namespace('ns-red');
     const all = await namespace('ns-all');
     const c = cache({
-      namespaces: { [red]: { labelSelector: 'team=red' }, [all]: { transform: (o) => ({ ...o, metadata: { ...o.metadata, annotations: { seen: all } } }) as KubeObject } },
+      namespaces: { [red]: { labelSelector: 'team=red' }, [all]: { transform: (o) => ({ ...o, metadata: { ...o.metadata, annotations: { seen: all } } }) } },
       byKind: [{ kind: Secret, options: { namespaces: { [red]: { labelSelector: 'team=blue' } } } }],
     });
     expect(names(await c.list(ConfigMap))).toEqual([`${all}/a`, `${all}/b`, `${all}/c`, `${red}/a`, `${red}/c`]);

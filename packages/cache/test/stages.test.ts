@@ -73,8 +73,8 @@ describe('stages', () => {
     const cache = createInformerCache({ client: live, namespaces: [ns], byKind: [{ kind: ConfigMap, options: { shard: staticShard('uid', LOWER), stages: [filterStage((o) => !scratch(o))] } }] });
     caches.push(cache);
     const all = (await live.list(ConfigMap, { namespace: ns })).items;
-    const inLower = all.filter((o) => inShardRanges(fnv1a64(o.metadata.uid!), LOWER));
-    const expected = inLower.filter((o) => !scratch(o)).map((o) => o.metadata.name).sort();
+    const inLower = all.filter((o) => inShardRanges(fnv1a64(o.metadata?.uid ?? ''), LOWER));
+    const expected = inLower.filter((o) => !scratch(o)).map((o) => o.metadata?.name).sort();
     await eventually(async () => (await cachedNames(cache)).join() === expected.join(), 'the intersection of shard and filter');
     // The shard stage still asks the server (the shared plane has ShardedListAndWatch), which sent nothing out of range.
     const stats = cache.informerInfo(ConfigMap)!.stats[0]!;
