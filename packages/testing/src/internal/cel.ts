@@ -8,11 +8,13 @@
  * naming `oldSelf` (a transition rule) is only evaluated when there is an
  * old value. A failed rule is the server's field error at the node (or at
  * its `fieldPath`): `spec.name: Invalid value: "Abc": <message>` (no value
- * for a map or list: `spec: Invalid value: <message>`). Not
- * evaluated: the quantity, URL, IP/CIDR and format libraries, and the
+ * for a map or list: `spec: Invalid value: <message>`), the message from
+ * `messageExpression` when it gives one. The quantity and IP/CIDR libraries
+ * are cel-k8s.ts. Not evaluated: the URL and format libraries, and the
  * server's cost limits (docs/testing-fake.md).
  */
 import { Environment } from '@marcbachmann/cel-js';
+import { registerKubernetesLibraries } from './cel-k8s.js';
 import { isObject } from './json.js';
 import type { Json } from './json.js';
 import type { FieldError } from './status.js';
@@ -20,6 +22,7 @@ import type { FieldError } from './status.js';
 interface Rule {
   readonly rule: string;
   readonly message?: string;
+  readonly messageExpression?: string;
   readonly fieldPath?: string;
   readonly reason?: string;
 }
@@ -64,6 +67,7 @@ function environment(): Environment {
   });
   env.registerFunction('string.find(string): string', (s: string, re: string) => new RegExp(re).exec(s)?.[0] ?? '');
   env.registerFunction('string.findAll(string): list<string>', (s: string, re: string) => [...s.matchAll(new RegExp(re, 'g'))].map((m) => m[0]));
+  registerKubernetesLibraries(env);
   return env;
 }
 
@@ -111,6 +115,24 @@ export function hasRules(schema: unknown): boolean {
   return hasRules(schema['items']) || hasRules(schema['additionalProperties']);
 }
 
+/**
+ * A failed rule's message: its messageExpression's result when that is a
+ * non-blank single line, else its message, else `failed rule: <rule>` (the
+ * server's order; an expression that fails to evaluate falls back alike).
+ */
+function messageOf(r: Rule, value: unknown, old: unknown, schema: Json, transition: boolean): string {
+  if (typeof r.messageExpression === 'string') {
+    const program = compiled(r.messageExpression);
+    try {
+      const text = program instanceof Error ? undefined : program({ self: toCel(value, schema), ...(transition ? { oldSelf: toCel(old, schema) } : {}) });
+      if (typeof text === 'string' && text.trim() !== '' && !/[\r\n]/.test(text)) return text;
+    } catch {
+      // as unset
+    }
+  }
+  return r.message ?? `failed rule: ${r.rule}`;
+}
+
 function walk(value: unknown, old: unknown, schema: Json, path: string, errors: FieldError[]): void {
   for (const r of rulesOf(schema)) {
     const transition = /\boldSelf\b/.test(r.rule);
@@ -119,15 +141,19 @@ function walk(value: unknown, old: unknown, schema: Json, path: string, errors: 
     let ok: unknown;
     try {
       ok = program instanceof Error ? false : program({ self: toCel(value, schema), ...(transition ? { oldSelf: toCel(old, schema) } : {}) });
-    } catch {
-      ok = false;
+    } catch (err) {
+      // a rule that fails to evaluate: the error at the node, its value shown as the node's type, then the rule's message or text
+      // (`spec.cpu: Invalid value: "string": cannot convert value to integer evaluating rule: ...`; found by the CEL differential)
+      const detail = `${err instanceof Error ? err.message : String(err)} evaluating rule: ${(r.message ?? r.rule).trim()}`;
+      errors.push({ type: 'FieldValueInvalid', field: path, value: typeof schema['type'] === 'string' ? schema['type'] : 'object', detail });
+      continue;
     }
     if (ok === true) continue;
     const field = r.fieldPath ? `${path}${r.fieldPath}` : path;
     const type = REASONS[r.reason ?? ''] ?? 'FieldValueInvalid';
     // the value is shown for a scalar (`spec.name: Invalid value: "Abc": ...`), left out for a map or list and for Forbidden and Required
     const scalar = !isObject(value) && !Array.isArray(value) && type !== 'FieldValueForbidden' && type !== 'FieldValueRequired';
-    errors.push({ type, field, ...(scalar ? { value } : {}), detail: r.message ?? `failed rule: ${r.rule}` });
+    errors.push({ type, field, ...(scalar ? { value } : {}), detail: messageOf(r, value, old, schema, transition) });
   }
   if (isObject(value) && isObject(schema['properties'])) {
     for (const [k, sub] of Object.entries(schema['properties'])) {

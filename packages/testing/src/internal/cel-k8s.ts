@@ -1,0 +1,393 @@
+/**
+ * The Kubernetes CEL libraries kube-apiserver adds to CRD validation rules
+ * beyond the language: quantities (`quantity`, `isQuantity` and the
+ * Quantity methods) and IP addresses and CIDRs (`ip`, `isIP`, `cidr`,
+ * `isCIDR` and their methods), registered on a cel-js environment. Values
+ * follow the Go types behind them: a quantity is exact (kept in nano units,
+ * smaller amounts rounded up as `resource.ParseQuantity` rounds them), an
+ * address is parsed as `net/netip` parses it (no leading zeros in IPv4, no
+ * zones, no IPv4-mapped IPv6) and printed in its canonical form (RFC 5952).
+ */
+import type { Environment } from '@marcbachmann/cel-js';
+
+// --- quantities ----------------------------------------------------------------
+
+const NANO = 1_000_000_000n;
+const BINARY: Readonly<Record<string, number>> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
+const DECIMAL: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+/** Exponents beyond this are refused rather than expanded (a bigint of 10^1e6 would stall the fake). */
+const MAX_EXPONENT = 1000;
+const QUANTITY = /^([+-]?)(\d*)(?:\.(\d*))?([eEinumkKMGTP]*[-+]?\d*)$/;
+const INT64_MAX = 9223372036854775807n;
+const INT64_MIN = -9223372036854775808n;
+const ERR_FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
+/**
+ * A Kubernetes resource quantity as CEL's Quantity type: its exact amount in
+ * nano units, and, as `resource.Quantity` keeps it, whether it is held as
+ * an int64 with a decimal scale (`fast`, what `isInteger` and `asInteger`
+ * can use) or as an arbitrary decimal (then never an integer to them).
+ */
+export class Quantity {
+  readonly nano: bigint;
+  /** The int64 form `value * 10^scale`, or undefined when Go holds the amount as an inf.Dec. */
+  readonly fast: { readonly value: bigint; readonly scale: number } | undefined;
+  constructor(nano: bigint, fast: { readonly value: bigint; readonly scale: number } | undefined) {
+    this.nano = nano;
+    this.fast = fast;
+  }
+}
+
+/** Divide rounding away from zero (ParseQuantity rounds amounts below one nano up). */
+function divUp(n: bigint, d: bigint): bigint {
+  const q = n / d;
+  return q * d === n ? q : n < 0n ? q - 1n : q + 1n;
+}
+
+const fitsInt64 = (v: bigint): boolean => v <= INT64_MAX && v >= INT64_MIN;
+
+/** `value * 10^scale` in nano units. */
+function nanoOf(value: bigint, scale: number): bigint {
+  const shift = scale + 9;
+  return shift >= 0 ? value * 10n ** BigInt(shift) : divUp(value, 10n ** BigInt(-shift));
+}
+
+/** A quantity parsed as `resource.ParseQuantity` parses it, or the reason it is not one (its error text). */
+export function parseQuantity(text: string): Quantity | string {
+  const m = QUANTITY.exec(text);
+  if (!m) return ERR_FORMAT;
+  const [, sign = '', whole = '', fraction = '', suffix = ''] = m;
+  if (whole === '' && fraction === '') return ERR_FORMAT;
+  let binary = 0;
+  let exponent = 0;
+  let binarySI = false;
+  if (suffix in BINARY) {
+    binary = BINARY[suffix]!;
+    binarySI = true;
+  } else if (suffix in DECIMAL) exponent = DECIMAL[suffix]!;
+  else if (/^[eE][-+]?\d+$/.test(suffix)) exponent = Number(suffix.slice(1));
+  else return 'unable to parse quantity\'s suffix';
+  if (!Number.isSafeInteger(exponent) || Math.abs(exponent) > MAX_EXPONENT) return 'unable to parse quantity\'s suffix';
+  const negative = sign === '-';
+  const digits = BigInt(`${whole}${fraction}` || '0');
+  // Go's fast path: an int64 amount when the digits leave room for the suffix (resource.ParseQuantity's precision)
+  const precision = binarySI ? (fraction === '' ? 15 - whole.length - Math.trunc((binary * 3) / 10) - 1 : -1) : 18 - (whole.length + fraction.length);
+  if (precision >= 0) {
+    const scale = (binarySI ? 0 : exponent) - fraction.length;
+    if (scale >= -9) {
+      if (!fitsInt64(digits)) return 'unable to parse quantity\'s numeric value';
+      const result = digits * 2n ** BigInt(binary);
+      if (fitsInt64(result)) {
+        const value = negative ? -result : result;
+        return new Quantity(nanoOf(value, scale), { value, scale });
+      }
+    }
+  }
+  // an arbitrary decimal: rounded up to a nano, capped at 2^63 - 1
+  let nano = nanoOf(digits * 2n ** BigInt(binary), exponent - fraction.length);
+  const cap = INT64_MAX * NANO;
+  if (nano > cap) nano = cap;
+  return new Quantity(negative ? -nano : nano, undefined);
+}
+
+function quantityOf(text: string): Quantity {
+  const q = parseQuantity(text);
+  if (typeof q === 'string') throw new Error(q);
+  return q;
+}
+
+const cmp = (a: bigint, b: bigint): bigint => (a < b ? -1n : a > b ? 1n : 0n);
+
+/** `resource.Quantity.AsInt64`: only an int64 amount with a scale of 0 or more that fits. */
+function asInt64(q: Quantity): bigint | undefined {
+  if (!q.fast) return undefined;
+  const { value, scale } = q.fast;
+  if (scale === 0) return value;
+  if (scale < 0) return undefined;
+  const v = value * 10n ** BigInt(scale);
+  return fitsInt64(v) ? v : undefined;
+}
+
+function asInteger(q: Quantity): bigint {
+  const v = asInt64(q);
+  if (v === undefined) throw new Error('cannot convert value to integer');
+  return v;
+}
+
+/** `resource.Quantity.Add` (`Sub` adds the negation): int64 amounts stay so at the smaller scale unless they overflow. */
+function add(a: Quantity, b: Quantity): Quantity {
+  const nano = a.nano + b.nano;
+  if (!a.fast || !b.fast) return new Quantity(nano, undefined);
+  if (b.fast.value === 0n) return new Quantity(nano, a.fast);
+  if (a.fast.value === 0n) return new Quantity(nano, b.fast);
+  const scale = Math.min(a.fast.scale, b.fast.scale);
+  const x = a.fast.value * 10n ** BigInt(a.fast.scale - scale);
+  const y = b.fast.value * 10n ** BigInt(b.fast.scale - scale);
+  const value = x + y;
+  return fitsInt64(x) && fitsInt64(y) && fitsInt64(value) ? new Quantity(nano, { value, scale }) : new Quantity(nano, undefined);
+}
+
+const negate = (q: Quantity): Quantity => new Quantity(-q.nano, q.fast ? { value: -q.fast.value, scale: q.fast.scale } : undefined);
+const ofInt = (i: bigint): Quantity => new Quantity(i * NANO, { value: i, scale: 0 });
+
+function registerQuantity(env: Environment): void {
+  env.registerType('Quantity', Quantity);
+  env.registerFunction('quantity(string): Quantity', quantityOf);
+  env.registerFunction('isQuantity(string): bool', (s: string) => typeof parseQuantity(s) !== 'string');
+  // no sign(): kube-apiserver v1.37 refuses a rule calling it (no matching overload)
+  env.registerFunction('Quantity.isInteger(): bool', (q: Quantity) => asInt64(q) !== undefined);
+  env.registerFunction('Quantity.asInteger(): int', asInteger);
+  env.registerFunction('Quantity.asApproximateFloat(): double', (q: Quantity) => Number(q.nano) / 1e9);
+  env.registerFunction('Quantity.add(Quantity): Quantity', add);
+  env.registerFunction('Quantity.add(int): Quantity', (a: Quantity, b: bigint) => add(a, ofInt(b)));
+  env.registerFunction('Quantity.sub(Quantity): Quantity', (a: Quantity, b: Quantity) => add(a, negate(b)));
+  env.registerFunction('Quantity.sub(int): Quantity', (a: Quantity, b: bigint) => add(a, ofInt(-b)));
+  env.registerFunction('Quantity.isLessThan(Quantity): bool', (a: Quantity, b: Quantity) => a.nano < b.nano);
+  env.registerFunction('Quantity.isGreaterThan(Quantity): bool', (a: Quantity, b: Quantity) => a.nano > b.nano);
+  env.registerFunction('Quantity.compareTo(Quantity): int', (a: Quantity, b: Quantity) => cmp(a.nano, b.nano));
+  env.registerOperator('Quantity == Quantity', (a: Quantity, b: Quantity) => a.nano === b.nano);
+}
+
+// --- IP addresses and CIDRs ------------------------------------------------------
+
+/** An address as `netip.Addr`: 4 or 16 bytes. */
+export class IP {
+  readonly bytes: readonly number[];
+  constructor(bytes: readonly number[]) {
+    this.bytes = bytes;
+  }
+  get family(): 4 | 6 {
+    return this.bytes.length === 4 ? 4 : 6;
+  }
+  toString(): string {
+    return formatAddr(this.bytes);
+  }
+}
+
+/** A prefix as `netip.Prefix`: its address as written (not masked) and its length. */
+export class CIDR {
+  readonly ip: IP;
+  readonly bits: number;
+  constructor(ip: IP, bits: number) {
+    this.ip = ip;
+    this.bits = bits;
+  }
+  toString(): string {
+    return `${this.ip.toString()}/${this.bits}`;
+  }
+}
+
+/** Go's `netip` parse error text. */
+function addrError(input: string, msg: string, at?: string): string {
+  return `ParseAddr(${JSON.stringify(input)}): ${msg}${at === undefined ? '' : ` (at ${JSON.stringify(at)})`}`;
+}
+
+/** IPv4 as `netip.parseIPv4Fields` reads it: its bytes, or Go's error text. */
+function parseIPv4Exact(text: string, input = text): number[] | string {
+  const out: number[] = [];
+  let val = 0;
+  let digits = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c >= '0' && c <= '9') {
+      if (digits === 1 && val === 0) return addrError(input, 'IPv4 field has octet with leading zero');
+      val = val * 10 + Number(c);
+      digits++;
+      if (val > 255) return addrError(input, 'IPv4 field has value >255');
+    } else if (c === '.') {
+      if (i === 0 || i === text.length - 1 || text[i - 1] === '.') return addrError(input, 'IPv4 field must have at least one digit', text.slice(i));
+      if (out.length === 3) return addrError(input, 'IPv4 address too long');
+      out.push(val);
+      val = 0;
+      digits = 0;
+    } else {
+      return addrError(input, 'unexpected character', text.slice(i));
+    }
+  }
+  if (out.length < 3) return addrError(input, 'IPv4 address too short');
+  out.push(val);
+  return out;
+}
+
+function parseIPv4(text: string): number[] | undefined {
+  const r = parseIPv4Exact(text);
+  return typeof r === 'string' ? undefined : r;
+}
+
+function parseIPv6(text: string): number[] | undefined {
+  if (text.includes('%')) return undefined;
+  const halves = text.split('::');
+  if (halves.length > 2) return undefined;
+  const groups = (s: string): number[] | undefined => {
+    if (s === '') return [];
+    const out: number[] = [];
+    const parts = s.split(':');
+    for (const [i, p] of parts.entries()) {
+      if (i === parts.length - 1 && p.includes('.')) {
+        const v4 = parseIPv4(p);
+        if (!v4) return undefined;
+        out.push((v4[0]! << 8) | v4[1]!, (v4[2]! << 8) | v4[3]!);
+        continue;
+      }
+      if (!/^[0-9a-fA-F]{1,4}$/.test(p)) return undefined;
+      out.push(parseInt(p, 16));
+    }
+    return out;
+  };
+  const head = groups(halves[0]!);
+  const tail = halves.length === 2 ? groups(halves[1]!) : [];
+  if (!head || !tail) return undefined;
+  let all: number[];
+  if (halves.length === 2) {
+    if (head.length + tail.length > 7) return undefined;
+    all = [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
+  } else {
+    if (head.length !== 8) return undefined;
+    all = head;
+  }
+  return all.flatMap((g) => [g >> 8, g & 0xff]);
+}
+
+/**
+ * An address as the CEL library parses it (`netip.ParseAddr`, then no
+ * zone and no IPv4-mapped IPv6), or the library's error text: Go's exact
+ * words for IPv4 (found by the CEL differential), a shorter one for a
+ * malformed IPv6.
+ */
+export function parseIPText(text: string): IP | string {
+  if (text.includes('%')) return `IP address ${JSON.stringify(text)} with zone value is not allowed`;
+  const bad = (detail: string): string => `IP Address ${JSON.stringify(text)} parse error during conversion from string: ${detail}`;
+  let bytes: number[] | undefined;
+  const kind = /[.:]/.exec(text)?.[0];
+  if (kind === '.') {
+    const r = parseIPv4Exact(text);
+    if (typeof r === 'string') return bad(r);
+    bytes = r;
+  } else if (kind === ':') {
+    bytes = parseIPv6(text);
+    if (!bytes) return bad(addrError(text, 'invalid IPv6 address'));
+  } else {
+    return bad(addrError(text, 'unable to parse IP'));
+  }
+  if (bytes.length === 16 && bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff) return `IPv4-mapped IPv6 address ${JSON.stringify(text)} is not allowed`;
+  return new IP(bytes);
+}
+
+/** An address as {@link parseIPText} takes it, or undefined. */
+export function parseIP(text: string): IP | undefined {
+  const r = parseIPText(text);
+  return typeof r === 'string' ? undefined : r;
+}
+
+/** RFC 5952: lower-case hex, the longest run of two or more zero groups (the first of equals) as `::`. */
+function formatAddr(bytes: readonly number[]): string {
+  if (bytes.length === 4) return bytes.join('.');
+  const groups: number[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push((bytes[i]! << 8) | bytes[i + 1]!);
+  let best = -1;
+  let bestLen = 0;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLen) {
+      best = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  const hex = (gs: number[]): string => gs.map((g) => g.toString(16)).join(':');
+  if (bestLen < 2) return hex(groups);
+  return `${hex(groups.slice(0, best))}::${hex(groups.slice(best + bestLen))}`;
+}
+
+export function parseCIDR(text: string): CIDR | undefined {
+  const slash = text.lastIndexOf('/');
+  if (slash < 0) return undefined;
+  const ip = parseIP(text.slice(0, slash));
+  const lengthText = text.slice(slash + 1);
+  if (!ip || !/^\d{1,3}$/.test(lengthText) || (lengthText.length > 1 && lengthText.startsWith('0'))) return undefined;
+  const bits = Number(lengthText);
+  if (bits > ip.bytes.length * 8) return undefined;
+  return new CIDR(ip, bits);
+}
+
+function masked(bytes: readonly number[], bits: number): number[] {
+  return bytes.map((b, i) => {
+    const keep = Math.max(0, Math.min(8, bits - i * 8));
+    return b & ((0xff << (8 - keep)) & 0xff);
+  });
+}
+
+function contains(c: CIDR, ip: IP): boolean {
+  if (ip.family !== c.ip.family) return false;
+  const a = masked(c.ip.bytes, c.bits);
+  const b = masked(ip.bytes, c.bits);
+  return a.every((x, i) => x === b[i]);
+}
+
+function ipOf(text: string): IP {
+  const ip = parseIPText(text);
+  if (typeof ip === 'string') throw new Error(ip);
+  return ip;
+}
+
+function cidrOf(text: string): CIDR {
+  const c = parseCIDR(text);
+  if (!c) throw new Error(`network address ${JSON.stringify(text)} parse error during conversion from string`);
+  return c;
+}
+
+const inRange = (ip: IP, v4: readonly number[], v4bits: number, v6: readonly number[], v6bits: number): boolean =>
+  ip.family === 4 ? contains(new CIDR(new IP(v4), v4bits), ip) : contains(new CIDR(new IP(v6), v6bits), ip);
+
+const V6 = (...head: number[]): number[] => [...head, ...new Array<number>(16 - head.length).fill(0)];
+
+class IPLibrary {}
+
+function registerIP(env: Environment): void {
+  env.registerType('net.IP', IP);
+  env.registerType('net.CIDR', CIDR);
+  env.registerFunction('ip(string): net.IP', ipOf);
+  env.registerFunction('isIP(string): bool', (s: string) => parseIP(s) !== undefined);
+  // `ip.isCanonical(s)`: a method of a constant named ip (the CEL library's namespaced function)
+  env.registerType('kubeloop.IPLibrary', IPLibrary);
+  env.registerConstant('ip', 'kubeloop.IPLibrary', new IPLibrary());
+  env.registerFunction('kubeloop.IPLibrary.isCanonical(string): bool', (_: IPLibrary, s: string) => ipOf(s).toString() === s);
+  env.registerFunction('net.IP.family(): int', (ip: IP) => BigInt(ip.family));
+  env.registerFunction('net.IP.isUnspecified(): bool', (ip: IP) => ip.bytes.every((b) => b === 0));
+  env.registerFunction('net.IP.isLoopback(): bool', (ip: IP) => inRange(ip, [127, 0, 0, 0], 8, V6(...new Array<number>(15).fill(0), 1), 128));
+  env.registerFunction('net.IP.isLinkLocalMulticast(): bool', (ip: IP) => inRange(ip, [224, 0, 0, 0], 24, V6(0xff, 0x02), 16));
+  env.registerFunction('net.IP.isLinkLocalUnicast(): bool', (ip: IP) => inRange(ip, [169, 254, 0, 0], 16, V6(0xfe, 0x80), 10));
+  env.registerFunction('net.IP.isGlobalUnicast(): bool', (ip: IP) => {
+    // Go: not unspecified, loopback, multicast, link-local unicast, nor the IPv4 broadcast address
+    if (ip.bytes.every((b) => b === 0)) return false;
+    if (ip.family === 4) return !(ip.bytes[0] === 127 || ip.bytes[0]! >= 224 || (ip.bytes[0] === 169 && ip.bytes[1] === 254));
+    return !(ip.bytes[0] === 0xff || inRange(ip, [], 0, V6(0xfe, 0x80), 10) || ip.bytes.every((b, i) => b === (i === 15 ? 1 : 0)));
+  });
+  env.registerFunction('string(net.IP): string', (ip: IP) => ip.toString());
+  env.registerOperator('net.IP == net.IP', (a: IP, b: IP) => a.toString() === b.toString());
+  env.registerFunction('cidr(string): net.CIDR', cidrOf);
+  env.registerFunction('isCIDR(string): bool', (s: string) => parseCIDR(s) !== undefined);
+  env.registerFunction('net.CIDR.containsIP(net.IP): bool', (c: CIDR, ip: IP) => contains(c, ip));
+  env.registerFunction('net.CIDR.containsIP(string): bool', (c: CIDR, s: string) => contains(c, ipOf(s)));
+  env.registerFunction('net.CIDR.containsCIDR(net.CIDR): bool', (c: CIDR, o: CIDR) => o.bits >= c.bits && contains(c, o.ip));
+  env.registerFunction('net.CIDR.containsCIDR(string): bool', (c: CIDR, s: string) => {
+    const o = cidrOf(s);
+    return o.bits >= c.bits && contains(c, o.ip);
+  });
+  env.registerFunction('net.CIDR.ip(): net.IP', (c: CIDR) => c.ip);
+  env.registerFunction('net.CIDR.masked(): net.CIDR', (c: CIDR) => new CIDR(new IP(masked(c.ip.bytes, c.bits)), c.bits));
+  env.registerFunction('net.CIDR.prefixLength(): int', (c: CIDR) => BigInt(c.bits));
+  env.registerFunction('string(net.CIDR): string', (c: CIDR) => c.toString());
+  env.registerOperator('net.CIDR == net.CIDR', (a: CIDR, b: CIDR) => a.toString() === b.toString());
+}
+
+/** Register the quantity and IP/CIDR libraries on `env`. */
+export function registerKubernetesLibraries(env: Environment): void {
+  registerQuantity(env);
+  registerIP(env);
+}
