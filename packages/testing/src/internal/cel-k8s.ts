@@ -1,8 +1,9 @@
 /**
  * The Kubernetes CEL libraries kube-apiserver adds to CRD validation rules
  * beyond the language: quantities (`quantity`, `isQuantity` and the
- * Quantity methods) and IP addresses and CIDRs (`ip`, `isIP`, `cidr`,
- * `isCIDR` and their methods), registered on a cel-js environment. Values
+ * Quantity methods), IP addresses and CIDRs (`ip`, `isIP`, `cidr`,
+ * `isCIDR` and their methods) and URLs (`url`, `isURL` and the getters),
+ * registered on a cel-js environment. Values
  * follow the Go types behind them: a quantity is exact (kept in nano units,
  * smaller amounts rounded up as `resource.ParseQuantity` rounds them), an
  * address is parsed as `net/netip` parses it (no leading zeros in IPv4, no
@@ -386,8 +387,171 @@ function registerIP(env: Environment): void {
   env.registerOperator('net.CIDR == net.CIDR', (a: CIDR, b: CIDR) => a.toString() === b.toString());
 }
 
-/** Register the quantity and IP/CIDR libraries on `env`. */
+/** Register the quantity, IP/CIDR and URL libraries on `env`. */
 export function registerKubernetesLibraries(env: Environment): void {
   registerQuantity(env);
   registerIP(env);
+  registerURL(env);
+}
+
+// --- URLs ---------------------------------------------------------------------
+
+/** A URL as Go's `url.ParseRequestURI` leaves it (an absolute URI or an absolute path; no fragment split off). */
+export class URL_ {
+  readonly scheme: string;
+  readonly opaque: string;
+  readonly host: string;
+  readonly path: string;
+  readonly rawPath: string;
+  readonly rawQuery: string;
+  constructor(parts: { scheme: string; opaque: string; host: string; path: string; rawPath: string; rawQuery: string }) {
+    this.scheme = parts.scheme;
+    this.opaque = parts.opaque;
+    this.host = parts.host;
+    this.path = parts.path;
+    this.rawPath = parts.rawPath;
+    this.rawQuery = parts.rawQuery;
+  }
+}
+
+const HEX = /^[0-9a-fA-F]{2}$/;
+
+/** Go's `unescape` of a path (mode encodePath): `%XX` decoded, a bad escape an error. */
+function unescapePath(s: string): string | Error {
+  let out = '';
+  const bytes: number[] = [];
+  const flush = (): void => {
+    if (bytes.length > 0) out += Buffer.from(bytes).toString('latin1');
+    bytes.length = 0;
+  };
+  for (let i = 0; i < s.length; i++) {
+    if (s[i] === '%') {
+      const h = s.slice(i + 1, i + 3);
+      if (!HEX.test(h)) return new Error(`invalid URL escape ${JSON.stringify(s.slice(i, i + 3))}`);
+      bytes.push(parseInt(h, 16));
+      i += 2;
+    } else {
+      flush();
+      out += s[i];
+    }
+  }
+  flush();
+  return out;
+}
+
+/** Go's `shouldEscape` for a path (encodePath): unreserved and `$&+,/:;=@` stay. */
+function escapePath(s: string): string {
+  let out = '';
+  for (const b of Buffer.from(s, 'latin1')) {
+    const c = String.fromCharCode(b);
+    out += /[A-Za-z0-9\-_.~$&+,/:;=@]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+function validPort(port: string): boolean {
+  return port === '' || /^:\d*$/.test(port);
+}
+
+/** Go's `url.ParseRequestURI`, or its error text. */
+export function parseRequestURI(raw: string): URL_ | string {
+  const fail = (msg: string): string => `parse ${JSON.stringify(raw)}: ${msg}`;
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(raw)) return fail('net/url: invalid control character in URL');
+  let rest = raw;
+  let scheme = '';
+  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(rest);
+  if (m) {
+    scheme = m[1]!.toLowerCase();
+    rest = rest.slice(m[0].length);
+  } else if (/^[0-9+.-][a-zA-Z0-9+.-]*:/.test(rest) || rest.startsWith(':')) {
+    return fail('missing protocol scheme');
+  }
+  let rawQuery = '';
+  const q = rest.indexOf('?');
+  if (q >= 0) {
+    rawQuery = rest.slice(q + 1);
+    rest = rest.slice(0, q);
+  }
+  if (!rest.startsWith('/')) {
+    if (scheme !== '') return new URL_({ scheme, opaque: rest, host: '', path: '', rawPath: '', rawQuery });
+    return fail('invalid URI for request');
+  }
+  let host = '';
+  if (scheme !== '' && rest.startsWith('//')) {
+    const authEnd = rest.indexOf('/', 2);
+    const authority = authEnd < 0 ? rest.slice(2) : rest.slice(2, authEnd);
+    rest = authEnd < 0 ? '' : rest.slice(authEnd);
+    const at = authority.lastIndexOf('@');
+    const hostPart = at < 0 ? authority : authority.slice(at + 1);
+    if (hostPart.startsWith('[')) {
+      const close = hostPart.lastIndexOf(']');
+      if (close < 0) return fail('missing \']\' in host');
+      const port = hostPart.slice(close + 1);
+      if (!validPort(port)) return fail(`invalid port ${JSON.stringify(port)} after host`);
+    } else {
+      const colon = hostPart.lastIndexOf(':');
+      if (colon >= 0 && !validPort(hostPart.slice(colon))) return fail(`invalid port ${JSON.stringify(hostPart.slice(colon))} after host`);
+    }
+    const unescapedHost = unescapePath(hostPart);
+    if (unescapedHost instanceof Error) return fail(unescapedHost.message);
+    host = unescapedHost;
+  }
+  const path = unescapePath(rest);
+  if (path instanceof Error) return fail(path.message);
+  return new URL_({ scheme, opaque: '', host, path, rawPath: escapePath(path) === rest ? '' : rest, rawQuery });
+}
+
+function hostname(host: string): string {
+  if (host.startsWith('[')) {
+    const close = host.indexOf(']');
+    return close < 0 ? host.slice(1) : host.slice(1, close);
+  }
+  const colon = host.lastIndexOf(':');
+  return colon >= 0 && validPort(host.slice(colon)) ? host.slice(0, colon) : host;
+}
+
+function portOf(host: string): string {
+  const close = host.lastIndexOf(']');
+  const colon = host.lastIndexOf(':');
+  if (colon < 0 || colon < close) return '';
+  const port = host.slice(colon + 1);
+  return /^\d*$/.test(port) ? port : '';
+}
+
+/** Go's `url.ParseQuery`, keys and values unescaped (a pair that does not unescape is left out). */
+function queryOf(raw: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const pair of raw.split('&')) {
+    if (pair === '' || pair.includes(';')) continue;
+    const eq = pair.indexOf('=');
+    const decode = (s: string): string | undefined => {
+      const r = unescapePath(s.replaceAll('+', ' '));
+      return r instanceof Error ? undefined : Buffer.from(r, 'latin1').toString('utf8');
+    };
+    const k = decode(eq < 0 ? pair : pair.slice(0, eq));
+    const v = decode(eq < 0 ? '' : pair.slice(eq + 1));
+    if (k === undefined || v === undefined) continue;
+    out.set(k, [...(out.get(k) ?? []), v]);
+  }
+  return out;
+}
+
+function urlOf(text: string): URL_ {
+  const u = parseRequestURI(text);
+  if (typeof u === 'string') throw new Error(`URL parse error during conversion from string: ${u}`);
+  return u;
+}
+
+/** Register the URL library: `url`, `isURL` and the URL getters. */
+function registerURL(env: Environment): void {
+  env.registerType('net.URL', URL_);
+  env.registerFunction('url(string): net.URL', urlOf);
+  env.registerFunction('isURL(string): bool', (s: string) => typeof parseRequestURI(s) !== 'string');
+  env.registerFunction('net.URL.getScheme(): string', (u: URL_) => u.scheme);
+  env.registerFunction('net.URL.getHost(): string', (u: URL_) => u.host);
+  env.registerFunction('net.URL.getHostname(): string', (u: URL_) => hostname(u.host));
+  env.registerFunction('net.URL.getPort(): string', (u: URL_) => portOf(u.host));
+  env.registerFunction('net.URL.getEscapedPath(): string', (u: URL_) => (u.rawPath !== '' ? u.rawPath : escapePath(u.path)));
+  env.registerFunction('net.URL.getQuery(): map<string, list<string>>', (u: URL_) => queryOf(u.rawQuery));
 }

@@ -9,9 +9,9 @@
  * old value. A failed rule is the server's field error at the node (or at
  * its `fieldPath`): `spec.name: Invalid value: "Abc": <message>` (no value
  * for a map or list: `spec: Invalid value: <message>`), the message from
- * `messageExpression` when it gives one. The quantity and IP/CIDR libraries
- * are cel-k8s.ts. Not evaluated: the URL and format libraries, and the
- * server's cost limits (docs/testing-fake.md).
+ * `messageExpression` when it gives one. The quantity, IP/CIDR and URL
+ * libraries are cel-k8s.ts. Not evaluated: the semver and format
+ * libraries, and the server's cost limits (docs/testing-fake.md).
  */
 import { Environment } from '@marcbachmann/cel-js';
 import { registerKubernetesLibraries } from './cel-k8s.js';

@@ -86,6 +86,17 @@ const CRD = {
                       { rule: '!isCIDR(self) || cidr(self).masked() == cidr(self) || cidr(self).ip().family() == 6', message: 'masked' },
                     ],
                   },
+                  endpoint: {
+                    type: 'string',
+                    maxLength: 60,
+                    'x-kubernetes-validations': [
+                      { rule: "isURL(self) && url(self).getScheme() in ['http', 'https']", messageExpression: "'endpoint ' + self + ' is not an http URL'" },
+                      { rule: "!isURL(self) || url(self).getHostname() != 'localhost'", message: 'not on localhost' },
+                      { rule: "!isURL(self) || url(self).getEscapedPath().startsWith('/api')", message: 'under /api' },
+                      { rule: "!isURL(self) || !('debug' in url(self).getQuery())", message: 'no debug' },
+                      { rule: "url(self).getPort() != '22'", message: 'not ssh' },
+                    ],
+                  },
                   ports: {
                     type: 'array',
                     maxItems: 3,
@@ -126,6 +137,7 @@ const librarySpec = fc.record(
     memory: fc.constantFrom('1Gi', '2Gi', '1.5Gi', '1024Mi', '3000M', '500m', '1e3', '1E9', 'bad', '0.1n', '2Gi1', '+1Mi', '-1Mi', '.5Gi', '1048575', '1Mi', '0.9'),
     cpu: fc.constantFrom('1', '1000m', '2', '2001m', '3', '0.5', '500m', '1k', '2.5'),
     address: fc.constantFrom('10.0.0.1', '10.0.0.2', '127.0.0.1', '::1', '2001:db8::1', '2001:DB8::1', '2001:db8:0:0:0:0:0:1', '01.2.3.4', '::ffff:1.2.3.4', 'fe80::1', '169.254.1.1', '224.0.0.1', '0.0.0.0', '1.2.3', '255.255.255.255', '2001:db8::0:1'),
+    endpoint: fc.constantFrom('https://example.com/api', 'http://localhost:8080/api/v1', 'https://[::1]:443/api', 'ftp://x/api', '/api/x', 'example.com/api', 'https://h:22/api', 'https://h/api%20x?x=1&x=2', 'https://h/api?debug', 'https://h/a%zz', 'https://h:port/api', 'mailto:a@b', 'https://h/api/../y?q=a+b', 'HTTPS://H/api', 'https://u:p@h:8443/api?x=%41'),
     network: fc.constantFrom('10.0.0.0/8', '10.1.0.0/16', '10.0.0.1/8', '192.168.0.0/16', '10.0.0.0/33', '::/0', '2001:db8::/32', '2001:db8::1/48', '10.0.0.0/08', '10.0.0.0/4', 'x/8'),
   },
   { requiredKeys: ['replicas', 'maxReplicas'] },
