@@ -141,6 +141,13 @@ export const NOT_IN_WALKTHROUGH: Readonly<Record<string, RunElsewhere | NotHere>
     elsewhere: 'test/profiles.test.ts runs docs/tracing.md\'s commands exactly as written (sh -c, `kubeloop` on PATH the built bin, in a directory holding `token`) against a manager serving profiles on 127.0.0.1:8443',
   },
   'kubeloop profile https://127.0.0.1:8443 --heap -o harddisk.heapsnapshot --token-file token --insecure-skip-tls-verify': { elsewhere: 'test/profiles.test.ts (as above)' },
+  'LOG_LEVEL=debug OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 OTEL_SERVICE_NAME=harddisk-operator node examples/harddisk-operator/dist/operator.js --envtest > operator.log 2>&1 &': {
+    elsewhere: 'test/observability.test.ts runs docs/observability.md\'s commands exactly as written (bash -c from the repository root, a real Jaeger on 127.0.0.1:4318 and 16686): this one first, then the others in one shell once the sample is reconciled and its spans are in Jaeger',
+  },
+  "curl -s -H 'Accept: application/openmetrics-text' 127.0.0.1:8080/metrics | grep '^controller_runtime_reconcile_time_seconds_bucket.*trace_id'": { elsewhere: 'test/observability.test.ts (as above)' },
+  'TRACE_ID=$(curl -s -H \'Accept: application/openmetrics-text\' 127.0.0.1:8080/metrics | grep \'^controller_runtime_reconcile_time_seconds_bucket.*trace_id\' | tail -1 | sed \'s/.*trace_id="\\([0-9a-f]*\\)".*/\\1/\')': { elsewhere: 'test/observability.test.ts (as above)' },
+  'curl -s "127.0.0.1:16686/api/traces/$TRACE_ID" | jq -r \'.data[0].spans[] | "\\(.duration) \\(.operationName)"\'': { elsewhere: 'test/observability.test.ts (as above)' },
+  'grep "$TRACE_ID" operator.log': { elsewhere: 'test/observability.test.ts (as above)' },
   'kubeloop generate helm': { elsewhere: 'packages/cli/test/helm.test.ts runs docs/helm.md\'s commands exactly as written, in order (sh -c in a new website-operator project with webhooks, `kubeloop` the built bin and `helm` the real helm v4 on PATH, KUBECONFIG a control plane of its own)' },
   'helm lint dist/chart': { elsewhere: 'packages/cli/test/helm.test.ts (as above)' },
   'kubectl create namespace website-operator-system': { elsewhere: 'packages/cli/test/helm.test.ts (as above)' },

@@ -98,8 +98,8 @@ export function parentOf(span: JaegerSpan): string | undefined {
 }
 
 /**
- * Start Jaeger on free loopback ports with in-memory storage; resolves once
- * its health check answers. Stop it with `stop()` (or `await using`).
+ * Start Jaeger on free loopback ports (or the OTLP/HTTP and query ports
+ * given) with in-memory storage; resolves once its query API answers. Stop it with `stop()` (or `await using`).
  *
  * @example
  * ```ts
@@ -107,13 +107,14 @@ export function parentOf(span: JaegerSpan): string | undefined {
  * const traces = await jaeger.traces('harddisk-operator');
  * ```
  */
-export async function startJaeger(): Promise<Jaeger> {
+export async function startJaeger(ports: { readonly otlpHttp?: number; readonly query?: number } = {}): Promise<Jaeger> {
   const binary = await jaegerBinary();
   // Free ports are chosen before Jaeger binds them; another process on a
-  // busy machine can take one in between. Try again with fresh ports then.
+  // busy machine can take one in between. Try again with fresh ports then
+  // (fixed ports a doc's commands name are not chosen again: a clash there is the caller's).
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnFreshPorts(binary);
+      return await startOnFreshPorts(binary, ports);
     } catch (err) {
       if (attempt >= 4 || !(err instanceof PortTakenError)) throw err;
     }
@@ -122,8 +123,9 @@ export async function startJaeger(): Promise<Jaeger> {
 
 class PortTakenError extends Error {}
 
-async function startOnFreshPorts(binary: string): Promise<Jaeger> {
-  const [grpc, http, query, queryGrpc, health] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+async function startOnFreshPorts(binary: string, ports: { readonly otlpHttp?: number; readonly query?: number }): Promise<Jaeger> {
+  // Free ports, or the ones a doc's commands name (4318 for OTLP/HTTP, 16686 for the query API, Jaeger's defaults).
+  const [grpc, http, query, queryGrpc, health] = [await freePort(), ports.otlpHttp ?? (await freePort()), ports.query ?? (await freePort()), await freePort(), await freePort()];
   const dir = await mkdtemp(join(tmpdir(), 'jaeger-'));
   const config = join(dir, 'config.yaml');
   await writeFile(config, `service:

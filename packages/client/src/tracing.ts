@@ -100,6 +100,11 @@ export interface KubeloopTracer {
  * The annotation a write made inside a reconcile records its W3C trace
  * context in, with `tracing.linkWrites` on (docs/tracing.md, "Across
  * controllers"): `00-<trace ID>-<span ID>-<flags>`, 55 characters.
+ *
+ * @example
+ * ```ts
+ * const written: string | undefined = configMap.metadata?.annotations?.[TRACEPARENT_ANNOTATION]; // '00-4bf9…-00f0…-01'
+ * ```
  */
 export const TRACEPARENT_ANNOTATION = 'kubeloop.dev/traceparent';
 
