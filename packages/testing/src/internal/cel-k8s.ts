@@ -9,6 +9,7 @@
  * address is parsed as `net/netip` parses it (no leading zeros in IPv4, no
  * zones, no IPv4-mapped IPv6) and printed in its canonical form (RFC 5952).
  */
+import { Optional } from '@marcbachmann/cel-js';
 import type { Environment } from '@marcbachmann/cel-js';
 
 // --- quantities ----------------------------------------------------------------
@@ -392,6 +393,7 @@ export function registerKubernetesLibraries(env: Environment): void {
   registerQuantity(env);
   registerIP(env);
   registerURL(env);
+  registerFormat(env);
 }
 
 // --- URLs ---------------------------------------------------------------------
@@ -554,4 +556,52 @@ function registerURL(env: Environment): void {
   env.registerFunction('net.URL.getPort(): string', (u: URL_) => portOf(u.host));
   env.registerFunction('net.URL.getEscapedPath(): string', (u: URL_) => (u.rawPath !== '' ? u.rawPath : escapePath(u.path)));
   env.registerFunction('net.URL.getQuery(): map<string, list<string>>', (u: URL_) => queryOf(u.rawQuery));
+}
+
+// --- formats ----------------------------------------------------------------------
+
+const DNS1123_LABEL_RE = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
+const DNS1123_SUBDOMAIN_RE = `${DNS1123_LABEL_RE}(\\.${DNS1123_LABEL_RE})*`;
+const DNS1035_LABEL_RE = '[a-z]([-a-z0-9]*[a-z0-9])?';
+const LABEL_VALUE_RE = '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?';
+
+/** apimachinery's `RegexError`: the message, the examples and the regex. */
+function regexError(msg: string, re: string, ...examples: string[]): string {
+  return `${msg} (e.g. ${examples.map((e) => `'${e}'`).join(',  or ')}, regex used for validation is '${re}')`;
+}
+
+/** A check as apimachinery's validation functions make them: the length first, then the pattern. */
+function check(max: number, re: string, message: string): (s: string) => string[] {
+  const anchored = new RegExp(`^${re}$`);
+  return (s) => [...(s.length > max ? [`must be no more than ${max} characters`] : []), ...(anchored.test(s) ? [] : [message])];
+}
+
+const FORMATS: Readonly<Record<string, (s: string) => string[]>> = {
+  dns1123Label: check(63, DNS1123_LABEL_RE, regexError("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", DNS1123_LABEL_RE, 'my-name', '123-abc')),
+  dns1123Subdomain: check(253, DNS1123_SUBDOMAIN_RE, regexError("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", DNS1123_SUBDOMAIN_RE, 'example.com')),
+  dns1035Label: check(63, DNS1035_LABEL_RE, regexError("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character", DNS1035_LABEL_RE, 'my-name', 'abc-123')),
+  labelValue: check(63, LABEL_VALUE_RE, regexError("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", LABEL_VALUE_RE, 'MyValue', 'my_value', '12345')),
+};
+
+/** A named format of the CEL format library. */
+export class Format {
+  readonly name: string;
+  constructor(name: string) {
+    this.name = name;
+  }
+}
+
+class FormatLibrary {}
+
+/** Register the format library: `format.<name>()`, `format.named(name)` and `Format.validate`. */
+function registerFormat(env: Environment): void {
+  env.registerType('kubeloop.FormatLibrary', FormatLibrary);
+  env.registerType('net.Format', Format);
+  env.registerConstant('format', 'kubeloop.FormatLibrary', new FormatLibrary());
+  for (const name of Object.keys(FORMATS)) env.registerFunction(`kubeloop.FormatLibrary.${name}(): net.Format`, () => new Format(name));
+  env.registerFunction('kubeloop.FormatLibrary.named(string): optional<net.Format>', (_: FormatLibrary, name: string) => (name in FORMATS ? Optional.of(new Format(name)) : Optional.none()));
+  env.registerFunction('net.Format.validate(string): optional<list<string>>', (f: Format, s: string) => {
+    const errors = FORMATS[f.name]!(s);
+    return errors.length > 0 ? Optional.of(errors) : Optional.none();
+  });
 }

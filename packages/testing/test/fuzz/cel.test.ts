@@ -97,6 +97,16 @@ const CRD = {
                       { rule: "url(self).getPort() != '22'", message: 'not ssh' },
                     ],
                   },
+                  slug: {
+                    type: 'string',
+                    maxLength: 80,
+                    'x-kubernetes-validations': [
+                      { rule: '!format.dns1123Label().validate(self).hasValue()', message: 'a DNS label' },
+                      { rule: "format.named('dns1035Label').hasValue() && !format.named('dns1035Label').value().validate(self).hasValue()", messageExpression: "format.dns1035Label().validate(self).value()[0]" },
+                      { rule: "!format.labelValue().validate(self).hasValue() || self.size() > 70", message: 'a label value' },
+                      { rule: "!format.named('nope').hasValue() && !format.dns1123Subdomain().validate(self).hasValue()", messageExpression: "'subdomain: ' + format.dns1123Subdomain().validate(self).value()[0]" },
+                    ],
+                  },
                   ports: {
                     type: 'array',
                     maxItems: 3,
@@ -138,6 +148,7 @@ const librarySpec = fc.record(
     cpu: fc.constantFrom('1', '1000m', '2', '2001m', '3', '0.5', '500m', '1k', '2.5'),
     address: fc.constantFrom('10.0.0.1', '10.0.0.2', '127.0.0.1', '::1', '2001:db8::1', '2001:DB8::1', '2001:db8:0:0:0:0:0:1', '01.2.3.4', '::ffff:1.2.3.4', 'fe80::1', '169.254.1.1', '224.0.0.1', '0.0.0.0', '1.2.3', '255.255.255.255', '2001:db8::0:1'),
     endpoint: fc.constantFrom('https://example.com/api', 'http://localhost:8080/api/v1', 'https://[::1]:443/api', 'ftp://x/api', '/api/x', 'example.com/api', 'https://h:22/api', 'https://h/api%20x?x=1&x=2', 'https://h/api?debug', 'https://h/a%zz', 'https://h:port/api', 'mailto:a@b', 'https://h/api/../y?q=a+b', 'HTTPS://H/api', 'https://u:p@h:8443/api?x=%41'),
+    slug: fc.constantFrom('abc', 'Abc', '1abc', 'a-b', 'a_b', '-a', 'a'.repeat(64), 'a.b', '', 'a'.repeat(71), 'x1'),
     network: fc.constantFrom('10.0.0.0/8', '10.1.0.0/16', '10.0.0.1/8', '192.168.0.0/16', '10.0.0.0/33', '::/0', '2001:db8::/32', '2001:db8::1/48', '10.0.0.0/08', '10.0.0.0/4', 'x/8'),
   },
   { requiredKeys: ['replicas', 'maxReplicas'] },
