@@ -10,8 +10,9 @@
  * its `fieldPath`): `spec.name: Invalid value: "Abc": <message>` (no value
  * for a map or list: `spec: Invalid value: <message>`), the message from
  * `messageExpression` when it gives one. The quantity, IP/CIDR and URL
- * libraries and four formats are cel-k8s.ts. Not evaluated: the semver library, other formats
- * libraries, and the server's cost limits (docs/testing-fake.md).
+ * libraries and four formats are cel-k8s.ts. Not evaluated: the semver
+ * library, the other formats and the server's cost limits
+ * (docs/testing-fake.md).
  */
 import { Environment } from '@marcbachmann/cel-js';
 import { registerKubernetesLibraries } from './cel-k8s.js';
