@@ -303,7 +303,7 @@ async function main(): Promise<void> {
       informer.addEventHandler({ onAdd: (d) => look(d), onUpdate: (_, d) => look(d) });
       const all = async (): Promise<HardDisk[]> => (await watcher.list(HardDisk, { namespace: NAMESPACE })).items;
 
-      for (const count of counts) for (const op of operators) {
+      for (const count of counts) for (const [opIndex, op] of operators.entries()) {
         const ring = `bench-${gate}-${count}${op.label ? `-${op.label}` : ''}`;
         running = Array.from({ length: count }, (_, i) => spawnReplica(command(ring, op.file), `replica ${i} of ${count}`));
         await until(running, settled(ring, count, N), timeoutMs, `${count} replicas settle`);
@@ -328,7 +328,8 @@ async function main(): Promise<void> {
         const t0 = performance.now();
         await pool(disks.length, IN_FLIGHT, (i) => {
           const name = disks[i]!.metadata!.name!;
-          return client.patch(HardDisk, { namespace: NAMESPACE, name }, mergePatch({ spec: { size: `${100 + count * 10 + (i % 7)}Gi` } }));
+          // A size no earlier round wrote (each replica count and operator its own), so every patch is a change.
+          return client.patch(HardDisk, { namespace: NAMESPACE, name }, mergePatch({ spec: { size: `${100 + (count * operators.length + opIndex) * 10 + (i % 7)}Gi` } }));
         });
         const patchMs = performance.now() - t0;
         for (const d of await all()) look(d);
