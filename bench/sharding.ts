@@ -19,7 +19,9 @@
  * process): the convergence time counts from the first patch. Per replica
  * over that change: watch events received
  * (`kubeloop_informer_watch_events_total`, per kind) and peak RSS (VmHWM,
- * reset before the change). Prints a table with ratios to 1 replica, then
+ * reset before the change) and CPU seconds used (utime + stime from
+ * /proc, so a loaded machine slows the change but does not inflate its
+ * cost). Prints a table with ratios to 1 replica, then
  * one JSON line.
  *
  * Each replica is the example operator as scripts/dev.sh ships it (its
@@ -85,6 +87,14 @@ function procStatus(pid: number): { rss: number; hwm: number } {
   const text = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
   return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
+
+/** CPU time a process has used (user + system), seconds, from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces, in parentheses): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 // --- replicas --------------------------------------------------------------------------
@@ -226,6 +236,8 @@ interface Row {
     steadyRss: number;
     growth: number;
     peakRss: number;
+    /** CPU seconds the replica used from the first patch until the change was reconciled and its queues idle: the work the change cost, whatever the machine's load. */
+    changeCpu: number;
     harddisks: number;
     configMaps: number;
     events: { harddisk: number; configMap: number };
@@ -319,6 +331,7 @@ async function main(): Promise<void> {
         const steady = running.map((r) => procStatus(r.pid).rss);
         for (const r of running) writeFileSync(`/proc/${r.pid}/clear_refs`, '5');
         const before = await Promise.all(running.map((r) => r.metrics()));
+        const cpuBefore = running.map((r) => cpuSeconds(r.pid));
 
         // The change: every disk's spec.size, one generation up.
         const disks = await all();
@@ -340,6 +353,7 @@ async function main(): Promise<void> {
         const convergeMs = convergedAt - t0;
         await idle(running, timeoutMs);
         const after = await Promise.all(running.map((r) => r.metrics()));
+        const cpuAfter = running.map((r) => cpuSeconds(r.pid));
         const row: Row = {
           gate,
           operator: op.label,
@@ -350,6 +364,7 @@ async function main(): Promise<void> {
               steadyRss: steady[i]!,
               growth: steady[i]! - empty[at(gate, op.label)]!,
               peakRss: procStatus(r.pid).hwm,
+              changeCpu: cpuAfter[i]! - cpuBefore[i]!,
               harddisks: sum(ringNow[i]!, 'kubeloop_informer_store_objects', { kind: HARDDISK_KIND }),
               configMaps: sum(ringNow[i]!, 'kubeloop_informer_store_objects', { kind: CONFIGMAP_KIND }),
               events: { harddisk: delta(HARDDISK_KIND), configMap: delta(CONFIGMAP_KIND) },
@@ -382,8 +397,8 @@ async function main(): Promise<void> {
   const ratio = (x: number, one: number): string => (one > 0 ? `${(x / one).toFixed(2)}x` : '-');
   const out: string[] = [];
   out.push(`\nSharding: ${N} HardDisks (each owning a ConfigMap); replicas: ${operator} --shard-ring; node ${process.version} ${nodeFlags.join(' ')}; RSS from /proc, MiB; mean per replica (max in brackets)\n`);
-  out.push('| gate | operator | replicas | disks held | ConfigMaps held | steady RSS | growth over empty | growth vs 1 | peak RSS in the change | HardDisk events | vs 1 | ConfigMap events | vs 1 | dropped here | converge s | vs 1 | patches s | load |');
-  out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  out.push('| gate | operator | replicas | disks held | ConfigMaps held | steady RSS | growth over empty | growth vs 1 | peak RSS in the change | HardDisk events | vs 1 | ConfigMap events | vs 1 | dropped here | CPU s in the change | converge s | vs 1 | patches s | load |');
+  out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     const one = rows.find((o) => o.gate === r.gate && o.operator === r.operator && o.replicas === 1);
     const p = r.perReplica;
@@ -391,7 +406,7 @@ async function main(): Promise<void> {
     const mx = (pick: (x: Row['perReplica'][number]) => number): number => Math.max(...p.map(pick));
     const oneOf = (pick: (x: Row['perReplica'][number]) => number): number => (one ? mean(one.perReplica.map(pick)) : 0);
     out.push(
-      `| ${r.gate} | ${r.operator || '-'} | ${r.replicas} | ${Math.round(m((x) => x.harddisks))} (${mx((x) => x.harddisks)}) | ${Math.round(m((x) => x.configMaps))} (${mx((x) => x.configMaps)}) | ${mib(m((x) => x.steadyRss))} (${mib(mx((x) => x.steadyRss))}) | ${mib(m((x) => x.growth))} (${mib(mx((x) => x.growth))}) | ${ratio(m((x) => x.growth), oneOf((x) => x.growth))} | ${mib(m((x) => x.peakRss))} | ${Math.round(m((x) => x.events.harddisk))} (${mx((x) => x.events.harddisk)}) | ${ratio(m((x) => x.events.harddisk), oneOf((x) => x.events.harddisk))} | ${Math.round(m((x) => x.events.configMap))} (${mx((x) => x.events.configMap)}) | ${ratio(m((x) => x.events.configMap), oneOf((x) => x.events.configMap))} | ${Math.round(m((x) => x.dropped))} | ${(r.convergeMs / 1000).toFixed(1)} | ${one ? ratio(r.convergeMs, one.convergeMs) : '-'} | ${(r.patchMs / 1000).toFixed(1)} | ${r.loadavg.toFixed(1)} |`,
+      `| ${r.gate} | ${r.operator || '-'} | ${r.replicas} | ${Math.round(m((x) => x.harddisks))} (${mx((x) => x.harddisks)}) | ${Math.round(m((x) => x.configMaps))} (${mx((x) => x.configMaps)}) | ${mib(m((x) => x.steadyRss))} (${mib(mx((x) => x.steadyRss))}) | ${mib(m((x) => x.growth))} (${mib(mx((x) => x.growth))}) | ${ratio(m((x) => x.growth), oneOf((x) => x.growth))} | ${mib(m((x) => x.peakRss))} | ${Math.round(m((x) => x.events.harddisk))} (${mx((x) => x.events.harddisk)}) | ${ratio(m((x) => x.events.harddisk), oneOf((x) => x.events.harddisk))} | ${Math.round(m((x) => x.events.configMap))} (${mx((x) => x.events.configMap)}) | ${ratio(m((x) => x.events.configMap), oneOf((x) => x.events.configMap))} | ${Math.round(m((x) => x.dropped))} | ${m((x) => x.changeCpu).toFixed(2)} (${mx((x) => x.changeCpu).toFixed(2)}) | ${(r.convergeMs / 1000).toFixed(1)} | ${one ? ratio(r.convergeMs, one.convergeMs) : '-'} | ${(r.patchMs / 1000).toFixed(1)} | ${r.loadavg.toFixed(1)} |`,
     );
   }
   out.push(`\nempty replica RSS: ${Object.entries(empty).map(([g, v]) => `gate ${g} ${mib(v)} MiB`).join(', ')}; events: received over the change (every HardDisk patched once), per kind; converge: from the first patch until every HardDisk's status observed its new generation.`);
