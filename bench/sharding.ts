@@ -19,7 +19,9 @@
  * process): the convergence time counts from the first patch. Per replica
  * over that change: watch events received
  * (`kubeloop_informer_watch_events_total`, per kind) and peak RSS (VmHWM,
- * reset before the change). Prints a table with ratios to 1 replica, then
+ * reset before the change) and CPU seconds used (utime + stime from
+ * /proc, so a loaded machine slows the change but does not inflate its
+ * cost). Prints a table with ratios to 1 replica, then
  * one JSON line.
  *
  * Each replica is the example operator as scripts/dev.sh ships it (its
@@ -29,6 +31,13 @@
  *
  *   pnpm bench:sharding                                   (N = 300, gate on: a smoke run)
  *   pnpm bench:sharding --n=10000 --gates=on,off
+ *   pnpm bench:sharding --operators=base=examples/harddisk-operator/dist/operator-base.js,new=examples/harddisk-operator/dist/operator.js
+ *
+ * `--operators` compares builds side by side in one run on one control
+ * plane: for each replica count, each labelled operator file in turn (a
+ * fresh ring each), so both see the same objects and about the same load.
+ * Build the other one from another commit and keep it beside dist/operator.js
+ * (the bundle loads envtest from the example's node_modules).
  *
  * No no-framework floor: what is measured is how the framework's sharding
  * splits one operator's work (the ratios between 1, 2 and 3 replicas of
@@ -78,6 +87,14 @@ function procStatus(pid: number): { rss: number; hwm: number } {
   const text = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
   return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
+
+/** CPU time a process has used (user + system), seconds, from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces, in parentheses): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 // --- replicas --------------------------------------------------------------------------
@@ -212,11 +229,15 @@ const converged = (d: HardDisk): boolean => d.status?.phase === 'Bound' && d.sta
 
 interface Row {
   gate: 'on' | 'off';
+  /** The operator's label (`--operators`); empty for the one shipped. */
+  operator: string;
   replicas: number;
   perReplica: {
     steadyRss: number;
     growth: number;
     peakRss: number;
+    /** CPU seconds the replica used from the first patch until the change was reconciled and its queues idle: the work the change cost, whatever the machine's load. */
+    changeCpu: number;
     harddisks: number;
     configMaps: number;
     events: { harddisk: number; configMap: number };
@@ -234,16 +255,28 @@ async function main(): Promise<void> {
   // As shipped: the file and node flags of scripts/dev.sh's `exec node ...` (the README's main job); SHARD_NODE_FLAGS replaces the flags.
   const devSh = /exec node (.*?)\s*(examples\/harddisk-operator\/dist\/[a-z]+\.js)/.exec(readFileSync(join(root, 'scripts', 'dev.sh'), 'utf8'));
   const nodeFlags = process.env['SHARD_NODE_FLAGS']?.split(' ').filter(Boolean) ?? devSh?.[1]?.split(' ').filter(Boolean) ?? [];
-  const operator = devSh?.[2] ?? 'examples/harddisk-operator/dist/main.js';
+  const shipped = devSh?.[2] ?? 'examples/harddisk-operator/dist/main.js';
+  const operators = param('operators', '')
+    .split(',')
+    .filter(Boolean)
+    .map((spec) => {
+      const i = spec.indexOf('=');
+      if (i <= 0) throw new Error(`--operators takes label=file pairs, got ${JSON.stringify(spec)}`);
+      return { label: spec.slice(0, i), file: spec.slice(i + 1) };
+    });
+  if (operators.length === 0) operators.push({ label: '', file: shipped });
+  const operator = operators.map((o) => (o.label ? `${o.label}=${o.file}` : o.file)).join(', ');
   const timeoutMs = 600_000 + N * 60;
   const rows: Row[] = [];
+  /** Empty-replica RSS by gate and operator label (`on`, `on new`...). */
   const empty: Record<string, number> = {};
+  const at = (gate: string, label: string): string => (label ? `${gate} ${label}` : gate);
 
   for (const gate of gates) {
     const env = createEnvironment({ crds: [join(root, 'examples', 'harddisk-operator', 'crd')], featureGates: { ShardedListAndWatch: gate === 'on' } });
     await env.start();
     const kubeconfig = env.kubeconfigPath;
-    const command = (ring: string): string[] => [process.execPath, ...nodeFlags, join(root, operator), '--kubeconfig', kubeconfig, '--no-sample', '--shard-ring', ring, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
+    const command = (ring: string, file: string): string[] => [process.execPath, ...nodeFlags, join(root, file), '--kubeconfig', kubeconfig, '--no-sample', '--shard-ring', ring, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
     const client: Client = createClient({ kubeConfig: env.kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'bench-sharding', transportOptions: { qps: 0 } });
     const watcher = createInformerCache({ client, namespaces: [NAMESPACE] });
     let running: Replica[] = [];
@@ -251,15 +284,18 @@ async function main(): Promise<void> {
       await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
       log(`gate ${gate}: control plane ready (kubeconfig ${kubeconfig})`);
 
-      // The empty replica: a ring of one over no HardDisks.
-      running = [spawnReplica(command(`empty-${gate}`), 'the empty replica')];
-      await until(running, settled(`empty-${gate}`, 1, 0), timeoutMs, 'the empty replica settles');
-      await idle(running, timeoutMs);
-      await sleep(5000);
-      empty[gate] = procStatus(running[0]!.pid).rss;
-      log(`gate ${gate}: empty replica ${mib(empty[gate])} MiB RSS`);
-      await running[0]!.stop();
-      running = [];
+      // The empty replica: a ring of one over no HardDisks (one per operator).
+      for (const op of operators) {
+        const ring = `empty-${gate}${op.label ? `-${op.label}` : ''}`;
+        running = [spawnReplica(command(ring, op.file), 'the empty replica')];
+        await until(running, settled(ring, 1, 0), timeoutMs, 'the empty replica settles');
+        await idle(running, timeoutMs);
+        await sleep(5000);
+        empty[at(gate, op.label)] = procStatus(running[0]!.pid).rss;
+        log(`gate ${at(gate, op.label)}: empty replica ${mib(empty[at(gate, op.label)]!)} MiB RSS`);
+        await running[0]!.stop();
+        running = [];
+      }
 
       log(`gate ${gate}: creating ${N} HardDisks`);
       await pool(N, IN_FLIGHT, (i) =>
@@ -279,9 +315,9 @@ async function main(): Promise<void> {
       informer.addEventHandler({ onAdd: (d) => look(d), onUpdate: (_, d) => look(d) });
       const all = async (): Promise<HardDisk[]> => (await watcher.list(HardDisk, { namespace: NAMESPACE })).items;
 
-      for (const count of counts) {
-        const ring = `bench-${gate}-${count}`;
-        running = Array.from({ length: count }, (_, i) => spawnReplica(command(ring), `replica ${i} of ${count}`));
+      for (const count of counts) for (const [opIndex, op] of operators.entries()) {
+        const ring = `bench-${gate}-${count}${op.label ? `-${op.label}` : ''}`;
+        running = Array.from({ length: count }, (_, i) => spawnReplica(command(ring, op.file), `replica ${i} of ${count}`));
         await until(running, settled(ring, count, N), timeoutMs, `${count} replicas settle`);
         // Every disk Bound at its generation (the first round reconciles them all), then quiet.
         const deadline = Date.now() + timeoutMs;
@@ -295,6 +331,7 @@ async function main(): Promise<void> {
         const steady = running.map((r) => procStatus(r.pid).rss);
         for (const r of running) writeFileSync(`/proc/${r.pid}/clear_refs`, '5');
         const before = await Promise.all(running.map((r) => r.metrics()));
+        const cpuBefore = running.map((r) => cpuSeconds(r.pid));
 
         // The change: every disk's spec.size, one generation up.
         const disks = await all();
@@ -304,7 +341,8 @@ async function main(): Promise<void> {
         const t0 = performance.now();
         await pool(disks.length, IN_FLIGHT, (i) => {
           const name = disks[i]!.metadata!.name!;
-          return client.patch(HardDisk, { namespace: NAMESPACE, name }, mergePatch({ spec: { size: `${100 + count * 10 + (i % 7)}Gi` } }));
+          // A size no earlier round wrote (each replica count and operator its own), so every patch is a change.
+          return client.patch(HardDisk, { namespace: NAMESPACE, name }, mergePatch({ spec: { size: `${100 + (count * operators.length + opIndex) * 10 + (i % 7)}Gi` } }));
         });
         const patchMs = performance.now() - t0;
         for (const d of await all()) look(d);
@@ -315,15 +353,18 @@ async function main(): Promise<void> {
         const convergeMs = convergedAt - t0;
         await idle(running, timeoutMs);
         const after = await Promise.all(running.map((r) => r.metrics()));
+        const cpuAfter = running.map((r) => cpuSeconds(r.pid));
         const row: Row = {
           gate,
+          operator: op.label,
           replicas: count,
           perReplica: running.map((r, i) => {
             const delta = (kind: string): number => sum(after[i]!, 'kubeloop_informer_watch_events_total', { kind }) - sum(before[i]!, 'kubeloop_informer_watch_events_total', { kind });
             return {
               steadyRss: steady[i]!,
-              growth: steady[i]! - empty[gate]!,
+              growth: steady[i]! - empty[at(gate, op.label)]!,
               peakRss: procStatus(r.pid).hwm,
+              changeCpu: cpuAfter[i]! - cpuBefore[i]!,
               harddisks: sum(ringNow[i]!, 'kubeloop_informer_store_objects', { kind: HARDDISK_KIND }),
               configMaps: sum(ringNow[i]!, 'kubeloop_informer_store_objects', { kind: CONFIGMAP_KIND }),
               events: { harddisk: delta(HARDDISK_KIND), configMap: delta(CONFIGMAP_KIND) },
@@ -336,7 +377,7 @@ async function main(): Promise<void> {
         };
         rows.push(row);
         log(
-          `gate ${gate}, ${count} replicas: converged in ${(convergeMs / 1000).toFixed(1)} s (patches written in ${(patchMs / 1000).toFixed(1)} s); per replica: ` +
+          `gate ${at(gate, op.label)}, ${count} replicas: converged in ${(convergeMs / 1000).toFixed(1)} s (patches written in ${(patchMs / 1000).toFixed(1)} s); per replica: ` +
             row.perReplica.map((p) => `${p.harddisks} disks, ${mib(p.steadyRss)} MiB (+${mib(p.growth)}), ${p.events.harddisk}+${p.events.configMap} events`).join('; ') +
             `; load ${row.loadavg.toFixed(1)}`,
         );
@@ -356,16 +397,16 @@ async function main(): Promise<void> {
   const ratio = (x: number, one: number): string => (one > 0 ? `${(x / one).toFixed(2)}x` : '-');
   const out: string[] = [];
   out.push(`\nSharding: ${N} HardDisks (each owning a ConfigMap); replicas: ${operator} --shard-ring; node ${process.version} ${nodeFlags.join(' ')}; RSS from /proc, MiB; mean per replica (max in brackets)\n`);
-  out.push('| gate | replicas | disks held | ConfigMaps held | steady RSS | growth over empty | growth vs 1 | peak RSS in the change | HardDisk events | vs 1 | ConfigMap events | vs 1 | dropped here | converge s | vs 1 | patches s | load |');
-  out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  out.push('| gate | operator | replicas | disks held | ConfigMaps held | steady RSS | growth over empty | growth vs 1 | peak RSS in the change | HardDisk events | vs 1 | ConfigMap events | vs 1 | dropped here | CPU s in the change | converge s | vs 1 | patches s | load |');
+  out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
-    const one = rows.find((o) => o.gate === r.gate && o.replicas === 1);
+    const one = rows.find((o) => o.gate === r.gate && o.operator === r.operator && o.replicas === 1);
     const p = r.perReplica;
     const m = (pick: (x: Row['perReplica'][number]) => number): number => mean(p.map(pick));
     const mx = (pick: (x: Row['perReplica'][number]) => number): number => Math.max(...p.map(pick));
     const oneOf = (pick: (x: Row['perReplica'][number]) => number): number => (one ? mean(one.perReplica.map(pick)) : 0);
     out.push(
-      `| ${r.gate} | ${r.replicas} | ${Math.round(m((x) => x.harddisks))} (${mx((x) => x.harddisks)}) | ${Math.round(m((x) => x.configMaps))} (${mx((x) => x.configMaps)}) | ${mib(m((x) => x.steadyRss))} (${mib(mx((x) => x.steadyRss))}) | ${mib(m((x) => x.growth))} (${mib(mx((x) => x.growth))}) | ${ratio(m((x) => x.growth), oneOf((x) => x.growth))} | ${mib(m((x) => x.peakRss))} | ${Math.round(m((x) => x.events.harddisk))} (${mx((x) => x.events.harddisk)}) | ${ratio(m((x) => x.events.harddisk), oneOf((x) => x.events.harddisk))} | ${Math.round(m((x) => x.events.configMap))} (${mx((x) => x.events.configMap)}) | ${ratio(m((x) => x.events.configMap), oneOf((x) => x.events.configMap))} | ${Math.round(m((x) => x.dropped))} | ${(r.convergeMs / 1000).toFixed(1)} | ${one ? ratio(r.convergeMs, one.convergeMs) : '-'} | ${(r.patchMs / 1000).toFixed(1)} | ${r.loadavg.toFixed(1)} |`,
+      `| ${r.gate} | ${r.operator || '-'} | ${r.replicas} | ${Math.round(m((x) => x.harddisks))} (${mx((x) => x.harddisks)}) | ${Math.round(m((x) => x.configMaps))} (${mx((x) => x.configMaps)}) | ${mib(m((x) => x.steadyRss))} (${mib(mx((x) => x.steadyRss))}) | ${mib(m((x) => x.growth))} (${mib(mx((x) => x.growth))}) | ${ratio(m((x) => x.growth), oneOf((x) => x.growth))} | ${mib(m((x) => x.peakRss))} | ${Math.round(m((x) => x.events.harddisk))} (${mx((x) => x.events.harddisk)}) | ${ratio(m((x) => x.events.harddisk), oneOf((x) => x.events.harddisk))} | ${Math.round(m((x) => x.events.configMap))} (${mx((x) => x.events.configMap)}) | ${ratio(m((x) => x.events.configMap), oneOf((x) => x.events.configMap))} | ${Math.round(m((x) => x.dropped))} | ${m((x) => x.changeCpu).toFixed(2)} (${mx((x) => x.changeCpu).toFixed(2)}) | ${(r.convergeMs / 1000).toFixed(1)} | ${one ? ratio(r.convergeMs, one.convergeMs) : '-'} | ${(r.patchMs / 1000).toFixed(1)} | ${r.loadavg.toFixed(1)} |`,
     );
   }
   out.push(`\nempty replica RSS: ${Object.entries(empty).map(([g, v]) => `gate ${g} ${mib(v)} MiB`).join(', ')}; events: received over the change (every HardDisk patched once), per kind; converge: from the first patch until every HardDisk's status observed its new generation.`);

@@ -24,7 +24,8 @@ import { docComment, objectType, refOf, typeOf } from './internal/type-writer.js
 import type { TypeWriterContext } from './internal/type-writer.js';
 import { propertiesOf } from './internal/typebox-writer.js';
 
-type Json = Record<string, unknown>;
+/** A JSON object, as parsed (a CRD, an OpenAPI document or a schema in one). */
+export type Json = Record<string, unknown>;
 
 function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

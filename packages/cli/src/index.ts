@@ -60,7 +60,8 @@ export type { GenerateWebhooksOptions, GenerateWebhooksResult } from './generate
 export { HELM_MARKER, generateHelm } from './generate-helm.js';
 export type { GenerateHelmOptions, GenerateHelmResult } from './generate-helm.js';
 export { TYPES_MARKER, crdToTypeScript, generateTypes, openApiToTypeScript } from './generate-types.js';
-export type { GenerateTypesOptions, GenerateTypesResult, GeneratedKind } from './generate-types.js';
+export type { GenerateTypesOptions, GenerateTypesResult, GeneratedKind, Json } from './generate-types.js';
+export type { FileReport, GeneratedFile } from './internal/files.js';
 export { createApi, pluralOf } from './create-api.js';
 export { createWebhook } from './create-webhook.js';
 export type { CreateWebhookOptions, CreateWebhookResult } from './create-webhook.js';

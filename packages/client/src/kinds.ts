@@ -13,8 +13,11 @@ export interface TypeRef {
 
 /** An object of a kind the scheme does not type: plain JSON with apiVersion and kind. */
 export interface Unstructured extends KubeObject {
+  /** `group/version` (`v1` for the core group). */
   apiVersion: string;
+  /** The kind's name, as `HardDisk`. */
   kind: string;
+  /** Any other field, as the server sent it. */
   [field: string]: unknown;
 }
 
@@ -29,6 +32,7 @@ const METADATA = Symbol.for('@kubeloop/client/MetadataRef');
 
 /** Names a kind whose objects are read and written as metadata only. */
 export interface MetadataRef {
+  /** The brand `metadataOnly()` sets (`isMetadataRef` checks it). */
   readonly [METADATA]: true;
   /** The kind whose metadata is meant. */
   readonly of: ResourceDescriptor | TypeRef;

@@ -56,12 +56,15 @@ export interface ExecConfig {
 export interface TLSConfig {
   /** CA bundle (PEM) trusted for the server. Default: Node's built-in roots. */
   readonly caData?: string;
+  /** A file holding the CA bundle (PEM), read when the transport is made. */
   readonly caFile?: string;
   /** Client certificate (PEM). */
   readonly certData?: string;
+  /** A file holding the client certificate (PEM). */
   readonly certFile?: string;
   /** Client key (PEM). */
   readonly keyData?: string;
+  /** A file holding the client key (PEM). */
   readonly keyFile?: string;
   /** Do not check the server's certificate. Default: false. */
   readonly insecureSkipTLSVerify?: boolean;
@@ -83,8 +86,9 @@ export interface AuthConfig {
   readonly token?: string;
   /** A file holding a bearer token, re-read every minute (projected service-account tokens rotate). */
   readonly tokenFile?: string;
-  /** Basic auth. */
+  /** Basic auth: the user name. */
   readonly username?: string;
+  /** Basic auth: the password. */
   readonly password?: string;
   /** An exec credential plugin. */
   readonly exec?: ExecConfig;
@@ -105,9 +109,13 @@ export interface AuthConfig {
  * ```
  */
 export interface ImpersonationConfig {
+  /** `Impersonate-User`. */
   readonly user?: string;
+  /** `Impersonate-Uid`. */
   readonly uid?: string;
+  /** `Impersonate-Group`, one header each. */
   readonly groups?: readonly string[];
+  /** `Impersonate-Extra-<key>`, one header per value. */
   readonly extra?: Readonly<Record<string, readonly string[]>>;
 }
 

@@ -77,11 +77,15 @@ export type ReadYourWritesOutcome =
 
 /** What {@link ReadYourWritesOptions.onRead} is told of a read. */
 export interface ReadYourWritesRead {
+  /** The kind read, as `Kind.group/version`. */
   readonly kind: string;
+  /** Where the answer came from. */
   readonly outcome: ReadYourWritesOutcome;
   /** Whether the read waited for the cache (false: it had caught up already, or its stream was known to be behind). */
   readonly waited: boolean;
+  /** How long the read waited for the cache, ms (0 when it did not). */
   readonly waitedMs: number;
+  /** The read: a get or a list. */
   readonly op: 'get' | 'list';
 }
 

@@ -40,15 +40,19 @@ export type Query = Readonly<Record<string, string | number | boolean | undefine
 
 /** One request. */
 export interface TransportRequest {
+  /** The HTTP method. */
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Absolute path, e.g. `/api/v1/namespaces/default/pods`; sent after the server URL's own path when it has one (a proxy's `/k8s/clusters/c-1`). */
   readonly path: string;
+  /** Query parameters. Default: none. */
   readonly query?: Query;
   /** Default: `application/json`. */
   readonly accept?: string;
   /** Default when there is a body: `application/json`. */
   readonly contentType?: string;
+  /** The request body, already serialized. Default: none. */
   readonly body?: string;
+  /** Aborts the request (and a stream's body). Default: none. */
   readonly signal?: AbortSignal;
   /**
    * Deadline of this request, ms, overriding the transport's `timeoutMs`
@@ -62,18 +66,25 @@ export interface TransportRequest {
 
 /** A buffered response. */
 export interface TransportResponse {
+  /** The HTTP status code. */
   readonly status: number;
+  /** The response headers, as Node's `http` gives them. */
   readonly headers: IncomingHttpHeaders;
+  /** The whole body, decoded as UTF-8. */
   readonly body: string;
 }
 
 /** Called after every request (for `rest_client_requests_total` and logs). */
 export interface RequestInfo {
+  /** The HTTP method. */
   readonly method: string;
+  /** The server's `host:port`. */
   readonly host: string;
+  /** The request's path (no query). */
   readonly path: string;
   /** HTTP status, or `'<error>'` when none was had. */
   readonly code: number | '<error>';
+  /** From sending the request to the end of its response (or its failure). */
   readonly durationMs: number;
 }
 

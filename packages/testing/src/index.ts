@@ -43,6 +43,7 @@ export type {
   RequestRecord,
   Verb,
 } from './fake-api-server.js';
+export type { RequestAttributes } from './internal/request-info.js';
 export type { ObjectValidator, ValidationProblem } from './validator.js';
 export { createTestClock } from './clock.js';
 export type { Clock, TestClock, TestClockOptions } from './clock.js';

@@ -5,7 +5,9 @@ import { createTwoFilesPatch } from 'diff';
 
 /** One generated file: its path and its whole text. */
 export interface GeneratedFile {
+  /** Where it goes, relative to the output directory. */
   readonly path: string;
+  /** Its whole text. */
   readonly text: string;
 }
 

@@ -18,6 +18,7 @@ import type { Source } from './source.js';
 
 /** Options of one watched kind in the builder (`for`, `owns`, `watches`). */
 export interface BuilderWatchOptions {
+  /** Events pass only when every predicate says true. Default: none (every event). */
   readonly predicates?: readonly Predicate[];
 }
 

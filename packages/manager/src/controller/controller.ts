@@ -172,25 +172,31 @@ export interface ControllerDeps {
  * result label) and how long it took.
  */
 export interface ReconcileReport {
+  /** The controller's name. */
   readonly controller: string;
   /** The fleet cluster the reconcile ran for; absent for the manager's own cluster. */
   readonly cluster?: string;
+  /** The object reconciled. */
   readonly request: Request;
+  /** The reconcile's ID, as in its log lines (`reconcileID`) and `ReconcileContext.reconcileID`. */
   readonly reconcileID: string;
   /** `success`, `requeue`, `requeue_after` or `error` (a terminal error too). */
   readonly result: 'success' | 'requeue' | 'requeue_after' | 'error';
   /** What the reconciler threw, when `result` is `error`. */
   readonly error?: unknown;
+  /** How long the reconciler ran, ms. */
   readonly durationMs: number;
 }
 
 /** How far a controller has got, for readiness. */
 export interface ControllerStatus {
+  /** The controller's name. */
   readonly name: string;
   /** Its workers have started (this replica leads, or the controller needs no leadership). */
   readonly started: boolean;
   /** Its sources run without workers: a warm standby's controller. */
   readonly warm: boolean;
+  /** Every source has delivered its initial state, and no kind is waited for (`waitingForCRD` is empty). */
   readonly synced: boolean;
   /** Paused with `Manager.pauseController`: its workers take no keys until resumed (its sources keep the queue up to date). */
   readonly paused: boolean;

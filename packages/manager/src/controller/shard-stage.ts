@@ -7,7 +7,7 @@
  *
  * The bucket of a key is found once, when a source enqueues it, from the
  * event's object (its uid, or the uid of the controller owner an `owns`
- * event names, or the request's namespace), and kept per key: an update of
+ * event names), and kept per key (sharded by namespace, per namespace): an update of
  * the same object hashes nothing, and a reconcile reads nothing. Only a key
  * no event explained (enqueued by hand, by a map function) has its `for`
  * object read at reconcile, through the reconcile's one cache read. The
@@ -39,6 +39,9 @@ export interface ControllerShard {
   readonly by?: 'uid' | 'namespace';
 }
 
+/** Namespaces whose bucket is kept (sharded by namespace) before the memo starts again. */
+const NAMESPACES_KEPT = 10_000;
+
 const HANDOFF: TriggerInput = Object.freeze({ source: 'controller', event: 'shard-handoff' });
 
 /** The shard stage of a controller with the `shard` option. */
@@ -60,6 +63,12 @@ class ShardStage implements ReconcileStage {
    * once that object was deleted and its final reconcile is still due.
    */
   private readonly buckets = new Map<string, number>();
+  /**
+   * The bucket of each namespace seen (sharded by namespace): a key's bucket
+   * is its namespace's, which never changes, so no key is remembered and
+   * a namespace is hashed once. Cleared past {@link NAMESPACES_KEPT}.
+   */
+  private readonly namespaces = new Map<string, number>();
   /** The keys of `buckets` by bucket: a bucket's are forgotten without looking at every key. */
   private readonly keysOf = new Map<number, Set<string>>();
   /**
@@ -91,13 +100,21 @@ class ShardStage implements ReconcileStage {
     return this.ring.bucketOf(fnv1a64(value));
   }
 
-  enqueued(key: string, request: Request, event: InformerEvent<KubeObject> | undefined, ofForKind: boolean): void {
-    const known = this.buckets.get(key);
-    if (this.byNamespace) {
-      if (known === undefined) this.remember(key, this.bucketOfValue(request.namespace ?? ''));
-      return;
+  /** A namespace's bucket, hashed once. */
+  private namespaceBucket(namespace: string): number {
+    let bucket = this.namespaces.get(namespace);
+    if (bucket === undefined) {
+      if (this.namespaces.size >= NAMESPACES_KEPT) this.namespaces.clear();
+      bucket = this.bucketOfValue(namespace);
+      this.namespaces.set(namespace, bucket);
     }
-    if (event === undefined) return;
+    return bucket;
+  }
+
+  enqueued(key: string, request: Request, event: InformerEvent<KubeObject> | undefined, ofForKind: boolean): void {
+    // By namespace, a key's bucket follows from the key itself: nothing to learn from the event.
+    if (this.byNamespace || event === undefined) return;
+    const known = this.buckets.get(key);
     const m = event.object.metadata;
     if (ofForKind && m?.name === request.name && (m.namespace ?? '') === (request.namespace ?? '')) {
       const uid = m.uid;
@@ -160,13 +177,9 @@ class ShardStage implements ReconcileStage {
    * neither knows it (not cached here: another shard's).
    */
   private async bucketOf(item: StageItem): Promise<number | undefined> {
+    if (this.byNamespace) return this.namespaceBucket(item.request.namespace ?? '');
     const known = this.buckets.get(item.key);
     if (known !== undefined) return known;
-    if (this.byNamespace) {
-      const bucket = this.bucketOfValue(item.request.namespace ?? '');
-      this.remember(item.key, bucket);
-      return bucket;
-    }
     const uid = (await item.object())?.metadata?.uid;
     if (uid === undefined) return undefined;
     // A reconcile of the same key in flight may have learnt it meanwhile.
@@ -292,12 +305,16 @@ class ShardStage implements ReconcileStage {
         const m = obj.metadata;
         if (!m?.name) continue;
         const request: Request = m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name };
-        const key = requestKey(request);
-        let known = this.buckets.get(key);
-        // Cached, so not deleted: a bucket marked deleted belongs to an object of this name seen before.
-        if (known === undefined || known < 0) {
-          known = this.bucketOfValue(this.byNamespace ? (m.namespace ?? '') : (m.uid ?? ''));
-          this.remember(key, known);
+        let known: number | undefined;
+        if (this.byNamespace) known = this.namespaceBucket(m.namespace ?? '');
+        else {
+          const key = requestKey(request);
+          known = this.buckets.get(key);
+          // Cached, so not deleted: a bucket marked deleted belongs to an object of this name seen before.
+          if (known === undefined || known < 0) {
+            known = this.bucketOfValue(m.uid ?? '');
+            this.remember(key, known);
+          }
         }
         if (!set.has(known)) continue;
         enqueue(request, 0, HANDOFF);

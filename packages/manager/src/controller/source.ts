@@ -47,7 +47,9 @@ export interface SourceContext {
   readonly onOwnWriteDropped?: () => void;
   /** The controller's priority for initial lists and resyncs (its `initialListPriority`). Default: `LOW_PRIORITY` (-100). */
   readonly lowPriority?: number;
+  /** The informer cache the controller reads (kind sources get their informers here). */
   readonly cache: InformerCache;
+  /** Aborts when the source must stop (the controller's term ended, or it was removed). */
   readonly signal: AbortSignal;
   /** Told of an error thrown by a user callback (predicate, map function, Observable); the source goes on. */
   readonly onError: (err: unknown, where: string) => void;

@@ -6,7 +6,8 @@
  * manager reconciles N ConfigMaps, then N changes of them. The controller
  * hashes each object once, when it first sees it, and never on a change;
  * each reconcile reads the cache once (the pause check; the bucket comes
- * from the event, not a second read).
+ * from the event, not a second read). Sharded by namespace, the namespace
+ * is hashed once whatever the number of objects.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mergePatch } from '@kubeloop/client';
@@ -116,5 +117,53 @@ describe('a sharded controller\'s hot path', () => {
     expect(changed.cache).toBeLessThanOrEqual(OBJECTS);
     expect(changed.cache + changed.controller).toBeLessThanOrEqual(done);
     expect(reads).toBe(done);
+  });
+});
+
+describe('a controller sharded by namespace', () => {
+  let client: Client;
+  let ns: string;
+  let running: Running | undefined;
+
+  beforeAll(async () => {
+    client = testClient();
+    ns = await newNamespace(client, 'hot-path-ns');
+  });
+  afterAll(async () => {
+    await running?.stop().catch(() => undefined);
+    await client.delete({ apiVersion: 'v1', kind: 'Namespace' }, { name: ns }).catch(() => undefined);
+  });
+
+  it('hashes the namespace once in the controller, whatever the number of objects and changes; one cache read per reconcile', async () => {
+    const ring = createShardRing({ client, namespace: ns, name: 'hot-path-ns', identity: 'only', ...TIMING });
+    const manager = testManager(ns, { cache: { byKind: [{ kind: ConfigMap, options: { shard: ringShardFilter(ring, 'namespace') } }] } });
+    manager.add((signal) => ring.run(signal), { needLeaderElection: false });
+    let reads = 0;
+    let reconciles = 0;
+    const cache = manager.cluster.cache;
+    const get = cache.get.bind(cache);
+    Object.defineProperty(cache, 'get', { value: (...args: Parameters<typeof get>) => (reads++, get(...args)) });
+    const rounds = new Map<string, string[]>();
+    manager
+      .controller()
+      .for(ConfigMap)
+      .withOptions({ maxConcurrentReconciles: 4, shard: { ring, by: 'namespace' } })
+      .complete(async (request) => {
+        reconciles++;
+        const cm = await client.get(ConfigMap, { namespace: request.namespace!, name: request.name }).catch(() => undefined);
+        rounds.set(request.name, [...(rounds.get(request.name) ?? []), cm?.data?.['round'] ?? '']);
+        return Result.done();
+      });
+    const from = hashed.length;
+    running = run(manager);
+    await eventually(() => ring.active().size, (n) => n === TIMING.buckets, 'the only member to work on every bucket', 30_000);
+    await Promise.all(Array.from({ length: OBJECTS }, (_, i) => client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: ns }, data: { round: '0' } })));
+    await eventually(() => [...rounds.values()].filter((r) => r.includes('0')).length, (n) => n === OBJECTS, 'every object reconciled', 30_000);
+    await Promise.all(Array.from({ length: OBJECTS }, (_, i) => client.patch(ConfigMap, { namespace: ns, name: `cm-${i}` }, mergePatch({ data: { round: '1' } }))));
+    await eventually(() => [...rounds.values()].filter((r) => r.includes('1')).length, (n) => n === OBJECTS, 'every change reconciled', 30_000);
+    const controllerHashes = hashed.slice(from).filter((h) => h.text === ns && h.caller.includes('/packages/manager/src/')).length;
+    process.stderr.write(`[sharded hot path, by namespace] ${OBJECTS} creations and ${OBJECTS} changes: ${reconciles} reconciles, ${reads} cache reads, ${controllerHashes} controller hashes of the namespace\n`);
+    expect(controllerHashes).toBe(1);
+    expect(reads).toBe(reconciles);
   });
 });

@@ -48,13 +48,21 @@ export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'd
 
 /** What an interceptor decides about one request. */
 export interface RequestAttributes {
+  /** The API verb, as RBAC names it (`list` and `watch` for collection GETs). */
   readonly verb: Verb;
+  /** The API group (`''` for the core group). */
   readonly group: string;
+  /** The API version, as `v1`. */
   readonly version: string;
+  /** The resource (plural), as `configmaps`. */
   readonly resource: string;
+  /** The kind the resource serves, as `ConfigMap`. */
   readonly kind: string;
+  /** The subresource (`status`, `scale`...), if any. */
   readonly subresource: string | undefined;
+  /** The namespace in the path, if any. */
   readonly namespace: string | undefined;
+  /** The object's name in the path, if any (none for collections and creates). */
   readonly name: string | undefined;
 }
 
