@@ -327,7 +327,11 @@ function checkCacheOptions(options: InformerCacheOptions): void {
   const fail = (message: string): CacheError => new CacheError('InvalidOptions', message);
   checkOptions('createInformerCache', options, CACHE_CHECKS, fail);
   if ((options as { client?: unknown }).client === undefined) throw fail('createInformerCache: client is required: the Client whose live calls list and watch');
-  checkScope('createInformerCache', cacheScope(options));
+  // The default selectors are checked by the constructor, under their own names.
+  checkScope('createInformerCache', {
+    ...(options.namespaces !== undefined ? { namespaces: options.namespaces } : {}),
+    ...(options.namespaceSelector !== undefined ? { namespaceSelector: options.namespaceSelector } : {}),
+  });
   options.byKind?.forEach((b, i) => {
     if (b.options.stages !== undefined && !(Array.isArray(b.options.stages) && b.options.stages.every((st) => typeof st === 'function'))) {
       throw fail(`createInformerCache: byKind[${i}] (${b.kind.kind}): stages must be an array of functions (inner) => ListWatcher`);

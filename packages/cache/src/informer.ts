@@ -84,6 +84,7 @@ export interface HandlerOptions {
  *
  * @example
  * ```ts
+ * const informer = new Informer([{ lw: clientListWatcher(client, ConfigMap), namespace: '' }]);
  * informer.addEventHandler((event) => {
  *   if (event.type === 'add' && !event.initial) console.log('new', event.object.metadata?.name);
  * });

@@ -118,7 +118,8 @@ export function passThrough<T extends KubeObject>(inner: ListWatcher<T>): Pick<L
  *
  * @example
  * ```ts
- * const lw = withStages(clientListWatcher(client, HardDisk), [shardStage(staticShard('uid', ranges))]);
+ * const lowerHalf = staticShard('uid', [{ start: 0n, end: 1n << 63n }]);
+ * const lw = withStages(clientListWatcher(client, HardDisk), [shardStage(lowerHalf)]);
  * ```
  */
 export function withStages<T extends KubeObject>(lw: ListWatcher<T>, stages: readonly ListWatchStage<T>[]): ListWatcher<T> {

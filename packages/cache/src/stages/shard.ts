@@ -30,7 +30,11 @@ type ShardStats = Pick<ReflectorStats, 'shardServer' | 'shardDropped' | 'watchEv
  * @example
  * ```ts
  * const lw = withStages(clientListWatcher(client, ConfigMap), [shardStage(staticShard('uid', [{ start: 0n, end: 1n << 63n }]))]);
- * const reflector = new Reflector(lw, sink);
+ * const held = new Map<string, ConfigMap>();
+ * const reflector = new Reflector(lw, {
+ *   replace: (objects) => { held.clear(); for (const o of objects) held.set(`${o.metadata?.namespace}/${o.metadata?.name}`, o); },
+ *   apply: (type, o) => (type === 'DELETED' ? held.delete(`${o.metadata?.namespace}/${o.metadata?.name}`) : held.set(`${o.metadata?.namespace}/${o.metadata?.name}`, o)),
+ * });
  * ```
  */
 export function shardStage<T extends KubeObject>(filter: ShardFilter): ListWatchStage<T> {
