@@ -84,7 +84,7 @@ export interface FleetCoordinator {
  *
  * @example
  * ```ts
- * createFleet(manager, { provider, coordinator: engageAll() });
+ * createFleet(manager, { provider: staticProvider({ 'eu-1': { kubeConfig: loadKubeConfig('./eu-1.kubeconfig') } }), coordinator: engageAll() });
  * ```
  */
 export function engageAll(): FleetCoordinator {

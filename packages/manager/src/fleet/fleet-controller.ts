@@ -56,8 +56,10 @@ interface Instance {
 }
 
 export class FleetControllerEntry implements ControllerEntry {
-  /** Its members' sources run while they are engaged, reconciling or not. */
-  readonly warm = true;
+  /** Warm while members are engaged: their sources and queues run whether this replica reconciles them or not. */
+  get warm(): boolean {
+    return this.instancesByMember.size > 0;
+  }
   /** member -> its enqueue (set while that member's inbox source runs). */
   readonly routes = new Map<string, (request: Request, priority?: number) => void>();
   private readonly instancesByMember = new Map<string, Instance>();

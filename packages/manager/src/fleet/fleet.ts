@@ -375,7 +375,11 @@ class FleetRuntime implements Fleet, FleetEngager {
       this.startHostSources(entry, signal);
       for (const member of this.members.values()) {
         entry.attach(member);
-        if (member.led && !member.led.signal.aborted) void entry.lead(member.name, member.led.signal, member.led.fence);
+        if (member.led && !member.led.signal.aborted) {
+          // Joins the member's term: stepDown waits for it too.
+          const joined = entry.lead(member.name, member.led.signal, member.led.fence);
+          this.terms.set(member.name, Promise.all([this.terms.get(member.name), joined]).then(() => undefined));
+        }
       }
     }
   }
@@ -428,8 +432,8 @@ class FleetRuntime implements Fleet, FleetEngager {
     if (!member || term.aborted || member.stop.signal.aborted || this.isReconciling(name)) return;
     const signal = AbortSignal.any([term, member.stop.signal, ...(fence ? [fence.signal] : [])]);
     member.led = { signal, fence };
-    const previous = this.terms.get(name) ?? Promise.resolve();
-    this.terms.set(name, Promise.all([previous, ...[...this.entries.values()].map((e) => e.lead(name, signal, fence))]).then(() => undefined));
+    // A controller's term starts once its previous one has ended, so this term's end is also the previous one's.
+    this.terms.set(name, Promise.all([...this.entries.values()].map((e) => e.lead(name, signal, fence))).then(() => undefined));
     this.log.info({ cluster: name }, 'reconciling cluster');
     signal.addEventListener('abort', () => {
       if (!member.stop.signal.aborted) this.log.info({ cluster: name }, 'cluster no longer reconciled here (warm standby)');
@@ -506,6 +510,7 @@ class FleetRuntime implements Fleet, FleetEngager {
     this.members.delete(name);
     member.stop.abort(new ManagerError('RunnableFailed', `cluster ${name} ${why}`));
     await Promise.all([...this.entries.values()].map((e) => e.detach(name)));
+    if (!this.members.has(name)) this.terms.delete(name);
     await member.probing;
     await member.cluster.stop();
     this.manager.removeReadyzCheck(`cluster-${name}`);

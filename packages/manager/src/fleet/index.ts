@@ -36,7 +36,7 @@ export { createFleet, memberPermissions } from './fleet.js';
 export type { Fleet, FleetClusterChange, FleetClusterStatus, FleetOptions, FleetReconcileReport, MemberClusterOptions } from './fleet.js';
 export { everyCluster, FleetControllerBuilder } from './builder.js';
 export type { EventOrigin, FleetControllerDefinition, FleetEventHandler, FleetReconcileContext, FleetReconcileFn, FleetReconciler, FleetRequest, FleetWatch } from './builder.js';
-export { engageAll, ringCoordinator } from './coordinator.js';
+export { engageAll, memberHash, ringCoordinator } from './coordinator.js';
 export type { CoordinatorContext, FleetCoordinator, RingCoordinatorOptions } from './coordinator.js';
 export { manualProvider, staticProvider } from './provider.js';
 export { KUBECONFIG_SECRET_LABEL, kubeconfigSecretProvider } from './secret-provider.js';

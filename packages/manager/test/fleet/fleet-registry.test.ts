@@ -12,11 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { ConfigMap } from '@kubeloop/scheme';
+import { startApiProxy } from '@kubeloop/envtest';
 import { createFleet, manualProvider } from '../../src/fleet/index.js';
+import type { Fleet } from '../../src/fleet/index.js';
 import { isManagerError, Result } from '../../src/index.js';
 import type { ControllerInspection } from '../../src/index.js';
 import type { ReconcileReport } from '../../src/internal-api.js';
-import { testKubeConfig } from '../../../../test/support/env.js';
+import { testKubeConfig, uniqueName } from '../../../../test/support/env.js';
 import { eventually, newNamespace, readyz, run, testClient, testManager } from '../support.js';
 import { COPY_LABEL, registerCopyController } from './support.js';
 
@@ -92,6 +94,60 @@ describe('a fleet controller in the manager\'s one registry', () => {
       expect(((await (await fetch(base)).json()) as { controllers: ControllerInspection[] }).controllers.map((c) => c.name)).toEqual(['host-cm']);
     } finally {
       await running.stop();
+    }
+  });
+
+  it('keeps every member warm on a standby (engageAll under a Lease): the takeover reconciles what changed while standing by, without listing the member again', async () => {
+    const ns = await newNamespace(client, 'fleet-warm');
+    const lease = uniqueName('fleet-lease');
+    const timings = { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 300 };
+    // The standby reaches its member through a recording proxy: its requests after the takeover are counted.
+    const proxy = await startApiProxy(testKubeConfig());
+    const made: { manager: ReturnType<typeof testManager>; fleet: Fleet; reconciled: string[] }[] = [];
+    for (const [identity, member] of [['leader', testKubeConfig()], ['standby', proxy.kubeConfig]] as const) {
+      const manager = testManager(ns, { healthProbeBindAddress: '127.0.0.1:0', leaderElection: { name: lease, namespace: ns, identity, releaseOnCancel: true, ...timings } });
+      const provider = manualProvider();
+      const fleet = createFleet(manager, { provider, clusters: { fieldOwner: 'fleet-registry', namespaces: [ns] } });
+      const reconciled: string[] = [];
+      fleet.controller().named('mark').for(ConfigMap).complete((req) => {
+        reconciled.push(req.name);
+        return Result.done();
+      });
+      await provider.engage('self', { kubeConfig: member });
+      made.push({ manager, fleet, reconciled });
+    }
+    const [leader, standby] = made as [(typeof made)[0], (typeof made)[0]];
+    for (let i = 0; i < 5; i++) await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: ns, name: `cm-${i}` }, data: { v: '1' } });
+    const leading = run(leader.manager);
+    await eventually(() => leader.manager.leadershipState(), (s) => s === 'leading', 'the first manager leading');
+    const standing = run(standby.manager);
+    try {
+      await eventually(() => new Set(leader.reconciled).size, (n) => n >= 5, 'the leader reconciling the member');
+      // The standby: the member engaged, its caches synced, nothing reconciled.
+      const warm = await eventually(() => standby.manager.controllers().find((c) => c.name === 'mark'), (c) => c?.clusters?.[0]?.synced === true, 'the standby warm');
+      expect(warm?.clusters?.[0]).toMatchObject({ cluster: 'self', reconciling: false, synced: true });
+      expect(standby.fleet.clusters()).toEqual(['self']);
+      expect(standby.fleet.reconciling()).toEqual([]);
+      expect(standby.manager.leadershipState()).toBe('warm standby');
+      expect(standby.reconciled).toEqual([]);
+      expect((await readyz(standby.manager)).body).toContain('[+]fleet ok: every member, on the leader: reconciling no member; warm standby for self');
+
+      // A change seen while standing by, then the leader stops (releasing its Lease): the standby takes over.
+      await client.patch(ConfigMap, { namespace: ns, name: 'cm-3' }, mergePatch({ data: { v: '2' } }));
+      await eventually(async () => (await standby.fleet.cluster('self')!.client.get(ConfigMap, { namespace: ns, name: 'cm-3' })).data?.['v'], (v) => v === '2', 'the standby to see the change');
+      // The standby's member cache did list and watch through the proxy while standing by.
+      expect(proxy.count((r) => r.path === `/api/v1/namespaces/${ns}/configmaps`)).toBeGreaterThan(0);
+      proxy.clearRequests();
+      await leading.stop();
+      await eventually(() => standby.reconciled, (r) => r.includes('cm-3'), 'the new leader to reconcile the change', 30_000);
+      expect(standby.fleet.reconciling()).toEqual(['self']);
+      // The change first (it waited at normal priority above the initial list's keys); no LIST, and no new watch, of the member's ConfigMaps.
+      expect(standby.reconciled[0]).toBe('cm-3');
+      expect(proxy.count((r) => r.path === `/api/v1/namespaces/${ns}/configmaps`)).toBe(0);
+    } finally {
+      await leading.stop().catch(() => undefined);
+      await standing.stop();
+      await proxy.close();
     }
   });
 });

@@ -7,7 +7,8 @@
  * logs, in-process, every reconcile's start and end and the members it
  * reconciles; the test reads those lines.
  *
- * - The members are spread: each reconciled by exactly one replica, every
+ * - The members are spread: each reconciled by exactly one replica and
+ *   kept warm (engaged, caches synced, not reconciling) by the others, every
  *   replica with a share (printed). The split is the hash's, a pure function
  *   of the member names and the replicas' identities: for `member-0` to
  *   `member-4` over `replica-0` to `replica-2` it is 2/2/1, for all six
@@ -83,6 +84,8 @@ interface Line {
   readonly cluster?: string;
   readonly key?: string;
   readonly members?: readonly string[];
+  /** Members engaged here, their caches synced, not reconciled here. */
+  readonly warm?: readonly string[];
 }
 
 interface Replica {
@@ -129,8 +132,11 @@ function startReplica(id: string): Replica {
     });
     let last = '';
     setInterval(() => {
-      const now = JSON.stringify([...fleet.reconciling()].sort());
-      if (now !== last) { last = now; say({ ev: 'reconciling', members: JSON.parse(now) }); }
+      // Warm: engaged here, its caches synced, reconciled by another replica.
+      const item = manager.controllers().find((c) => c.name === 'item');
+      const warm = (item?.clusters ?? []).filter((c) => c.synced && !c.reconciling).map((c) => c.cluster).sort();
+      const now = JSON.stringify({ members: [...fleet.reconciling()].sort(), warm });
+      if (now !== last) { last = now; say({ ev: 'reconciling', ...JSON.parse(now) }); }
     }, 50);
     say({ ev: 'starting' });
     const stop = new AbortController();
@@ -164,6 +170,17 @@ function reconcilingNow(): Map<string, readonly string[]> {
     out.set(id, last?.members ?? []);
   }
   return out;
+}
+
+/** Whether every live replica keeps every member it does not reconcile warm (engaged, caches synced). */
+function warmElsewhere(members: readonly string[]): boolean {
+  for (const r of replicas.values()) {
+    if (r.killedAt !== undefined) continue;
+    const last = lines.filter((l) => l.pid === r.child.pid && l.ev === 'reconciling').at(-1);
+    const held = [...(last?.members ?? []), ...(last?.warm ?? [])].sort();
+    if (held.join() !== [...members].sort().join()) return false;
+  }
+  return true;
 }
 
 /** Whether `members` are each reconciled by exactly one live replica, and nothing else is. */
@@ -249,6 +266,8 @@ describe.skipIf(planes.length === 0)('a fleet on three replicas', () => {
     const split = reconcilingNow();
     process.stderr.write(`[fleet replicas] ${initial.length} members over 3 replicas: ${[...split].map(([id, ms]) => `${id} ${ms.length} (${ms.join(', ')})`).join('; ')}\n`);
     expect([...split.values()].map((ms) => ms.length).sort()).toEqual([1, 2, 2]);
+    // The others' members are warm on every replica: engaged, caches synced, not reconciled.
+    await eventually(() => warmElsewhere(initial.map(memberName)), (ok) => ok, `every replica warm for the members it does not reconcile (${diagnose()})`, 60_000);
 
     // kill -9 the replica holding the most members.
     const [victimId, victimMembers] = [...split].sort((a, b) => b[1].length - a[1].length)[0]!;
