@@ -24,6 +24,7 @@ import type { Manager } from '@kubeloop/manager';
 import { ConfigMap } from '@kubeloop/scheme';
 import { runCli } from '../packages/cli/src/cli.js';
 import { documentedCommands } from './support/doc-commands.js';
+import { holdDocumentedPorts } from './support/fixed-ports.js';
 import { testKubeConfig, uniqueName } from './support/env.js';
 
 let admin: Client;
@@ -220,7 +221,8 @@ describe('profiles from a running manager', () => {
     }
   }, 120_000);
 
-  it('runs the commands docs/tracing.md shows, exactly as written, through the built bin, against a manager serving profiles on 127.0.0.1:8443', async () => {
+  it('runs the commands docs/tracing.md shows, exactly as written, through the built bin, against a manager serving profiles on 127.0.0.1:8443', async ({ onTestFinished }) => {
+    onTestFinished(await holdDocumentedPorts('test/profiles.test.ts'));
     const root = join(import.meta.dirname, '..');
     const commands = documentedCommands(root).filter((c) => c.file === 'docs/tracing.md').map((c) => c.text);
     expect(commands).toHaveLength(2);

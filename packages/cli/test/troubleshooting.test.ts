@@ -25,6 +25,7 @@ import { createLogger, createManager, Result } from '@kubeloop/manager';
 import type { Manager } from '@kubeloop/manager';
 import { documentedCommands, NOT_IN_WALKTHROUGH } from '../../../test/support/doc-commands.js';
 import { testCRD } from '../../../test/support/crds.js';
+import { holdDocumentedPorts } from '../../../test/support/fixed-ports.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const HardDisk = { apiVersion: 'example.com/v1', kind: 'HardDisk' };
@@ -52,6 +53,7 @@ describe('docs/troubleshooting.md', () => {
   let stop: AbortController;
   let done: Promise<void>;
   let bin: string;
+  let releasePorts: (() => Promise<void>) | undefined;
   const reconciled: string[] = [];
   let stamps = 0;
 
@@ -64,6 +66,9 @@ describe('docs/troubleshooting.md', () => {
 
     env = createEnvironment();
     await env.start();
+    // The manager serves on 127.0.0.1:8443, where the doc's port-forward puts it: other files binding a documented
+    // port take turns with this one (test/support/fixed-ports.ts).
+    releasePorts = await holdDocumentedPorts('packages/cli/test/troubleshooting.test.ts');
     await installCRDs(env.kubeConfig, [testCRD('example.com', 'HardDisk', { status: true })]);
     admin = createClient({ kubeConfig: loadKubeConfig(env.kubeconfigPath), fieldOwner: 'troubleshooting-test' });
     await admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'harddisk-system' } });
@@ -109,6 +114,7 @@ describe('docs/troubleshooting.md', () => {
     stop?.abort();
     await done?.catch(() => undefined);
     admin?.transport.close();
+    await releasePorts?.();
     await env?.stop();
   });
 
