@@ -73,8 +73,9 @@ checks_started=$(date +%s)
 run_checks > .tmp/checks.log 2>&1 &
 checks_pid=$!
 
-# The registry end-to-end test (test/e2e/registry.test.ts: Verdaccio, publish, pnpm create kubeloop,
-# install, build, test) runs here unless KUBELOOP_E2E_REGISTRY=0; a plain `pnpm test` skips it, saying so.
+# The registry end-to-end tests (test/e2e/registry.test.ts and registry-docs.test.ts: Verdaccio, publish,
+# pnpm create kubeloop, install, build, test, every doc command) run here unless KUBELOOP_E2E_REGISTRY=0;
+# a plain `pnpm test` skips them, saying so.
 export KUBELOOP_E2E_REGISTRY="${KUBELOOP_E2E_REGISTRY:-1}"
 
 rm -f .tmp/vitest.json
