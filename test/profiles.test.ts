@@ -222,6 +222,7 @@ describe('profiles from a running manager', () => {
   }, 120_000);
 
   it('runs the commands docs/tracing.md shows, exactly as written, through the built bin, against a manager serving profiles on 127.0.0.1:8443', async ({ onTestFinished }) => {
+    // Waits its turn for 127.0.0.1:8443 (the registry walk's `pnpm start`, the troubleshooting doc's manager): the timeout allows for it.
     onTestFinished(await holdDocumentedPorts('test/profiles.test.ts'));
     const root = join(import.meta.dirname, '..');
     const commands = documentedCommands(root).filter((c) => c.file === 'docs/tracing.md').map((c) => c.text);
@@ -254,5 +255,5 @@ describe('profiles from a running manager', () => {
       await running.catch(() => undefined);
       await rm(dir, { recursive: true, force: true });
     }
-  }, 180_000);
+  }, 15 * 60_000);
 });

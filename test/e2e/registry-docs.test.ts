@@ -45,10 +45,7 @@ describe.skipIf(!enabled)('the docs, command by command, from a registry (KUBELO
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  it(`every command of ${WALKTHROUGH_FILES.join(', ')}, exactly as written, in a new project (${WALKTHROUGH_PROJECT})`, async ({ onTestFinished }) => {
-    // `pnpm start` and `pnpm run dev` bind the scaffold's 127.0.0.1:8443 and :8081, as the docs show: other files
-    // binding a documented port take turns with this one (test/support/fixed-ports.ts).
-    onTestFinished(await holdDocumentedPorts('test/e2e/registry-docs.test.ts'));
+  it(`every command of ${WALKTHROUGH_FILES.join(', ')}, exactly as written, in a new project (${WALKTHROUGH_PROJECT})`, async () => {
     // A user's machine: ~/.kube/config is this run's control plane, so `--kubeconfig ~/.kube/config` and
     // kubectl reach it; ~/.cache is the real one (envtest's binaries, pnpm's metadata), the pnpm store too.
     const home = join(work, 'doc-home');
@@ -118,6 +115,9 @@ describe.skipIf(!enabled)('the docs, command by command, from a registry (KUBELO
       for (const c of commands) blocks.set(c.block, [...(blocks.get(c.block) ?? []), c]);
       for (const block of blocks.values()) {
         const background: { child: ChildProcess; output: () => string; command: DocCommand }[] = [];
+        // `pnpm start` and `pnpm run dev` bind the scaffold's 127.0.0.1:8443 and :8081, as the docs show: from the
+        // first of them to the end of its block, other files binding a documented port wait (test/support/fixed-ports.ts).
+        let ports: (() => Promise<void>) | undefined;
         try {
           for (const command of block) {
             const where = `${command.file}:${command.line}: ${command.text}`;
@@ -134,6 +134,7 @@ describe.skipIf(!enabled)('the docs, command by command, from a registry (KUBELO
             const before = ran.get(command.text);
             if (before !== undefined && before !== command.file && !long && !RUN_AGAIN.has(command.text)) continue;
             if (long) {
+              ports ??= await holdDocumentedPorts('test/e2e/registry-docs.test.ts');
               const child = spawn('bash', ['-c', command.text], { cwd, env: docEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
               let output = '';
               child.stdout.on('data', (d: Buffer) => (output += d.toString()));
@@ -169,6 +170,7 @@ describe.skipIf(!enabled)('the docs, command by command, from a registry (KUBELO
           }
         } finally {
           for (const b of background.reverse()) await stopGroup(b.child);
+          await ports?.();
         }
       }
     }

@@ -82,7 +82,10 @@ describe.concurrent('reflector against a loopback server', () => {
     expect(reflector.stats.timeouts).toBe(errors.length);
     expect(reflector.stats.errors).toBe(errors.length);
     expect(reflector.stats.lastErrorAt).toBeGreaterThan(0);
-    expect(api.count('list')).toBe(errors.length + 1);
+    // The stalled LIST and at least the one that got through (at load ~25 one run counted two timeouts for two
+    // LISTs: the answered LIST's deadline fired while its result was still on its way to the sink).
+    expect(api.count('list')).toBeGreaterThanOrEqual(2);
+    expect(api.count('list')).toBeLessThanOrEqual(errors.length + 1);
     // In contact again once the watch is open (state is 'watching' from the moment it is asked for).
     await eventually(() => reflector.stats.state === 'watching' && reflector.stats.disconnectedSince === 0, () => `state ${reflector.stats.state}, disconnected since ${reflector.stats.disconnectedSince}`);
   });
@@ -102,11 +105,18 @@ describe.concurrent('reflector against a loopback server', () => {
         res.write(watchLine('ADDED', cm('c', '7')));
       }
     });
-    const { reflector, seen } = reflect(api, { watchIdleTimeoutMs: 300 }, onTestFinished);
+    // 2 s: the body that never comes is given up at this deadline; shorter, a loaded machine (this file's tests run
+    // concurrently) lets the other watches' deadlines pass before their events are read.
+    const { reflector, seen } = reflect(api, { watchIdleTimeoutMs: 2_000 }, onTestFinished);
     await eventually(() => seen.applied.some((a) => a.name === 'c'), () => `no third watch; errors: ${seen.errors.map((e) => reasonOf(e.err)).join(', ')}`);
-    expect(api.requests.filter((r) => r.kind === 'watch').map((r) => r.query.get('resourceVersion'))).toEqual(['5', '6', '6']);
+    // The third watch goes silent after its event: its idle deadline may pass, and it is re-opened, before these lines run.
+    const watches = api.requests.filter((r) => r.kind === 'watch').map((r) => r.query.get('resourceVersion'));
+    expect(watches.slice(0, 3)).toEqual(['5', '6', '6']);
+    expect(watches.slice(3).filter((rv) => rv !== '6' && rv !== '7')).toEqual([]);
     // The client gives up on the body within the watch's idle deadline and reports the 500 itself.
-    expect(seen.errors.map((e) => `${e.phase}:${reasonOf(e.err)}`)).toEqual(['watch:ClientError/InternalError']);
+    const errors = seen.errors.map((e) => `${e.phase}:${reasonOf(e.err)}`);
+    expect(errors[0]).toBe('watch:ClientError/InternalError');
+    expect(errors.slice(1).filter((e) => !/^watch:(ClientError\/ClientTimeout|CacheError\/Timeout)$/.test(e))).toEqual([]);
     expect(reflector.stats.relists).toBe(0);
     expect(reflector.stats.disconnectedSince).toBe(0); // in contact again
   });

@@ -108,7 +108,7 @@ describe('docs/troubleshooting.md', () => {
     await eventually(() => stamps, (n) => n === STAMPS, 'disk-3 done stamping');
     // Paused as a whole, as the doc's first table shows.
     await manager.pauseController('harddisk');
-  }, 300_000);
+  }, 15 * 60_000); // with the wait for the documented ports
 
   afterAll(async () => {
     stop?.abort();
