@@ -30,9 +30,10 @@ export const SERIAL_FILES: readonly string[] = [
 
 /**
  * Seconds each of the slowest files took in a fresh-clone run (2 cores, one
- * file at a time, `.tmp/vitest.json`): the start order on a machine with no
- * vitest results cache yet. Files not listed start after these, in vitest's
- * order (longest cached duration first, else largest file first).
+ * file at a time, `.tmp/vitest.json`; the registry walk's two files as split
+ * since): the start order on a machine with no vitest results cache yet.
+ * Files not listed start after these, in vitest's order (longest cached
+ * duration first, else largest file first).
  */
 const SECONDS: Readonly<Record<string, number>> = {
   // The registry walk (315 s as one file): each waits for the packages registry-setup.ts publishes (30 s), then
@@ -40,7 +41,6 @@ const SECONDS: Readonly<Record<string, number>> = {
   'test/e2e/registry-docs.test.ts': 190,
   'test/e2e/registry.test.ts': 155,
   'examples/harddisk-operator/test/main.test.ts': 68,
-  'packages/cache/test/reflector.test.ts': 65,
   'packages/manager/test/fleet/secret-provider.test.ts': 61,
   'packages/cache/test/faults.test.ts': 58,
   'examples/harddisk-operator/test/rbac.test.ts': 54,
