@@ -2,7 +2,7 @@
 # Run every check and test of the workspace, against a real control plane.
 # Installs what it needs (Node 24 when the running Node is older, pnpm, the
 # workspace's dependencies, kubectl), finds or builds kube-apiserver and etcd,
-# then runs typecheck, lint and all tests. Its last line is
+# then runs all tests with typecheck and lint beside them. Its last line is
 # "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -45,34 +45,53 @@ fi
 mkdir -p .tmp
 node scripts/prebuild-test-tools.ts > .tmp/prebuild-test-tools.log 2>&1 &
 
-failed_checks=0
-echo "test: typecheck" >&2
-pnpm -s typecheck >&2 || { echo "test: typecheck FAILED" >&2; failed_checks=$((failed_checks + 1)); }
-echo "test: lint" >&2
-pnpm -s lint >&2 || { echo "test: lint FAILED" >&2; failed_checks=$((failed_checks + 1)); }
-# Every @example in the packages' TSDoc is compiled against the sources (scripts/check-examples.ts).
-echo "test: @example blocks (node scripts/check-examples.ts)" >&2
-node scripts/check-examples.ts >&2 || { echo "test: @example blocks FAILED" >&2; failed_checks=$((failed_checks + 1)); }
-# Generated files are committed; --check fails (with a diff) when the code they come from changed.
-echo "test: generated CRDs and RBAC (kubeloop generate crds|rbac --check)" >&2
-for example in examples/*/; do
-  if grep -q '"crds"' "$example/package.json" 2>/dev/null; then
-    node packages/cli/dist/bin.js generate crds --check --cwd "$example" >&2 || { echo "test: generated CRDs of $example are stale FAILED" >&2; failed_checks=$((failed_checks + 1)); }
-  fi
-  if grep -q '"rbac"' "$example/package.json" 2>/dev/null; then
-    node packages/cli/dist/bin.js generate rbac --check --cwd "$example" >&2 || { echo "test: generated RBAC of $example is stale FAILED" >&2; failed_checks=$((failed_checks + 1)); }
-  fi
-done
+# typecheck, lint, the @example blocks and the generated files' checks run beside vitest (they use the CPU
+# the test files leave while they wait on the control plane); their output is printed after vitest's.
+run_checks() {
+  local failed=0
+  echo "test: typecheck" >&2
+  pnpm -s typecheck >&2 || { echo "test: typecheck FAILED" >&2; failed=$((failed + 1)); }
+  echo "test: lint" >&2
+  pnpm -s lint >&2 || { echo "test: lint FAILED" >&2; failed=$((failed + 1)); }
+  # Every @example in the packages' TSDoc is compiled against the sources (scripts/check-examples.ts).
+  echo "test: @example blocks (node scripts/check-examples.ts)" >&2
+  node scripts/check-examples.ts >&2 || { echo "test: @example blocks FAILED" >&2; failed=$((failed + 1)); }
+  # Generated files are committed; --check fails (with a diff) when the code they come from changed.
+  echo "test: generated CRDs and RBAC (kubeloop generate crds|rbac --check)" >&2
+  for example in examples/*/; do
+    if grep -q '"crds"' "$example/package.json" 2>/dev/null; then
+      node packages/cli/dist/bin.js generate crds --check --cwd "$example" >&2 || { echo "test: generated CRDs of $example are stale FAILED" >&2; failed=$((failed + 1)); }
+    fi
+    if grep -q '"rbac"' "$example/package.json" 2>/dev/null; then
+      node packages/cli/dist/bin.js generate rbac --check --cwd "$example" >&2 || { echo "test: generated RBAC of $example are stale FAILED" >&2; failed=$((failed + 1)); }
+    fi
+  done
+  echo "$failed $(date +%s)" > .tmp/checks.failed
+}
+rm -f .tmp/checks.failed
+checks_started=$(date +%s)
+run_checks > .tmp/checks.log 2>&1 &
+checks_pid=$!
 
-# The registry end-to-end test (test/e2e/registry.test.ts: Verdaccio, publish, pnpm create kubeloop,
-# install, build, test) runs here unless KUBELOOP_E2E_REGISTRY=0; a plain `pnpm test` skips it, saying so.
+# The registry end-to-end tests (test/e2e/registry.test.ts and registry-docs.test.ts: Verdaccio, publish,
+# pnpm create kubeloop, install, build, test, every doc command) run here unless KUBELOOP_E2E_REGISTRY=0;
+# a plain `pnpm test` skips them, saying so.
 export KUBELOOP_E2E_REGISTRY="${KUBELOOP_E2E_REGISTRY:-1}"
 
-mkdir -p .tmp
 rm -f .tmp/vitest.json
-echo "test: vitest" >&2
+# vitest.config.ts runs most files side by side (KUBELOOP_TEST_WORKERS at a time, default 4), the
+# registry walk and the other long files first, then the few timing-sensitive files one at a time
+# (test/support/schedule.ts).
+echo "test: vitest (${KUBELOOP_TEST_WORKERS:-4} files at a time, then the serial group)" >&2
+vitest_started=$(date +%s)
 pnpm -s exec vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json "$@"
 vitest_status=$?
+vitest_seconds=$(( $(date +%s) - vitest_started ))
+
+wait "$checks_pid"
+cat .tmp/checks.log >&2
+read -r failed_checks checks_ended < .tmp/checks.failed 2>/dev/null || { failed_checks=1; checks_ended=$(date +%s); }
+echo "test: the checks took $(( checks_ended - checks_started )) s, beside vitest's ${vitest_seconds} s" >&2
 
 node scripts/summarize-tests.mjs .tmp/vitest.json "$failed_checks"
 summary_status=$?

@@ -1,7 +1,7 @@
 /**
  * Every command README.md, docs/*.md and the scaffold's README tell users to
  * run has a place where a test runs it exactly as written: the registry e2e's
- * walkthrough of a new project (test/e2e/registry.test.ts), or another test
+ * walkthrough of a new project (test/e2e/registry-docs.test.ts), or another test
  * named in test/support/doc-commands.ts, or a reason it cannot run on a test
  * machine (no container runtime). A command added to a doc without one fails
  * here; an entry whose command left the docs fails too.

@@ -24,6 +24,7 @@ import type { Manager } from '@kubeloop/manager';
 import { ConfigMap } from '@kubeloop/scheme';
 import { runCli } from '../packages/cli/src/cli.js';
 import { documentedCommands } from './support/doc-commands.js';
+import { holdDocumentedPorts } from './support/fixed-ports.js';
 import { testKubeConfig, uniqueName } from './support/env.js';
 
 let admin: Client;
@@ -169,7 +170,7 @@ describe('profiles from a running manager', () => {
     expect(reconciles - before).toBeGreaterThan(0);
     const names = new Set(profile.nodes.map((n) => n.callFrame.functionName));
     expect(names.has('runReconcile') || names.has('reconcileKey')).toBe(true);
-  }, 120_000);
+  }, 6 * 60_000);
 
   it('a heap snapshot parses and counts the 1,000 objects of a class the process holds', async () => {
     class ProfiledDisk {
@@ -181,7 +182,7 @@ describe('profiles from a running manager', () => {
     const snapshot = JSON.parse(body.toString()) as Parameters<typeof countInstances>[0];
     expect(countInstances(snapshot, 'ProfiledDisk')).toBe(1000);
     expect(held.length).toBe(1000); // held until the snapshot was taken
-  }, 120_000);
+  }, 6 * 60_000); // a heap snapshot of a busy process took over two minutes at load ~25
 
   it('a sampling heap profile parses; seconds out of bounds are refused (400)', async () => {
     const { status, body } = await get('/debug/profile/heap-sampling?seconds=1', profilerToken);
@@ -193,7 +194,7 @@ describe('profiles from a running manager', () => {
     expect(tooLong.status).toBe(400);
     expect(tooLong.body.toString()).toContain('at most 20');
     expect((await get('/debug/profile/cpu?seconds=soon', profilerToken)).status).toBe(400);
-  }, 60_000);
+  }, 6 * 60_000);
 
   it('kubeloop profile writes a .cpuprofile and a .heapsnapshot; a refusal is an error naming what to grant', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kubeloop-profile-'));
@@ -218,9 +219,11 @@ describe('profiles from a running manager', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 6 * 60_000);
 
-  it('runs the commands docs/tracing.md shows, exactly as written, through the built bin, against a manager serving profiles on 127.0.0.1:8443', async () => {
+  it('runs the commands docs/tracing.md shows, exactly as written, through the built bin, against a manager serving profiles on 127.0.0.1:8443', async ({ onTestFinished }) => {
+    // Waits its turn for 127.0.0.1:8443 (the registry walk's `pnpm start`, the troubleshooting doc's manager): the timeout allows for it.
+    onTestFinished(await holdDocumentedPorts('test/profiles.test.ts'));
     const root = join(import.meta.dirname, '..');
     const commands = documentedCommands(root).filter((c) => c.file === 'docs/tracing.md').map((c) => c.text);
     expect(commands).toHaveLength(2);
@@ -252,5 +255,5 @@ describe('profiles from a running manager', () => {
       await running.catch(() => undefined);
       await rm(dir, { recursive: true, force: true });
     }
-  }, 180_000);
+  }, 15 * 60_000);
 });

@@ -3,7 +3,7 @@
  * `shell` or `console` code block in README.md, docs/*.md and the scaffold's
  * README (packages/create-kubeloop/templates/README.md), with comments and
  * line continuations resolved. test/doc-commands.test.ts checks each one is
- * accounted for below; the registry e2e (test/e2e/registry.test.ts) runs the
+ * accounted for below; the registry e2e (test/e2e/registry-docs.test.ts) runs the
  * scaffold's, exactly as written, from a published scaffold; the README's own
  * are run by test/e2e/readme-commands.test.ts. A command added to a doc
  * without a place here fails the first test, so none escapes.

@@ -4,13 +4,14 @@
  * at a time on a machine: scripts/test.sh starts the builds in the background
  * before the checks (scripts/prebuild-test-tools.ts), and a test file that
  * needs a tool still being built waits for that build instead of starting a
- * second one (a lock directory beside the cache holds the builder's pid; a
- * lock whose process is gone is taken over).
+ * second one (machine-lock.ts: a lock directory beside the cache holds the
+ * builder's pid; a lock whose process is gone is taken over).
  */
 import { spawn } from 'node:child_process';
-import { access, constants, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { access, constants, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { machineLock } from './machine-lock.js';
 
 /** Where `tool` at `version` is cached. */
 export function toolCacheDir(tool: string, version: string): string {
@@ -32,15 +33,6 @@ export function runTool(cmd: string, args: readonly string[], options: { cwd?: s
 
 const usable = (p: string): Promise<boolean> => access(p, constants.X_OK).then(() => true, () => false);
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * The cached binary `name` of `tool` at `version`, built by `build(workDir)`
  * (which leaves `workDir/name`) when absent. One build at a time per tool and
@@ -50,31 +42,21 @@ function alive(pid: number): boolean {
 export async function cachedTool(tool: string, version: string, name: string, build: (workDir: string) => Promise<void>): Promise<string> {
   const dir = toolCacheDir(tool, version);
   const binary = join(dir, name);
-  const lock = `${dir}.lock`;
-  await mkdir(join(dir, '..'), { recursive: true });
-  for (;;) {
+  if (await usable(binary)) return binary;
+  const release = await machineLock(`${dir}.lock`, { pollMs: 2_000 });
+  try {
+    // Built by the holder this call waited for.
     if (await usable(binary)) return binary;
-    try {
-      await mkdir(lock);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const holder = Number(await readFile(join(lock, 'pid'), 'utf8').catch(() => ''));
-      // A lock without a pid yet was taken a moment ago; one whose process is gone is stale.
-      if (Number.isInteger(holder) && holder > 0 && !alive(holder)) await rm(lock, { recursive: true, force: true });
-      else await new Promise((r) => setTimeout(r, 2_000));
-      continue;
-    }
-    await writeFile(join(lock, 'pid'), String(process.pid));
     const work = await mkdtemp(join(dir, '..', `.build-${version}-`));
     try {
-      if (await usable(binary)) return binary;
       await build(work);
       await mkdir(dir, { recursive: true });
       await rename(join(work, name), binary);
       return binary;
     } finally {
       await rm(work, { recursive: true, force: true });
-      await rm(lock, { recursive: true, force: true });
     }
+  } finally {
+    await release();
   }
 }

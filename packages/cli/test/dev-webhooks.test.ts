@@ -70,7 +70,7 @@ describe('kubeloop dev while the project grows a kind and a webhook', () => {
     loop.stderr!.on('data', (d: Buffer) => (output += d.toString()));
     const exited = new Promise<number | null>((r) => loop.once('close', (code) => r(code)));
     /** Waits until the loop's output after `from` matches; returns where the match ends. */
-    const until = async (what: RegExp, from = 0, timeoutMs = 3 * MINUTE): Promise<number> => {
+    const until = async (what: RegExp, from = 0, timeoutMs = 8 * MINUTE): Promise<number> => {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const m = what.exec(output.slice(from));
@@ -80,9 +80,9 @@ describe('kubeloop dev while the project grows a kind and a webhook', () => {
         await new Promise((r) => setTimeout(r, 200));
       }
     };
-    /** kubectl until `done` holds for its result (a minute at most), with `between` run after each other try. */
+    /** kubectl until `done` holds for its result (three minutes at most), with `between` run after each other try. */
     const retried = async (args: string[], stdin: string | undefined, done: (r: KubectlResult) => boolean, between?: (r: KubectlResult) => Promise<void>): Promise<KubectlResult> => {
-      const deadline = Date.now() + MINUTE;
+      const deadline = Date.now() + 3 * MINUTE;
       for (;;) {
         const r = await kubectl(args, stdin === undefined ? {} : { stdin });
         if (done(r)) return r;

@@ -25,6 +25,7 @@ import { createLogger, createManager, Result } from '@kubeloop/manager';
 import type { Manager } from '@kubeloop/manager';
 import { documentedCommands, NOT_IN_WALKTHROUGH } from '../../../test/support/doc-commands.js';
 import { testCRD } from '../../../test/support/crds.js';
+import { holdDocumentedPorts } from '../../../test/support/fixed-ports.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const HardDisk = { apiVersion: 'example.com/v1', kind: 'HardDisk' };
@@ -52,6 +53,7 @@ describe('docs/troubleshooting.md', () => {
   let stop: AbortController;
   let done: Promise<void>;
   let bin: string;
+  let releasePorts: (() => Promise<void>) | undefined;
   const reconciled: string[] = [];
   let stamps = 0;
 
@@ -64,6 +66,9 @@ describe('docs/troubleshooting.md', () => {
 
     env = createEnvironment();
     await env.start();
+    // The manager serves on 127.0.0.1:8443, where the doc's port-forward puts it: other files binding a documented
+    // port take turns with this one (test/support/fixed-ports.ts).
+    releasePorts = await holdDocumentedPorts('packages/cli/test/troubleshooting.test.ts');
     await installCRDs(env.kubeConfig, [testCRD('example.com', 'HardDisk', { status: true })]);
     admin = createClient({ kubeConfig: loadKubeConfig(env.kubeconfigPath), fieldOwner: 'troubleshooting-test' });
     await admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'harddisk-system' } });
@@ -103,12 +108,13 @@ describe('docs/troubleshooting.md', () => {
     await eventually(() => stamps, (n) => n === STAMPS, 'disk-3 done stamping');
     // Paused as a whole, as the doc's first table shows.
     await manager.pauseController('harddisk');
-  }, 300_000);
+  }, 15 * 60_000); // with the wait for the documented ports
 
   afterAll(async () => {
     stop?.abort();
     await done?.catch(() => undefined);
     admin?.transport.close();
+    await releasePorts?.();
     await env?.stop();
   });
 
@@ -155,5 +161,5 @@ describe('docs/troubleshooting.md', () => {
     const view = out('kubeloop inspect "$METRICS" harddisk --token');
     expect(view.slice(view.indexOf('suspected self-triggering'))).toMatch(/default\/disk-3\s+\d+/);
     expect(out('kubeloop inspect "$METRICS" harddisk default/disk-3')).toMatch(/for update HardDisk default\/disk-3 rv=\d+ own-write/);
-  }, 300_000);
+  }, 15 * 60_000); // each command starts node; on a machine at load ~25 they took over five minutes together
 });

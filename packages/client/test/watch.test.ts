@@ -145,7 +145,7 @@ describe('watchEvents on the real API server', () => {
     const started = Date.now();
     const { events, error } = await collect(watchEvents<V1ConfigMap>(res), (e) => e.type === 'BOOKMARK');
     expect(error).toBeUndefined();
-    expect(Date.now() - started).toBeLessThan(5_000); // prompt, not the periodic bookmark
+    expect(Date.now() - started).toBeLessThan(30_000); // prompt, not the periodic bookmark (a minute), however loaded the machine
     const added = events.filter((e) => e.type === 'ADDED').map((e) => e.object.metadata?.name);
     expect(added).toEqual(expect.arrayContaining(names));
     const last = events.at(-1)!;

@@ -10,7 +10,7 @@
 import 'reflect-metadata';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createClient, isNotFound, loadKubeConfig } from '@kubeloop/client';
+import { createClient, isNotFound, loadKubeConfig, retryOnConflict } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { ConfigMap, builtinScheme } from '@kubeloop/scheme';
 import { eventually } from '@kubeloop/testing';
@@ -61,8 +61,11 @@ describe('the Website controller', () => {
   it('follows spec changes', async () => {
     const site = await client.create(website('blog', 'Blog'));
     await eventually(async () => expect((await client.get(ConfigMap, { namespace, name: configMapNameOf('blog') })).data?.['index.html']).toContain('Blog'));
-    const latest = await client.get(Website, { namespace, name: site.metadata.name });
-    await client.update({ ...latest, spec: { ...latest.spec, title: 'Blog & News' } });
+    // Read, change, write, and again if the controller wrote in between (its finalizer or status): 409 Conflict.
+    await retryOnConflict(async () => {
+      const latest = await client.get(Website, { namespace, name: site.metadata.name });
+      await client.update({ ...latest, spec: { ...latest.spec, title: 'Blog & News' } });
+    });
     await eventually(async () => expect((await client.get(ConfigMap, { namespace, name: configMapNameOf('blog') })).data?.['index.html']).toContain('Blog &#38; News'));
   });
 

@@ -315,7 +315,8 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
       const client = h().client();
       const cm = await client.create(configMap(h().namespace, h().name('cm')));
       await client.delete(cm, { dryRun: true });
-      await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name });
+      // Still there, the same object (a get of a deleted one rejects with NotFound).
+      expect((await client.get(ConfigMap, { namespace: h().namespace, name: cm.metadata.name })).metadata?.uid).toBe(cm.metadata.uid);
     });
 
     it('deleteAllOf deletes what the label selector matches, and only that', async () => {
