@@ -16,6 +16,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { commandsOf } from './support/doc-commands.js';
+import { holdDocumentedPorts } from './support/fixed-ports.js';
 import { startJaeger } from './support/jaeger.js';
 import type { Jaeger } from './support/jaeger.js';
 
@@ -66,7 +67,10 @@ describe('docs/observability.md, one slow reconcile end to end', () => {
     rmSync(LOG, { force: true });
   }, 2 * MINUTE);
 
-  it('the metric carries exemplars, the slowest names a reconcile trace Jaeger holds, and the log lines found by its ID carry it', async () => {
+  it('the metric carries exemplars, the slowest names a reconcile trace Jaeger holds, and the log lines found by its ID carry it', async ({ onTestFinished }) => {
+    // The example binds 127.0.0.1:8080 and :8081 as the page has it: wait for our turn at the documented ports
+    // (the registry walk and the other doc walks bind them too); the timeout allows for the wait.
+    onTestFinished(await holdDocumentedPorts('test/observability.test.ts'));
     const start = commands[0]!;
     expect(start.text).toMatch(/^LOG_LEVEL=debug OTEL_EXPORTER_OTLP_ENDPOINT=http:\/\/127\.0\.0\.1:4318 .* &$/);
     expect(commands.at(-1)!.text).toMatch(/^kubeloop profile /);
@@ -112,5 +116,5 @@ describe('docs/observability.md, one slow reconcile end to end', () => {
     expect(lines.length).toBeGreaterThanOrEqual(2);
     for (const l of lines) expect(l['trace_id']).toBe(traceId);
     expect(lines.map((l) => l['msg'])).toEqual(expect.arrayContaining(['reconcile started', 'reconcile finished']));
-  }, 10 * MINUTE);
+  }, 25 * MINUTE);
 });
