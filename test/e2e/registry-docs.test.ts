@@ -18,7 +18,9 @@ import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEnvironment } from '@kubeloop/envtest';
+import type { Environment } from '@kubeloop/envtest';
 import { LONG_RUNNING, NOT_IN_WALKTHROUGH, WALKTHROUGH_FILES, WALKTHROUGH_PROJECT, commandsOf } from '../support/doc-commands.js';
 import type { DocCommand } from '../support/doc-commands.js';
 import { holdDocumentedPorts } from '../support/fixed-ports.js';
@@ -33,6 +35,7 @@ const vendoredCrd = join(root, 'packages', 'create-kubeloop', 'test', 'fixtures'
 describe.skipIf(!enabled)('the docs, command by command, from a registry (KUBELOOP_E2E_REGISTRY=1)', () => {
   let work: string;
   let env: NodeJS.ProcessEnv;
+  let plane: Environment | undefined;
 
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), 'kubeloop-e2e-docs-'));
@@ -40,17 +43,22 @@ describe.skipIf(!enabled)('the docs, command by command, from a registry (KUBELO
     env = userEnv({ npm_config_userconfig: registry.npmrc, npm_config_registry: registry.url, npm_config_cache_dir: join(work, 'pnpm-cache') });
   }, 25 * MINUTE);
 
-  afterAll(() => {
+  afterAll(async () => {
+    await plane?.stop();
     reportSteps(root, 'e2e-registry-docs-times.json', 'e2e registry, the docs', steps);
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
   it(`every command of ${WALKTHROUGH_FILES.join(', ')}, exactly as written, in a new project (${WALKTHROUGH_PROJECT})`, async () => {
-    // A user's machine: ~/.kube/config is this run's control plane, so `--kubeconfig ~/.kube/config` and
-    // kubectl reach it; ~/.cache is the real one (envtest's binaries, pnpm's metadata), the pnpm store too.
+    // A user's machine: ~/.kube/config is a control plane of the walk's own, so `--kubeconfig ~/.kube/config`
+    // and kubectl reach it; ~/.cache is the real one (envtest's binaries, pnpm's metadata), the pnpm store too.
+    // Its own: files side by side install kinds of the same plural in other groups on the shared plane
+    // (`websites.shard-....example.com`), and the docs' `kubectl get websites` would resolve to one of those.
+    plane = createEnvironment();
+    await plane.start();
     const home = join(work, 'doc-home');
     mkdirSync(join(home, '.kube'), { recursive: true });
-    writeFileSync(join(home, '.kube', 'config'), readFileSync(inject('kubeconfigPath')));
+    writeFileSync(join(home, '.kube', 'config'), readFileSync(plane.kubeconfigPath));
     symlinkSync(join(homedir(), '.cache'), join(home, '.cache'));
     const store = (await ok('pnpm', ['store', 'path'], { cwd: work, env, timeoutMs: MINUTE })).trim();
     const docEnv: NodeJS.ProcessEnv = { ...env, HOME: home, npm_config_store_dir: store };
