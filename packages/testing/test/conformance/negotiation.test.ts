@@ -102,7 +102,13 @@ describe.each(BACKENDS)('content negotiation and query booleans ($backend)', ({ 
     let text = '';
     for await (const chunk of res) text += String(chunk);
     const types = text.split('\n').filter((l) => l.trim() !== '').map((l) => (JSON.parse(l) as { type: string }).type);
-    expect(types).toEqual(goTrue(v) ? ['ADDED', 'BOOKMARK'] : ['ADDED']);
+    if (!goTrue(v)) expect(types).toEqual(['ADDED']);
+    else {
+      // the initial events end with a bookmark; a server may add the watch's periodic one before the 2 s are up
+      // when other writes moved the resourceVersion meanwhile (files side by side), never another kind of event
+      expect(types.slice(0, 2)).toEqual(['ADDED', 'BOOKMARK']);
+      expect(types.slice(2).filter((t) => t !== 'BOOKMARK')).toEqual([]);
+    }
   });
 
   it('a watch asked for by watch=True (Go reads any true) streams events', async () => {
