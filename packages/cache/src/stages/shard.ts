@@ -12,13 +12,12 @@
  * what the API server sent).
  */
 import type { ShardRange, ShardSelector, WatchEvent } from '@kubeloop/client';
+import { eventsInScope, pageInScope } from './scope.js';
 import type { KubeObject, ObjectList } from '@kubeloop/scheme';
 import type { ListPageOptions, ListWatchStage, ListWatcher, WatchFromOptions } from '../list-watch.js';
 import type { ReflectorStats } from '../reflector.js';
 import { inShard, serverSelector } from '../shard-filter.js';
 import type { ShardFilter } from '../shard-filter.js';
-
-const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 
 type ShardStats = Pick<ReflectorStats, 'shardServer' | 'shardDropped' | 'watchEvents'>;
 
@@ -39,13 +38,6 @@ type ShardStats = Pick<ReflectorStats, 'shardServer' | 'shardDropped' | 'watchEv
  */
 export function shardStage<T extends KubeObject>(filter: ShardFilter): ListWatchStage<T> {
   return (inner) => new ShardListWatcher(inner, filter);
-}
-
-/** Whether a value has the metadata an object is hashed by; anything else goes on for the reflector to report. */
-function hashable(object: unknown): object is KubeObject {
-  if (typeof object !== 'object' || object === null) return false;
-  const m = (object as { metadata?: unknown }).metadata;
-  return typeof m === 'object' && m !== null;
 }
 
 class ShardListWatcher<T extends KubeObject> implements ListWatcher<T> {
@@ -99,10 +91,7 @@ class ShardListWatcher<T extends KubeObject> implements ListWatcher<T> {
     const selector = this.selector();
     const page = await this.inner.list(selector ? { ...options, shardSelector: selector } : options);
     this.asked(selector);
-    const items: unknown = (page as { items?: unknown } | null)?.items;
-    if (!Array.isArray(items)) return page; // the reflector reports it
-    const kept = (items as unknown[]).filter((item) => !hashable(item) || this.admit(item, selector !== undefined));
-    return kept.length === items.length ? page : { ...page, items: kept as T[] };
+    return pageInScope(page, (item) => this.admit(item, selector !== undefined));
   }
 
   async watch(options: WatchFromOptions): Promise<AsyncIterableIterator<WatchEvent<T>>> {
@@ -111,37 +100,8 @@ class ShardListWatcher<T extends KubeObject> implements ListWatcher<T> {
     const selector = this.selector();
     const events = await this.inner.watch(selector ? { ...options, shardSelector: selector } : options);
     this.asked(selector);
-    return this.admitted(events, selector !== undefined, options.sendInitialEvents === true);
-  }
-
-  /**
-   * The events in range. Out of range: a streaming list's initial event is
-   * dropped; later, a MODIFIED becomes a DELETED (an object that moved out,
-   * its controller owner changed, leaves the store), an ADDED becomes a
-   * bookmark of its resourceVersion (the reflector's position and idle
-   * deadline move on as if it had seen it). DELETED always goes on: the
-   * store drops what it holds.
-   */
-  private async *admitted(events: AsyncIterableIterator<WatchEvent<T>>, asked: boolean, streaming: boolean): AsyncIterableIterator<WatchEvent<T>> {
-    let initial = streaming;
-    for await (const event of events) {
-      if (event.type === 'BOOKMARK') {
-        if (initial && event.object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') initial = false;
-        yield event;
-        continue;
-      }
-      if (event.type === 'ERROR' || event.type === 'DELETED' || !hashable(event.object) || this.admit(event.object, asked)) {
-        yield event;
-        continue;
-      }
-      if (initial) continue;
-      if (event.type === 'MODIFIED') {
-        yield { type: 'DELETED', object: event.object };
-        continue;
-      }
-      this.stats.watchEvents++; // sent by the server, counted as the reflector counts what it sees
-      const resourceVersion = event.object.metadata?.resourceVersion;
-      if (resourceVersion) yield { type: 'BOOKMARK', object: { metadata: { resourceVersion } } as T };
-    }
+    const asked = selector !== undefined;
+    // Dropped events count in watchEvents too: sent by the server, counted as the reflector counts what it sees.
+    return eventsInScope(events, (object) => this.admit(object, asked), options.sendInitialEvents === true, () => this.stats.watchEvents++);
   }
 }
