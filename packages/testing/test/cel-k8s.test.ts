@@ -32,7 +32,11 @@ describe('quantities', () => {
   });
 
   it('refuses what ParseQuantity refuses, with its words, and an exponent too large to expand without stalling', () => {
-    for (const bad of ['', '.', 'bad', '1x', '1e', '1Kii', '--1', '1 Gi']) expect(typeof parseQuantity(bad), bad).toBe('string');
+    for (const bad of ['', 'bad', '1x', '1e', '1Kii', '--1', '1 Gi']) expect(typeof parseQuantity(bad), bad).toBe('string');
+    // no digits is zero to Go (the CEL differential checks it against the server)
+    for (const zero of ['Gi', '.n', '-.u', '.']) expect((parseQuantity(zero) as Quantity).nano, zero).toBe(0n);
+    // ... unless the suffix is too large for Go's int64 path: its decimal path needs a digit
+    expect(parseQuantity('+.Ei')).toBe('unable to parse numeric part of quantity');
     expect(parseQuantity('1Q')).toBe("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
     // (a stall would show as this test's timeout)
     expect(typeof parseQuantity('1e999999999')).toBe('string');
@@ -55,6 +59,8 @@ describe('IP addresses and CIDRs', () => {
     expect(e.evaluate("cidr('10.1.0.0/8').masked() == cidr('10.0.0.0/8')")).toBe(true);
     expect(e.evaluate("cidr('2001:db8::/32').containsCIDR('2001:db8:1::/48')")).toBe(true);
     expect(e.evaluate("ip('10.0.0.1').isGlobalUnicast() && !ip('169.254.0.1').isGlobalUnicast()")).toBe(true);
+    // class E is global unicast to Go; multicast and the broadcast address are not
+    expect(e.evaluate("ip('251.3.255.8').isGlobalUnicast() && !ip('239.1.1.1').isGlobalUnicast() && !ip('255.255.255.255').isGlobalUnicast()")).toBe(true);
     expect((): unknown => e.evaluate("ip('01.2.3.4')")).toThrow('ParseAddr("01.2.3.4"): IPv4 field has octet with leading zero');
   });
 });
@@ -63,6 +69,7 @@ describe('URLs and formats', () => {
   it('parse as url.ParseRequestURI does', () => {
     expect(parseRequestURI('example.com/x')).toBe('parse "example.com/x": invalid URI for request');
     expect(parseRequestURI('https://h/a%zz')).toBe('parse "https://h/a%zz": invalid URL escape "%zz"');
+    expect(parseRequestURI('http://1.c.wc#v5~')).toBe('parse "http://1.c.wc#v5~": invalid character "#" in host name');
     expect(parseRequestURI('https://h:port/')).toBe('parse "https://h:port/": invalid port ":port" after host');
     const e = env();
     expect(e.evaluate("url('https://u:p@h:8443/a%20b?x=1&x=2').getQuery()['x']")).toEqual(['1', '2']);

@@ -56,10 +56,10 @@ function nanoOf(value: bigint, scale: number): bigint {
 
 /** A quantity parsed as `resource.ParseQuantity` parses it, or the reason it is not one (its error text). */
 export function parseQuantity(text: string): Quantity | string {
-  const m = QUANTITY.exec(text);
+  const m = text === '' ? null : QUANTITY.exec(text);
   if (!m) return ERR_FORMAT;
   const [, sign = '', whole = '', fraction = '', suffix = ''] = m;
-  if (whole === '' && fraction === '') return ERR_FORMAT;
+  // No digits at all ('Gi', '.n', '-.u') is zero to Go's parser, not an error (found by the widened CEL differential).
   let binary = 0;
   let exponent = 0;
   let binarySI = false;
@@ -73,7 +73,9 @@ export function parseQuantity(text: string): Quantity | string {
   const negative = sign === '-';
   const digits = BigInt(`${whole}${fraction}` || '0');
   // Go's fast path: an int64 amount when the digits leave room for the suffix (resource.ParseQuantity's precision)
-  const precision = binarySI ? (fraction === '' ? 15 - whole.length - Math.trunc((binary * 3) / 10) - 1 : -1) : 18 - (whole.length + fraction.length);
+  // (its length of the whole part leaves out leading zeros, and counts an empty one as '0')
+  const wholeDigits = whole.replace(/^0+/, '').length || 1;
+  const precision = binarySI ? (fraction === '' ? 15 - wholeDigits - Math.trunc((binary * 3) / 10) - 1 : -1) : 18 - (wholeDigits + fraction.length);
   if (precision >= 0) {
     const scale = (binarySI ? 0 : exponent) - fraction.length;
     if (scale >= -9) {
@@ -85,10 +87,12 @@ export function parseQuantity(text: string): Quantity | string {
       }
     }
   }
-  // an arbitrary decimal: rounded up to a nano, capped at 2^63 - 1
+  // an arbitrary decimal (inf.Dec, which cannot read a number without digits: '+.Ei'), rounded up to a nano,
+  // a binary one capped at 2^63 - 1 (found by the widened CEL differential)
+  if (whole === '' && fraction === '') return 'unable to parse numeric part of quantity';
   let nano = nanoOf(digits * 2n ** BigInt(binary), exponent - fraction.length);
   const cap = INT64_MAX * NANO;
-  if (nano > cap) nano = cap;
+  if (binarySI && nano > cap) nano = cap;
   return new Quantity(negative ? -nano : nano, undefined);
 }
 
@@ -211,50 +215,71 @@ function parseIPv4Exact(text: string, input = text): number[] | string {
   return out;
 }
 
-function parseIPv4(text: string): number[] | undefined {
-  const r = parseIPv4Exact(text);
-  return typeof r === 'string' ? undefined : r;
-}
-
-function parseIPv6(text: string): number[] | undefined {
-  if (text.includes('%')) return undefined;
-  const halves = text.split('::');
-  if (halves.length > 2) return undefined;
-  const groups = (s: string): number[] | undefined => {
-    if (s === '') return [];
-    const out: number[] = [];
-    const parts = s.split(':');
-    for (const [i, p] of parts.entries()) {
-      if (i === parts.length - 1 && p.includes('.')) {
-        const v4 = parseIPv4(p);
-        if (!v4) return undefined;
-        out.push((v4[0]! << 8) | v4[1]!, (v4[2]! << 8) | v4[3]!);
-        continue;
-      }
-      if (!/^[0-9a-fA-F]{1,4}$/.test(p)) return undefined;
-      out.push(parseInt(p, 16));
-    }
-    return out;
-  };
-  const head = groups(halves[0]!);
-  const tail = halves.length === 2 ? groups(halves[1]!) : [];
-  if (!head || !tail) return undefined;
-  let all: number[];
-  if (halves.length === 2) {
-    if (head.length + tail.length > 7) return undefined;
-    all = [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
-  } else {
-    if (head.length !== 8) return undefined;
-    all = head;
+/**
+ * IPv6 as `netip` reads it, left to right: groups of at most four hex
+ * digits, one `::` anywhere, an embedded IPv4 address in the last two
+ * fields; its bytes, or Go's error text at the point it stopped (found by
+ * the widened CEL differential).
+ */
+function parseIPv6Exact(input: string): number[] | string {
+  const bytes = new Array<number>(16).fill(0);
+  let s = input;
+  let ellipsis = -1;
+  if (s.startsWith('::')) {
+    ellipsis = 0;
+    s = s.slice(2);
+    if (s === '') return bytes;
   }
-  return all.flatMap((g) => [g >> 8, g & 0xff]);
+  let i = 0;
+  while (i < 16) {
+    let off = 0;
+    let acc = 0;
+    for (; off < s.length; off++) {
+      if (!/[0-9a-fA-F]/.test(s[off]!)) break;
+      acc = acc * 16 + parseInt(s[off]!, 16);
+      if (off > 3) return addrError(input, 'each group must have 4 or less digits', s);
+      if (acc > 0xffff) return addrError(input, 'IPv6 field has value >=2^16', s);
+    }
+    if (off === 0) return addrError(input, 'each colon-separated field must have at least one digit', s);
+    if (s[off] === '.') {
+      if (ellipsis < 0 && i !== 12) return addrError(input, 'embedded IPv4 address must replace the final 2 fields of the address', s);
+      if (i + 4 > 16) return addrError(input, 'too many hex fields to fit an embedded IPv4 at the end of the address', s);
+      const v4 = parseIPv4Exact(s, input);
+      if (typeof v4 === 'string') return v4;
+      bytes.splice(i, 4, ...v4);
+      i += 4;
+      s = '';
+      break;
+    }
+    bytes[i] = acc >> 8;
+    bytes[i + 1] = acc & 0xff;
+    i += 2;
+    s = s.slice(off);
+    if (s === '') break;
+    if (s[0] !== ':') return addrError(input, 'unexpected character, want colon', s);
+    if (s.length === 1) return addrError(input, 'colon must be followed by more characters', s);
+    s = s.slice(1);
+    if (s[0] === ':') {
+      if (ellipsis >= 0) return addrError(input, 'multiple :: in address', s);
+      ellipsis = i;
+      s = s.slice(1);
+      if (s === '') break;
+    }
+  }
+  if (s !== '') return addrError(input, 'trailing garbage after address', s);
+  if (i < 16) {
+    if (ellipsis < 0) return addrError(input, 'address string too short');
+    const n = 16 - i;
+    return [...bytes.slice(0, ellipsis), ...new Array<number>(n).fill(0), ...bytes.slice(ellipsis, i)];
+  }
+  if (ellipsis >= 0) return addrError(input, 'the :: must expand to at least one field of zeros');
+  return bytes;
 }
 
 /**
  * An address as the CEL library parses it (`netip.ParseAddr`, then no
- * zone and no IPv4-mapped IPv6), or the library's error text: Go's exact
- * words for IPv4 (found by the CEL differential), a shorter one for a
- * malformed IPv6.
+ * zone and no IPv4-mapped IPv6), or the library's error text, in Go's
+ * words (found by the CEL differential).
  */
 export function parseIPText(text: string): IP | string {
   if (text.includes('%')) return `IP address ${JSON.stringify(text)} with zone value is not allowed`;
@@ -266,8 +291,9 @@ export function parseIPText(text: string): IP | string {
     if (typeof r === 'string') return bad(r);
     bytes = r;
   } else if (kind === ':') {
-    bytes = parseIPv6(text);
-    if (!bytes) return bad(addrError(text, 'invalid IPv6 address'));
+    const r = parseIPv6Exact(text);
+    if (typeof r === 'string') return bad(r);
+    bytes = r;
   } else {
     return bad(addrError(text, 'unable to parse IP'));
   }
@@ -362,12 +388,14 @@ function registerIP(env: Environment): void {
   env.registerFunction('net.IP.family(): int', (ip: IP) => BigInt(ip.family));
   env.registerFunction('net.IP.isUnspecified(): bool', (ip: IP) => ip.bytes.every((b) => b === 0));
   env.registerFunction('net.IP.isLoopback(): bool', (ip: IP) => inRange(ip, [127, 0, 0, 0], 8, V6(...new Array<number>(15).fill(0), 1), 128));
-  env.registerFunction('net.IP.isLinkLocalMulticast(): bool', (ip: IP) => inRange(ip, [224, 0, 0, 0], 24, V6(0xff, 0x02), 16));
+  // IPv6: the first group masked with ff0f is ff02 (any flags), as netip has it
+  env.registerFunction('net.IP.isLinkLocalMulticast(): bool', (ip: IP) => (ip.family === 4 ? inRange(ip, [224, 0, 0, 0], 24, [], 0) : ip.bytes[0] === 0xff && (ip.bytes[1]! & 0x0f) === 0x02));
   env.registerFunction('net.IP.isLinkLocalUnicast(): bool', (ip: IP) => inRange(ip, [169, 254, 0, 0], 16, V6(0xfe, 0x80), 10));
   env.registerFunction('net.IP.isGlobalUnicast(): bool', (ip: IP) => {
     // Go: not unspecified, loopback, multicast, link-local unicast, nor the IPv4 broadcast address
     if (ip.bytes.every((b) => b === 0)) return false;
-    if (ip.family === 4) return !(ip.bytes[0] === 127 || ip.bytes[0]! >= 224 || (ip.bytes[0] === 169 && ip.bytes[1] === 254));
+    // (multicast is 224.0.0.0/4; 240.0.0.0/4 is global unicast to Go, but for the broadcast address: found by the widened CEL differential)
+    if (ip.family === 4) return !(ip.bytes[0] === 127 || (ip.bytes[0]! >= 224 && ip.bytes[0]! <= 239) || (ip.bytes[0] === 169 && ip.bytes[1] === 254) || ip.bytes.every((b) => b === 255));
     return !(ip.bytes[0] === 0xff || inRange(ip, [], 0, V6(0xfe, 0x80), 10) || ip.bytes.every((b, i) => b === (i === 15 ? 1 : 0)));
   });
   env.registerFunction('string(net.IP): string', (ip: IP) => ip.toString());
@@ -495,6 +523,9 @@ export function parseRequestURI(raw: string): URL_ | string {
       const colon = hostPart.lastIndexOf(':');
       if (colon >= 0 && !validPort(hostPart.slice(colon))) return fail(`invalid port ${JSON.stringify(hostPart.slice(colon))} after host`);
     }
+    // Go's unescape in host mode: a character a host may not hold (a fragment's '#': ParseRequestURI does not cut one off)
+    const bad = /[^A-Za-z0-9\-_.~!$&'()*+,;=:[\]<>"%\x80-\uffff]/.exec(hostPart);
+    if (bad) return fail(`invalid character ${JSON.stringify(bad[0])} in host name`);
     const unescapedHost = unescapePath(hostPart);
     if (unescapedHost instanceof Error) return fail(unescapedHost.message);
     host = unescapedHost;

@@ -75,6 +75,7 @@ const CRD = {
                       { rule: 'isIP(self) && ip.isCanonical(self)', messageExpression: "'address ' + self + ' is not a canonical IP'" },
                       { rule: '!isIP(self) || ip(self).family() == 4 ? !ip(self).isLoopback() && ip(self).isGlobalUnicast() : !ip(self).isLinkLocalUnicast()', message: 'not loopback or link-local' },
                       { rule: "!isIP(self) || string(ip(self)) != '10.0.0.1'", message: 'not the gateway' },
+                      { rule: '!isIP(self) || !ip(self).isLinkLocalMulticast() && !ip(self).isUnspecified()', message: 'not link-local multicast nor unspecified' },
                     ],
                   },
                   network: {
@@ -139,17 +140,45 @@ const spec = fc.record(
   { requiredKeys: ['replicas', 'maxReplicas'] },
 );
 
+const digits = (max: number): fc.Arbitrary<string> => fc.string({ unit: fc.constantFrom(...'0123456789'), maxLength: max });
+/** Quantities as Go's parser sees them: any sign, digits, fraction and suffix, valid or not. */
+const quantity = fc
+  .tuple(fc.constantFrom('', '', '+', '-'), digits(4), fc.option(digits(3).map((f) => `.${f}`), { nil: '' }), fc.constantFrom('', '', 'm', 'k', 'M', 'G', 'Ki', 'Mi', 'Gi', 'n', 'u', 'E', 'Ei', 'e3', 'E-2', 'e+1', 'e', 'Q', 'i', 'KI', 'mi'))
+  .map(([sign, whole, fraction, suffix]) => `${sign}${whole}${fraction}${suffix}`);
+/** IPv4 octets with leading zeros and values past 255 now and then, 3 to 5 of them. */
+const octet = fc.oneof(fc.nat(255).map(String), fc.nat(255).map(String), fc.nat(999).map(String), fc.nat(99).map((n) => `0${n}`));
+const ipv4ish = fc.array(octet, { minLength: 3, maxLength: 5 }).map((o) => o.join('.'));
+/** IPv6 addresses broken the ways people break them: a group too long, a second '::', a stray character, a group cut off. */
+const ipv6ish = fc
+  .tuple(fc.ipV6(), fc.constantFrom('12345', '::', 'g', ':', ':::', '.1'), fc.nat(40))
+  .map(([a, bit, at]) => `${a.slice(0, at % (a.length + 1))}${bit}${a.slice(at % (a.length + 1))}`);
+const address = fc.oneof(fc.ipV4(), fc.ipV6(), ipv4ish, fc.ipV4Extended(), ipv6ish, fc.ipV6().map((a) => a.toUpperCase()), fc.ipV4().map((a) => `::ffff:${a}`)).filter((a) => a.length <= 40);
+const network = fc
+  .tuple(fc.oneof(fc.ipV4(), fc.ipV6(), ipv4ish), fc.oneof(fc.nat(140).map(String), fc.nat(9).map((n) => `0${n}`)))
+  .map(([a, bits]) => `${a}/${bits}`)
+  .filter((c) => c.length <= 40);
+/** URLs as a browser writes them, and the same with their scheme or host broken. */
+const endpoint = fc
+  .oneof(
+    fc.webUrl({ withQueryParameters: true, withFragments: true }),
+    fc.webUrl({ withQueryParameters: true }).map((u) => u.replace(/^https?:\/\//, '')),
+    fc.webUrl().map((u) => u.replace(/\/\/([^/]+)/, '//$1:x')),
+    fc.webPath().map((p) => (p.startsWith('/') ? p : `/${p}`)),
+  )
+  .filter((u) => u.length <= 60);
+const slug = fc.string({ unit: fc.constantFrom(...'abzAZ09-._'), maxLength: 70 });
+
 /** The Kubernetes libraries' fields: quantities, IP addresses and CIDRs, valid and not, with messageExpression messages. */
 const librarySpec = fc.record(
   {
     replicas: fc.constant(1),
     maxReplicas: fc.constant(2),
-    memory: fc.constantFrom('1Gi', '2Gi', '1.5Gi', '1024Mi', '3000M', '500m', '1e3', '1E9', 'bad', '0.1n', '2Gi1', '+1Mi', '-1Mi', '.5Gi', '1048575', '1Mi', '0.9'),
-    cpu: fc.constantFrom('1', '1000m', '2', '2001m', '3', '0.5', '500m', '1k', '2.5'),
-    address: fc.constantFrom('10.0.0.1', '10.0.0.2', '127.0.0.1', '::1', '2001:db8::1', '2001:DB8::1', '2001:db8:0:0:0:0:0:1', '01.2.3.4', '::ffff:1.2.3.4', 'fe80::1', '169.254.1.1', '224.0.0.1', '0.0.0.0', '1.2.3', '255.255.255.255', '2001:db8::0:1'),
-    endpoint: fc.constantFrom('https://example.com/api', 'http://localhost:8080/api/v1', 'https://[::1]:443/api', 'ftp://x/api', '/api/x', 'example.com/api', 'https://h:22/api', 'https://h/api%20x?x=1&x=2', 'https://h/api?debug', 'https://h/a%zz', 'https://h:port/api', 'mailto:a@b', 'https://h/api/../y?q=a+b', 'HTTPS://H/api', 'https://u:p@h:8443/api?x=%41'),
-    slug: fc.constantFrom('abc', 'Abc', '1abc', 'a-b', 'a_b', '-a', 'a'.repeat(64), 'a.b', '', 'a'.repeat(71), 'x1'),
-    network: fc.constantFrom('10.0.0.0/8', '10.1.0.0/16', '10.0.0.1/8', '192.168.0.0/16', '10.0.0.0/33', '::/0', '2001:db8::/32', '2001:db8::1/48', '10.0.0.0/08', '10.0.0.0/4', 'x/8'),
+    memory: fc.oneof(quantity.filter((q) => q.length <= 20), fc.constantFrom('1Gi', '2Gi', '1.5Gi', '1024Mi', '3000M', '500m', '1e3', '1E9', 'bad', '0.1n', '2Gi1', '+1Mi', '-1Mi', '.5Gi', '1048575', '1Mi', '0.9')),
+    cpu: fc.oneof(quantity.filter((q) => q.length <= 20), fc.constantFrom('1', '1000m', '2', '2001m', '3', '0.5', '500m', '1k', '2.5')),
+    address: fc.oneof(address, fc.constantFrom('10.0.0.1', '10.0.0.2', '127.0.0.1', '::1', '2001:db8::1', '2001:DB8::1', '2001:db8:0:0:0:0:0:1', '01.2.3.4', '::ffff:1.2.3.4', 'fe80::1', '169.254.1.1', '224.0.0.1', '0.0.0.0', '1.2.3', '255.255.255.255', '2001:db8::0:1', 'ff02::1', 'ff12::1', 'ff03::1', '224.0.0.5', '224.0.1.5', '::')),
+    endpoint: fc.oneof(endpoint, fc.constantFrom('https://example.com/api', 'http://localhost:8080/api/v1', 'https://[::1]:443/api', 'ftp://x/api', '/api/x', 'example.com/api', 'https://h:22/api', 'https://h/api%20x?x=1&x=2', 'https://h/api?debug', 'https://h/a%zz', 'https://h:port/api', 'mailto:a@b', 'https://h/api/../y?q=a+b', 'HTTPS://H/api', 'https://u:p@h:8443/api?x=%41')),
+    slug: fc.oneof(slug, fc.constantFrom('abc', 'Abc', '1abc', 'a-b', 'a_b', '-a', 'a'.repeat(64), 'a.b', '', 'a'.repeat(71), 'x1')),
+    network: fc.oneof(network, fc.constantFrom('10.0.0.0/8', '10.1.0.0/16', '10.0.0.1/8', '192.168.0.0/16', '10.0.0.0/33', '::/0', '2001:db8::/32', '2001:db8::1/48', '10.0.0.0/08', '10.0.0.0/4', 'x/8')),
   },
   { requiredKeys: ['replicas', 'maxReplicas'] },
 );
