@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { createInformerCache, isNotServed } from '@kubeloop/cache';
-import type { InformerCache, InformerCacheOptions } from '@kubeloop/cache';
+import type { InformerCache, InformerCacheOptions, Namespaces } from '@kubeloop/cache';
 import { createClient, createTransport, loadKubeConfig, transportDiscovery } from '@kubeloop/client';
 import type { ApiWarning, CachedClient, Client, KubeConfigLike, Transport, TransportOptions, TypeRef } from '@kubeloop/client';
 import type { ReadYourWritesOptions } from '@kubeloop/client/internal';
@@ -50,8 +50,18 @@ export interface ClusterOptions {
   readonly scheme?: Scheme;
   /** Field manager for writes and server-side apply. Default: none (apply then needs a per-call fieldManager). */
   readonly fieldOwner?: string;
-  /** Namespaces the cache covers. Default: all. */
-  readonly namespaces?: readonly string[];
+  /**
+   * Namespaces the cache covers: names, or names with settings of their own
+   * (label and field selectors, a transform: controller-runtime's
+   * `cache.Options.DefaultNamespaces`; see `@kubeloop/cache`'s
+   * `NamespaceOptions`). Namespaced Roles are generated for them. Default: all.
+   *
+   * @example
+   * ```ts
+   * const cluster = createCluster({ namespaces: { payments: { labelSelector: 'app.kubernetes.io/managed-by=payments-operator' }, ops: {} } });
+   * ```
+   */
+  readonly namespaces?: Namespaces;
   /** More cache options (per-kind selectors, transforms, reflector tuning). */
   readonly cache?: Omit<InformerCacheOptions, 'client' | 'namespaces'>;
   /** Kinds the client never reads from the cache (Secrets, say). Default: none. */
@@ -217,4 +227,9 @@ export function createCluster(options: ClusterOptions = {}): Cluster {
         transport.close();
       })()),
   };
+}
+
+/** The names of a `namespaces` option, in either form. */
+export function namespaceNames(namespaces: Namespaces): string[] {
+  return Array.isArray(namespaces) ? [...(namespaces as readonly string[])] : Object.keys(namespaces);
 }

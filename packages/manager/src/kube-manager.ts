@@ -28,7 +28,7 @@ import type { RESTMapper } from '@kubeloop/mapper';
 import type { KubeObject, ResourceDescriptor, Scheme } from '@kubeloop/scheme';
 import { createTokenAuthorizer } from '@kubeloop/webhook';
 import type { TokenAuthorizer, WebhookServer } from '@kubeloop/webhook';
-import { createCluster } from './cluster.js';
+import { createCluster, namespaceNames } from './cluster.js';
 import { inspectHandler } from './server/inspect.js';
 import { exitWithin } from './signals.js';
 import type { Cluster } from './cluster.js';
@@ -301,7 +301,7 @@ export class KubeManager implements Manager {
       ...requiredPermissions({
         scheme: this.scheme,
         controllers: this.registryOfControllers.all().flatMap((e) => (e.definition ? [e.definition] : [])),
-        ...(this.options.namespaces ? { namespaces: this.options.namespaces } : {}),
+        ...(this.options.namespaces ? { namespaces: namespaceNames(this.options.namespaces) } : {}),
         ...(cacheFollowsNamespaces(this.options.cache) ? { followsNamespaces: true } : {}),
         ...(leadership ? { leadership } : {}),
         metricsAuthorization: Boolean(secure && secure.authorization !== false && serves(this.options.metricsBindAddress)),

@@ -22,7 +22,11 @@ const CLUSTER_CHECKS: readonly OptionCheck[] = [
   ['transportOptions', isObject, 'an object of transport tuning ({ qps, burst, timeoutMs, ... })'],
   ['scheme', hasMethods('has', 'extend'), 'a Scheme (builtinScheme, or builtinScheme.extend(MyKind))'],
   ['fieldOwner', (v) => isNonEmptyString(v) && (v as string).length <= 128, 'a non-empty string of at most 128 characters (the field manager of writes)'],
-  ['namespaces', (v) => Array.isArray(v) && v.every(isNonEmptyString), "an array of namespace names (['team-a'])"],
+  [
+    'namespaces',
+    (v) => (Array.isArray(v) && v.every(isNonEmptyString)) || (isObject(v) && !Array.isArray(v) && Object.values(v as object).every(isObject)),
+    "an array of namespace names (['team-a']) or a map of names to settings ({ 'team-a': { labelSelector: 'app=web' } })",
+  ],
   ['cache', isObject, 'an object of informer-cache options ({ byKind, defaultLabelSelector, startInformersOnRead, ... })'],
   ['uncached', isKindList, 'an array of kinds (descriptors such as Secret, or { apiVersion, kind })'],
   [

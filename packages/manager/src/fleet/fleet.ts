@@ -20,7 +20,7 @@ import type { WriteFence } from '@kubeloop/client';
 import type { KubeObject } from '@kubeloop/scheme';
 import { LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
 import type { Logger } from 'pino';
-import { createCluster } from '../cluster.js';
+import { createCluster, namespaceNames } from '../cluster.js';
 import type { Cluster, ClusterOptions } from '../cluster.js';
 import { KindWaiter } from '../controller/kind-waiter.js';
 import type { ControllerStatus, ReconcileReport } from '../controller/controller.js';
@@ -322,7 +322,7 @@ class FleetRuntime implements Fleet, FleetEngager {
         watches: (d.watches ?? []).map((w) => ({ kind: w.kind, handler: () => [] })),
         permissions: d.permissions ?? [],
       })),
-      ...(this.options.clusters?.namespaces ? { namespaces: this.options.clusters.namespaces } : {}),
+      ...(this.options.clusters?.namespaces ? { namespaces: namespaceNames(this.options.clusters.namespaces) } : {}),
       // A fleet controller records no events in members (its context has no recorder).
       events: false,
     });

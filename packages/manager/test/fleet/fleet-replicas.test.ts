@@ -23,6 +23,9 @@
  *   members are each reconciled by exactly one live replica, the removed one
  *   by none; a change to every object is reconciled everywhere but in the
  *   removed member.
+ * - SIGSTOP of a replica past two lease durations, between reconciles:
+ *   the others reconcile its members meanwhile (a change made then too);
+ *   running again, it reconciles only what the ring gives it back.
  * - Throughout, no member's reconciles on two replicas overlap in time (a
  *   killed replica's open reconcile counts until the kill).
  */
@@ -304,6 +307,29 @@ describe.skipIf(planes.length === 0)('a fleet on three replicas', () => {
     // The removed member is reconciled by no one.
     expect(await seenEverywhere([removed], '2')).toBe(true);
     expect(exactlyOnce(final.map(memberName))).toBe(true);
+
+    // SIGSTOP, past two lease durations, of a replica that reconciles members (a long GC pause, a frozen VM), taken
+    // between two reconciles: the others reconcile its members meanwhile, a change made then is reconciled, and once
+    // it runs again it does not reconcile them beside its successors (the overlap check below), but only what the
+    // ring gives it back.
+    const [pausedId, pausedMembers] = [...reconcilingNow()].filter(([, ms]) => ms.length > 0).sort((a, b) => b[1].length - a[1].length)[0]!;
+    const paused = replicas.get(pausedId)!;
+    const pid = paused.child.pid!;
+    const idle = (): boolean => lines.filter((l) => l.pid === pid && l.ev === 'start').length === lines.filter((l) => l.pid === pid && l.ev === 'end').length;
+    await eventually(() => idle(), (ok) => ok, `${pausedId} between two reconciles`, 30_000);
+    paused.child.kill('SIGSTOP');
+    const pausedAt = Date.now();
+    const byOthers = (): string[] => [...reconcilingNow()].filter(([id]) => id !== pausedId).flatMap(([, ms]) => [...ms]);
+    await eventually(byOthers, (ms) => pausedMembers.every((m) => ms.includes(m)), `the others to reconcile ${pausedMembers.join(', ')} while ${pausedId} is paused (${diagnose()})`, 60_000);
+    await setEverywhere(final, '4');
+    await eventually(() => seenEverywhere(final, '4'), (ok) => ok, 'every object reconciled while a replica is paused', 120_000);
+    await new Promise((r) => setTimeout(r, Math.max(0, pausedAt + 3 * TIMINGS.leaseDurationMs - Date.now())));
+    paused.child.kill('SIGCONT');
+    process.stderr.write(`[fleet replicas] SIGSTOP of ${pausedId} (${pausedMembers.join(', ')}) for ${Date.now() - pausedAt} ms: reconciled by the others meanwhile\n`);
+    await eventually(() => ringSettled(3), (ok) => ok, 'the ring settled again after the pause', 120_000);
+    await eventually(() => exactlyOnce(final.map(memberName)), (ok) => ok, `each member reconciled by exactly one replica after the pause (${diagnose()})`, 60_000);
+    await setEverywhere(final, '5');
+    await eventually(() => seenEverywhere(final, '5'), (ok) => ok, 'every object reconciled after the pause', 120_000);
 
     // No member was ever reconciled on two replicas at once.
     const started = lines.filter((l) => l.ev === 'start').length;
