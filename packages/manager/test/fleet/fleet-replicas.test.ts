@@ -25,25 +25,31 @@
  *   removed member.
  * - SIGSTOP of a replica past two lease durations, between reconciles:
  *   the others reconcile its members meanwhile (a change made then too);
- *   running again, it reconciles only what the ring gives it back.
+ *   running again, it reconciles only what the ring gives it back. The
+ *   same for a replica cut off from the host (the envtest proxy black-holes
+ *   its link; its members' planes stay reachable, so only its fence stops
+ *   it), and then for that link slowed to 3 s a request: every change is
+ *   reconciled, and the ring settles once the link is back.
  * - Throughout, no member's reconciles on two replicas overlap in time (a
  *   killed replica's open reconcile counts until the kill).
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcessByStdio } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createClient, isNotFound, mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
-import { createEnvironment } from '@kubeloop/envtest';
-import type { Environment } from '@kubeloop/envtest';
+import { createEnvironment, startApiProxy } from '@kubeloop/envtest';
+import type { ApiProxy, Environment } from '@kubeloop/envtest';
 import { assignBuckets, parseBuckets, SHARD_HELD_ANNOTATION, SHARD_RING_LABEL } from '@kubeloop/leaderelection';
 import { ConfigMap, Lease, Secret } from '@kubeloop/scheme';
 import { KUBECONFIG_SECRET_LABEL } from '../../src/fleet/index.js';
-import { testKubeconfigPath } from '../../../../test/support/env.js';
+import { testKubeConfig, testKubeconfigPath } from '../../../../test/support/env.js';
 import { eventually, newNamespace, testClient } from '../support.js';
 
 /**
@@ -62,6 +68,10 @@ const memberName = (i: number): string => `member-${i}`;
 const memberClients: Client[] = [];
 let host: Client;
 let ns: string;
+/** The link of one replica (`THROUGH_PROXY`) to the host, where its ring Lease lives: black-holed and slowed below. */
+let proxy: ApiProxy;
+let proxyKubeconfig: string;
+const THROUGH_PROXY = 'replica-2';
 
 beforeAll(async () => {
   const t0 = Date.now();
@@ -70,11 +80,15 @@ beforeAll(async () => {
   for (const p of planes) memberClients.push(createClient({ kubeConfig: p.kubeConfig, fieldOwner: 'fleet-ha-test' }));
   host = testClient('fleet-ha-test');
   ns = await newNamespace(host, 'fleet-ha');
+  proxy = await startApiProxy(testKubeConfig());
+  proxyKubeconfig = join(mkdtempSync(join(tmpdir(), 'fleet-ha-')), 'kubeconfig');
+  writeFileSync(proxyKubeconfig, proxy.kubeConfig.exportConfig());
 }, 600_000);
 afterAll(async () => {
   for (const r of replicas.values()) if (r.child.exitCode === null) r.child.kill('SIGKILL');
   for (const c of memberClients) c.transport.close();
   host?.transport.close();
+  await proxy?.close();
   await Promise.all(planes.map((p) => p.stop()));
 });
 
@@ -147,7 +161,8 @@ function startReplica(id: string): Replica {
     await manager.start(stop.signal);
     process.exit(0);
   `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script, testKubeconfigPath(), ns, id, JSON.stringify(TIMINGS), RING], {
+  const kubeconfig = id === THROUGH_PROXY ? proxyKubeconfig : testKubeconfigPath();
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script, kubeconfig, ns, id, JSON.stringify(TIMINGS), RING], {
     cwd: fileURLToPath(new URL('../..', import.meta.url)),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -250,7 +265,7 @@ const kubeconfigSecret = (i: number) => ({
 });
 
 describe.skipIf(planes.length === 0)('a fleet on three replicas', () => {
-  it('spreads the members, hands a killed replica\'s members to the survivors within two lease durations, loses nothing, engages a member added or removed during a restart exactly once, and never reconciles a member on two replicas at once', async () => {
+  it('spreads the members, hands a killed replica\'s members to the survivors within two lease durations, loses nothing, engages a member added or removed during a restart exactly once, keeps its members through a pause, a partition and a slow link, and never reconciles a member on two replicas at once', async () => {
     // Every member plane holds the objects; the last member joins the fleet only during the restart.
     for (const c of memberClients) {
       await c.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
@@ -330,6 +345,38 @@ describe.skipIf(planes.length === 0)('a fleet on three replicas', () => {
     await eventually(() => exactlyOnce(final.map(memberName)), (ok) => ok, `each member reconciled by exactly one replica after the pause (${diagnose()})`, 60_000);
     await setEverywhere(final, '5');
     await eventually(() => seenEverywhere(final, '5'), (ok) => ok, 'every object reconciled after the pause', 120_000);
+
+    // A partition of one replica from the host (its ring Lease can no longer be renewed; its members' own planes
+    // stay reachable, so only its fence stops it), then a slow link (every request to the host 3 s late, near the
+    // 4 s renew deadline): its members are reconciled by the others while it cannot renew, nothing is lost, and
+    // once the link is back the ring settles with each member reconciled exactly once.
+    const cutMembers = reconcilingNow().get(THROUGH_PROXY) ?? [];
+    expect(cutMembers.length, `${THROUGH_PROXY} reconciles a member before its partition`).toBeGreaterThan(0);
+    const cut = replicas.get(THROUGH_PROXY)!;
+    const cutIdle = (): boolean => lines.filter((l) => l.pid === cut.child.pid && l.ev === 'start').length === lines.filter((l) => l.pid === cut.child.pid && l.ev === 'end').length;
+    await eventually(() => cutIdle(), (ok) => ok, `${THROUGH_PROXY} between two reconciles`, 30_000);
+    proxy.blackhole(true);
+    const cutAt = Date.now();
+    const notCut = (): string[] => [...reconcilingNow()].filter(([id]) => id !== THROUGH_PROXY).flatMap(([, ms]) => [...ms]);
+    await eventually(notCut, (ms) => cutMembers.every((m) => ms.includes(m)), `the others to reconcile ${cutMembers.join(', ')} while ${THROUGH_PROXY} is cut off (${diagnose()})`, 60_000);
+    await setEverywhere(final, '6');
+    await eventually(() => seenEverywhere(final, '6'), (ok) => ok, 'every object reconciled during the partition', 120_000);
+    await new Promise((r) => setTimeout(r, Math.max(0, cutAt + 3 * TIMINGS.leaseDurationMs - Date.now())));
+    proxy.blackhole(false);
+    process.stderr.write(`[fleet replicas] ${THROUGH_PROXY} cut off from the host for ${Date.now() - cutAt} ms: ${cutMembers.join(', ')} reconciled by the others meanwhile\n`);
+    await eventually(() => ringSettled(3), (ok) => ok, 'the ring settled again after the partition', 120_000);
+    await eventually(() => exactlyOnce(final.map(memberName)), (ok) => ok, `each member reconciled by exactly one replica after the partition (${diagnose()})`, 60_000);
+    proxy.delay(3_000);
+    const slowAt = Date.now();
+    await setEverywhere(final, '7');
+    await eventually(() => seenEverywhere(final, '7'), (ok) => ok, 'every object reconciled over the slow link', 120_000);
+    await new Promise((r) => setTimeout(r, Math.max(0, slowAt + 3 * TIMINGS.leaseDurationMs - Date.now())));
+    proxy.delay(0);
+    process.stderr.write(`[fleet replicas] ${THROUGH_PROXY}'s link to the host 3 s slow for ${Date.now() - slowAt} ms: every change reconciled\n`);
+    await eventually(() => ringSettled(3), (ok) => ok, 'the ring settled again after the slow link', 120_000);
+    await eventually(() => exactlyOnce(final.map(memberName)), (ok) => ok, `each member reconciled by exactly one replica after the slow link (${diagnose()})`, 60_000);
+    await setEverywhere(final, '8');
+    await eventually(() => seenEverywhere(final, '8'), (ok) => ok, 'every object reconciled after the slow link', 120_000);
 
     // No member was ever reconciled on two replicas at once.
     const started = lines.filter((l) => l.ev === 'start').length;

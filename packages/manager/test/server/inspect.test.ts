@@ -63,23 +63,12 @@ describe('the inspect endpoint on a plain metrics server', () => {
     }
   });
 
-  it('is not served on a plain metrics server unless asked for (object names and errors would reach anyone)', async () => {
-    const ns = await newNamespace(client, 'inspect-default');
-    const m = testManager(ns, { metricsBindAddress: '127.0.0.1:0' });
-    m.controller().named('quiet').for(ConfigMap).complete(() => Result.done());
-    const r = run(m);
-    try {
-      await synced(m);
-      expect((await fetch(`${m.metricsUrl!}/inspect`)).status).toBe(404);
-      expect((await fetch(`${m.metricsUrl!}/metrics`)).status).toBe(200);
-    } finally {
-      await r.stop();
-    }
-  });
-
-  it('is not served with inspect: false', async () => {
+  it.each([
+    ['on a plain metrics server unless asked for (object names and errors would reach anyone)', {}],
+    ['with inspect: false', { inspect: false }],
+  ] as const)('is not served %s', async (_, options) => {
     const ns = await newNamespace(client, 'inspect-off');
-    const m = testManager(ns, { metricsBindAddress: '127.0.0.1:0', inspect: false });
+    const m = testManager(ns, { metricsBindAddress: '127.0.0.1:0', ...options });
     m.controller().named('quiet').for(ConfigMap).complete(() => Result.done());
     const r = run(m);
     try {
