@@ -11,6 +11,8 @@
  */
 import { Optional } from '@marcbachmann/cel-js';
 import type { Environment } from '@marcbachmann/cel-js';
+import { labelValueProblem } from './selectors.js';
+import { DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_TEXT, SUBDOMAIN_TEXT } from './validation.js';
 
 // --- quantities ----------------------------------------------------------------
 
@@ -591,27 +593,21 @@ function registerURL(env: Environment): void {
 
 // --- formats ----------------------------------------------------------------------
 
-const DNS1123_LABEL_RE = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
-const DNS1123_SUBDOMAIN_RE = `${DNS1123_LABEL_RE}(\\.${DNS1123_LABEL_RE})*`;
-const DNS1035_LABEL_RE = '[a-z]([-a-z0-9]*[a-z0-9])?';
-const LABEL_VALUE_RE = '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?';
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1035_TEXT =
+  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
 
-/** apimachinery's `RegexError`: the message, the examples and the regex. */
-function regexError(msg: string, re: string, ...examples: string[]): string {
-  return `${msg} (e.g. ${examples.map((e) => `'${e}'`).join(',  or ')}, regex used for validation is '${re}')`;
-}
-
-/** A check as apimachinery's validation functions make them: the length first, then the pattern. */
-function check(max: number, re: string, message: string): (s: string) => string[] {
-  const anchored = new RegExp(`^${re}$`);
-  return (s) => [...(s.length > max ? [`must be no more than ${max} characters`] : []), ...(anchored.test(s) ? [] : [message])];
+/** A check as apimachinery's validation functions make them: the length first, then the pattern (the fake's own name rules and messages). */
+function check(max: number, pattern: RegExp, message: string): (s: string) => string[] {
+  return (s) => [...(s.length > max ? [`must be no more than ${max} characters`] : []), ...(pattern.test(s) ? [] : [message])];
 }
 
 const FORMATS: Readonly<Record<string, (s: string) => string[]>> = {
-  dns1123Label: check(63, DNS1123_LABEL_RE, regexError("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", DNS1123_LABEL_RE, 'my-name', '123-abc')),
-  dns1123Subdomain: check(253, DNS1123_SUBDOMAIN_RE, regexError("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", DNS1123_SUBDOMAIN_RE, 'example.com')),
-  dns1035Label: check(63, DNS1035_LABEL_RE, regexError("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character", DNS1035_LABEL_RE, 'my-name', 'abc-123')),
-  labelValue: check(63, LABEL_VALUE_RE, regexError("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", LABEL_VALUE_RE, 'MyValue', 'my_value', '12345')),
+  dns1123Label: check(63, DNS1123_LABEL, LABEL_TEXT),
+  dns1123Subdomain: check(253, DNS1123_SUBDOMAIN, SUBDOMAIN_TEXT),
+  dns1035Label: check(63, DNS1035_LABEL, DNS1035_TEXT),
+  // the label-selector check's problems, joined there with '; '
+  labelValue: (s) => labelValueProblem(s)?.split('; ') ?? [],
 };
 
 /** A named format of the CEL format library. */
