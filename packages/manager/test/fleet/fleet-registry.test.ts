@@ -11,16 +11,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
-import { ConfigMap } from '@kubeloop/scheme';
+import { ConfigMap, Lease } from '@kubeloop/scheme';
+import { createShardRing, SHARD_RING_LABEL } from '@kubeloop/leaderelection';
 import { startApiProxy } from '@kubeloop/envtest';
-import { createFleet, manualProvider } from '../../src/fleet/index.js';
+import { createFleet, manualProvider, ringCoordinator } from '../../src/fleet/index.js';
 import type { Fleet } from '../../src/fleet/index.js';
-import { isManagerError, Result } from '../../src/index.js';
+import { isManagerError, Result, ringLeadership } from '../../src/index.js';
 import type { ControllerInspection } from '../../src/index.js';
 import type { ReconcileReport } from '../../src/internal-api.js';
 import { testKubeConfig, uniqueName } from '../../../../test/support/env.js';
 import { eventually, newNamespace, readyz, run, testClient, testManager } from '../support.js';
-import { COPY_LABEL, registerCopyController } from './support.js';
+import { COPY_LABEL, registerCopyController, reportKey } from './support.js';
 
 let client: Client;
 beforeAll(() => {
@@ -148,6 +149,30 @@ describe('a fleet controller in the manager\'s one registry', () => {
       await leading.stop().catch(() => undefined);
       await standing.stop();
       await proxy.close();
+    }
+  });
+
+  it('shares the manager\'s shard ring when its leadership is that ring (runRing: false): one Lease, the member reconciled here, and the ring named in readiness', async () => {
+    const ns = await newNamespace(client, 'fleet-ring');
+    const ring = createShardRing({ client, namespace: ns, name: 'shared', identity: uniqueName('replica'), leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 1_000 });
+    const manager = testManager(ns, { healthProbeBindAddress: '127.0.0.1:0', leadership: ringLeadership(ring) });
+    const provider = manualProvider();
+    const fleet = createFleet(manager, { provider, coordinator: ringCoordinator(ring, { runRing: false }), clusters: { fieldOwner: 'fleet-registry', namespaces: [ns] } });
+    registerCopyController(fleet, ns);
+    await provider.engage('self', { kubeConfig: testKubeConfig() });
+    const running = run(manager);
+    try {
+      await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: ns, name: 'policy', labels: { [COPY_LABEL]: 'true' } }, data: { level: '1' } });
+      // The one member of the ring holds every bucket: it reconciles the member (the copy reports back on the host object).
+      await eventually(async () => (await client.get(ConfigMap, { namespace: ns, name: 'policy' })).metadata?.annotations?.[reportKey('self')], (r) => r === '{"level":"1"}', 'the member reconciled through the shared ring');
+      expect(fleet.reconciling()).toEqual(['self']);
+      // The ring runs once, for the manager's leadership: one member Lease in its namespace.
+      const leases = await client.list(Lease, { namespace: ns, labelSelector: `${SHARD_RING_LABEL}=shared` });
+      expect(leases.items).toHaveLength(1);
+      const ready = await eventually(() => readyz(manager), (r) => r.status === 200, 'ready');
+      expect(ready.body).toMatch(/\[\+\]fleet ok: shard ring .*shared: reconciling self/);
+    } finally {
+      await running.stop();
     }
   });
 });
