@@ -15,6 +15,7 @@ import type { Client } from '@kubeloop/client';
 import { createInformerCache, isCacheError } from '../src/index.js';
 import type { InformerCache, InformerCacheOptions, InformerEvent } from '../src/index.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
+import { thrown } from './support.js';
 
 let env: Environment;
 let live: Client;
@@ -47,15 +48,6 @@ async function namespace(prefix: string, labels: Record<string, string> = {}): P
 }
 
 const names = (list: { items: readonly { metadata?: { name?: string; namespace?: string } }[] }): string[] => list.items.map((o) => `${o.metadata!.namespace}/${o.metadata!.name}`).sort();
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  return undefined;
-}
 
 beforeAll(async () => {
   env = createEnvironment({ useExistingCluster: true, kubeconfigPath: testKubeconfigPath() });

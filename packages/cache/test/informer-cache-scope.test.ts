@@ -12,16 +12,7 @@ import type { Client } from '@kubeloop/client';
 import { createInformerCache, isCacheError } from '../src/index.js';
 import type { InformerCache } from '../src/index.js';
 import { testKubeconfigPath, uniqueName } from '../../../test/support/env.js';
-
-/** What `fn` throws (undefined when it returns). */
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  return undefined;
-}
+import { thrown } from './support.js';
 
 let env: Environment;
 let live: Client;
