@@ -28,3 +28,5 @@ export { leaderElectionMetrics } from './metrics/leader-election-metrics.js';
 export type { ControllerStatus, ReconcileReport } from './controller/controller.js';
 export { TriggerLedger } from './controller/triggers.js';
 export type { SourceTrigger, TakenTriggers } from './controller/triggers.js';
+export { ControllerMetrics } from './metrics/controller-metrics.js';
+export type { ControllerLabels } from './metrics/controller-metrics.js';
