@@ -207,8 +207,7 @@ export function applyScale(s: Storage, t: Target, req: CoreRequest, config: Json
   if (!t.st.type.builtin && applied !== before) {
     throw new ApiError(statusOf(500, undefined, `failed to convert new object (${t.namespace ?? ''}/${t.name!}; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version: autoscaling/v1`));
   }
-  const replicas = isObject(result.object['spec']) ? result.object['spec']['replicas'] : undefined;
-  const next: Json = { ...current, spec: replicas === undefined ? {} : { replicas } };
+  const next: Json = { ...current, spec: applied === undefined ? {} : { replicas: applied } };
   return setReplicas(s, t, req, next, undefined, { manager, entries: toParent(t, parent, result.entries) });
 }
 
