@@ -629,7 +629,7 @@ export class Reflector<T extends KubeObject> {
           attempt.refresh();
           heard = Date.now();
           received++;
-          const verdict = this.handle(event);
+          const verdict = this.handle(event, heard);
           if (verdict) return verdict;
         }
       } catch (err) {
@@ -662,13 +662,13 @@ export class Reflector<T extends KubeObject> {
     return 'retry';
   }
 
-  /** Apply one watch event; a non-undefined answer ends the watch. */
-  private handle(event: WatchEvent<T>): 'relist' | 'retry' | undefined {
+  /** Apply one watch event, heard at `at` (ms); a non-undefined answer ends the watch. */
+  private handle(event: WatchEvent<T>, at: number): 'relist' | 'retry' | undefined {
     switch (event.type) {
       case 'ADDED':
       case 'MODIFIED':
       case 'DELETED': {
-        this.stats.lastEventAt = Date.now();
+        this.stats.lastEventAt = at;
         this.stats.watchEvents++;
         if (!this.usable(event.object, 'watch', `watch ${event.type} event`)) return undefined;
         const rv = event.object.metadata?.resourceVersion;
@@ -677,7 +677,7 @@ export class Reflector<T extends KubeObject> {
         return undefined;
       }
       case 'BOOKMARK': {
-        this.stats.lastEventAt = Date.now();
+        this.stats.lastEventAt = at;
         const rv = event.object.metadata?.resourceVersion;
         if (rv) this.stats.resourceVersion = rv;
         return undefined;
@@ -759,7 +759,7 @@ export class Reflector<T extends KubeObject> {
               continue;
             }
           }
-          const verdict = this.handle(event);
+          const verdict = this.handle(event, Date.now());
           if (verdict === 'relist') return done ? 'relist' : 'failed';
         }
       } catch (err) {

@@ -205,7 +205,9 @@ export function applyScale(s: Storage, t: Target, req: CoreRequest, config: Json
   // the server converts the new Scale back only when the apply changed it: one that leaves the replicas is a 200
   // (found by the 2,000-sequence random run, seed 2026)
   if (!t.st.type.builtin && applied !== before) {
-    throw new ApiError(statusOf(500, undefined, `failed to convert new object (${t.namespace ?? ''}/${t.name!}; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version: autoscaling/v1`));
+    // the message names the applied Scale's own namespace: empty when its metadata leaves it out (found by the random run, seed 1512122803)
+    const ns = typeof cm['namespace'] === 'string' ? cm['namespace'] : '';
+    throw new ApiError(statusOf(500, undefined, `failed to convert new object (${ns}/${t.name!}; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version: autoscaling/v1`));
   }
   const next: Json = { ...current, spec: applied === undefined ? {} : { replicas: applied } };
   return setReplicas(s, t, req, next, undefined, { manager, entries: toParent(t, parent, result.entries) });

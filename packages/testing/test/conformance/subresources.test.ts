@@ -241,6 +241,13 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
       });
       expect(cr.status).toBe(500);
       expect(cr.body['message']).toBe(`failed to convert new object (${ns}/${w.metadata.name}; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version: autoscaling/v1`);
+      // the message names the applied Scale's namespace, not the URL's: none when the body leaves it out
+      const unnamed = await raw(h(), 'PATCH', `/apis/${GROUP}/v1/namespaces/${ns}/widgets/${w.metadata.name}/scale`, {
+        body: JSON.stringify({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: w.metadata.name }, spec: { replicas: 4 } }),
+        contentType: 'application/apply-patch+yaml',
+        query: { fieldManager: 'b', force: 'true' },
+      });
+      expect([unnamed.status, unnamed.body['message']]).toEqual([500, `failed to convert new object (/${w.metadata.name}; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version: autoscaling/v1`]);
       // one that leaves the replicas as they are needs no conversion: the Scale (found by the 2,000-sequence random run)
       const same = await raw(h(), 'PATCH', `/apis/${GROUP}/v1/namespaces/${ns}/widgets/${w.metadata.name}/scale`, {
         body: JSON.stringify({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: w.metadata.name, namespace: ns }, spec: { replicas: 1 } }),
