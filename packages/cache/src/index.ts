@@ -39,7 +39,7 @@ export type {
 } from './informer.js';
 export { Reflector, isNotServed } from './reflector.js';
 export type { ReflectorOptions, ReflectorSink, ReflectorState, ReflectorStats } from './reflector.js';
-export { inShard, shardValue, staticShard } from './shard-filter.js';
+export { inShard, shardHash, shardValue, staticShard } from './shard-filter.js';
 export type { ShardBy, ShardFilter } from './shard-filter.js';
 export { CacheError, isCacheError } from './errors.js';
 export type { CacheErrorReason } from './errors.js';

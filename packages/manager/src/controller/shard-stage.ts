@@ -14,8 +14,9 @@
  * bucket of a deleted object's key is kept, marked, until its final
  * reconcile has run here (a list of the cache would not find it).
  */
+import { shardHash } from '@kubeloop/cache';
 import type { InformerEvent } from '@kubeloop/cache';
-import { fnv1a64, runFenced } from '@kubeloop/client';
+import { runFenced } from '@kubeloop/client';
 import type { KindRef } from '@kubeloop/client';
 import { isMetadataRef } from '@kubeloop/client/internal';
 import type { ShardRing } from '@kubeloop/leaderelection';
@@ -95,9 +96,9 @@ class ShardStage implements ReconcileStage {
     this.source = { description: `shard ring ${ring.name}`, start: (context) => this.start(context) };
   }
 
-  /** The one hash of a value (uid or namespace) and its bucket. */
+  /** A value's (uid or namespace) bucket; the hash is the one the cache's shard stage made on admitting the object, when it did. */
   private bucketOfValue(value: string): number {
-    return this.ring.bucketOf(fnv1a64(value));
+    return this.ring.bucketOf(shardHash(value));
   }
 
   /** A namespace's bucket, hashed once. */
