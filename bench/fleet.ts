@@ -38,6 +38,11 @@
  *
  *   pnpm bench:fleet                        sizes 0,1,2,4,8; 2 FleetConfigs; 3 rounds (sizes interleaved)
  *   pnpm bench:fleet --sizes=0,1,2,4 --configs=10 --rounds=1
+ *   pnpm bench:fleet --operators=base=/work/wt/base/examples/fleet-operator/dist/main.js,new=examples/fleet-operator/dist/main.js
+ *
+ * `--operators` compares builds side by side in one run (label=file pairs;
+ * each size runs every build in turn, the order rotating per round), with
+ * a table per build and one of the later builds against the first.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -107,6 +112,8 @@ function rssOf(pid: number): number {
 }
 
 interface Run {
+  /** The build's label (`--operators`); empty for the one shipped. */
+  readonly operator: string;
   readonly members: number;
   readonly round: number;
   readonly convergedMs: number;
@@ -127,6 +134,15 @@ async function main(): Promise<void> {
   const rounds = Number(param('rounds', '3'));
   const settleMs = Number(param('settle-ms', '5000'));
   const most = Math.max(...sizes);
+  const operators = param('operators', '')
+    .split(',')
+    .filter(Boolean)
+    .map((spec) => {
+      const i = spec.indexOf('=');
+      if (i <= 0) throw new Error(`--operators takes label=file pairs, got ${JSON.stringify(spec)}`);
+      return { label: spec.slice(0, i), file: spec.slice(i + 1) };
+    });
+  if (operators.length === 0) operators.push({ label: '', file: operator });
   const load: number[][] = [loadavg()];
 
   const env = createEnvironment({ crds: [join(root, 'examples', 'fleet-operator', 'crd')] });
@@ -177,14 +193,14 @@ async function main(): Promise<void> {
     );
   }
 
-  async function measure(members: number, round: number): Promise<Run> {
+  async function measure(op: { label: string; file: string }, members: number, round: number): Promise<Run> {
     await reset(members);
     hostProxy.clearRequests();
     for (const p of memberProxies) p.clearRequests();
     const t0 = performance.now();
     const proc: ChildProcess = spawn(
       process.execPath,
-      [operator, '--kubeconfig', hostKubeconfig, '--no-sample', '--secret-namespace', SECRET_NAMESPACE, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
+      [op.file, '--kubeconfig', hostKubeconfig, '--no-sample', '--secret-namespace', SECRET_NAMESPACE, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'],
       { cwd: root, env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const lines: Record<string, unknown>[] = [];
@@ -221,6 +237,7 @@ async function main(): Promise<void> {
       };
       const memberRequests = memberProxies.slice(0, members).flatMap((p) => p.requests);
       const run: Run = {
+        operator: op.label,
         members,
         round,
         convergedMs,
@@ -233,7 +250,7 @@ async function main(): Promise<void> {
         watchesOpened: [...hostProxy.requests, ...memberRequests].filter((r) => verbOf(r) === 'watch').length,
       };
       load.push(loadavg());
-      log(`${members} members (round ${round + 1}): converged in ${(convergedMs / 1000).toFixed(2)} s (all engaged at ${(engagedMs / 1000).toFixed(2)} s), RSS ${mib(rss)} MiB, heap ${mib(run.heapUsed)}/${mib(run.heapTotal)} MiB, requests host ${JSON.stringify(run.host)} members ${JSON.stringify(run.memberRequests)}, watches ${run.watchesOpened}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+      log(`${op.label ? `${op.label}: ` : ''}${members} members (round ${round + 1}): converged in ${(convergedMs / 1000).toFixed(2)} s (all engaged at ${(engagedMs / 1000).toFixed(2)} s), RSS ${mib(rss)} MiB, heap ${mib(run.heapUsed)}/${mib(run.heapTotal)} MiB, requests host ${JSON.stringify(run.host)} members ${JSON.stringify(run.memberRequests)}, watches ${run.watchesOpened}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
       return run;
     } finally {
       proc.kill('SIGTERM');
@@ -243,64 +260,87 @@ async function main(): Promise<void> {
 
   const runs: Run[] = [];
   for (let round = 0; round < rounds; round++) {
-    for (const members of round % 2 ? [...sizes].reverse() : sizes) runs.push(await measure(members, round));
+    for (const members of round % 2 ? [...sizes].reverse() : sizes) {
+      // every build at each size, the order rotating per round
+      for (let k = 0; k < operators.length; k++) runs.push(await measure(operators[(k + round) % operators.length]!, members, round));
+    }
   }
   for (const p of [hostProxy, ...memberProxies]) await p.close();
   driver.transport.close();
   await env.stop();
   rmSync(work, { recursive: true, force: true });
 
-  // --- report: the median run per size, deltas over the smallest size (0 members: the floor) ---
+  // --- report: per build, the median run per size, deltas over the smallest size (0 members: the floor) ---
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const total = (r: Record<Verb, number>): number => VERBS.reduce((s, v) => s + r[v], 0);
-  const bySize = sizes.map((members) => {
-    const mine = runs.filter((r) => r.members === members);
-    const pick = (f: (r: Run) => number): number => median(mine.map(f));
-    const verbs = (f: (r: Run) => Record<Verb, number>): Record<Verb, number> => Object.fromEntries(VERBS.map((v) => [v, pick((r) => f(r)[v])])) as Record<Verb, number>;
-    return {
-      members,
-      convergedMs: pick((r) => r.convergedMs),
-      engagedMs: pick((r) => r.engagedMs),
-      rss: pick((r) => r.rss),
-      rssPerRound: mine.map((r) => r.rss),
-      heapUsed: pick((r) => r.heapUsed ?? 0),
-      heapTotal: pick((r) => r.heapTotal ?? 0),
-      host: verbs((r) => r.host),
-      memberRequests: verbs((r) => r.memberRequests),
-      watchesOpened: pick((r) => r.watchesOpened),
-    };
-  });
-  const floor = bySize.find((s) => s.members === Math.min(...sizes))!;
-  const per = (s: (typeof bySize)[number], f: (x: (typeof bySize)[number]) => number, digits: number): string =>
-    s.members === floor.members ? '' : ((f(s) - f(floor)) / (s.members - floor.members)).toFixed(digits);
   const loads = load.map((l) => l[0]!);
   const out: string[] = [];
-  out.push(`\nFleet: the example operator (node ${process.version}, ${operator.replace(`${root}/`, '')}), host + N members on one control plane, ${configs} FleetConfigs, ${rounds} round(s), median per size; load average (1 min) ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}\n`);
-  out.push('| members | converged s | all engaged s | RSS MiB | heap used / total MiB | requests host (disc/LIST/WATCH/GET/write) | requests members (disc/LIST/WATCH/GET/write) | watches opened | RSS MiB per member vs floor | heap used MiB per member | requests per member | watches per member |');
-  out.push('|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|');
   const verbCols = (r: Record<Verb, number>): string => `${total(r)} (${VERBS.map((v) => r[v]).join('/')})`;
-  for (const s of bySize) {
-    out.push(
-      `| ${s.members} | ${(s.convergedMs / 1000).toFixed(2)} | ${(s.engagedMs / 1000).toFixed(2)} | ${mib(s.rss)}${s.rssPerRound.length > 1 ? ` (${s.rssPerRound.map((x) => mib(x)).join(' / ')})` : ''} | ${mib(s.heapUsed)} / ${mib(s.heapTotal)} | ${verbCols(s.host)} | ${verbCols(s.memberRequests)} | ${s.watchesOpened} | ${per(s, (x) => x.rss / 1048576, 1)} | ${per(s, (x) => x.heapUsed / 1048576, 1)} | ${per(s, (x) => total(x.host) + total(x.memberRequests), 1)} | ${per(s, (x) => x.watchesOpened, 1)} |`,
-    );
+  const report = (op: { label: string; file: string }) => {
+    const bySize = sizes.map((members) => {
+      const mine = runs.filter((r) => r.members === members && r.operator === op.label);
+      const pick = (f: (r: Run) => number): number => median(mine.map(f));
+      const verbs = (f: (r: Run) => Record<Verb, number>): Record<Verb, number> => Object.fromEntries(VERBS.map((v) => [v, pick((r) => f(r)[v])])) as Record<Verb, number>;
+      return {
+        members,
+        convergedMs: pick((r) => r.convergedMs),
+        engagedMs: pick((r) => r.engagedMs),
+        rss: pick((r) => r.rss),
+        rssPerRound: mine.map((r) => r.rss),
+        heapUsed: pick((r) => r.heapUsed ?? 0),
+        heapTotal: pick((r) => r.heapTotal ?? 0),
+        host: verbs((r) => r.host),
+        memberRequests: verbs((r) => r.memberRequests),
+        watchesOpened: pick((r) => r.watchesOpened),
+      };
+    });
+    type Size = (typeof bySize)[number];
+    const floor = bySize.find((x) => x.members === Math.min(...sizes))!;
+    const per = (x: Size, f: (y: Size) => number, digits: number): string => (x.members === floor.members ? '' : ((f(x) - f(floor)) / (x.members - floor.members)).toFixed(digits));
+    out.push(`\nFleet: the example operator (node ${process.version}, ${op.label ? `${op.label} = ` : ''}${op.file.replace(`${root}/`, '')}), host + N members on one control plane, ${configs} FleetConfigs, ${rounds} round(s), median per size; load average (1 min) ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}\n`);
+    out.push('| members | converged s | all engaged s | RSS MiB | heap used / total MiB | requests host (disc/LIST/WATCH/GET/write) | requests members (disc/LIST/WATCH/GET/write) | watches opened | RSS MiB per member vs floor | heap used MiB per member | requests per member | watches per member |');
+    out.push('|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|');
+    for (const x of bySize) {
+      out.push(
+        `| ${x.members} | ${(x.convergedMs / 1000).toFixed(2)} | ${(x.engagedMs / 1000).toFixed(2)} | ${mib(x.rss)}${x.rssPerRound.length > 1 ? ` (${x.rssPerRound.map((y) => mib(y)).join(' / ')})` : ''} | ${mib(x.heapUsed)} / ${mib(x.heapTotal)} | ${verbCols(x.host)} | ${verbCols(x.memberRequests)} | ${x.watchesOpened} | ${per(x, (y) => y.rss / 1048576, 1)} | ${per(x, (y) => y.heapUsed / 1048576, 1)} | ${per(x, (y) => total(y.host) + total(y.memberRequests), 1)} | ${per(x, (y) => y.watchesOpened, 1)} |`,
+      );
+    }
+    // Least squares over the medians: the cost of one more member, all sizes at once.
+    const slope = (f: (x: Size) => number): number => {
+      const mx = bySize.reduce((a, x) => a + x.members, 0) / bySize.length;
+      const my = bySize.reduce((a, x) => a + f(x), 0) / bySize.length;
+      const num = bySize.reduce((a, x) => a + (x.members - mx) * (f(x) - my), 0);
+      const den = bySize.reduce((a, x) => a + (x.members - mx) ** 2, 0);
+      return den === 0 ? 0 : num / den;
+    };
+    const slopes = {
+      rssMiB: slope((x) => x.rss / 1048576),
+      heapUsedMiB: slope((x) => x.heapUsed / 1048576),
+      requests: slope((x) => total(x.host) + total(x.memberRequests)),
+      ...Object.fromEntries(VERBS.map((v) => [v, slope((x) => x.host[v] + x.memberRequests[v])])),
+      watches: slope((x) => x.watchesOpened),
+      convergedMs: slope((x) => x.convergedMs),
+    };
+    out.push(`\nSlope over all sizes (least squares on the medians), per added member: RSS ${slopes.rssMiB.toFixed(2)} MiB, heap used ${slopes.heapUsedMiB.toFixed(2)} MiB, requests ${slopes.requests.toFixed(2)} (${VERBS.map((v) => `${v} ${(slopes as Record<string, number>)[v]!.toFixed(2)}`).join(', ')}), watches ${slopes.watches.toFixed(2)}, converged ${(slopes.convergedMs / 1000).toFixed(3)} s`);
+    return { op, bySize, slopes };
+  };
+  const reports = operators.map(report);
+  if (reports.length > 1) {
+    // Each later build against the first, size by size (medians).
+    const [first, ...later] = reports;
+    const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}x` : '');
+    for (const other of later) {
+      out.push(`\n${other.op.label} against ${first!.op.label}, size by size (medians; ratio ${other.op.label}/${first!.op.label}):\n`);
+      out.push(`| members | converged s | ratio | RSS MiB | ratio | heap used MiB | ratio | requests | ratio |`);
+      out.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+      for (const [i, x] of other.bySize.entries()) {
+        const b = first!.bySize[i]!;
+        const req = (y: typeof x): number => total(y.host) + total(y.memberRequests);
+        out.push(`| ${x.members} | ${(x.convergedMs / 1000).toFixed(2)} vs ${(b.convergedMs / 1000).toFixed(2)} | ${ratio(x.convergedMs, b.convergedMs)} | ${mib(x.rss)} vs ${mib(b.rss)} | ${ratio(x.rss, b.rss)} | ${mib(x.heapUsed)} vs ${mib(b.heapUsed)} | ${ratio(x.heapUsed, b.heapUsed)} | ${req(x)} vs ${req(b)} | ${ratio(req(x), req(b))} |`);
+      }
+      out.push(`\nPer added member: RSS ${other.slopes.rssMiB.toFixed(2)} vs ${first!.slopes.rssMiB.toFixed(2)} MiB, requests ${other.slopes.requests.toFixed(2)} vs ${first!.slopes.requests.toFixed(2)}, converged ${(other.slopes.convergedMs / 1000).toFixed(3)} vs ${(first!.slopes.convergedMs / 1000).toFixed(3)} s`);
+    }
   }
-  // Least squares over the medians: the cost of one more member, all sizes at once.
-  const slope = (f: (x: (typeof bySize)[number]) => number): number => {
-    const mx = bySize.reduce((a, s) => a + s.members, 0) / bySize.length;
-    const my = bySize.reduce((a, s) => a + f(s), 0) / bySize.length;
-    const num = bySize.reduce((a, s) => a + (s.members - mx) * (f(s) - my), 0);
-    const den = bySize.reduce((a, s) => a + (s.members - mx) ** 2, 0);
-    return den === 0 ? 0 : num / den;
-  };
-  const slopes = {
-    rssMiB: slope((x) => x.rss / 1048576),
-    heapUsedMiB: slope((x) => x.heapUsed / 1048576),
-    requests: slope((x) => total(x.host) + total(x.memberRequests)),
-    ...Object.fromEntries(VERBS.map((v) => [v, slope((x) => x.host[v] + x.memberRequests[v])])),
-    watches: slope((x) => x.watchesOpened),
-    convergedMs: slope((x) => x.convergedMs),
-  };
-  out.push(`\nSlope over all sizes (least squares on the medians), per added member: RSS ${slopes.rssMiB.toFixed(2)} MiB, heap used ${slopes.heapUsedMiB.toFixed(2)} MiB, requests ${slopes.requests.toFixed(2)} (${VERBS.map((v) => `${v} ${(slopes as Record<string, number>)[v]!.toFixed(2)}`).join(', ')}), watches ${slopes.watches.toFixed(2)}, converged ${(slopes.convergedMs / 1000).toFixed(3)} s`);
   out.push('\nOne control plane; every copy in place before each run (each member reads it from its cache and writes only its status entry, in the host).');
   process.stdout.write(`${out.join('\n')}\n\n`);
   process.stdout.write(
@@ -310,8 +350,8 @@ async function main(): Promise<void> {
       configs,
       rounds,
       loadavg1: { min: Math.min(...loads), max: Math.max(...loads) },
-      perMember: slopes,
-      runs: runs.map((r) => ({ members: r.members, round: r.round, convergedMs: Math.round(r.convergedMs), engagedMs: Math.round(r.engagedMs), rssMiB: mib(r.rss), heapUsedMiB: mib(r.heapUsed), heapTotalMiB: mib(r.heapTotal), host: r.host, memberRequests: r.memberRequests, watchesOpened: r.watchesOpened })),
+      perMember: reports.length === 1 ? reports[0]!.slopes : Object.fromEntries(reports.map((r) => [r.op.label, r.slopes])),
+      runs: runs.map((r) => ({ operator: r.operator || undefined, members: r.members, round: r.round, convergedMs: Math.round(r.convergedMs), engagedMs: Math.round(r.engagedMs), rssMiB: mib(r.rss), heapUsedMiB: mib(r.heapUsed), heapTotalMiB: mib(r.heapTotal), host: r.host, memberRequests: r.memberRequests, watchesOpened: r.watchesOpened })),
     })}\n`,
   );
 }
