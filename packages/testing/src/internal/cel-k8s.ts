@@ -3,7 +3,8 @@
  * beyond the language: quantities (`quantity`, `isQuantity` and the
  * Quantity methods), IP addresses and CIDRs (`ip`, `isIP`, `cidr`,
  * `isCIDR` and their methods) and URLs (`url`, `isURL` and the getters),
- * registered on a cel-js environment. Values
+ * registered on a cel-js environment (the semver library is in
+ * cel-semver.ts). Values
  * follow the Go types behind them: a quantity is exact (kept in nano units,
  * smaller amounts rounded up as `resource.ParseQuantity` rounds them), an
  * address is parsed as `net/netip` parses it (no leading zeros in IPv4, no
@@ -11,6 +12,7 @@
  */
 import { Optional } from '@marcbachmann/cel-js';
 import type { Environment } from '@marcbachmann/cel-js';
+import { registerSemver } from './cel-semver.js';
 import { labelValueProblem } from './selectors.js';
 import { DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_TEXT, SUBDOMAIN_TEXT } from './validation.js';
 
@@ -418,8 +420,9 @@ function registerIP(env: Environment): void {
   env.registerOperator('net.CIDR == net.CIDR', (a: CIDR, b: CIDR) => a.toString() === b.toString());
 }
 
-/** Register the quantity, IP/CIDR and URL libraries on `env`. */
+/** Register the quantity, IP/CIDR, URL, format and semver libraries on `env`. */
 export function registerKubernetesLibraries(env: Environment): void {
+  registerSemver(env);
   registerQuantity(env);
   registerIP(env);
   registerURL(env);

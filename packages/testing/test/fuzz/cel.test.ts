@@ -108,6 +108,17 @@ const CRD = {
                       { rule: "!format.named('nope').hasValue() && !format.dns1123Subdomain().validate(self).hasValue()", messageExpression: "'subdomain: ' + format.dns1123Subdomain().validate(self).value()[0]" },
                     ],
                   },
+                  version: {
+                    type: 'string',
+                    maxLength: 60,
+                    'x-kubernetes-validations': [
+                      { rule: "isSemver(self) && semver(self).isLessThan(semver('2.0.0'))", messageExpression: "'version ' + self + ' is not a semver under 2.0.0'" },
+                      { rule: '!isSemver(self, true) || semver(self, true).major() >= 1 || semver(self, true).minor() > 2', message: 'at least 0.3' },
+                      { rule: "semver(self).compareTo(semver('1.0.0-alpha.1')) >= 0", message: 'at least 1.0.0-alpha.1' },
+                      { rule: "!isSemver(self) || semver(self).compareTo(semver('1.2.3+build.7')) != 0 && !semver(self).isGreaterThan(semver('1.9.0-rc.10'))", message: 'not 1.2.3, not past 1.9.0-rc.10' },
+                      { rule: "!isSemver(self, true) || semver(self, true).patch() != 0 || semver(self, true) == semver('0.3.0', true)", message: 'a patch release' },
+                    ],
+                  },
                   ports: {
                     type: 'array',
                     maxItems: 3,
@@ -167,6 +178,18 @@ const endpoint = fc
   )
   .filter((u) => u.length <= 60);
 const slug = fc.string({ unit: fc.constantFrom(...'abzAZ09-._'), maxLength: 70 });
+/** Versions as people write them and break them: a `v`, leading zeros, one to four parts, pre-releases and builds with empty, numeric and odd identifiers. */
+const versionNumber = fc.oneof(fc.nat(20).map(String), fc.nat(9).map((n) => `0${n}`), fc.constantFrom('', 'x', '18446744073709551616', '9223372036854775808', '1a'));
+const identifier = fc.oneof(fc.nat(12).map(String), fc.constantFrom('alpha', 'beta', 'rc', 'Alpha', 'x-y', '', '01', 'a_b', 'é', '0', 'build'));
+const version = fc
+  .tuple(
+    fc.constantFrom('', '', '', 'v', 'V'),
+    fc.array(versionNumber, { minLength: 1, maxLength: 4 }),
+    fc.option(fc.array(identifier, { minLength: 1, maxLength: 3 }), { nil: undefined }),
+    fc.option(fc.array(identifier, { minLength: 1, maxLength: 2 }), { nil: undefined }),
+  )
+  .map(([v, parts, pre, build]) => `${v}${parts.join('.')}${pre ? `-${pre.join('.')}` : ''}${build ? `+${build.join('.')}` : ''}`)
+  .filter((x) => x.length <= 60);
 
 /** The Kubernetes libraries' fields: quantities, IP addresses and CIDRs, valid and not, with messageExpression messages. */
 const librarySpec = fc.record(
@@ -178,6 +201,7 @@ const librarySpec = fc.record(
     address: fc.oneof(address, fc.constantFrom('10.0.0.1', '10.0.0.2', '127.0.0.1', '::1', '2001:db8::1', '2001:DB8::1', '2001:db8:0:0:0:0:0:1', '01.2.3.4', '::ffff:1.2.3.4', 'fe80::1', '169.254.1.1', '224.0.0.1', '0.0.0.0', '1.2.3', '255.255.255.255', '2001:db8::0:1', 'ff02::1', 'ff12::1', 'ff03::1', '224.0.0.5', '224.0.1.5', '::')),
     endpoint: fc.oneof(endpoint, fc.constantFrom('https://example.com/api', 'http://localhost:8080/api/v1', 'https://[::1]:443/api', 'ftp://x/api', '/api/x', 'example.com/api', 'https://h:22/api', 'https://h/api%20x?x=1&x=2', 'https://h/api?debug', 'https://h/a%zz', 'https://h:port/api', 'mailto:a@b', 'https://h/api/../y?q=a+b', 'HTTPS://H/api', 'https://u:p@h:8443/api?x=%41')),
     slug: fc.oneof(slug, fc.constantFrom('abc', 'Abc', '1abc', 'a-b', 'a_b', '-a', 'a'.repeat(64), 'a.b', '', 'a'.repeat(71), 'x1')),
+    version: fc.oneof(version, fc.constantFrom('1.2.3', '1.2.3+build.7', '1.2.3+other', 'v1.2.3', '1.2', '01.02.03', '1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', '1.0.0-rc.1', '1.9.0-rc.10', '1.9.0-rc.9', '1.9.0-rc.11', '1.9.0', '2.0.0', '0.3.0', 'v0.3', '', 'v', '1..3', '1.2.3-', '1.2.3+', '1.2-rc.1', '1.2.3-01', 'latest')),
     network: fc.oneof(network, fc.constantFrom('10.0.0.0/8', '10.1.0.0/16', '10.0.0.1/8', '192.168.0.0/16', '10.0.0.0/33', '::/0', '2001:db8::/32', '2001:db8::1/48', '10.0.0.0/08', '10.0.0.0/4', 'x/8')),
   },
   { requiredKeys: ['replicas', 'maxReplicas'] },
