@@ -493,13 +493,16 @@ export function parseRequestURI(raw: string): URL_ | string {
   const fail = (msg: string): string => `parse ${JSON.stringify(raw)}: ${msg}`;
   // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(raw)) return fail('net/url: invalid control character in URL');
+  if (raw === '') return fail('empty url');
+  if (raw === '*') return new URL_({ scheme: '', opaque: '', host: '', path: '*', rawPath: '', rawQuery: '' });
   let rest = raw;
   let scheme = '';
+  // a scheme starts with a letter; a digit, '+', '-' or '.' first means there is none (and the text is a path), a ':' first is an error
   const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(rest);
   if (m) {
     scheme = m[1]!.toLowerCase();
     rest = rest.slice(m[0].length);
-  } else if (/^[0-9+.-][a-zA-Z0-9+.-]*:/.test(rest) || rest.startsWith(':')) {
+  } else if (rest.startsWith(':')) {
     return fail('missing protocol scheme');
   }
   let rawQuery = '';
@@ -605,12 +608,90 @@ function check(max: number, pattern: RegExp, message: string): (s: string) => st
   return (s) => [...(s.length > max ? [`must be no more than ${max} characters`] : []), ...(pattern.test(s) ? [] : [message])];
 }
 
+/** `IsDNS1123Label`: a value that is a subdomain but not a label is told it has dots. */
+const dns1123Label = (s: string): string[] => [...(s.length > 63 ? ['must be no more than 63 characters'] : []), ...(DNS1123_LABEL.test(s) ? [] : [DNS1123_SUBDOMAIN.test(s) ? 'must not contain dots' : LABEL_TEXT])];
+const dns1123Subdomain = check(253, DNS1123_SUBDOMAIN, SUBDOMAIN_TEXT);
+const dns1035Label = check(63, DNS1035_LABEL, DNS1035_TEXT);
+
+/**
+ * The `...Prefix` forms check a name that gets a suffix appended
+ * (`generateName`): apimachinery's `maskTrailingDash` first replaces a
+ * trailing dash, with the character before it, by `a`.
+ */
+const maskTrailingDash = (s: string): string => (s.length > 1 && s.endsWith('-') ? `${s.slice(0, -2)}a` : s);
+
+const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const QUALIFIED_TEXT =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+/** `IsQualifiedName`: `[prefix/]name`, every problem of each part. */
+function qualifiedName(s: string): string[] {
+  const parts = s.split('/');
+  // kube-apiserver v1.37's words: a "label key", and a length in bytes (found by the CEL differential)
+  if (parts.length > 2) return [`a valid label key ${QUALIFIED_TEXT} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
+  const out: string[] = [];
+  if (parts.length === 2) {
+    const prefix = parts[0]!;
+    if (prefix.length === 0) out.push('prefix part must be non-empty');
+    else out.push(...dns1123Subdomain(prefix).map((m) => `prefix part ${m}`));
+  }
+  const name = parts[parts.length - 1]!;
+  if (name.length === 0) out.push('name part must be non-empty');
+  else if (utf8.encode(name).length > 63) out.push('name part must be no more than 63 bytes');
+  if (!QUALIFIED_NAME.test(name)) out.push(`name part ${QUALIFIED_TEXT}`);
+  return out;
+}
+
+const utf8 = new TextEncoder();
+
+const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
+
+/** strfmt's base64 check: padded standard base64, at least one group, nothing else (no line breaks, not empty: found by the CEL differential). */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$/;
+const isBase64 = (s: string): boolean => BASE64.test(s);
+
+/** Go's `time.Parse("2006-01-02", s)` accepts it (a real day of a real month). */
+function isDate(s: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
+  if (!m) return false;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (month < 1 || month > 12 || day < 1) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return day <= [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
+}
+
+/**
+ * strfmt's `IsDateTime`: lower-cased and split at every `t`, the first
+ * piece a date and the second a time (`hh:mm:ss`, any one character then
+ * digits for a fraction, `z` or an offset), hours at most 23, minutes and
+ * seconds at most 59; pieces after the second are not looked at.
+ */
+function isDateTime(s: string): boolean {
+  if (s.length < 4) return false;
+  const pieces = s.toLowerCase().split('t');
+  if (pieces.length < 2 || !isDate(pieces[0]!)) return false;
+  const m = /^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$/u.exec(pieces[1]!);
+  return m !== null && m[1]! <= '23' && m[2]! <= '59' && m[3]! <= '59';
+}
+
 const FORMATS: Readonly<Record<string, (s: string) => string[]>> = {
-  dns1123Label: check(63, DNS1123_LABEL, LABEL_TEXT),
-  dns1123Subdomain: check(253, DNS1123_SUBDOMAIN, SUBDOMAIN_TEXT),
-  dns1035Label: check(63, DNS1035_LABEL, DNS1035_TEXT),
+  dns1123Label,
+  dns1123Subdomain,
+  dns1035Label,
+  qualifiedName,
+  dns1123LabelPrefix: (s) => dns1123Label(maskTrailingDash(s)),
+  dns1123SubdomainPrefix: (s) => dns1123Subdomain(maskTrailingDash(s)),
+  dns1035LabelPrefix: (s) => dns1035Label(maskTrailingDash(s)),
   // the label-selector check's problems, joined there with '; '
   labelValue: (s) => labelValueProblem(s)?.split('; ') ?? [],
+  uri: (s) => {
+    const u = parseRequestURI(s);
+    return typeof u === 'string' ? [u] : [];
+  },
+  uuid: (s) => (UUID.test(s) ? [] : ['does not match the UUID format']),
+  byte: (s) => (isBase64(s) ? [] : ['invalid base64']),
+  date: (s) => (isDate(s) ? [] : ['invalid date']),
+  datetime: (s) => (isDateTime(s) ? [] : ['invalid datetime']),
 };
 
 /** A named format of the CEL format library. */

@@ -10,8 +10,9 @@
  * several causes by Go map iteration, differently from one request to the
  * next, so they are compared as a set.
  *
- *   pnpm -s exec vitest run packages/testing/test/fuzz/cel.test.ts     # seed 40, 150 objects (KUBELOOP_CEL_SEED, KUBELOOP_CEL_RUNS)
+ *   pnpm -s exec vitest run packages/testing/test/fuzz/cel.test.ts     # seed 40, 150 objects (KUBELOOP_CEL_SEED, KUBELOOP_CEL_RUNS; KUBELOOP_CEL_REPORT=file for every disagreement)
  */
+import { writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '@kubeloop/client';
@@ -24,6 +25,8 @@ import { testKubeconfigPath, uniqueName } from '../../../../test/support/env.js'
 
 const SEED = Number(process.env['KUBELOOP_CEL_SEED'] ?? '40');
 const RUNS = Number(process.env['KUBELOOP_CEL_RUNS'] ?? '150');
+/** A file to write every disagreement to (the test prints the first five). */
+const REPORT = process.env['KUBELOOP_CEL_REPORT'];
 const GROUP = 'cel.conformance.kubeloop.dev';
 
 const CRD = {
@@ -102,10 +105,25 @@ const CRD = {
                     type: 'string',
                     maxLength: 80,
                     'x-kubernetes-validations': [
-                      { rule: '!format.dns1123Label().validate(self).hasValue()', message: 'a DNS label' },
+                      { rule: '!format.dns1123Label().validate(self).hasValue()', messageExpression: "'label: ' + format.dns1123Label().validate(self).value()[0] + (format.dns1123Label().validate(self).value().size() > 1 ? '; ' + format.dns1123Label().validate(self).value()[1] : '')" },
                       { rule: "format.named('dns1035Label').hasValue() && !format.named('dns1035Label').value().validate(self).hasValue()", messageExpression: "format.dns1035Label().validate(self).value()[0]" },
                       { rule: "!format.labelValue().validate(self).hasValue() || self.size() > 70", message: 'a label value' },
                       { rule: "!format.named('nope').hasValue() && !format.dns1123Subdomain().validate(self).hasValue()", messageExpression: "'subdomain: ' + format.dns1123Subdomain().validate(self).value()[0]" },
+                    ],
+                  },
+                  formatted: {
+                    type: 'string',
+                    maxLength: 80,
+                    'x-kubernetes-validations': [
+                      { rule: '!format.qualifiedName().validate(self).hasValue()', messageExpression: "'qualified: ' + format.qualifiedName().validate(self).value()[0] + (format.qualifiedName().validate(self).value().size() > 1 ? '; ' + format.qualifiedName().validate(self).value()[1] : '')" },
+                      { rule: '!format.dns1123LabelPrefix().validate(self).hasValue()', messageExpression: "'label prefix: ' + format.dns1123LabelPrefix().validate(self).value()[0] + (format.dns1123LabelPrefix().validate(self).value().size() > 1 ? '; ' + format.dns1123LabelPrefix().validate(self).value()[1] : '')" },
+                      { rule: "!format.named('dns1123SubdomainPrefix').value().validate(self).hasValue()", messageExpression: "'subdomain prefix: ' + format.dns1123SubdomainPrefix().validate(self).value()[0] + (format.dns1123SubdomainPrefix().validate(self).value().size() > 1 ? '; ' + format.dns1123SubdomainPrefix().validate(self).value()[1] : '')" },
+                      { rule: '!format.dns1035LabelPrefix().validate(self).hasValue()', messageExpression: "'1035 prefix: ' + format.dns1035LabelPrefix().validate(self).value()[0] + (format.dns1035LabelPrefix().validate(self).value().size() > 1 ? '; ' + format.dns1035LabelPrefix().validate(self).value()[1] : '')" },
+                      { rule: '!format.uri().validate(self).hasValue()', messageExpression: "'uri: ' + format.uri().validate(self).value()[0]" },
+                      { rule: '!format.uuid().validate(self).hasValue()', messageExpression: "format.uuid().validate(self).value()[0]" },
+                      { rule: '!format.byte().validate(self).hasValue()', messageExpression: "format.byte().validate(self).value()[0]" },
+                      { rule: '!format.date().validate(self).hasValue()', messageExpression: "format.date().validate(self).value()[0]" },
+                      { rule: "!format.named('datetime').value().validate(self).hasValue()", messageExpression: "format.datetime().validate(self).value()[0]" },
                     ],
                   },
                   version: {
@@ -178,6 +196,21 @@ const endpoint = fc
   )
   .filter((u) => u.length <= 60);
 const slug = fc.string({ unit: fc.constantFrom(...'abzAZ09-._'), maxLength: 70 });
+/** Strings for the format library: qualified names, name prefixes, URIs, UUIDs, base64, dates and datetimes, each valid and broken. */
+const twoDigits = (max: number): fc.Arbitrary<string> => fc.nat(max).map((n) => String(n).padStart(2, '0'));
+const isoDate = fc.tuple(fc.constantFrom('2023', '2024', '1900', '2000', '0000', '99999'), twoDigits(13), twoDigits(32)).map(([y, m, d]) => `${y}-${m}-${d}`);
+const isoTime = fc
+  .tuple(twoDigits(25), twoDigits(61), twoDigits(61), fc.constantFrom('', '', '.5', '.123456789', ',5', 'x5', '.'), fc.constantFrom('Z', 'z', '+01:00', '-23:59', '+1:00', '', '+0100'))
+  .map(([h, m, sec, frac, zone]) => `${h}:${m}:${sec}${frac}${zone}`);
+const formatted = fc.oneof(
+  fc.tuple(fc.option(slug.map((x) => x.slice(0, 30)), { nil: undefined }), slug.map((x) => x.slice(0, 40))).map(([prefix, name]) => (prefix === undefined ? name : `${prefix}/${name}`)),
+  fc.tuple(slug.map((x) => x.slice(0, 40)), fc.constantFrom('-', '--', 'a-', '.-', '')).map(([x, end]) => `${x}${end}`),
+  fc.oneof(fc.uuid(), fc.uuid().map((u) => u.toUpperCase()), fc.uuid().map((u) => u.replace(/-/g, '')), fc.uuid().map((u) => u.replace('-', '')), fc.uuid().map((u) => `${u.slice(0, 35)}g`), fc.uuid().map((u) => `{${u}}`)),
+  fc.oneof(fc.base64String({ maxLength: 60 }), fc.base64String({ maxLength: 40 }).map((b) => b.replace(/=+$/, '')), fc.base64String({ minLength: 4, maxLength: 40 }).map((b) => `${b.slice(0, 2)}\n${b.slice(2)}`), fc.base64String({ maxLength: 40 }).map((b) => b.replace(/\+/g, '-'))),
+  isoDate,
+  fc.tuple(isoDate, fc.constantFrom('T', 't', ' ', 'T', 'tt'), isoTime, fc.constantFrom('', '', 'T1', 'x')).map(([d, sep, t, tail]) => `${d}${sep}${t}${tail}`),
+  endpoint,
+);
 /** Versions as people write them and break them: a `v`, leading zeros, one to four parts, pre-releases and builds with empty, numeric and odd identifiers. */
 const versionNumber = fc.oneof(fc.nat(20).map(String), fc.nat(9).map((n) => `0${n}`), fc.constantFrom('', 'x', '18446744073709551616', '9223372036854775808', '1a'));
 const identifier = fc.oneof(fc.nat(12).map(String), fc.constantFrom('alpha', 'beta', 'rc', 'Alpha', 'x-y', '', '01', 'a_b', 'é', '0', 'build'));
@@ -201,6 +234,7 @@ const librarySpec = fc.record(
     address: fc.oneof(address, fc.constantFrom('10.0.0.1', '10.0.0.2', '127.0.0.1', '::1', '2001:db8::1', '2001:DB8::1', '2001:db8:0:0:0:0:0:1', '01.2.3.4', '::ffff:1.2.3.4', 'fe80::1', '169.254.1.1', '224.0.0.1', '0.0.0.0', '1.2.3', '255.255.255.255', '2001:db8::0:1', 'ff02::1', 'ff12::1', 'ff03::1', '224.0.0.5', '224.0.1.5', '::')),
     endpoint: fc.oneof(endpoint, fc.constantFrom('https://example.com/api', 'http://localhost:8080/api/v1', 'https://[::1]:443/api', 'ftp://x/api', '/api/x', 'example.com/api', 'https://h:22/api', 'https://h/api%20x?x=1&x=2', 'https://h/api?debug', 'https://h/a%zz', 'https://h:port/api', 'mailto:a@b', 'https://h/api/../y?q=a+b', 'HTTPS://H/api', 'https://u:p@h:8443/api?x=%41')),
     slug: fc.oneof(slug, fc.constantFrom('abc', 'Abc', '1abc', 'a-b', 'a_b', '-a', 'a'.repeat(64), 'a.b', '', 'a'.repeat(71), 'x1')),
+    formatted: fc.oneof(formatted.filter((x) => x.length <= 80), fc.constantFrom('example.com/MyName', 'a/b/c', '/name', 'prefix/', 'Example.com/x', 'x'.repeat(64), 'my-name-', 'a-', '-', 'a.b-', '2024-02-29', '2023-02-29', '2024-02-29T10:00:00Z', '2024-02-29t23:59:59.5+01:00', '2024-02-29T24:00:00Z', '2024-02-29T10:00:00Zt', 'aGVsbG8=', 'aGVsbG8', 'YQ==', 'YR==', '', '1234', 'urn:x', 'https://h/p', '123e4567-e89b-12d3-a456-426614174000', '123e4567e89b12d3a456426614174000')),
     version: fc.oneof(version, fc.constantFrom('1.2.3', '1.2.3+build.7', '1.2.3+other', 'v1.2.3', '1.2', '01.02.03', '1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', '1.0.0-rc.1', '1.9.0-rc.10', '1.9.0-rc.9', '1.9.0-rc.11', '1.9.0', '2.0.0', '0.3.0', 'v0.3', '', 'v', '1..3', '1.2.3-', '1.2.3+', '1.2-rc.1', '1.2.3-01', 'latest')),
     network: fc.oneof(network, fc.constantFrom('10.0.0.0/8', '10.1.0.0/16', '10.0.0.1/8', '192.168.0.0/16', '10.0.0.0/33', '::/0', '2001:db8::/32', '2001:db8::1/48', '10.0.0.0/08', '10.0.0.0/4', 'x/8')),
   },
@@ -266,6 +300,7 @@ describe('CRD validation rules (CEL) on the fake and kube-apiserver', () => {
       if (answers[0] !== answers[1]) disagreements.push(`${JSON.stringify(s)}\n  fake:    ${answers[0]!}\n  envtest: ${answers[1]!}`);
     }
     console.log(`CEL differential: seed ${SEED}, ${objects.length} objects, ${failed} refused by some rule on the fake, ${disagreements.length} disagreements`);
+    if (REPORT) writeFileSync(REPORT, disagreements.join('\n'));
     expect(disagreements.slice(0, 5).join('\n')).toBe('');
     // the generated objects reach both sides of the rules
     expect(failed).toBeGreaterThan(0);
