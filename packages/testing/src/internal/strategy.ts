@@ -242,12 +242,13 @@ function scaleErrors(scale: NonNullable<Target['st']['type']['scale']>, obj: Jso
 
 /**
  * Validate a create (`old` undefined) or an update: metadata, finalizers of
- * an object being deleted, immutable ConfigMaps and Secrets, the custom
+ * an object being deleted, a grace period the update tried to change
+ * (`graceChanged`: the value it gave), immutable ConfigMaps and Secrets, the custom
  * resource's schema (which also prunes and defaults `obj` in place), the
  * kind's validators. 422 Invalid with every problem found; the warnings
  * the server sends with a write that passes.
  */
-export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined): string[] {
+export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined, graceChanged?: unknown): string[] {
   const m = obj['metadata'] as Json;
   const name = typeof m['name'] === 'string' ? m['name'] : '';
   const oldFinalizers = old ? (((old['metadata'] as Json)['finalizers'] as string[] | undefined) ?? []) : [];
@@ -262,12 +263,15 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
     const oldFinalizers = (om['finalizers'] as string[] | undefined) ?? [];
     const newFinalizers = (m['finalizers'] as string[] | undefined) ?? [];
     const added = newFinalizers.filter((f) => !oldFinalizers.includes(f));
+    // ObjectMeta's update rules, in the server's order: no new finalizer while being deleted, the grace period unchanged
+    const metaErrors: FieldError[] = [];
     if (om['deletionTimestamp'] !== undefined && added.length > 0) {
       // the new ones in Go's %#v of a []string (found by the widened fuzzer)
-      const error: FieldError = { type: 'FieldValueForbidden', field: 'metadata.finalizers', detail: `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}` };
-      // a custom resource's is reported twice: the generic update checks it, then the custom-resource strategy's metadata validation again
-      errors.push(...(t.st.type.builtin ? [error] : [error, error]));
+      metaErrors.push({ type: 'FieldValueForbidden', field: 'metadata.finalizers', detail: `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}` });
     }
+    if (graceChanged !== undefined) metaErrors.push({ type: 'FieldValueInvalid', field: 'metadata.deletionGracePeriodSeconds', value: graceChanged, detail: 'field is immutable' });
+    // a custom resource's are reported twice: the generic update checks them, then the custom-resource strategy's metadata validation again
+    errors.push(...metaErrors, ...(t.st.type.builtin ? [] : metaErrors));
     if ((t.st.type.kind === 'ConfigMap' || t.st.type.kind === 'Secret') && old['immutable'] === true) {
       for (const field of ['data', 'binaryData', 'stringData']) {
         if (!sameJson(old[field], obj[field])) errors.push({ type: 'FieldValueForbidden', field, detail: 'field is immutable when `immutable` is set' });

@@ -264,6 +264,9 @@ function withoutManagedTimes(obj: Json): Json {
 export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scope, entries: ManagedEntry[] | undefined, manager: string, dry: boolean, managedGiven: unknown): BufferedResponse {
   const om = old['metadata'] as Json;
   const nm = meta(next);
+  // A grace period the write gives must be the stored one (an update cannot change it; one it leaves out is kept).
+  const grace = nm['deletionGracePeriodSeconds'];
+  const graceChanged = grace !== undefined && grace !== null && grace !== om['deletionGracePeriodSeconds'] ? grace : undefined;
   for (const f of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'name', 'namespace']) {
     if (om[f] === undefined) delete nm[f];
     else nm[f] = om[f];
@@ -288,7 +291,7 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
   foldStringData(t, next);
   zeroStatus(t, next);
   dropEmpty(t, next);
-  const warnings = validate(s, t, next, old);
+  const warnings = validate(s, t, next, old, graceChanged);
   if (t.st.type.generation && specChanged(t, old, next)) nextMeta['generation'] = ((om['generation'] as number | undefined) ?? 0) + 1;
   // managed fields
   let managed: ManagedEntry[];

@@ -46,4 +46,34 @@ describe.each(BACKENDS)('deletes ($backend)', ({ backend }) => {
     expect((res.body['details'] as { causes: { message: string }[] }).causes.map((c) => c.message)).toEqual(Array<string>(times).fill('Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"example.com/b", "example.com/c"}'));
     await raw(h(), 'PATCH', `${collection}/${name}`, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' });
   });
+
+  it.each([
+    { what: 'a ConfigMap', path: '/api/v1/namespaces/{ns}/configmaps', body: { apiVersion: 'v1', kind: 'ConfigMap' }, times: 1 },
+    { what: 'a custom resource (reported twice)', path: '/apis/conformance.kubeloop.dev/v1/namespaces/{ns}/widgets', body: { apiVersion: 'conformance.kubeloop.dev/v1', kind: 'Widget' }, times: 2 },
+  ])('an update (PUT) of $what being deleted: its deletion time is kept, its grace period is immutable, a new finalizer refused', async ({ path, body, times }) => {
+    const collection = path.replace('{ns}', h().namespace);
+    const name = h().name('fin');
+    expect((await raw(h(), 'POST', collection, { body: { ...body, metadata: { name, finalizers: ['example.com/a'] } } })).status).toBe(201);
+    expect((await raw(h(), 'DELETE', `${collection}/${name}`)).status).toBe(200);
+    const read = (await raw(h(), 'GET', `${collection}/${name}`)).body as { metadata: Record<string, unknown> };
+    const put = async (meta: Record<string, unknown>, dryRun: boolean): Promise<[number, string[]]> => {
+      const res = await raw(h(), 'PUT', `${collection}/${name}`, { body: { ...read, metadata: { ...read.metadata, ...meta } }, query: dryRun ? { dryRun: 'All' } : {} });
+      return [res.status, ((res.body['details'] as { causes?: { message: string }[] } | undefined)?.causes ?? []).map((c) => c.message)];
+    };
+    const newFinalizer = 'Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"example.com/b"}';
+    const immutable = 'Invalid value: 7: field is immutable';
+    const twice = (xs: string[]): string[] => Array.from({ length: times }, () => xs).flat();
+    // as read, with another deletion time, or with the deletion fields left out: only the new finalizer is refused
+    expect(await put({ finalizers: ['example.com/a', 'example.com/b'] }, true)).toEqual([422, twice([newFinalizer])]);
+    expect(await put({ finalizers: ['example.com/a', 'example.com/b'], deletionTimestamp: '2001-01-01T00:00:00Z' }, true)).toEqual([422, twice([newFinalizer])]);
+    expect(await put({ finalizers: ['example.com/a', 'example.com/b'], deletionTimestamp: undefined, deletionGracePeriodSeconds: undefined }, false)).toEqual([422, twice([newFinalizer])]);
+    // another grace period: immutable, after the finalizer (each pair twice for a custom resource)
+    expect(await put({ finalizers: ['example.com/a', 'example.com/b'], deletionGracePeriodSeconds: 7 }, true)).toEqual([422, twice([newFinalizer, immutable])]);
+    expect(await put({ deletionGracePeriodSeconds: 7 }, false)).toEqual([422, twice([immutable])]);
+    // the same grace period, another deletion time: taken, the stored time kept
+    const kept = await raw(h(), 'PUT', `${collection}/${name}`, { body: { ...read, metadata: { ...read.metadata, deletionTimestamp: '2001-01-01T00:00:00Z', labels: { x: 'y' } } } });
+    expect(kept.status).toBe(200);
+    expect((kept.body['metadata'] as Record<string, unknown>)['deletionTimestamp']).toBe(read.metadata['deletionTimestamp']);
+    await raw(h(), 'PATCH', `${collection}/${name}`, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' });
+  });
 });
