@@ -47,7 +47,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { loadavg } from 'node:os';
@@ -276,7 +276,7 @@ async function main(): Promise<void> {
     const env = createEnvironment({ crds: [join(root, 'examples', 'harddisk-operator', 'crd')], featureGates: { ShardedListAndWatch: gate === 'on' } });
     await env.start();
     const kubeconfig = env.kubeconfigPath;
-    const command = (ring: string, file: string): string[] => [process.execPath, ...nodeFlags, join(root, file), '--kubeconfig', kubeconfig, '--no-sample', '--shard-ring', ring, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
+    const command = (ring: string, file: string): string[] => [process.execPath, ...nodeFlags, resolve(root, file), '--kubeconfig', kubeconfig, '--no-sample', '--shard-ring', ring, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
     const client: Client = createClient({ kubeConfig: env.kubeConfig, scheme: builtinScheme.extend(HardDisk), fieldOwner: 'bench-sharding', transportOptions: { qps: 0 } });
     const watcher = createInformerCache({ client, namespaces: [NAMESPACE] });
     let running: Replica[] = [];

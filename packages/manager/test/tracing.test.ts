@@ -311,6 +311,9 @@ describe('spans in a real Jaeger', () => {
       await synced(off);
       await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'exemplary', namespace: ns } });
       await eventually(() => reconciled, (n) => n >= 1, 'the reconcile', 60_000);
+      // The reconcile's time is observed once the reconciler has returned, a moment after `reconciled` counts it: scrape until it is there.
+      const slowExemplar = (text: string): boolean => /^controller_runtime_reconcile_time_seconds_bucket\{[^}]*controller="tracing-exemplars"[^}]*\} \d+ # \{trace_id="[0-9a-f]{32}"\} (0\.[4-9]|[1-9])/m.test(text);
+      await eventually(async () => (await fetch(`${manager.metricsUrl!}/metrics`, { headers: { accept: OM } })).text(), slowExemplar, 'the slow reconcile observed, with its exemplar', 30_000);
       om = await fetch(`${manager.metricsUrl!}/metrics`, { headers: { accept: OM } });
       omText = await om.text();
       plain = await fetch(`${manager.metricsUrl!}/metrics`);
