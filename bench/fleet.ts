@@ -58,6 +58,7 @@ import type { ApiProxy, RecordedRequest } from '@kubeloop/envtest';
 import { ConfigMap, Secret, builtinScheme } from '@kubeloop/scheme';
 import { KUBECONFIG_SECRET_LABEL } from '@kubeloop/manager/fleet';
 import { FLEETCONFIG_LABEL, FleetConfig } from '../examples/fleet-operator/dist/index.js';
+import { parseOperators } from './support/operators.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -134,15 +135,7 @@ async function main(): Promise<void> {
   const rounds = Number(param('rounds', '3'));
   const settleMs = Number(param('settle-ms', '5000'));
   const most = Math.max(...sizes);
-  const operators = param('operators', '')
-    .split(',')
-    .filter(Boolean)
-    .map((spec) => {
-      const i = spec.indexOf('=');
-      if (i <= 0) throw new Error(`--operators takes label=file pairs, got ${JSON.stringify(spec)}`);
-      return { label: spec.slice(0, i), file: spec.slice(i + 1) };
-    });
-  if (operators.length === 0) operators.push({ label: '', file: operator });
+  const operators = parseOperators(param('operators', ''), operator);
   const load: number[][] = [loadavg()];
 
   const env = createEnvironment({ crds: [join(root, 'examples', 'fleet-operator', 'crd')] });

@@ -57,6 +57,7 @@ import type { Client } from '@kubeloop/client';
 import { createEnvironment } from '@kubeloop/envtest';
 import { HardDisk } from '@kubeloop/example-harddisk-operator';
 import { builtinScheme } from '@kubeloop/scheme';
+import { parseOperators } from './support/operators.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -256,15 +257,7 @@ async function main(): Promise<void> {
   const devSh = /exec node (.*?)\s*(examples\/harddisk-operator\/dist\/[a-z]+\.js)/.exec(readFileSync(join(root, 'scripts', 'dev.sh'), 'utf8'));
   const nodeFlags = process.env['SHARD_NODE_FLAGS']?.split(' ').filter(Boolean) ?? devSh?.[1]?.split(' ').filter(Boolean) ?? [];
   const shipped = devSh?.[2] ?? 'examples/harddisk-operator/dist/main.js';
-  const operators = param('operators', '')
-    .split(',')
-    .filter(Boolean)
-    .map((spec) => {
-      const i = spec.indexOf('=');
-      if (i <= 0) throw new Error(`--operators takes label=file pairs, got ${JSON.stringify(spec)}`);
-      return { label: spec.slice(0, i), file: spec.slice(i + 1) };
-    });
-  if (operators.length === 0) operators.push({ label: '', file: shipped });
+  const operators = parseOperators(param('operators', ''), shipped);
   const operator = operators.map((o) => (o.label ? `${o.label}=${o.file}` : o.file)).join(', ');
   const timeoutMs = 600_000 + N * 60;
   const rows: Row[] = [];
