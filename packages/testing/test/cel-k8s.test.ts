@@ -75,6 +75,17 @@ describe('URLs and formats', () => {
     expect(e.evaluate("url('https://u:p@h:8443/a%20b?x=1&x=2').getQuery()['x']")).toEqual(['1', '2']);
     expect(e.evaluate("url('https://[::1]:8443/').getHostname() + ' ' + url('https://[::1]:8443/').getPort()")).toBe('::1 8443');
     expect(e.evaluate('format.dns1123Label().validate(s).value().size()', { s: 'a'.repeat(64) })).toBe(1n);
-    expect(e.evaluate("format.named('uuid').hasValue()")).toBe(false);
+    // every format of the library is there (found absent by the CEL differential before), and none other
+    expect(e.evaluate("format.named('uuid').hasValue() && !format.named('nope').hasValue()")).toBe(true);
+    expect(e.evaluate("format.uuid().validate('123e4567e89b12d3a456426614174000').hasValue()")).toBe(false);
+    expect(e.evaluate("format.byte().validate('').value()")).toEqual(['invalid base64']);
+    expect(e.evaluate("format.date().validate('2023-02-29').value()")).toEqual(['invalid date']);
+    expect(e.evaluate("format.datetime().validate('2024-02-29t23:59:59.5+01:00').hasValue()")).toBe(false);
+    expect(e.evaluate("format.dns1123LabelPrefix().validate('my-name-').hasValue()")).toBe(false);
+    expect(e.evaluate("format.dns1123Label().validate('a.b').value()")).toEqual(['must not contain dots']);
+    // no scheme when a digit comes first (a path, then not one a request may name); the empty string is its own error
+    expect(parseRequestURI('2024-01-01T10:00:00Z')).toBe('parse "2024-01-01T10:00:00Z": invalid URI for request');
+    expect(parseRequestURI(':x')).toBe('parse ":x": missing protocol scheme');
+    expect(parseRequestURI('')).toBe('parse "": empty url');
   });
 });
