@@ -58,7 +58,7 @@ import type { ApiProxy, RecordedRequest } from '@kubeloop/envtest';
 import { ConfigMap, Secret, builtinScheme } from '@kubeloop/scheme';
 import { KUBECONFIG_SECRET_LABEL } from '@kubeloop/manager/fleet';
 import { FLEETCONFIG_LABEL, FleetConfig } from '../examples/fleet-operator/dist/index.js';
-import { parseOperators } from './support/operators.js';
+import { parseOperators } from './support/operators.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');

@@ -57,7 +57,7 @@ import type { Client } from '@kubeloop/client';
 import { createEnvironment } from '@kubeloop/envtest';
 import { HardDisk } from '@kubeloop/example-harddisk-operator';
 import { builtinScheme } from '@kubeloop/scheme';
-import { parseOperators } from './support/operators.js';
+import { parseOperators } from './support/operators.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
