@@ -2,7 +2,8 @@
  * A replica of the example operator paused past its lease (SIGSTOP, as a VM
  * freeze or a long GC pause would) and resumed (SIGCONT), as shipped
  * (dist/main.js --shard-ring), on a control plane of its own. Three replicas
- * split the HardDisks; one is stopped while idle; the other two take its
+ * split the HardDisks; one is stopped while idle (checked from its log, and
+ * stopped again if a reconcile was caught in flight); the other two take its
  * buckets over once its Lease has expired (and delete that Lease) and
  * reconcile every change; it is resumed while every disk keeps changing.
  * Resumed, it has missed its renew deadline: it stops every bucket before it
@@ -113,8 +114,28 @@ describe('the example operator sharded: a replica paused past its lease with SIG
           /* stopped */
         }
       })();
-      victim.kill('SIGSTOP');
-      const stoppedAt = Date.now();
+      // Stopped while idle, checked from its own log: once stopped it writes nothing more, so after the pipe has
+      // drained a reconcile started and not finished was caught in flight (a loaded machine runs the odd late one):
+      // resume it and stop it again. A reconcile in flight across a pause is what the fencing tests pin
+      // (packages/manager/test/controller/fencing.test.ts, packages/leaderelection/test/fencing.test.ts).
+      const inFlight = (): number => {
+        const open = new Set<string>();
+        for (const l of victim.lines) {
+          if (l['msg'] === 'reconcile started') open.add(String(l['reconcileID']));
+          else if (l['msg'] === 'reconcile finished') open.delete(String(l['reconcileID']));
+        }
+        return open.size;
+      };
+      let stoppedAt = 0;
+      for (let attempt = 1; stoppedAt === 0; attempt++) {
+        await eventually('the replica to be stopped to finish its reconciles', () => Promise.resolve(inFlight()), (n) => n === 0, 30_000);
+        victim.kill('SIGSTOP');
+        const at = Date.now();
+        await sleep(500);
+        if (inFlight() === 0) stoppedAt = at;
+        else if (attempt === 10) throw new Error('r1 was caught reconciling at each of 10 stops');
+        else victim.kill('SIGCONT');
+      }
       await eventually('the other two to hold every bucket, the paused member\'s Lease deleted', leases, (held) => settledOver(['r2', 'r3'])(held) && !held.has('r1'));
       await resize('2Gi');
       await converged('2Gi');
