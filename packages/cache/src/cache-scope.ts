@@ -61,7 +61,16 @@ export interface Settings {
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
-function names(ns: Namespaces | undefined): readonly string[] {
+/**
+ * The namespace names of a `namespaces` option, in either form (a list, or a
+ * map of names to their settings); none when it is not set.
+ *
+ * @example
+ * ```ts
+ * namespaceNames({ payments: { labelSelector: 'tier=db' }, ops: {} }); // ['payments', 'ops']
+ * ```
+ */
+export function namespaceNames(ns: Namespaces | undefined): readonly string[] {
   if (ns === undefined) return [];
   return Array.isArray(ns) ? (ns as readonly string[]) : Object.keys(ns);
 }
@@ -74,9 +83,9 @@ function own(ns: Namespaces | undefined, namespace: string): NamespaceOptions | 
 /** A kind's namespaces: its own options first (namespaces or a selector), then the cache's. */
 export function namespacePlan(cache: ScopeOptions, kind: ScopeOptions): NamespacePlan {
   if (kind.namespaceSelector !== undefined) return { mode: 'selected', selector: kind.namespaceSelector, byKind: true };
-  if (names(kind.namespaces).length > 0) return { mode: 'listed', names: names(kind.namespaces), byKind: true };
+  if (namespaceNames(kind.namespaces).length > 0) return { mode: 'listed', names: namespaceNames(kind.namespaces), byKind: true };
   if (cache.namespaceSelector !== undefined) return { mode: 'selected', selector: cache.namespaceSelector, byKind: false };
-  if (names(cache.namespaces).length > 0) return { mode: 'listed', names: names(cache.namespaces), byKind: false };
+  if (namespaceNames(cache.namespaces).length > 0) return { mode: 'listed', names: namespaceNames(cache.namespaces), byKind: false };
   return { mode: 'all' };
 }
 
@@ -122,7 +131,7 @@ export function checkScope(where: string, options: ScopeOptions): void {
   const ns = options.namespaces;
   if (ns !== undefined) {
     if (typeof ns !== 'object' || ns === null) throw fail("namespaces must be a list of names (['team-a']) or a map of names to their settings ({ 'team-a': { labelSelector: 'app=web' } })");
-    for (const name of names(ns)) {
+    for (const name of namespaceNames(ns)) {
       if (typeof name !== 'string' || !DNS_LABEL.test(name)) {
         throw fail(`namespaces: ${JSON.stringify(name)} is not a namespace name (lowercase letters, digits and '-', at most 63 characters); to cache every namespace, leave namespaces out`);
       }
@@ -141,7 +150,7 @@ export function checkScope(where: string, options: ScopeOptions): void {
   }
   const sel = options.namespaceSelector;
   if (sel !== undefined) {
-    if (names(ns).length > 0) {
+    if (namespaceNames(ns).length > 0) {
       throw fail('namespaces and namespaceSelector both choose the namespaces: keep one (namespaces for a fixed list, namespaceSelector for the namespaces whose labels match, followed while running)');
     }
     selector('namespaceSelector', sel, parseLabelSelector);

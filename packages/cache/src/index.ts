@@ -23,6 +23,7 @@
  */
 export { createInformerCache } from './informer-cache.js';
 export type { ByKindOptions, InformerCache, InformerCacheOptions, InformerInfo } from './informer-cache.js';
+export { namespaceNames } from './cache-scope.js';
 export type { NamespaceOptions, Namespaces } from './cache-scope.js';
 export { Informer, stripManagedFields } from './informer.js';
 export type {

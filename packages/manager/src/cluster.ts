@@ -228,8 +228,3 @@ export function createCluster(options: ClusterOptions = {}): Cluster {
       })()),
   };
 }
-
-/** The names of a `namespaces` option, in either form. */
-export function namespaceNames(namespaces: Namespaces): string[] {
-  return Array.isArray(namespaces) ? [...(namespaces as readonly string[])] : Object.keys(namespaces);
-}

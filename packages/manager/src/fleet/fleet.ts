@@ -15,12 +15,13 @@
  * in flight finish), its sources, its informers (their metrics go with
  * them), its readiness check, and closes its connections.
  */
+import { namespaceNames } from '@kubeloop/cache';
 import type { InformerEvent } from '@kubeloop/cache';
 import type { WriteFence } from '@kubeloop/client';
 import type { KubeObject } from '@kubeloop/scheme';
 import { LOW_PRIORITY, sleep } from '@kubeloop/workqueue';
 import type { Logger } from 'pino';
-import { createCluster, namespaceNames } from '../cluster.js';
+import { createCluster } from '../cluster.js';
 import type { Cluster, ClusterOptions } from '../cluster.js';
 import { KindWaiter } from '../controller/kind-waiter.js';
 import type { ControllerStatus, ReconcileReport } from '../controller/controller.js';
