@@ -293,7 +293,10 @@ describe('spans in a real Jaeger', () => {
       if (req.name !== 'exemplary') return;
       // A bucket of its own: the other ConfigMaps' reconciles are no-ops, and under load one taking tens of
       // milliseconds would take a 30 ms reconcile's place as its bucket's exemplar (prom-client keeps the last).
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      // At least 400 ms by the clock the reconcile is timed with: a timer alone can fire early by that clock, since
+      // libuv starts it from the loop's cached time (under load a CI run measured such a reconcile under 0.4 s).
+      const start = performance.now();
+      while (performance.now() - start < 400) await new Promise((resolve) => setTimeout(resolve, 400 - (performance.now() - start) + 1));
       reconciled++;
     });
     const off = testManager(ns, { metricsBindAddress: '127.0.0.1:0', tracing: false });
