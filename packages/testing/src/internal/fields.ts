@@ -29,8 +29,14 @@ export interface ManagedEntry {
 /** Which part of an object a write may touch. */
 export type Scope = 'main' | 'status';
 
-/** Metadata fields that field ownership tracks. */
-const TRACKED_METADATA = new Set(['labels', 'annotations', 'finalizers', 'ownerReferences', 'generateName']);
+/**
+ * Metadata fields that field ownership tracks: all but those the server's
+ * field manager strips (name, namespace, uid, resourceVersion, generation,
+ * creationTimestamp, selfLink, managedFields). A deletion time is among
+ * them: an update that gives another owns it, though the server keeps the
+ * stored one (found by the differential fuzzer).
+ */
+const TRACKED_METADATA = new Set(['labels', 'annotations', 'finalizers', 'ownerReferences', 'generateName', 'deletionTimestamp']);
 
 /** An item of metadata.ownerReferences: an atomic struct (+structType=atomic), owned whole by its key node. */
 function isOwnerReference(p: PathKey): boolean {

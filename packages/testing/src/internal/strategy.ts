@@ -242,13 +242,13 @@ function scaleErrors(scale: NonNullable<Target['st']['type']['scale']>, obj: Jso
 
 /**
  * Validate a create (`old` undefined) or an update: metadata, finalizers of
- * an object being deleted, a grace period the update tried to change
- * (`graceChanged`: the value it gave), immutable ConfigMaps and Secrets, the custom
+ * an object being deleted, a deletion time or grace period the update tried
+ * to change (`changed`: the values it gave), immutable ConfigMaps and Secrets, the custom
  * resource's schema (which also prunes and defaults `obj` in place), the
  * kind's validators. 422 Invalid with every problem found; the warnings
  * the server sends with a write that passes.
  */
-export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined, graceChanged?: unknown): string[] {
+export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined, changed: { readonly deletionTimestamp?: unknown; readonly deletionGracePeriodSeconds?: unknown } = {}): string[] {
   const m = obj['metadata'] as Json;
   const name = typeof m['name'] === 'string' ? m['name'] : '';
   const oldFinalizers = old ? (((old['metadata'] as Json)['finalizers'] as string[] | undefined) ?? []) : [];
@@ -269,7 +269,9 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
       // the new ones in Go's %#v of a []string (found by the widened fuzzer)
       metaErrors.push({ type: 'FieldValueForbidden', field: 'metadata.finalizers', detail: `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}` });
     }
-    if (graceChanged !== undefined) metaErrors.push({ type: 'FieldValueInvalid', field: 'metadata.deletionGracePeriodSeconds', value: graceChanged, detail: 'field is immutable' });
+    for (const f of ['deletionTimestamp', 'deletionGracePeriodSeconds'] as const) {
+      if (changed[f] !== undefined) metaErrors.push({ type: 'FieldValueInvalid', field: `metadata.${f}`, value: changed[f], detail: 'field is immutable' });
+    }
     // a custom resource's are reported twice: the generic update checks them, then the custom-resource strategy's metadata validation again
     errors.push(...metaErrors, ...(t.st.type.builtin ? [] : metaErrors));
     if ((t.st.type.kind === 'ConfigMap' || t.st.type.kind === 'Secret') && old['immutable'] === true) {

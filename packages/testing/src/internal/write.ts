@@ -267,6 +267,11 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
   // A grace period the write gives must be the stored one (an update cannot change it; one it leaves out is kept).
   const grace = nm['deletionGracePeriodSeconds'];
   const graceChanged = grace !== undefined && grace !== null && grace !== om['deletionGracePeriodSeconds'] ? grace : undefined;
+  // A deletion time the write gives: on an object being deleted the stored one is kept, but the server's field manager
+  // has already seen it (the writer owns `f:metadata.f:deletionTimestamp`); on one that is not, it is immutable
+  // (both found by the differential fuzzer).
+  const deletionGiven = typeof nm['deletionTimestamp'] === 'string' && nm['deletionTimestamp'] !== om['deletionTimestamp'] ? nm['deletionTimestamp'] : undefined;
+  const deletionChanged = om['deletionTimestamp'] === undefined ? deletionGiven : undefined;
   for (const f of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'name', 'namespace']) {
     if (om[f] === undefined) delete nm[f];
     else nm[f] = om[f];
@@ -291,7 +296,7 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
   foldStringData(t, next);
   zeroStatus(t, next);
   dropEmpty(t, next);
-  const warnings = validate(s, t, next, old, graceChanged);
+  const warnings = validate(s, t, next, old, { deletionTimestamp: deletionChanged, deletionGracePeriodSeconds: graceChanged });
   if (t.st.type.generation && specChanged(t, old, next)) nextMeta['generation'] = ((om['generation'] as number | undefined) ?? 0) + 1;
   // managed fields
   let managed: ManagedEntry[];
@@ -302,7 +307,9 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
     const before = render(t.st, old, t.version);
     // An object without managed fields (created with nothing to own, or reset) has updates untracked until its
     // first apply (the server's SkipNonAppliedManager); that apply records them as before-first-apply.
-    managed = !given && base.length === 0 ? [] : recordUpdate(base, t.st.type.builtin ? overGoZero(before['apiVersion'] as string, t.st.type.kind, before) : before, render(t.st, next, t.version), writeContext(s, t, manager, scope));
+    const written = render(t.st, next, t.version);
+    const seen = deletionGiven === undefined ? written : { ...written, metadata: { ...(written['metadata'] as Json), deletionTimestamp: deletionGiven } };
+    managed = !given && base.length === 0 ? [] : recordUpdate(base, t.st.type.builtin ? overGoZero(before['apiVersion'] as string, t.st.type.kind, before) : before, seen, writeContext(s, t, manager, scope));
   }
   if (t.st.type.builtin && scope === 'main' && typeKey(t.st.type.group, t.st.type.plural) === '/services') allocateService(s.services, next['spec'] as Json | undefined, old, dry);
   const rendered = renderManaged(managed);

@@ -70,10 +70,34 @@ describe.each(BACKENDS)('deletes ($backend)', ({ backend }) => {
     // another grace period: immutable, after the finalizer (each pair twice for a custom resource)
     expect(await put({ finalizers: ['example.com/a', 'example.com/b'], deletionGracePeriodSeconds: 7 }, true)).toEqual([422, twice([newFinalizer, immutable])]);
     expect(await put({ deletionGracePeriodSeconds: 7 }, false)).toEqual([422, twice([immutable])]);
+    // the message names each distinct error once (Go's ErrorList.ToAggregate), whatever the causes repeat
+    const message = (await raw(h(), 'PUT', `${collection}/${name}`, { body: { ...read, metadata: { ...read.metadata, deletionGracePeriodSeconds: 7 } } })).body['message'];
+    expect(message).toBe(`${body.kind}${body.apiVersion.includes('/') ? `.${body.apiVersion.split('/')[0]!}` : ''} "${name}" is invalid: metadata.deletionGracePeriodSeconds: ${immutable}`);
     // the same grace period, another deletion time: taken, the stored time kept
     const kept = await raw(h(), 'PUT', `${collection}/${name}`, { body: { ...read, metadata: { ...read.metadata, deletionTimestamp: '2001-01-01T00:00:00Z', labels: { x: 'y' } } } });
     expect(kept.status).toBe(200);
     expect((kept.body['metadata'] as Record<string, unknown>)['deletionTimestamp']).toBe(read.metadata['deletionTimestamp']);
+    await raw(h(), 'PATCH', `${collection}/${name}`, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' });
+  });
+
+  it.each([
+    { what: 'a ConfigMap', path: '/api/v1/namespaces/{ns}/configmaps', body: { apiVersion: 'v1', kind: 'ConfigMap' }, times: 1 },
+    { what: 'a custom resource (reported twice)', path: '/apis/conformance.kubeloop.dev/v1/namespaces/{ns}/widgets', body: { apiVersion: 'conformance.kubeloop.dev/v1', kind: 'Widget' }, times: 2 },
+  ])('a deletion time an update gives: immutable on $what not being deleted; on one being deleted the stored time is kept and the writer owns the field', async ({ path, body, times }) => {
+    const collection = path.replace('{ns}', h().namespace);
+    const name = h().name('dts');
+    expect((await raw(h(), 'POST', collection, { body: { ...body, metadata: { name, finalizers: ['example.com/a'] } } })).status).toBe(201);
+    const live = await raw(h(), 'PATCH', `${collection}/${name}`, { body: { metadata: { deletionTimestamp: '2001-01-01T00:00:00Z', deletionGracePeriodSeconds: 7 } }, contentType: 'application/merge-patch+json' });
+    const causes = (r: typeof live): string[] => ((r.body['details'] as { causes?: { field: string; message: string }[] } | undefined)?.causes ?? []).map((c) => `${c.field}: ${c.message}`);
+    const pair = ['metadata.deletionTimestamp: Invalid value: "2001-01-01T00:00:00Z": field is immutable', 'metadata.deletionGracePeriodSeconds: Invalid value: 7: field is immutable'];
+    expect([live.status, causes(live)]).toEqual([422, Array.from({ length: times }, () => pair).flat()]);
+    expect((await raw(h(), 'DELETE', `${collection}/${name}`)).status).toBe(200);
+    const read = (await raw(h(), 'GET', `${collection}/${name}`)).body as { metadata: Record<string, unknown> };
+    const kept = await raw(h(), 'PATCH', `${collection}/${name}`, { body: { metadata: { deletionTimestamp: '2001-01-01T00:00:00Z', labels: { x: 'y' } } }, contentType: 'application/merge-patch+json', query: { fieldManager: 'writer' } });
+    expect(kept.status).toBe(200);
+    const m = kept.body['metadata'] as { deletionTimestamp: string; managedFields: { manager: string; fieldsV1: { 'f:metadata'?: Record<string, unknown> } }[] };
+    expect(m.deletionTimestamp).toBe(read.metadata['deletionTimestamp']);
+    expect(Object.keys(m.managedFields.find((e) => e.manager === 'writer')!.fieldsV1['f:metadata'] ?? {}).sort()).toEqual(['f:deletionTimestamp', 'f:labels']);
     await raw(h(), 'PATCH', `${collection}/${name}`, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' });
   });
 });
