@@ -197,8 +197,9 @@ export function applyScale(s: Storage, t: Target, req: CoreRequest, config: Json
   const force = goBool(req.query.get('force'));
   const cm = isObject(config['metadata']) ? config['metadata'] : {};
   if (cm['name'] !== undefined && cm['name'] !== t.name) throw badRequest(`the name of the object (${show(cm['name'])}) does not match the name on the URL (${t.name!})`);
-  if (!t.st.type.builtin && parseManaged((parent['metadata'] as Json)['managedFields']).length === 0) {
-    // no managed fields: the server first records what the object holds as before-first-apply, through a Scale it cannot convert
+  if (!t.st.type.builtin && scaleEntries(t, parent).length === 0) {
+    // the Scale's view has no managed fields (no entry of the parent owns its replicas, or it has none at all): the server first
+    // records what the Scale holds as before-first-apply, through a Scale it cannot convert (found by the differential fuzzer)
     throw new ApiError(statusOf(500, undefined, 'failed to create manager for existing fields: failed to convert live object (/; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version: autoscaling/v1'));
   }
   const current = scaleOf(t, parent);

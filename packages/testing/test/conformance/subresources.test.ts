@@ -266,6 +266,18 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
       });
       expect(bare.status).toBe(500);
       expect(bare.body['message']).toBe('failed to create manager for existing fields: failed to convert live object (/; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version: autoscaling/v1');
+      // managed fields, but no entry owning the replicas (created without them): the same 500, forced or not (found by a random run)
+      const loose = widget(ns, h().name('w'));
+      await raw(h(), 'POST', `/apis/${GROUP}/v1/namespaces/${ns}/widgets`, { body: loose, query: { fieldManager: 'creator' } });
+      for (const force of ['true', 'false']) {
+        const unowned = await raw(h(), 'PATCH', `/apis/${GROUP}/v1/namespaces/${ns}/widgets/${loose.metadata.name}/scale`, {
+          body: JSON.stringify({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: loose.metadata.name, namespace: ns }, spec: { replicas: 3 } }),
+          contentType: 'application/apply-patch+yaml',
+          query: { fieldManager: 'b', force },
+        });
+        expect([unowned.status, unowned.body['message']]).toEqual([500, 'failed to create manager for existing fields: failed to convert live object (/; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version: autoscaling/v1']);
+      }
+      expect((await h().client().get(Widget, { namespace: ns, name: loose.metadata.name })).spec?.replicas).toBeUndefined();
     });
 
     it('a scale update with a stale resourceVersion is 409 Conflict', async () => {
