@@ -197,7 +197,8 @@ describe('the fake and kube-apiserver answer generated request sequences alike',
     const total = found.reduce((n, f) => n + f.disagreements.length, 0);
     console.log(`differential fuzzer: seed ${SEED}, ${sequences} sequences, ${requests} requests (${requests / 2} per backend), ${found.length} sequences with disagreements, ${total} disagreements`);
     console.log(`differential fuzzer: deletes that found objects on kube-apiserver: ${Object.entries(deletes).sort().map(([k, n]) => `${k}: ${n}`).join(', ')}`);
-    if (REPORT) writeFileSync(REPORT, found.map((f) => f.disagreements.map((d) => `step ${d.step}: ${d.request}\n  fake:    ${d.fake}\n  envtest: ${d.envtest}`).join('\n')).join('\n---\n'));
+    // each sequence with disagreements: what disagreed, then the sequence's steps, to replay it
+    if (REPORT) writeFileSync(REPORT, found.map((f) => `${f.disagreements.map((d) => `step ${d.step}: ${d.request}\n  fake:    ${d.fake}\n  envtest: ${d.envtest}`).join('\n')}\nsteps:\n${f.steps.map((st, i) => `  ${i}: ${JSON.stringify(st)}`).join('\n')}`).join('\n---\n'));
     const report = found
       .slice(0, 3)
       .map((f) => f.disagreements.slice(0, 4).map((d) => `step ${d.step}: ${d.request}\n  fake:    ${d.fake}\n  envtest: ${d.envtest}`).join('\n'))

@@ -241,7 +241,16 @@ const deleteBody: fc.Arbitrary<DeleteBody | undefined> = fc.option(
 
 function mergeBody(kind: number): fc.Arbitrary<Json> {
   const k = KINDS[kind]!;
-  const meta = fc.record({ labels: labelsOrNull, finalizers: fc.constantFrom<unknown>(null, [FINALIZERS[0]]) }, { requiredKeys: [] });
+  // Now and then the server-owned deletion fields too: an update may not change a grace period, and a deletion time it gives is not taken.
+  const rarely = <T>(values: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> => fc.oneof({ arbitrary: fc.constant(undefined), weight: 5 }, { arbitrary: values, weight: 1 });
+  const meta = fc
+    .record({
+      labels: fc.option(labelsOrNull, { nil: undefined }),
+      finalizers: fc.option(fc.constantFrom<unknown>(null, [FINALIZERS[0]]), { nil: undefined }),
+      deletionGracePeriodSeconds: rarely(fc.constantFrom<unknown>(null, 0, 7)),
+      deletionTimestamp: rarely(fc.constantFrom<unknown>(null, '2001-01-01T00:00:00Z')),
+    })
+    .map((m): Json => Object.fromEntries(Object.entries(m).filter(([, v]) => v !== undefined)));
   const content =
     k.name === 'Deployment'
       ? fc.record({ spec: fc.record({ replicas: fc.integer({ min: 0, max: 3 }), paused: fc.constantFrom<unknown>(true, null), template: fc.record({ spec: fc.record({ containers: fc.constantFrom<unknown>([{ name: 'c', image: 'nginx:2' }], [{ name: 'e', image: 'busybox' }]) }) }) }, { requiredKeys: [] }) }, { requiredKeys: [] })
@@ -273,6 +282,23 @@ function deleteCollectionStep(kind: number, n: string): fc.Arbitrary<DeleteStep>
     .tuple(deleteBody, fc.record({ labelSelector: fc.constantFrom('app=x', 'tier', '!app'), dryRun: fc.constantFrom('All'), limit: fc.constantFrom('1', '2') }, { requiredKeys: [] }))
     .map(([b, query]): DeleteStep => ({ op: 'deletecollection', kind, name: n, body: b, query }));
 }
+
+/**
+ * A change of an object that exists, often one being deleted: a create
+ * holding a finalizer, a delete half the time (which leaves it
+ * terminating), then an update or a merge patch that may touch its
+ * finalizers and the server-owned deletion fields. Updates generated alone
+ * seldom find one of the few objects a sequence created.
+ */
+const createThenChange: fc.Arbitrary<Step[]> = kindIndex.chain((kind) =>
+  fc.tuple(name, fc.boolean(), mergeBody(kind), fc.constantFrom('update' as const, 'patch' as const), writeQuery).chain(([n, deleted, change, how, query]) =>
+    body(kind, n).map((b): Step[] => [
+      { op: 'create', kind, name: n, body: { ...b, metadata: { ...(b['metadata'] as Json), finalizers: [FINALIZERS[0]] } }, query: {} },
+      ...(deleted ? [{ op: 'delete', kind, name: n, body: undefined, query: {} } as const] : []),
+      how === 'update' ? { op: 'update', kind, name: n, change, rv: 'current', reorder: false, query } : { op: 'patch', kind, name: n, type: 'merge', body: change, query },
+    ]),
+  ),
+);
 
 export const step: fc.Arbitrary<Step> = kindIndex.chain((kind): fc.Arbitrary<Step> => {
   const k = KINDS[kind]!;
@@ -399,9 +425,9 @@ const createThenDelete: fc.Arbitrary<Step[]> = kindIndex.chain((kind) =>
   ),
 );
 
-/** A sequence of steps: mostly single requests, some a create followed by a delete of the same object. */
+/** A sequence of steps: mostly single requests, some a create followed by a delete or a change of the same object. */
 export const sequence: fc.Arbitrary<Step[]> = fc
-  .array(fc.oneof({ weight: 6, arbitrary: step.map((s) => [s]) }, { weight: 2, arbitrary: createThenDelete }, { weight: 1, arbitrary: perKindStep.map((s) => [s]) }), { minLength: 3, maxLength: 12 })
+  .array(fc.oneof({ weight: 6, arbitrary: step.map((s) => [s]) }, { weight: 2, arbitrary: createThenDelete }, { weight: 1, arbitrary: createThenChange }, { weight: 1, arbitrary: perKindStep.map((s) => [s]) }), { minLength: 3, maxLength: 12 })
   .map((groups) => groups.flat());
 
 /** A raw request. */
