@@ -133,6 +133,23 @@ describe.each(BACKENDS)('server-side apply ($backend)', ({ backend }) => {
     expect(err.status?.message).toBe('Apply failed with 1 conflict: conflict with "alpha": .data');
   });
 
+  it('an empty map applied over one an updater filled changes nothing there: no conflict, and forced or not the updater keeps it (found by the differential fuzzer)', async () => {
+    for (const force of [false, true]) {
+      const name = h().name('cm');
+      const base = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: h().namespace } };
+      await h().client('updater').create({ ...base, metadata: { ...base.metadata, annotations: { n: '1' } }, data: { a: '1' } });
+      const applied = await h().client('alpha').apply({ ...base, metadata: { ...base.metadata, annotations: {} }, data: {} }, { force });
+      expect(applied.data).toEqual({ a: '1' });
+      expect(applied.metadata.annotations).toEqual({ n: '1' });
+      expect(fieldsByManager(applied)).toEqual({
+        alpha: { 'f:data': {}, 'f:metadata': { 'f:annotations': {} } },
+        updater: { 'f:data': { '.': {}, 'f:a': {} }, 'f:metadata': { 'f:annotations': { '.': {}, 'f:n': {} } } },
+      });
+      // it changed nothing: its new entry has no time
+      expect(applied.metadata.managedFields?.find((m) => m.manager === 'alpha')?.time).toBeUndefined();
+    }
+  });
+
   it('containers of two appliers merge by name', async () => {
     const name = h().name('d');
     await h().client('alpha').apply(deployment(h().namespace, name, [{ name: 'app', image: 'app:v1' }]));
