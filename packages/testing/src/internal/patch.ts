@@ -12,6 +12,7 @@ import { apply, conflictMessage, conflictWith, sortConflicts } from './fields.js
 import type { Scope } from './fields.js';
 import { isObject, meta, objKey, sameJson, show } from './json.js';
 import type { Json } from './json.js';
+import { goFormat } from './go-format.js';
 import { existing } from './list.js';
 import { jsonPatch, mergePatch, strategicMerge } from './patch-formats.js';
 import { applyProblem, decodeBuiltin, DecodeError } from './openapi/decode.js';
@@ -68,6 +69,11 @@ export function patch(s: Storage, target: Target, req: CoreRequest): BufferedRes
       }
     } catch (err) {
       if (!(err instanceof DecodeError)) throw err;
+      // a strategic merge patch's result goes to the Go type through the unstructured converter, and the server quotes
+      // the patch itself in Go's notation (`map[data:map[x:...]]`); the other patches' results are decoded as JSON
+      if (contentType === 'application/strategic-merge-patch+json' && !err.message.startsWith('strict decoding error')) {
+        throw invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: goFormat(patchBody), detail: err.converter ?? err.message }]);
+      }
       throw invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: canonical(patched), detail: err.message }]);
     }
   }

@@ -6,6 +6,7 @@
  * (quantities, timestamps, base64), on envtest and on the fake.
  */
 import { describe, expect, it } from 'vitest';
+import { stringifyJson } from '@kubeloop/scheme';
 import { BACKENDS, useBackend } from './backends.js';
 import { raw } from './support.js';
 
@@ -51,6 +52,13 @@ const CASES: Case[] = [
   { what: 'unknown fields with fieldValidation=Ignore', method: 'POST', path: CM, query: { fieldValidation: 'Ignore', dryRun: 'All' }, body: { metadata: { name: '{name}' }, foo: 'x' }, status: 201, fields: { foo: undefined } },
   { what: 'an unknown fieldValidation', method: 'POST', path: CM, query: { fieldValidation: 'Bogus' }, body: { metadata: { name: '{name}' } }, status: 422, reason: 'Invalid', message: 'CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Bogus": supported values: "", "Ignore", "Strict", "Warn"' },
   { what: 'a merge patch that leaves a number in data', method: 'PATCH', path: `${CM}/a`, contentType: 'application/merge-patch+json', body: { data: { a: 1 } }, status: 422, reason: 'Invalid' },
+  // a strategic merge patch's result goes through the unstructured converter: the patch itself is quoted in Go's notation, with the converter's words
+  { what: 'a strategic merge patch that leaves bad base64 in a Secret', method: 'PATCH', path: '/api/v1/namespaces/{ns}/secrets/s', query: DRY, contentType: 'application/strategic-merge-patch+json', body: { data: { x: 'not base64!', z: null }, metadata: { labels: { c: 'd', e: '' }, annotations: { 'k/x': 'v w' }, finalizers: ['a/b', 'c'] }, n: 1.5, m: 1e21, k: 100000000, big: 12345678901234567890n, small: -0.000001 }, status: 422, reason: 'Invalid', message: ' "" is invalid: patch: Invalid value: "map[big:1.2345678901234567e+19 data:map[x:not base64! z:<nil>] k:100000000 m:1e+21 metadata:map[annotations:map[k/x:v w] finalizers:[a/b c] labels:map[c:d e:]] n:1.5 small:-1e-06]": error decoding from json: illegal base64 data at input byte 3' },
+  { what: 'a strategic merge patch that leaves an integer in data', method: 'PATCH', path: `${CM}/a`, query: DRY, contentType: 'application/strategic-merge-patch+json', body: { data: { a: 1 } }, status: 422, reason: 'Invalid', message: ' "" is invalid: patch: Invalid value: "map[data:map[a:1]]": cannot convert int64 to string' },
+  { what: 'a strategic merge patch that leaves fractions in data', method: 'PATCH', path: `${CM}/a`, query: DRY, contentType: 'application/strategic-merge-patch+json', body: { data: { a: 1.5e-7, c: 123456.789, d: 1000000.5 } }, status: 422, reason: 'Invalid', message: ' "" is invalid: patch: Invalid value: "map[data:map[a:1.5e-07 c:123456.789 d:1.0000005e+06]]": unrecognized type: string' },
+  { what: 'a strategic merge patch that leaves a string for data', method: 'PATCH', path: `${CM}/a`, query: DRY, contentType: 'application/strategic-merge-patch+json', body: { data: 'x' }, status: 422, reason: 'Invalid', message: ' "" is invalid: patch: Invalid value: "map[data:x]": cannot restore map from string' },
+  { what: 'a strategic merge patch that leaves a fraction for replicas', method: 'PATCH', path: '/apis/apps/v1/namespaces/{ns}/deployments/d', query: DRY, contentType: 'application/strategic-merge-patch+json', body: { spec: { replicas: 1.5 } }, status: 422, reason: 'Invalid', message: ' "" is invalid: patch: Invalid value: "map[spec:map[replicas:1.5]]": cannot convert float64 to int32' },
+  { what: 'a strategic merge patch that leaves a string for replicas', method: 'PATCH', path: '/apis/apps/v1/namespaces/{ns}/deployments/d', query: DRY, contentType: 'application/strategic-merge-patch+json', body: { spec: { replicas: '3' } }, status: 422, reason: 'Invalid', message: ' "" is invalid: patch: Invalid value: "map[spec:map[replicas:3]]": unrecognized type: int32' },
   { what: 'a merge patch with an unknown field (dropped, with a warning)', method: 'PATCH', path: `${CM}/a`, query: DRY, contentType: 'application/merge-patch+json', body: { foo: 1 }, status: 200, fields: { foo: undefined }, warning: '299 - "unknown field \\"foo\\""' },
   { what: 'an apply with an unknown field', method: 'PATCH', path: `${CM}/a`, query: { fieldManager: 'm' }, contentType: 'application/apply-patch+yaml', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, foo: 1 }, status: 500, message: 'failed to create typed patch object (/a; /v1, Kind=ConfigMap): .foo: field not declared in schema' },
 ];
@@ -68,10 +76,18 @@ describe.each(BACKENDS)('wire forms of built-in kinds ($backend)', ({ backend })
     if (c.path.includes('/configmaps/a')) {
       await raw(h(), 'POST', CM.replace('{ns}', ns), { body: { metadata: { name: 'a' }, data: { a: '1' } } });
     }
+    if (c.path.includes('/secrets/s')) {
+      await raw(h(), 'POST', `/api/v1/namespaces/${ns}/secrets`, { body: { metadata: { name: 's', labels: { a: 'b' } }, data: { y: 'YQ==' } } });
+    }
+    if (c.path.includes('/deployments/d')) {
+      await raw(h(), 'POST', `/apis/apps/v1/namespaces/${ns}/deployments`, { body: { metadata: { name: 'd' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } } });
+    }
     const fill = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v).replaceAll('{name}', name).replaceAll('{ns}', ns)));
+    // the body as text: it may hold a bigint (an integer past 2^53, written exactly)
+    const fillBody = (v: unknown): string | undefined => (v === undefined ? undefined : stringifyJson(v).replaceAll('{name}', name).replaceAll('{ns}', ns));
     const res = await raw(h(), c.method, c.path.replace('{ns}', ns), {
       ...(c.query ? { query: c.query } : {}),
-      body: fill(c.body),
+      body: fillBody(c.body),
       ...(c.contentType ? { contentType: c.contentType } : {}),
     });
     expect(res.status, JSON.stringify(res.body).slice(0, 400)).toBe(c.status);

@@ -19,7 +19,51 @@ import { formatQuantity, parseQuantity, QuantityError, roundUpToMilli } from './
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
 /** A decoding failure: the message after "<Kind> in version ... cannot be handled as a <Kind>: ". */
-export class DecodeError extends Error {}
+export class DecodeError extends Error {
+  /**
+   * The same failure as apimachinery's unstructured converter words it
+   * (what a strategic merge patch's result goes through instead of
+   * encoding/json), where it is known; undefined: the same message.
+   */
+  readonly converter: string | undefined;
+
+  constructor(message: string, converter?: string) {
+    super(message);
+    this.converter = converter;
+  }
+}
+
+/** The Go kind of a value as a strategic merge patch decodes it (integers kept as int64, apimachinery's PreserveInts). */
+function goKindOf(value: unknown): string {
+  if (typeof value === 'string') return 'string';
+  if (typeof value === 'boolean') return 'bool';
+  if (typeof value === 'bigint') return value > 9223372036854775807n || value < -9223372036854775808n ? 'float64' : 'int64';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int64' : 'float64';
+  if (Array.isArray(value)) return 'slice';
+  return 'map';
+}
+
+/**
+ * How the unstructured converter (runtime.DefaultUnstructuredConverter)
+ * refuses `value` for a field of `r`'s type; undefined where it would take
+ * it (an integer into a narrower one: it wraps) or its words are not known
+ * (types with their own JSON decoding: quantities, int-or-string, times).
+ */
+function converterMismatch(value: unknown, r: Resolved): string | undefined {
+  if (r.name === QUANTITY || r.name === INT_OR_STRING || r.name === TIME || r.name === MICRO_TIME) return undefined;
+  const n = r.node;
+  const from = goKindOf(value);
+  if (n.type === 'array' || (n.type === 'string' && n.format === 'byte')) return `cannot restore slice from ${from}`;
+  if (n.type === 'object') return n.properties ? `cannot restore struct from: ${from}` : `cannot restore map from ${from}`;
+  const to = n.type === 'string' ? 'string' : n.type === 'integer' ? (n.format === 'int32' ? 'int32' : 'int64') : n.type === 'number' ? 'float64' : n.type === 'boolean' ? 'bool' : undefined;
+  if (to === undefined) return undefined;
+  const numeric = (k: string): boolean => k === 'int32' || k === 'int64' || k === 'float64';
+  // reflect's ConvertibleTo: numbers to numbers, integers to strings (as runes); JSON allows neither across its groups
+  if (from === 'int64' && to === 'string') return 'cannot convert int64 to string';
+  if (from === 'float64' && (to === 'int32' || to === 'int64')) return `cannot convert float64 to ${to}`;
+  if (numeric(from) && numeric(to)) return undefined;
+  return `unrecognized type: ${to}`;
+}
 
 export interface Decoded {
   readonly object: Json;
@@ -84,7 +128,7 @@ function goType(r: Resolved): string {
 
 function mismatch(ctx: Context, value: unknown, r: Resolved): DecodeError {
   const shown = (typeof value === 'number' || typeof value === 'bigint') && (r.node.type === 'integer' || r.name === INT_OR_STRING) ? `number ${String(value)}` : jsonType(value);
-  return new DecodeError(`json: cannot unmarshal ${shown} into Go struct field ${ctx.struct}.${ctx.fields.join('.')} of type ${goType(r)}`);
+  return new DecodeError(`json: cannot unmarshal ${shown} into Go struct field ${ctx.struct}.${ctx.fields.join('.')} of type ${goType(r)}`, converterMismatch(value, r));
 }
 
 const TIME_LAYOUT = '2006-01-02T15:04:05Z07:00';
@@ -203,7 +247,7 @@ const BASE64 = /[A-Za-z0-9+/]/;
  */
 function decodeBase64(src: string): string {
   const illegal = (at: number): never => {
-    throw new DecodeError(`illegal base64 data at input byte ${at}`);
+    throw new DecodeError(`illegal base64 data at input byte ${at}`, `error decoding from json: illegal base64 data at input byte ${at}`);
   };
   const newline = (c: string | undefined): boolean => c === '\n' || c === '\r';
   let si = 0;
