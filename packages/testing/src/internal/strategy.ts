@@ -241,9 +241,31 @@ function scaleErrors(scale: NonNullable<Target['st']['type']['scale']>, obj: Jso
 }
 
 /**
+ * A Deployment's status as its status strategy validates it (apps
+ * ValidateDeploymentStatus): counts not negative, in the struct's order,
+ * then the replica counts against each other. Unset counts are Go's 0;
+ * the optional ones (terminatingReplicas, collisionCount) only when set.
+ */
+function deploymentStatusErrors(status: unknown): FieldError[] {
+  const st = isObject(status) ? status : {};
+  const count = (f: string): number | undefined => (typeof st[f] === 'number' ? st[f] : typeof st[f] === 'bigint' ? Number(st[f]) : undefined);
+  const errors: FieldError[] = [];
+  for (const f of ['observedGeneration', 'replicas', 'updatedReplicas', 'readyReplicas', 'availableReplicas', 'unavailableReplicas', 'terminatingReplicas', 'collisionCount']) {
+    const v = count(f);
+    if (v !== undefined && v < 0) errors.push({ type: 'FieldValueInvalid', field: `status.${f}`, value: st[f], detail: 'must be greater than or equal to 0' });
+  }
+  const n = (f: string): number => count(f) ?? 0;
+  for (const f of ['updatedReplicas', 'readyReplicas', 'availableReplicas']) {
+    if (n(f) > n('replicas')) errors.push({ type: 'FieldValueInvalid', field: `status.${f}`, value: st[f], detail: 'cannot be greater than status.replicas' });
+  }
+  if (n('availableReplicas') > n('readyReplicas')) errors.push({ type: 'FieldValueInvalid', field: 'status.availableReplicas', value: st['availableReplicas'], detail: 'cannot be greater than readyReplicas' });
+  return errors;
+}
+
+/**
  * Validate a create (`old` undefined) or an update: metadata, finalizers of
  * an object being deleted, a deletion time or grace period the update tried
- * to change (`changed`: the values it gave), immutable ConfigMaps and Secrets, the custom
+ * to change (`changed`: the values it gave), immutable ConfigMaps and Secrets, a Deployment's status, the custom
  * resource's schema (which also prunes and defaults `obj` in place), the
  * kind's validators. 422 Invalid with every problem found; the warnings
  * the server sends with a write that passes.
@@ -281,6 +303,7 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
       if (obj['immutable'] !== true) errors.push({ type: 'FieldValueForbidden', field: 'immutable', detail: 'field is immutable when `immutable` is set' });
     }
   }
+  if (t.subresource === 'status' && t.st.type.builtin && t.st.type.group === 'apps' && t.st.type.kind === 'Deployment') errors.push(...deploymentStatusErrors(obj['status']));
   // The schema first, as the API server validates a custom resource against it before anything else looks at it.
   const check = t.st.type.builtin ? undefined : s.schemaChecks.get(typeKey(t.st.type.group, t.st.type.plural))?.get(t.version);
   const mode = t.fieldValidation ?? 'Ignore'; // an apply (no fieldValidation on its target) prunes without a warning, as the server's apply does

@@ -289,6 +289,29 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
     });
   });
 
+  it('a Deployment status whose counts disagree is 422: none negative, none above status.replicas, available not above ready (each named, in the server\'s order)', async () => {
+    const ns = h().namespace;
+    const d = await h().client().create(deployment(ns, h().name('d')));
+    const path = `/apis/apps/v1/namespaces/${ns}/deployments/${d.metadata.name}/status`;
+    const cases: [Record<string, number>, string][] = [
+      [{ replicas: 0, readyReplicas: 1 }, 'status.readyReplicas: Invalid value: 1: cannot be greater than status.replicas'],
+      [{ replicas: 1, readyReplicas: 1, availableReplicas: 2 }, '[status.availableReplicas: Invalid value: 2: cannot be greater than status.replicas, status.availableReplicas: Invalid value: 2: cannot be greater than readyReplicas]'],
+      [{ replicas: 1, updatedReplicas: 5, unavailableReplicas: 9 }, 'status.updatedReplicas: Invalid value: 5: cannot be greater than status.replicas'],
+      [
+        { replicas: -1, updatedReplicas: -2, readyReplicas: -3, availableReplicas: -4, unavailableReplicas: -5, collisionCount: -1, terminatingReplicas: -1, observedGeneration: -1 },
+        '[status.observedGeneration: Invalid value: -1: must be greater than or equal to 0, status.replicas: Invalid value: -1: must be greater than or equal to 0, status.updatedReplicas: Invalid value: -2: must be greater than or equal to 0, status.readyReplicas: Invalid value: -3: must be greater than or equal to 0, status.availableReplicas: Invalid value: -4: must be greater than or equal to 0, status.unavailableReplicas: Invalid value: -5: must be greater than or equal to 0, status.terminatingReplicas: Invalid value: -1: must be greater than or equal to 0, status.collisionCount: Invalid value: -1: must be greater than or equal to 0]',
+      ],
+    ];
+    for (const [status, errors] of cases) {
+      const res = await raw(h(), 'PATCH', path, { body: { status }, contentType: 'application/merge-patch+json', query: { dryRun: 'All' } });
+      expect([res.status, res.body['message']]).toEqual([422, `Deployment.apps "${d.metadata.name}" is invalid: ${errors}`]);
+    }
+    // counts that agree are written
+    const ok = await raw(h(), 'PATCH', path, { body: { status: { replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 1, unavailableReplicas: 1 } }, contentType: 'application/merge-patch+json' });
+    expect(ok.status).toBe(200);
+    expect((ok.body['status'] as Record<string, unknown>)['availableReplicas']).toBe(1);
+  });
+
   it('metadata written through /status: kept on a Pod (not its owner references), kept but labels on a Deployment, dropped on a custom resource', async () => {
     const client = h().client();
     const ns = h().namespace;
