@@ -13,10 +13,10 @@ import type { Scope } from './fields.js';
 import { isObject, meta, objKey, sameJson, show } from './json.js';
 import type { Json } from './json.js';
 import { goFormat } from './go-format.js';
+import { quotePatchedObject } from './patch-quote.js';
 import { existing } from './list.js';
 import { jsonPatch, mergePatch, strategicMerge } from './patch-formats.js';
 import { applyProblem, decodeBuiltin, DecodeError } from './openapi/decode.js';
-import { canonical } from './json.js';
 import { dryRun, fieldManager, fieldValidation, goBool, withWarnings } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
 import { ApiError, badRequest, conflict, invalid, MODIFIED, notFound, statusOf, unsupportedMediaType } from './status.js';
@@ -74,7 +74,7 @@ export function patch(s: Storage, target: Target, req: CoreRequest): BufferedRes
       if (contentType === 'application/strategic-merge-patch+json' && !err.message.startsWith('strict decoding error')) {
         throw invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: goFormat(patchBody), detail: err.converter ?? err.message }]);
       }
-      throw invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: canonical(patched), detail: err.message }]);
+      throw invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: quotePatchedObject(patched, current, patchBody, contentType), detail: err.message }]);
     }
   }
   if (patched['kind'] !== t.st.type.kind || patched['apiVersion'] !== current['apiVersion']) {

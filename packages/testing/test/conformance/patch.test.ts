@@ -14,6 +14,42 @@ function containersOf(d: { spec?: { template?: { spec?: { containers?: unknown }
 describe.each(BACKENDS)('patches ($backend)', ({ backend }) => {
   const h = useBackend(backend);
 
+  it('a patch whose result the Go type cannot hold is 422 quoting the result as the patch library encodes it: what the patch went into sorted, what it did not touch in its Go field order, a JSON patch\'s values in its own order', async () => {
+    const ns = h().namespace;
+    const name = h().name('s');
+    const path = `/api/v1/namespaces/${ns}/secrets/${name}`;
+    await raw(h(), 'POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name: `${name}-o` } } });
+    const owner = { apiVersion: 'v1', kind: 'ConfigMap', name: 'o', uid: '22222222-2222-4222-8222-222222222222', controller: true, blockOwnerDeletion: true };
+    await raw(h(), 'POST', `/api/v1/namespaces/${ns}/secrets`, { body: { metadata: { name, labels: { a: 'b' }, annotations: { z: '1', b: '2' }, finalizers: ['x/y'], ownerReferences: [owner] }, data: { y: 'YQ==' } } });
+    const got = (await raw(h(), 'GET', path)).body;
+    const m = got['metadata'] as Record<string, unknown>;
+    const mf = (m['managedFields'] as Record<string, unknown>[])[0]!;
+    const q = JSON.stringify;
+    const entries = `[{"manager":${q(mf['manager'])},"operation":"Update","apiVersion":"v1","time":${q(mf['time'])},"fieldsType":"FieldsV1","fieldsV1":${q(mf['fieldsV1'])}}]`;
+    const owners = `[{"apiVersion":"v1","kind":"ConfigMap","name":"o","uid":"${owner.uid}","controller":true,"blockOwnerDeletion":true}]`;
+    const quoted = async (contentType: string, body: unknown): Promise<string> => {
+      const res = await raw(h(), 'PATCH', path, { body, contentType, query: { dryRun: 'All' } });
+      expect(res.status).toBe(422);
+      const value = /^ "" is invalid: patch: Invalid value: (".*"): illegal base64 data at input byte \d+$/s.exec(String(res.body['message']));
+      expect(value, String(res.body['message'])).not.toBeNull();
+      return JSON.parse(value![1]!) as string;
+    };
+    // a merge patch into data only: metadata untouched, in ObjectMeta's field order
+    expect(await quoted('application/merge-patch+json', { data: { x: 'not base64!' } })).toBe(
+      `{"apiVersion":"v1","data":{"x":"not base64!","y":"YQ=="},"kind":"Secret","metadata":{"name":${q(name)},"namespace":${q(ns)},"uid":${q(m['uid'])},"resourceVersion":${q(m['resourceVersion'])},"creationTimestamp":${q(m['creationTimestamp'])},"labels":{"a":"b"},"annotations":{"b":"2","z":"1"},"ownerReferences":${owners},"finalizers":["x/y"],"managedFields":${entries}},"type":"Opaque"}`,
+    );
+    // into metadata too: metadata sorted, its owner references and managed fields still in their field order
+    const sortedMeta = (labels: string, annotations = '{"b":"2","z":"1"}'): string =>
+      `{"annotations":${annotations},"creationTimestamp":${q(m['creationTimestamp'])},"finalizers":["x/y"],"labels":${labels},"managedFields":${entries},"name":${q(name)},"namespace":${q(ns)},"ownerReferences":${owners},"resourceVersion":${q(m['resourceVersion'])},"uid":${q(m['uid'])}}`;
+    expect(await quoted('application/merge-patch+json', { metadata: { labels: { c: 'd' } }, data: { x: 'not base64!' } })).toBe(
+      `{"apiVersion":"v1","data":{"x":"not base64!","y":"YQ=="},"kind":"Secret","metadata":${sortedMeta('{"a":"b","c":"d"}')},"type":"Opaque"}`,
+    );
+    // a JSON patch: the containers on its paths sorted, the value it adds in its own order
+    expect(await quoted('application/json-patch+json', [{ op: 'add', path: '/metadata/annotations', value: { z: 'q', a: 'r' } }, { op: 'add', path: '/data/x', value: '%' }])).toBe(
+      `{"apiVersion":"v1","data":{"x":"%","y":"YQ=="},"kind":"Secret","metadata":${sortedMeta('{"a":"b"}', '{"z":"q","a":"r"}')},"type":"Opaque"}`,
+    );
+  });
+
   describe('merge patch', () => {
     it('adds and replaces fields; null removes one', async () => {
       const client = h().client();
