@@ -53,6 +53,11 @@ function keyElement(item: unknown, keys: readonly string[], defaults: Readonly<R
   return `k:${stringifyJson(key)}`;
 }
 
+/** Whether a path's field names are metadata.ownerReferences (whose items are atomic structs, +structType=atomic). */
+function isOwnerReferences(names: readonly string[]): boolean {
+  return names.length === 2 && names[0] === 'metadata' && names[1] === 'ownerReferences';
+}
+
 function walk(value: unknown, names: string[], pes: string[], shape: Shape, mapNodes: boolean, out: Set<PathKey>): void {
   const here = pes.join(SEP);
   if (Array.isArray(value)) {
@@ -75,7 +80,7 @@ function walk(value: unknown, names: string[], pes: string[], shape: Shape, mapN
       const pe = keyElement(item, rule.keys, rule.keyDefaults);
       out.add([...pes, pe].join(SEP));
       // an owner reference is an atomic struct (+structType=atomic): its item is owned whole
-      const atomicItems = names.length === 2 && names[0] === 'metadata' && names[1] === 'ownerReferences';
+      const atomicItems = isOwnerReferences(names);
       if (isObject(item) && !atomicItems) for (const [k, v] of Object.entries(item)) if (v !== undefined) walk(v, [...names, k], [...pes, pe, `f:${k}`], shape, mapNodes, out);
     }
     return;
@@ -401,6 +406,8 @@ function mergeApplied(live: unknown, config: unknown, names: string[], shape: Sh
     return mergedOrder([...liveItems.keys()], [...appliedItems.keys()]).map((k): unknown => {
       if (!appliedItems.has(k)) return liveItems.get(k);
       if (!liveItems.has(k) || rule.type === 'set') return appliedItems.get(k);
+      // an owner reference is an atomic struct: the applied item replaces the live one whole (found by the differential fuzzer)
+      if (isOwnerReferences(names)) return isObject(appliedItems.get(k)) ? stripNulls(appliedItems.get(k) as Json) : appliedItems.get(k);
       return mergeApplied(liveItems.get(k), appliedItems.get(k), names, shape);
     });
   }
