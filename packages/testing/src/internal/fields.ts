@@ -38,12 +38,6 @@ export type Scope = 'main' | 'status';
  */
 const TRACKED_METADATA = new Set(['labels', 'annotations', 'finalizers', 'ownerReferences', 'generateName', 'deletionTimestamp']);
 
-/** An item of metadata.ownerReferences: an atomic struct (+structType=atomic), owned whole by its key node. */
-function isOwnerReference(p: PathKey): boolean {
-  const parts = p.split(SEP);
-  return parts.length === 3 && parts[0] === 'f:metadata' && parts[1] === 'f:ownerReferences';
-}
-
 function keyElement(item: unknown, keys: readonly string[], defaults: Readonly<Record<string, unknown>> = {}): string {
   const key: Json = {};
   for (const k of [...keys].sort()) {
@@ -51,11 +45,6 @@ function keyElement(item: unknown, keys: readonly string[], defaults: Readonly<R
     if (value !== undefined) key[k] = value;
   }
   return `k:${stringifyJson(key)}`;
-}
-
-/** Whether a path's field names are metadata.ownerReferences (whose items are atomic structs, +structType=atomic). */
-function isOwnerReferences(names: readonly string[]): boolean {
-  return names.length === 2 && names[0] === 'metadata' && names[1] === 'ownerReferences';
 }
 
 function walk(value: unknown, names: string[], pes: string[], shape: Shape, mapNodes: boolean, out: Set<PathKey>): void {
@@ -79,8 +68,8 @@ function walk(value: unknown, names: string[], pes: string[], shape: Shape, mapN
       }
       const pe = keyElement(item, rule.keys, rule.keyDefaults);
       out.add([...pes, pe].join(SEP));
-      // an owner reference is an atomic struct (+structType=atomic): its item is owned whole
-      const atomicItems = isOwnerReferences(names);
+      // an atomic struct (an owner reference, a LocalObjectReference: x-kubernetes-map-type atomic) is owned whole by its item
+      const atomicItems = shape.atomicItems(names);
       if (isObject(item) && !atomicItems) for (const [k, v] of Object.entries(item)) if (v !== undefined) walk(v, [...names, k], [...pes, pe, `f:${k}`], shape, mapNodes, out);
     }
     return;
@@ -406,8 +395,8 @@ function mergeApplied(live: unknown, config: unknown, names: string[], shape: Sh
     return mergedOrder([...liveItems.keys()], [...appliedItems.keys()]).map((k): unknown => {
       if (!appliedItems.has(k)) return liveItems.get(k);
       if (!liveItems.has(k) || rule.type === 'set') return appliedItems.get(k);
-      // an owner reference is an atomic struct: the applied item replaces the live one whole (found by the differential fuzzer)
-      if (isOwnerReferences(names)) return isObject(appliedItems.get(k)) ? stripNulls(appliedItems.get(k) as Json) : appliedItems.get(k);
+      // an atomic struct (an owner reference): the applied item replaces the live one whole (found by the differential fuzzer)
+      if (shape.atomicItems(names)) return isObject(appliedItems.get(k)) ? stripNulls(appliedItems.get(k) as Json) : appliedItems.get(k);
       return mergeApplied(liveItems.get(k), appliedItems.get(k), names, shape);
     });
   }
@@ -451,7 +440,7 @@ export function apply(entries: readonly ManagedEntry[], live: Json | undefined, 
       if (!e.set.has(p)) continue;
       const last = p.slice(p.lastIndexOf(SEP) + 1);
       // a key or value node is its item's name, equal on both sides; but an owner reference is atomic, owned (and in conflict) whole
-      if ((last.startsWith('k:') && !isOwnerReference(p)) || last.startsWith('v:')) continue;
+      if ((last.startsWith('k:') && !ctx.shape.atomicItems(fieldNames(p))) || last.startsWith('v:')) continue;
       const want = valueAt(config, p, { defaultedKeys: true });
       const have = valueAt(live, p);
       if (have.found && sameJson(want.value, have.value)) continue;

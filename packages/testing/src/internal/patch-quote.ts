@@ -7,35 +7,96 @@
  * the patch's own bytes, and a member the patch did not touch keeps the
  * bytes the object was encoded with, in its Go type's field order. Found by
  * the differential fuzzer; the field orders known here are the metadata
- * types every object has (other structs' members are written sorted).
+ * types every object has and a Deployment's (other structs' members are
+ * written sorted).
  */
 import { canonical, isObject } from './json.js';
 import type { Json } from './json.js';
 import { stringifyJson } from '@kubeloop/scheme';
 
-/** Go field orders of the metadata structs (apimachinery meta/v1 types.go). */
-const STRUCT_ORDER: Readonly<Record<string, readonly string[]>> = {
-  ObjectMeta: ['name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields'],
-  OwnerReference: ['apiVersion', 'kind', 'name', 'uid', 'controller', 'blockOwnerDeletion'],
-  ManagedFieldsEntry: ['manager', 'operation', 'apiVersion', 'time', 'fieldsType', 'fieldsV1', 'subresource'],
+/**
+ * Go structs as encoding/json writes them: their fields in declaration
+ * order (k8s.io/api and apimachinery types.go), and the Go type of the
+ * members that are structs (or lists of them, `[]X`) themselves.
+ */
+interface GoStruct {
+  readonly order: readonly string[];
+  readonly children?: Readonly<Record<string, string>>;
+}
+
+const PROBE: GoStruct = {
+  order: ['exec', 'httpGet', 'tcpSocket', 'grpc', 'initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold', 'terminationGracePeriodSeconds'],
+  children: { httpGet: 'HTTPGetAction' },
 };
 
-/** The Go type of `key` inside a value of `type` (undefined: one whose order is not known here). `[]X` for lists. */
+const STRUCTS: Readonly<Record<string, GoStruct>> = {
+  ObjectMeta: {
+    order: ['name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields'],
+    children: { ownerReferences: '[]OwnerReference', managedFields: '[]ManagedFieldsEntry' },
+  },
+  OwnerReference: { order: ['apiVersion', 'kind', 'name', 'uid', 'controller', 'blockOwnerDeletion'] },
+  // FieldsV1 holds raw bytes, written as the server built them
+  ManagedFieldsEntry: { order: ['manager', 'operation', 'apiVersion', 'time', 'fieldsType', 'fieldsV1', 'subresource'], children: { fieldsV1: 'raw' } },
+  DeploymentSpec: {
+    order: ['replicas', 'selector', 'template', 'strategy', 'minReadySeconds', 'revisionHistoryLimit', 'paused', 'progressDeadlineSeconds'],
+    children: { selector: 'LabelSelector', template: 'PodTemplateSpec', strategy: 'DeploymentStrategy' },
+  },
+  DeploymentStrategy: { order: ['type', 'rollingUpdate'], children: { rollingUpdate: 'RollingUpdateDeployment' } },
+  RollingUpdateDeployment: { order: ['maxUnavailable', 'maxSurge'] },
+  DeploymentStatus: {
+    order: ['observedGeneration', 'replicas', 'updatedReplicas', 'readyReplicas', 'availableReplicas', 'unavailableReplicas', 'terminatingReplicas', 'conditions', 'collisionCount'],
+    children: { conditions: '[]DeploymentCondition' },
+  },
+  DeploymentCondition: { order: ['type', 'status', 'lastUpdateTime', 'lastTransitionTime', 'reason', 'message'] },
+  LabelSelector: { order: ['matchLabels', 'matchExpressions'], children: { matchExpressions: '[]LabelSelectorRequirement' } },
+  LabelSelectorRequirement: { order: ['key', 'operator', 'values'] },
+  PodTemplateSpec: { order: ['metadata', 'spec'], children: { metadata: 'ObjectMeta', spec: 'PodSpec' } },
+  PodSpec: {
+    order: [
+      'volumes', 'initContainers', 'containers', 'ephemeralContainers', 'restartPolicy', 'terminationGracePeriodSeconds', 'activeDeadlineSeconds', 'dnsPolicy', 'nodeSelector', 'serviceAccountName', 'serviceAccount',
+      'automountServiceAccountToken', 'nodeName', 'hostNetwork', 'hostPID', 'hostIPC', 'shareProcessNamespace', 'securityContext', 'imagePullSecrets', 'hostname', 'subdomain', 'affinity', 'schedulerName', 'tolerations',
+      'hostAliases', 'priorityClassName', 'priority', 'dnsConfig', 'readinessGates', 'runtimeClassName', 'enableServiceLinks', 'preemptionPolicy', 'overhead', 'topologySpreadConstraints', 'setHostnameAsFQDN', 'os',
+      'hostUsers', 'schedulingGates', 'resourceClaims', 'resources', 'hostnameOverride',
+    ],
+    children: { volumes: '[]Volume', initContainers: '[]Container', containers: '[]Container', tolerations: '[]Toleration', resources: 'ResourceRequirements' },
+  },
+  Container: {
+    order: [
+      'name', 'image', 'command', 'args', 'workingDir', 'ports', 'envFrom', 'env', 'resources', 'resizePolicy', 'restartPolicy', 'restartPolicyRules', 'volumeMounts', 'volumeDevices', 'livenessProbe', 'readinessProbe',
+      'startupProbe', 'lifecycle', 'terminationMessagePath', 'terminationMessagePolicy', 'imagePullPolicy', 'securityContext', 'stdin', 'stdinOnce', 'tty',
+    ],
+    children: { ports: '[]ContainerPort', env: '[]EnvVar', resources: 'ResourceRequirements', volumeMounts: '[]VolumeMount', livenessProbe: 'Probe', readinessProbe: 'Probe', startupProbe: 'Probe' },
+  },
+  ContainerPort: { order: ['name', 'hostPort', 'containerPort', 'protocol', 'hostIP'] },
+  EnvVar: { order: ['name', 'value', 'valueFrom'] },
+  ResourceRequirements: { order: ['limits', 'requests', 'claims'] },
+  VolumeMount: { order: ['name', 'readOnly', 'recursiveReadOnly', 'mountPath', 'subPath', 'mountPropagation', 'subPathExpr'] },
+  Probe: PROBE,
+  HTTPGetAction: { order: ['path', 'port', 'host', 'scheme', 'httpHeaders'] },
+  Volume: { order: ['name'] },
+  Toleration: { order: ['key', 'operator', 'value', 'effect', 'tolerationSeconds'] },
+};
+
+/** The types of an object's top-level members, by kind (every kind's metadata is an ObjectMeta). */
+const ROOTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  Deployment: { spec: 'DeploymentSpec', status: 'DeploymentStatus' },
+};
+
+/** The Go type of `key` inside a value of `type` (undefined: one whose order is not known here; `[]X` for lists). */
 function childType(type: string | undefined, key: string): string | undefined {
-  if (type === 'root') return key === 'metadata' ? 'ObjectMeta' : undefined;
-  if (type === 'ObjectMeta') return key === 'ownerReferences' ? '[]OwnerReference' : key === 'managedFields' ? '[]ManagedFieldsEntry' : undefined;
-  if (type === 'ManagedFieldsEntry' && key === 'fieldsV1') return 'raw';
-  return undefined;
+  if (type?.startsWith('root:') === true) return key === 'metadata' ? 'ObjectMeta' : ROOTS[type.slice(5)]?.[key];
+  return type === undefined ? undefined : STRUCTS[type]?.children?.[key];
 }
 
 /** `value` as the server encoded the stored object: known structs in field order, the rest sorted. */
 function stored(value: unknown, type: string | undefined): string {
   if (type === 'raw') return stringifyJson(value) ?? 'null'; // FieldsV1: raw bytes, written as the server built them
   if (type?.startsWith('[]') === true && Array.isArray(value)) return `[${value.map((v) => stored(v, type.slice(2))).join(',')}]`;
-  const order = type === undefined ? undefined : STRUCT_ORDER[type];
+  const order = type === undefined ? undefined : STRUCTS[type]?.order;
   if (order && isObject(value)) {
     const keys = Object.keys(value).filter((k) => value[k] !== undefined);
     const known = order.filter((k) => keys.includes(k));
+    // a field not in the table (one newer than it) is written after the known ones
     const rest = keys.filter((k) => !order.includes(k)).sort();
     return `{${[...known, ...rest].map((k) => `${JSON.stringify(k)}:${stored(value[k], childType(type, k))}`).join(',')}}`;
   }
@@ -94,7 +155,8 @@ function quoteJsonPatch(value: unknown, path: string[], containers: ReadonlySet<
  * ```
  */
 export function quotePatchedObject(patched: Json, original: Json, patch: unknown, contentType: string): string {
-  if (contentType === 'application/merge-patch+json' && isObject(patch)) return quoteMerge(patched, original, patch, 'root');
+  const root = `root:${typeof original['kind'] === 'string' ? original['kind'] : ''}`;
+  if (contentType === 'application/merge-patch+json' && isObject(patch)) return quoteMerge(patched, original, patch, root);
   if (contentType === 'application/json-patch+json' && Array.isArray(patch)) {
     const containers = new Set<string>(['']);
     const set = new Set<string>();
@@ -109,7 +171,7 @@ export function quotePatchedObject(patched: Json, original: Json, patch: unknown
       const target = tokens(op['path']);
       if (target && target.length > 0 && (op['op'] === 'add' || op['op'] === 'replace')) set.add(target.join(SEP));
     }
-    return quoteJsonPatch(patched, [], containers, set, 'root');
+    return quoteJsonPatch(patched, [], containers, set, root);
   }
   return canonical(patched);
 }

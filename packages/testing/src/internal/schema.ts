@@ -26,6 +26,8 @@ export interface Shape {
   list(path: readonly string[]): ListRule;
   /** Whether the map or struct at `path` is replaced whole by server-side apply. */
   atomicMap(path: readonly string[]): boolean;
+  /** Whether the items of the list at `path` are atomic structs (an owner reference, a LocalObjectReference): owned and replaced whole. */
+  atomicItems(path: readonly string[]): boolean;
   /** How the list at `path` merges in a strategic merge patch. */
   patchList(path: readonly string[]): ListRule;
   /** Whether a strategic merge patch replaces the map or struct at `path` whole. */
@@ -84,6 +86,10 @@ export function builtinShape(apiVersion: string, kind: string): Shape {
     },
     atomicMap(path) {
       return extension(nodesAt(root, path), 'x-kubernetes-map-type') === 'atomic';
+    },
+    atomicItems(path) {
+      if (path.length === 2 && path[0] === 'metadata' && path[1] === 'ownerReferences') return true;
+      return resolve(nodesAt(root, path).resolved?.node.items)?.node['x-kubernetes-map-type'] === 'atomic';
     },
     patchList(path) {
       const meta = metadataRule(path);
@@ -144,6 +150,11 @@ export function schemaShape(schema: Json | undefined): Shape {
     atomicMap(path) {
       const node = at(schema, path);
       return node?.['x-kubernetes-map-type'] === 'atomic';
+    },
+    atomicItems(path) {
+      if (path.length === 2 && path[0] === 'metadata' && path[1] === 'ownerReferences') return true;
+      const items = at(schema, path)?.['items'];
+      return typeof items === 'object' && items !== null && (items as Json)['x-kubernetes-map-type'] === 'atomic';
     },
     patchList(path) {
       return this.list(path);

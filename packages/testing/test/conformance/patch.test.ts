@@ -50,6 +50,38 @@ describe.each(BACKENDS)('patches ($backend)', ({ backend }) => {
     );
   });
 
+  it('a Deployment patched into a value its Go type cannot hold is quoted with the members the patch did not touch in their Go field order, down to its containers', async () => {
+    const client = h().client();
+    const d = await client.create(deployment(h().namespace, h().name('d'), [{ name: 'app', image: 'app:v1', ports: [{ containerPort: 80, name: 'http' }], env: [{ name: 'E', value: 'v' }] }]));
+    const path = `/apis/apps/v1/namespaces/${h().namespace}/deployments/${d.metadata.name}`;
+    const quoted = async (contentType: string, body: unknown): Promise<Record<string, unknown>> => {
+      const res = await raw(h(), 'PATCH', path, { body, contentType, query: { dryRun: 'All' } });
+      const value = /^ "" is invalid: patch: Invalid value: (".*"): json: cannot unmarshal /s.exec(String(res.body['message']));
+      expect([res.status, value !== null], String(res.body['message'])).toEqual([422, true]);
+      return JSON.parse(JSON.parse(value![1]!) as string) as Record<string, unknown>;
+    };
+    type Node = Record<string, Record<string, unknown>>;
+    const keysOf = (o: unknown): string[] => Object.keys(o as Record<string, unknown>);
+    const template = ['metadata', 'spec'];
+    const podSpec = ['containers', 'restartPolicy', 'terminationGracePeriodSeconds', 'dnsPolicy', 'securityContext', 'schedulerName'];
+    const container = ['name', 'image', 'ports', 'env', 'resources', 'terminationMessagePath', 'terminationMessagePolicy', 'imagePullPolicy'];
+    const structOrder = ['replicas', 'selector', 'template', 'strategy', 'revisionHistoryLimit', 'progressDeadlineSeconds'];
+    // the patch went into metadata only: spec untouched, in DeploymentSpec's order all the way down
+    const untouched = (await quoted('application/merge-patch+json', { metadata: { labels: { a: 1 } } })) as Node;
+    expect(keysOf(untouched)).toEqual(['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+    expect(keysOf(untouched['spec'])).toEqual(structOrder);
+    const tpl = untouched['spec']!['template'] as Node;
+    const app = (tpl['spec']!['containers'] as Node[])[0]!;
+    expect([keysOf(tpl), keysOf(tpl['spec']), keysOf(app)]).toEqual([template, podSpec, container]);
+    expect(keysOf((app['ports'] as unknown as unknown[])[0])).toEqual(['name', 'containerPort', 'protocol']);
+    expect(keysOf(untouched['spec']!['strategy'])).toEqual(['type', 'rollingUpdate']);
+    expect(keysOf((untouched['spec']!['strategy'] as Node)['rollingUpdate'])).toEqual(['maxUnavailable', 'maxSurge']);
+    // into spec: spec sorted, what is under it untouched still in field order
+    const into = (await quoted('application/json-patch+json', [{ op: 'replace', path: '/spec/replicas', value: '3' }])) as Node;
+    expect(keysOf(into['spec'])).toEqual([...structOrder].sort());
+    expect(keysOf((into['spec']!['template'] as Node)['spec'])).toEqual(podSpec);
+  });
+
   describe('merge patch', () => {
     it('adds and replaces fields; null removes one', async () => {
       const client = h().client();
