@@ -200,6 +200,17 @@ describe.each(BACKENDS)('server-side apply ($backend)', ({ backend }) => {
     });
   });
 
+  it('an item of an atomic struct type (a LocalObjectReference in imagePullSecrets) is recorded whole: its key and nothing under it', async () => {
+    const d = deployment(h().namespace, h().name('d'));
+    (d.spec['template'] as { spec: Record<string, unknown> }).spec['imagePullSecrets'] = [{ name: 'pull' }];
+    const created = await h().client('creator').create(d);
+    const spec = ((fieldsByManager(created)['creator'] as Record<string, Record<string, Record<string, Record<string, unknown>>>>)['f:spec']!['f:template']!['f:spec'])!;
+    expect(spec['f:imagePullSecrets']).toEqual({ '.': {}, 'k:{"name":"pull"}': {} });
+    const applied = await h().client('applier').apply({ ...d, spec: { ...d.spec, template: { ...(d.spec['template'] as object), spec: { containers: [{ name: 'app', image: 'app:v1' }], imagePullSecrets: [{ name: 'pull' }] } } } });
+    const mine = ((fieldsByManager(applied)['applier'] as Record<string, Record<string, Record<string, Record<string, unknown>>>>)['f:spec']!['f:template']!['f:spec'])!;
+    expect(mine['f:imagePullSecrets']).toEqual({ 'k:{"name":"pull"}': {} });
+  });
+
   it('a container the applier alone applied goes when it stops applying it', async () => {
     const name = h().name('d');
     const client = h().client('a');
