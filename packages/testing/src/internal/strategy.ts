@@ -296,6 +296,10 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
     }
     // a custom resource's are reported twice: the generic update checks them, then the custom-resource strategy's metadata validation again
     errors.push(...metaErrors, ...(t.st.type.builtin ? [] : metaErrors));
+    // a Secret's type never changes (ValidateSecretUpdate, before its immutable data; found by the differential fuzzer)
+    if (t.st.type.builtin && t.st.type.group === '' && t.st.type.kind === 'Secret' && old['type'] !== undefined && obj['type'] !== old['type']) {
+      errors.push({ type: 'FieldValueInvalid', field: 'type', value: obj['type'], detail: 'field is immutable' });
+    }
     if ((t.st.type.kind === 'ConfigMap' || t.st.type.kind === 'Secret') && old['immutable'] === true) {
       for (const field of ['data', 'binaryData', 'stringData']) {
         if (!sameJson(old[field], obj[field])) errors.push({ type: 'FieldValueForbidden', field, detail: 'field is immutable when `immutable` is set' });

@@ -259,6 +259,22 @@ describe.each(BACKENDS)('create, get, update, delete ($backend)', ({ backend }) 
       const cm = await client.create({ ...configMap(h().namespace, h().name('cm'), { a: '1' }), immutable: true });
       await expectStatus(client.update({ ...cm, immutable: false }), 422, 'Invalid');
     });
+
+    it('a Secret\'s type never changes: another is 422 naming it, one left out is Opaque again (found by the differential fuzzer)', async () => {
+      const ns = h().namespace;
+      const name = h().name('s');
+      const path = `/api/v1/namespaces/${ns}/secrets/${name}`;
+      await raw(h(), 'POST', `/api/v1/namespaces/${ns}/secrets`, { body: { metadata: { name }, type: 'example.com/t', data: { a: 'YQ==' } } });
+      const changed = await raw(h(), 'PATCH', path, { body: { type: 'Opaque', data: { b: 'Yg==' } }, contentType: 'application/merge-patch+json' });
+      expect([changed.status, changed.body['message']]).toEqual([422, `Secret "${name}" is invalid: type: Invalid value: "Opaque": field is immutable`]);
+      const left = await raw(h(), 'PUT', path, { body: { metadata: { name }, data: { a: 'YQ==' } } });
+      expect([left.status, left.body['message']]).toEqual([422, `Secret "${name}" is invalid: type: Invalid value: "Opaque": field is immutable`]);
+      // an Opaque one updated without its type stays as it is
+      const plain = h().name('s');
+      await raw(h(), 'POST', `/api/v1/namespaces/${ns}/secrets`, { body: { metadata: { name: plain }, data: { a: 'YQ==' } } });
+      const same = await raw(h(), 'PUT', `/api/v1/namespaces/${ns}/secrets/${plain}`, { body: { metadata: { name: plain }, data: { a: 'Yg==' } } });
+      expect([same.status, same.body['type']]).toEqual([200, 'Opaque']);
+    });
   });
 
   describe('delete', () => {
