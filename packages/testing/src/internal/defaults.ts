@@ -192,6 +192,16 @@ function podSpec(spec: Json | undefined, pod: boolean): void {
   setIfAbsent(spec, 'terminationGracePeriodSeconds', 30);
   setIfAbsent(spec, 'schedulerName', 'default-scheduler');
   if (pod && spec['enableServiceLinks'] === undefined) spec['enableServiceLinks'] = true;
+  // the deprecated serviceAccount is an alias: the v1 conversion reads it when serviceAccountName is empty and always
+  // writes serviceAccountName back into it (Convert_v1_PodSpec_To_core_PodSpec and back)
+  const account = typeof spec['serviceAccountName'] === 'string' && spec['serviceAccountName'] !== '' ? spec['serviceAccountName'] : typeof spec['serviceAccount'] === 'string' ? spec['serviceAccount'] : '';
+  if (account === '') {
+    delete spec['serviceAccountName'];
+    delete spec['serviceAccount'];
+  } else {
+    spec['serviceAccountName'] = account;
+    spec['serviceAccount'] = account;
+  }
   const hostNetwork = spec['hostNetwork'] === true;
   for (const field of ['containers', 'initContainers', 'ephemeralContainers']) {
     for (const c of list(spec[field])) {
