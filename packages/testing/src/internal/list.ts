@@ -113,6 +113,11 @@ export function list(s: Storage, t: Target, req: CoreRequest, form: Negotiated =
     } else if (rvParam !== '' && rvParam !== '0') {
       const rv = parseRv(rvParam, 'resourceVersion');
       if (rv > s.resourceVersion) throw tooLarge();
+      // a limited list at a resourceVersion, with no match given, is exact: the legacy paging rule (found by the differential fuzzer)
+      if (limit > 0 && rvMatch === '') {
+        if (rv < s.compacted) throw expired(`The resourceVersion for the provided list is too old.`);
+        atRv = rv;
+      }
     }
   }
 

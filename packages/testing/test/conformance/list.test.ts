@@ -188,6 +188,23 @@ describe.each(BACKENDS)('lists ($backend)', ({ backend }) => {
       expect(exact.metadata?.resourceVersion).toBe(then.metadata?.resourceVersion);
     });
 
+    it('a limited list at a resourceVersion without resourceVersionMatch is exact (the legacy paging rule); without a limit it is not older than it (found by the differential fuzzer)', async () => {
+      const client = h().client();
+      const ns = h().name('legacy');
+      await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+      const a = await client.create(configMap(ns, 'a', { v: '1' }));
+      const then = await client.list(ConfigMap, { namespace: ns });
+      await client.update({ ...a, data: { v: '2' } });
+      await client.create(configMap(ns, 'b'));
+      const rv = then.metadata!.resourceVersion!;
+      type Listed = { metadata: { resourceVersion: string }; items: { metadata: { name: string }; data?: Record<string, string> }[] };
+      const listed = async (query: Record<string, string>): Promise<Listed> => (await raw(h(), 'GET', `/api/v1/namespaces/${ns}/configmaps`, { query })).body as unknown as Listed;
+      const paged = await listed({ resourceVersion: rv, limit: '5' });
+      expect([paged.items.map((i) => [i.metadata.name, i.data?.['v']]), paged.metadata.resourceVersion]).toEqual([[['a', '1']], rv]);
+      const whole = await listed({ resourceVersion: rv });
+      expect(whole.items.map((i) => [i.metadata.name, i.data?.['v']])).toEqual([['a', '2'], ['b', undefined]]);
+    });
+
     it('resourceVersionMatch without resourceVersion is 422 Invalid', async () => {
       await expectStatus(h().client().list(ConfigMap, { namespace: h().namespace, resourceVersionMatch: 'NotOlderThan' }), 422, 'Invalid');
     });
