@@ -175,3 +175,17 @@ export function quotePatchedObject(patched: Json, original: Json, patch: unknown
   }
   return canonical(patched);
 }
+
+/**
+ * `obj` with its members in its Go types' field order where the fake
+ * knows it (the order the unstructured converter meets them in), as JSON.
+ *
+ * @example
+ * ```ts
+ * inGoFieldOrder({ kind: 'Deployment', spec: { paused: true, replicas: 1 } }); // '{"kind":"Deployment","spec":{"replicas":1,"paused":true}}'
+ * ```
+ */
+export function inGoFieldOrder(obj: Json): string {
+  const root = `root:${typeof obj['kind'] === 'string' ? obj['kind'] : ''}`;
+  return members(obj, (k) => stored(obj[k], childType(root, k)));
+}

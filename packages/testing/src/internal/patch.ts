@@ -13,7 +13,7 @@ import type { Scope } from './fields.js';
 import { isObject, meta, objKey, sameJson, show } from './json.js';
 import type { Json } from './json.js';
 import { goFormat } from './go-format.js';
-import { quotePatchedObject } from './patch-quote.js';
+import { inGoFieldOrder, quotePatchedObject } from './patch-quote.js';
 import { existing } from './list.js';
 import { jsonPatch, mergePatch, strategicMerge } from './patch-formats.js';
 import { applyProblem, decodeBuiltin, DecodeError } from './openapi/decode.js';
@@ -28,6 +28,17 @@ import { checkKind, checkNamespace, checkPreconditions, commit, decodeBody, fini
 
 const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
 const CR_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
+
+
+/** The error decoding `obj` gives (undefined: none, or one of another kind). */
+function firstDecodeError(obj: Json, apiVersion: string, kind: string, validation: ReturnType<typeof fieldValidation>): DecodeError | undefined {
+  try {
+    decodeBuiltin(obj, apiVersion, kind, validation);
+    return undefined;
+  } catch (err) {
+    return err instanceof DecodeError ? err : undefined;
+  }
+}
 
 export function patch(s: Storage, target: Target, req: CoreRequest): BufferedResponse {
   const contentType = (req.contentType ?? '').split(';')[0]!.trim().toLowerCase();
@@ -67,14 +78,20 @@ export function patch(s: Storage, target: Target, req: CoreRequest): BufferedRes
         patched = { ...decoded.object, apiVersion: patched['apiVersion'], kind: patched['kind'] };
         warnings = decoded.warnings;
       }
-    } catch (err) {
-      if (!(err instanceof DecodeError)) throw err;
+    } catch (caught) {
+      if (!(caught instanceof DecodeError)) throw caught;
+      // the server's decoder meets the members in the order of the bytes it decodes, and reports the first bad one: a
+      // strategic merge patch's result in its Go types' field order (the unstructured converter walks the structs), the
+      // other patches' results as their library encoded them (the quote); decoded again in that order for its error
+      const strategic = contentType === 'application/strategic-merge-patch+json';
+      const quote = strategic ? undefined : quotePatchedObject(patched, current, patchBody, contentType);
+      const err = firstDecodeError(parseJson(quote ?? inGoFieldOrder(patched)) as Json, current['apiVersion'] as string, t.st.type.kind, fieldValidation(req)) ?? caught;
       // a strategic merge patch's result goes to the Go type through the unstructured converter, and the server quotes
       // the patch itself in Go's notation (`map[data:map[x:...]]`); the other patches' results are decoded as JSON
-      if (contentType === 'application/strategic-merge-patch+json' && !err.message.startsWith('strict decoding error')) {
+      if (strategic && !err.message.startsWith('strict decoding error')) {
         throw invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: goFormat(patchBody), detail: err.converter ?? err.message }]);
       }
-      throw invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: quotePatchedObject(patched, current, patchBody, contentType), detail: err.message }]);
+      throw invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: quote ?? quotePatchedObject(patched, current, patchBody, contentType), detail: err.message }]);
     }
   }
   if (patched['kind'] !== t.st.type.kind || patched['apiVersion'] !== current['apiVersion']) {

@@ -82,6 +82,20 @@ describe.each(BACKENDS)('patches ($backend)', ({ backend }) => {
     expect(keysOf((into['spec']!['template'] as Node)['spec'])).toEqual(podSpec);
   });
 
+  it('a patch leaving two bad values is refused for the one the server\'s decoder meets first: in the patched bytes\' order for a merge or JSON patch (what it went into sorted), in the Go field order for a strategic merge patch', async () => {
+    const d = await h().client().create(deployment(h().namespace, h().name('d')));
+    const path = `/apis/apps/v1/namespaces/${h().namespace}/deployments/${d.metadata.name}`;
+    const detail = async (contentType: string, body: unknown): Promise<string> => {
+      const res = await raw(h(), 'PATCH', path, { body, contentType, query: { dryRun: 'All' } });
+      expect(res.status).toBe(422);
+      return String(res.body['message']).replace(/^.*": /s, '');
+    };
+    const paused = 'json: cannot unmarshal string into Go struct field DeploymentSpec.spec.paused of type bool';
+    expect(await detail('application/json-patch+json', [{ op: 'add', path: '/spec/replicas', value: 'x' }, { op: 'replace', path: '/spec/paused', value: '1' }])).toBe(paused);
+    expect(await detail('application/merge-patch+json', { spec: { replicas: 'x', paused: '1' } })).toBe(paused);
+    expect(await detail('application/strategic-merge-patch+json', { spec: { paused: '1', replicas: 'x' } })).toBe('unrecognized type: int32');
+  });
+
   describe('merge patch', () => {
     it('adds and replaces fields; null removes one', async () => {
       const client = h().client();
