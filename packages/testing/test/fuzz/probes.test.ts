@@ -44,7 +44,6 @@ const DOCUMENTED: Readonly<Record<string, string>> = {
   'smp: Recreate without retainKeys': VALIDATION,
   'apply: container ports without protocol': VALIDATION,
   'apply: env removed by its only applier': VALIDATION,
-  'merge patch: replicas as a string': 'a patch that leaves a value of the wrong type',
   'delete: a pod dry run': 'graceful deletion of Pods',
   'delete: a pod with grace period': 'graceful deletion of Pods',
   'kubectl: get pods (a table)': 'Tables',
