@@ -16,7 +16,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, isFenced, mergePatch } from '@kubeloop/client';
-import type { Client, KubeConfigLike, WatchEvent } from '@kubeloop/client';
+import type { Client, KubeConfigLike } from '@kubeloop/client';
 import { startApiProxy } from '@kubeloop/envtest';
 import type { ApiProxy } from '@kubeloop/envtest';
 import { createShardRing } from '@kubeloop/leaderelection';
@@ -25,6 +25,8 @@ import { ConfigMap } from '@kubeloop/scheme';
 import { createLogger, createManager, Result, ringShardFilter } from '../../src/index.js';
 import { eventually, newNamespace, run, testClient } from '../support.js';
 import type { Running } from '../support.js';
+import { ROUND, STARTED, startWriteLog, WRITER } from './write-log.js';
+import type { WriteLog } from './write-log.js';
 import { testKubeConfig } from '../../../../test/support/env.js';
 
 const TIMING = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300, buckets: 16 };
@@ -33,24 +35,12 @@ const OBJECTS = 16;
 const WORK_MS = 1200;
 /** The slow link: every request held this long (past the renew deadline and the lease). */
 const SLOW_MS = 5000;
-const WRITER = 'fencing.kubeloop.dev/writer';
-const STARTED = 'fencing.kubeloop.dev/started';
-const ROUND = 'fencing.kubeloop.dev/round';
-
-interface Write {
-  readonly name: string;
-  readonly writer: string;
-  /** When the reconcile that wrote it started (epoch ms; one machine, one clock). */
-  readonly started: number;
-  readonly round: string;
-}
 
 describe('a sharded reconcile on a slow link', () => {
   let admin: Client;
   let ns: string;
   let proxy: ApiProxy;
-  const writes: Write[] = [];
-  const watching = new AbortController();
+  let log: WriteLog;
   const replicas: { id: string; ring: ShardRing; running: Running; fenced: number; inFlight: number; close: () => void }[] = [];
 
   function start(id: string, kubeConfig: KubeConfigLike): (typeof replicas)[number] {
@@ -86,51 +76,14 @@ describe('a sharded reconcile on a slow link', () => {
     return replica;
   }
 
-  /** Objects whose last write is of `round`. */
-  async function written(round: string): Promise<number> {
-    const list = await admin.list(ConfigMap, { namespace: ns });
-    return list.items.filter((c) => c.metadata?.name?.startsWith('cm-') && c.metadata.annotations?.[ROUND] === round).length;
-  }
-
-  const touchAll = (round: string): Promise<unknown> =>
-    Promise.all(Array.from({ length: OBJECTS }, (_, i) => admin.patch(ConfigMap, { namespace: ns, name: `cm-${i}` }, mergePatch({ data: { round } }))));
-
-  /** Writes that landed after another member's write of a reconcile that started later. */
-  function lateWrites(): string[] {
-    const late: string[] = [];
-    const byName = new Map<string, Write[]>();
-    for (const w of writes) byName.set(w.name, [...(byName.get(w.name) ?? []), w]);
-    for (const [name, list] of byName)
-      list.forEach((w, i) => {
-        const newer = list.slice(0, i).find((earlier) => earlier.writer !== w.writer && earlier.started > w.started);
-        if (newer) late.push(`${name}: ${w.writer}'s write (round ${w.round}, reconcile started ${w.started}) landed after ${newer.writer}'s (round ${newer.round}, started ${newer.started})`);
-      });
-    return late;
-  }
-
   beforeAll(async () => {
     admin = testClient();
     ns = await newNamespace(admin, 'fencing');
-    await Promise.all(Array.from({ length: OBJECTS }, (_, i) => admin.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: ns }, data: { round: '1' } })));
+    log = await startWriteLog(admin, ns, OBJECTS);
     proxy = await startApiProxy(testKubeConfig());
-    const list = await admin.list(ConfigMap, { namespace: ns });
-    const events = await admin.watch(ConfigMap, { namespace: ns, resourceVersion: list.metadata!.resourceVersion!, signal: watching.signal });
-    void (async () => {
-      try {
-        for await (const e of events as AsyncIterable<WatchEvent<ConfigMap>>) {
-          const a = e.object.metadata?.annotations;
-          if (e.type !== 'MODIFIED' || !a?.[WRITER]) continue;
-          const last = writes.findLast((w) => w.name === e.object.metadata!.name);
-          if (last && last.writer === a[WRITER] && String(last.started) === a[STARTED]) continue; // not a new write of the annotations
-          writes.push({ name: e.object.metadata!.name!, writer: a[WRITER], started: Number(a[STARTED]), round: a[ROUND] ?? '' });
-        }
-      } catch {
-        /* stopped */
-      }
-    })();
   });
   afterAll(async () => {
-    watching.abort();
+    log.stop();
     await Promise.all(replicas.map((r) => r.running.stop().catch(() => undefined)));
     for (const r of replicas) r.close();
     await proxy.close();
@@ -139,27 +92,27 @@ describe('a sharded reconcile on a slow link', () => {
 
   it('cuts the slow member\'s writes in flight at its renew deadline: none lands after the new owner\'s', async () => {
     const slow = start('slow', proxy.kubeConfig);
-    await eventually(() => written('1'), (n) => n === OBJECTS, 'the slow member alone to write every object', 30_000);
+    await eventually(() => log.written('1'), (n) => n === OBJECTS, 'the slow member alone to write every object', 30_000);
 
     // A change of every object: the slow member's reconciles start and work; the link turns slow under them.
-    await touchAll('2');
+    await log.touchAll('2');
     await eventually(() => slow.inFlight, (n) => n === OBJECTS, 'every reconcile of the change in flight on the slow member');
     proxy.delay(SLOW_MS);
     const fast = start('fast', testKubeConfig());
     await eventually(() => fast.ring.active().size, (n) => n === TIMING.buckets, 'the fast member to take every bucket over', 30_000);
-    await eventually(() => written('2'), (n) => n === OBJECTS, 'every object written by its new owner', 30_000);
+    await eventually(() => log.written('2'), (n) => n === OBJECTS, 'every object written by its new owner', 30_000);
     // Past the slow link's delay: whatever the proxy still held has been delivered or dropped.
     await sleep(SLOW_MS + 1000);
     expect(slow.fenced, 'reconciles of the slow member cut by their fence').toBeGreaterThan(0);
-    expect(writes.filter((w) => w.round === '2').map((w) => w.writer)).not.toContain('slow');
-    expect(lateWrites()).toEqual([]);
+    expect(log.writes.filter((w) => w.round === '2').map((w) => w.writer)).not.toContain('slow');
+    expect(log.lateWrites()).toEqual([]);
 
     // The link recovers: the slow member joins again as a newcomer and takes a share; the next change lands once per object.
     proxy.delay(0);
     await eventually(() => slow.ring.active().size, (n) => n > 0 && n + fast.ring.active().size === TIMING.buckets, 'the slow member to rejoin', 30_000);
-    await touchAll('3');
-    await eventually(() => written('3'), (n) => n === OBJECTS, 'every object written after the rejoin', 30_000);
-    console.info(`[fencing] ${writes.length} writes watched; the slow member's reconciles cut by their fence: ${slow.fenced}`);
-    expect(lateWrites()).toEqual([]);
+    await log.touchAll('3');
+    await eventually(() => log.written('3'), (n) => n === OBJECTS, 'every object written after the rejoin', 30_000);
+    console.info(`[fencing] ${log.writes.length} writes watched; the slow member's reconciles cut by their fence: ${slow.fenced}`);
+    expect(log.lateWrites()).toEqual([]);
   });
 });

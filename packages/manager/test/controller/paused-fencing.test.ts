@@ -25,13 +25,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, mergePatch } from '@kubeloop/client';
-import type { Client, WatchEvent } from '@kubeloop/client';
+import type { Client } from '@kubeloop/client';
 import { createShardRing } from '@kubeloop/leaderelection';
 import type { ShardRing } from '@kubeloop/leaderelection';
 import { ConfigMap } from '@kubeloop/scheme';
 import { createLogger, createManager, Result, ringShardFilter } from '../../src/index.js';
 import { eventually, newNamespace, run, testClient } from '../support.js';
 import type { Running } from '../support.js';
+import { ROUND, STARTED, startWriteLog, WRITER } from './write-log.js';
+import type { WriteLog } from './write-log.js';
 import { testKubeConfig, testKubeconfigPath } from '../../../../test/support/env.js';
 
 const TIMING = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300, buckets: 16 };
@@ -41,17 +43,6 @@ const WORK_MS = 1500;
 /** Paused this long: past the lease, so the other member takes the buckets over meanwhile. */
 const PAUSE_MS = 4 * TIMING.leaseDurationMs;
 const RING = 'paused-fencing';
-const WRITER = 'fencing.kubeloop.dev/writer';
-const STARTED = 'fencing.kubeloop.dev/started';
-const ROUND = 'fencing.kubeloop.dev/round';
-
-interface Write {
-  readonly name: string;
-  readonly writer: string;
-  /** When the reconcile that wrote it started (epoch ms; one machine, one clock). */
-  readonly started: number;
-  readonly round: string;
-}
 
 /** What the paused member's process said last. */
 interface Said {
@@ -118,8 +109,7 @@ function startProcess(ns: string, said: Said): { child: ChildProcessByStdio<null
 describe('a sharded member paused with its reconciles in flight', () => {
   let admin: Client;
   let ns: string;
-  const writes: Write[] = [];
-  const watching = new AbortController();
+  let log: WriteLog;
   let paused: ReturnType<typeof startProcess> | undefined;
   let live: { ring: ShardRing; running: Running; close: () => void } | undefined;
 
@@ -145,50 +135,13 @@ describe('a sharded member paused with its reconciles in flight', () => {
     return { ring, running: run(manager), close: () => ringClient.transport.close() };
   }
 
-  /** Objects whose last write is of `round`. */
-  async function written(round: string): Promise<number> {
-    const list = await admin.list(ConfigMap, { namespace: ns });
-    return list.items.filter((c) => c.metadata?.name?.startsWith('cm-') && c.metadata.annotations?.[ROUND] === round).length;
-  }
-
-  const touchAll = (round: string): Promise<unknown> =>
-    Promise.all(Array.from({ length: OBJECTS }, (_, i) => admin.patch(ConfigMap, { namespace: ns, name: `cm-${i}` }, mergePatch({ data: { round } }))));
-
-  /** Writes that landed after another member's write of a reconcile that started later. */
-  function lateWrites(): string[] {
-    const late: string[] = [];
-    const byName = new Map<string, Write[]>();
-    for (const w of writes) byName.set(w.name, [...(byName.get(w.name) ?? []), w]);
-    for (const [name, list] of byName)
-      list.forEach((w, i) => {
-        const newer = list.slice(0, i).find((earlier) => earlier.writer !== w.writer && earlier.started > w.started);
-        if (newer) late.push(`${name}: ${w.writer}'s write (round ${w.round}, reconcile started ${w.started}) landed after ${newer.writer}'s (round ${newer.round}, started ${newer.started})`);
-      });
-    return late;
-  }
-
   beforeAll(async () => {
     admin = testClient();
     ns = await newNamespace(admin, 'paused-fencing');
-    await Promise.all(Array.from({ length: OBJECTS }, (_, i) => admin.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: ns }, data: { round: '1' } })));
-    const list = await admin.list(ConfigMap, { namespace: ns });
-    const events = await admin.watch(ConfigMap, { namespace: ns, resourceVersion: list.metadata!.resourceVersion!, signal: watching.signal });
-    void (async () => {
-      try {
-        for await (const e of events as AsyncIterable<WatchEvent<ConfigMap>>) {
-          const a = e.object.metadata?.annotations;
-          if (e.type !== 'MODIFIED' || !a?.[WRITER]) continue;
-          const last = writes.findLast((w) => w.name === e.object.metadata!.name);
-          if (last && last.writer === a[WRITER] && String(last.started) === a[STARTED]) continue; // not a new write of the annotations
-          writes.push({ name: e.object.metadata!.name!, writer: a[WRITER], started: Number(a[STARTED]), round: a[ROUND] ?? '' });
-        }
-      } catch {
-        /* stopped */
-      }
-    })();
+    log = await startWriteLog(admin, ns, OBJECTS);
   });
   afterAll(async () => {
-    watching.abort();
+    log.stop();
     if (paused) {
       paused.child.kill('SIGCONT');
       paused.child.kill('SIGKILL');
@@ -201,31 +154,31 @@ describe('a sharded member paused with its reconciles in flight', () => {
   it('cuts every write its resumed reconciles try: none lands after the new owner\'s, and it rejoins as a newcomer', async () => {
     const said: Said = { inFlight: 0, fenced: 0, active: 0, wrote: 0 };
     paused = startProcess(ns, said);
-    await eventually(() => written('1'), (n) => n === OBJECTS, `the paused-to-be member alone to write every object (stderr: ${paused.stderr()})`, 60_000);
+    await eventually(() => log.written('1'), (n) => n === OBJECTS, `the paused-to-be member alone to write every object (stderr: ${paused.stderr()})`, 60_000);
 
     // A change of every object: its reconciles start and work; it is stopped in the middle of that work.
-    await touchAll('2');
+    await log.touchAll('2');
     await eventually(() => said.inFlight, (n) => n === OBJECTS, 'every reconcile of the change in flight on the member');
     paused.child.kill('SIGSTOP');
     const stoppedAt = Date.now();
     const wroteBefore = said.wrote;
     live = startLive();
     await eventually(() => live!.ring.active().size, (n) => n === TIMING.buckets, 'the live member to take every bucket over', 30_000);
-    await eventually(() => written('2'), (n) => n === OBJECTS, 'every object written by its new owner', 30_000);
+    await eventually(() => log.written('2'), (n) => n === OBJECTS, 'every object written by its new owner', 30_000);
 
     // Resumed past its lease: its reconciles wake and try to write.
     await sleep(Math.max(0, stoppedAt + PAUSE_MS - Date.now()));
     paused.child.kill('SIGCONT');
     await eventually(() => ({ ...said }), (s) => s.inFlight === 0 && s.fenced >= OBJECTS, 'the resumed reconciles to end, each cut by its fence', 30_000);
     expect(said.wrote - wroteBefore, 'writes of the resumed reconciles that were not refused').toBe(0);
-    expect(writes.filter((w) => w.round === '2').map((w) => w.writer)).not.toContain('paused');
-    expect(lateWrites()).toEqual([]);
+    expect(log.writes.filter((w) => w.round === '2').map((w) => w.writer)).not.toContain('paused');
+    expect(log.lateWrites()).toEqual([]);
 
     // It rejoins as a newcomer and takes a share; the next change lands once per object, without a late write.
     await eventually(() => ({ mine: said.active, theirs: live!.ring.active().size }), (a) => a.mine > 0 && a.mine + a.theirs === TIMING.buckets, 'the resumed member to rejoin with a share', 30_000);
-    await touchAll('3');
-    await eventually(() => written('3'), (n) => n === OBJECTS, 'every object written after the rejoin', 30_000);
-    console.info(`[paused fencing] ${writes.length} writes watched; the resumed member's reconciles cut by their fence: ${said.fenced}; paused ${Date.now() - stoppedAt} ms before the end`);
-    expect(lateWrites()).toEqual([]);
+    await log.touchAll('3');
+    await eventually(() => log.written('3'), (n) => n === OBJECTS, 'every object written after the rejoin', 30_000);
+    console.info(`[paused fencing] ${log.writes.length} writes watched; the resumed member's reconciles cut by their fence: ${said.fenced}; paused ${Date.now() - stoppedAt} ms before the end`);
+    expect(log.lateWrites()).toEqual([]);
   });
 });
