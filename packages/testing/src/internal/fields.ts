@@ -61,6 +61,8 @@ function walk(value: unknown, names: string[], pes: string[], shape: Shape, mapN
       return;
     }
     if (mapNodes) out.add(here);
+    // an atomic struct (an owner reference, a LocalObjectReference: x-kubernetes-map-type atomic) is owned whole by its item
+    const atomicItems = rule.type !== 'set' && shape.atomicItems(names);
     for (const item of value) {
       if (rule.type === 'set') {
         out.add([...pes, `v:${canonical(item)}`].join(SEP));
@@ -68,8 +70,6 @@ function walk(value: unknown, names: string[], pes: string[], shape: Shape, mapN
       }
       const pe = keyElement(item, rule.keys, rule.keyDefaults);
       out.add([...pes, pe].join(SEP));
-      // an atomic struct (an owner reference, a LocalObjectReference: x-kubernetes-map-type atomic) is owned whole by its item
-      const atomicItems = shape.atomicItems(names);
       if (isObject(item) && !atomicItems) for (const [k, v] of Object.entries(item)) if (v !== undefined) walk(v, [...names, k], [...pes, pe, `f:${k}`], shape, mapNodes, out);
     }
     return;
