@@ -58,12 +58,10 @@
  *   BENCH_TEE=/tmp/operator.log EXAMPLE_NODE_FLAGS="--max-semi-space-size=1 --no-opt --no-maglev --trace-gc --trace-memory-reducer" pnpm bench:memory ...
  *       (every operator's stdout appended to a file: here V8's collections and memory reducer)
  */
-import { spawn, spawnSync } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createInterface } from 'node:readline';
 import { createClient } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { createEnvironment } from '@kubeloop/envtest';
@@ -72,6 +70,8 @@ import { HardDisk } from '@kubeloop/example-harddisk-operator';
 import { createProject } from 'create-kubeloop';
 import ts from 'typescript';
 import { compactEtcd } from '../packages/cache/test/fault-support.ts';
+import { buildControllerRuntime, cpuMsOf, metricsOf, mib, pool, procStatus, resetPeak, sleep, startProcess } from './support/processes.ts';
+import type { ProcessSpec, Running } from './support/processes.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -81,106 +81,19 @@ const IN_FLIGHT = 16;
 function param(name: string, fallback: string): string {
   return process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 }
-const mib = (bytes: number | undefined): number | undefined => (bytes === undefined ? undefined : Number((bytes / 1048576).toFixed(1)));
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const started = Date.now();
 const log = (line: string): void => void process.stderr.write(`[bench:memory +${((Date.now() - started) / 1000).toFixed(0)}s] ${line}\n`);
 
-async function pool(count: number, limit: number, fn: (i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < count) await fn(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
-}
-
-/** VmRSS and VmHWM of a process, and RSS split into anonymous (heaps, malloc) and file-backed (the node binary's pages) memory, bytes. */
-function procStatus(pid: number): { rss: number; hwm: number; anon: number; file: number } {
-  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
-  return { rss: kb('VmRSS'), hwm: kb('VmHWM'), anon: kb('RssAnon'), file: kb('RssFile') };
-}
-/** CPU time the process has used (user + system), ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
-function cpuMsOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-/** Reset the peak (VmHWM) to the current RSS (Linux clear_refs 5). */
-function resetPeak(pid: number): void {
-  writeFileSync(`/proc/${pid}/clear_refs`, '5');
-}
-
 // --- the processes -----------------------------------------------------------------
 
-interface Spec {
-  readonly name: string;
-  readonly command: readonly string[];
-  readonly cwd?: string;
-  readonly env?: Record<string, string>;
-  /** A line of its stdout saying it has synced. */
-  readonly synced: (line: Record<string, unknown>) => boolean;
-  /** How many such lines make "synced" (one per controller). */
-  readonly syncLines?: number;
+interface Spec extends ProcessSpec {
   /** Reports memory on SIGUSR2 (the bench's own scripts, and controller-runtime-harddisk: its Go heap). */
   readonly reportsMemory?: boolean;
   /** Says when it relisted: a `relisted` line, or (operators) its metrics. */
   readonly relisted?: (p: Running) => Promise<boolean>;
 }
 
-interface Running {
-  readonly proc: ChildProcess;
-  readonly lines: Record<string, unknown>[];
-  readonly startedAt: number;
-  waitFor(match: (l: Record<string, unknown>) => boolean, count: number, timeoutMs: number): Promise<Record<string, unknown>>;
-}
-
-function start(spec: Spec): Running {
-  const [cmd, ...args] = spec.command;
-  const proc = spawn(cmd!, args, { cwd: spec.cwd ?? here, env: { ...process.env, KUBELOOP_LOG_LEVEL: 'info', ...spec.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: Record<string, unknown>[] = [];
-  let stderr = '';
-  proc.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-  createInterface({ input: proc.stdout }).on('line', (line) => {
-    if (process.env.BENCH_TEE) appendFileSync(process.env.BENCH_TEE, line + '\n');
-    try {
-      lines.push(JSON.parse(line) as Record<string, unknown>);
-    } catch {
-      /* not JSON */
-    }
-  });
-  let exited = false;
-  proc.once('exit', () => (exited = true));
-  return {
-    proc,
-    lines,
-    startedAt: performance.now(),
-    waitFor: async (match, count, timeoutMs) => {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = lines.filter(match);
-        if (found.length >= count) return found[count - 1]!;
-        if (exited) throw new Error(`${spec.name} exited early:\n${lines.slice(-5).map((l) => JSON.stringify(l)).join('\n')}\n${stderr}`);
-        if (Date.now() > deadline) throw new Error(`${spec.name}: timed out after ${timeoutMs} ms\n${stderr}`);
-        await sleep(20);
-      }
-    },
-  };
-}
-
-async function metricsOf(p: Running): Promise<Map<string, number> | undefined> {
-  const base = p.lines.find((l) => l['msg'] === 'metrics listening' && typeof l['url'] === 'string')?.['url'] as string | undefined;
-  if (!base) return undefined;
-  const text = await (await fetch(`${base}/metrics`)).text();
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    const m = /^([a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
-    if (!m) continue;
-    out.set(m[1]!, (out.get(m[1]!) ?? 0) + Number(m[3])); // summed over labels
-    if (m[2]) out.set(`${m[1]!}${m[2]}`, Number(m[3]));
-  }
-  return out;
-}
+const start = (spec: Spec): Running => startProcess(spec);
 
 /** The heap a process reports: on SIGUSR2 (reportsMemory), else node's default metrics (an operator's /metrics). */
 async function heapOf(spec: Spec, p: Running): Promise<Pick<Figures, 'heapUsed' | 'heapTotal' | 'newSpace'>> {
@@ -239,8 +152,7 @@ async function measure(spec: Spec, envRelist: (() => Promise<void>) | undefined,
     }
     return figures;
   } finally {
-    p.proc.kill('SIGTERM');
-    await new Promise((r) => (p.proc.exitCode !== null ? r(undefined) : p.proc.once('exit', r)));
+    await p.stop();
   }
 }
 
@@ -275,17 +187,6 @@ function compileScripts(names: readonly string[]): Map<string, string> {
   return out;
 }
 
-/** The controller-runtime operator built into `dir`, or undefined (with the reason logged) when Go is missing or the build fails. */
-function buildControllerRuntime(dir: string): string | undefined {
-  const out = join(dir, 'controller-runtime');
-  const built = spawnSync('go', ['build', '-o', out, '.'], { cwd: join(here, 'support', 'controller-runtime'), encoding: 'utf8', stdio: ['ignore', 'inherit', 'pipe'] });
-  if (built.error || built.status !== 0) {
-    log(`controller-runtime left out: go build failed (${built.error?.message ?? built.stderr.trim().split('\n').slice(-3).join(' / ')})`);
-    return undefined;
-  }
-  return out;
-}
-
 // --- the run ---------------------------------------------------------------------------
 
 interface Row {
@@ -313,7 +214,7 @@ async function main(): Promise<void> {
 
   const scaffold = only.includes('scaffold') ? await buildScaffold() : undefined;
   const scripts = compileScripts(['memory-floor.ts', 'memory-cache.ts']);
-  const controllerRuntime = only.some((o) => o.startsWith('controller-runtime')) ? buildControllerRuntime(dirname(scripts.get('memory-floor.ts')!)) : undefined;
+  const controllerRuntime = only.some((o) => o.startsWith('controller-runtime')) ? buildControllerRuntime(dirname(scripts.get('memory-floor.ts')!), log) : undefined;
   const env = createEnvironment({ crds: [join(root, 'examples', 'harddisk-operator', 'crd'), ...(scaffold ? [join(scaffold, 'config', 'crd')] : [])] });
   await env.start();
   log(`control plane ready; ${scaffold ? `scaffold built in ${scaffold}` : 'no scaffold'}`);
@@ -466,8 +367,7 @@ async function main(): Promise<void> {
       while ((await driver.list(HardDisk, { namespace: NAMESPACE })).items.length > 0) await sleep(500);
       return figures;
     } finally {
-      p.proc.kill('SIGTERM');
-      await new Promise((r) => (p.proc.exitCode !== null ? r(undefined) : p.proc.once('exit', r)));
+      await p.stop();
     }
   }
 

@@ -236,7 +236,7 @@ func reportMemory() {
 
 // runHardDisks runs the HardDisk operator until a signal; it prints {"synced":ms} once the
 // HardDisk and ConfigMap informers have synced, and its heap on SIGUSR2.
-func runHardDisks(cfg *rest.Config) error {
+func runHardDisks(cfg *rest.Config, metricsAddr string) error {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(false)))
 	reportMemory()
 	scheme := runtime.NewScheme()
@@ -248,7 +248,7 @@ func runHardDisks(cfg *rest.Config) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "127.0.0.1:0"},
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: "127.0.0.1:0",
 		Cache:                  cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	})

@@ -6,7 +6,7 @@
 // controller-runtime (harddisk.go). Built and run by bench/memory.ts when Go
 // is on PATH.
 //
-//	go run . --kubeconfig PATH [--mode=configmaps|harddisk]
+//	go run . --kubeconfig PATH [--mode=configmaps|harddisk] [--metrics-bind-address=127.0.0.1:PORT]
 //
 // Prints one JSON line once its cache has synced ({"synced":...}) and one
 // when its reflector lists or streams ConfigMaps again ({"relisted":...}),
@@ -55,12 +55,13 @@ func (t *initialSyncs) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func main() {
 	mode := flag.String("mode", "configmaps", "configmaps: one controller owning ConfigMaps; harddisk: the example HardDisk operator")
+	metricsAddr := flag.String("metrics-bind-address", "127.0.0.1:0", "harddisk mode: where /metrics is served (bench:churn reads workqueue_depth there)")
 	flag.Parse() // --kubeconfig is controller-runtime's own flag
 	cfg := ctrl.GetConfigOrDie()
 	switch *mode {
 	case "configmaps":
 	case "harddisk":
-		if err := runHardDisks(cfg); err != nil {
+		if err := runHardDisks(cfg, *metricsAddr); err != nil {
 			panic(err)
 		}
 		return
