@@ -70,6 +70,8 @@ interface Result {
   readonly round: number;
   readonly writes: number;
   readonly observed: number;
+  /** Reconciles from the first write to the end of the drain (`controller_runtime_reconcile_total`, both serve it): fewer than writes when a disk changed again while queued. */
+  readonly reconciles: number | undefined;
   /** Latencies of the observed writes, ms, in the order they were observed. */
   readonly latencies: readonly { readonly sentAt: number; readonly ms: number }[];
   readonly cpuMs: number;
@@ -207,6 +209,7 @@ async function main(): Promise<void> {
     onObserved = (sentAt, ms) => latencies.push({ sentAt, ms });
     const total = Math.round(rate * minutes * 60);
     const samples: Sample[] = [];
+    const before = await metricsOf(p).catch(() => undefined);
     const cpu0 = cpuMsOf(pid);
     const t0 = performance.now();
     let peakRss = 0;
@@ -255,9 +258,29 @@ async function main(): Promise<void> {
       while (pending.size > 0 && performance.now() - drainStart < DRAIN_MS) await sleep(50);
       const drainMs = performance.now() - drainStart;
       const cpuMs = cpuMsOf(pid) - cpu0;
+      const after = await metricsOf(p).catch(() => undefined);
+      const delta = (series: string): number | undefined => {
+        const a = after?.get(series);
+        return a === undefined ? undefined : a - (before?.get(series) ?? 0);
+      };
+      const reconciles = delta('controller_runtime_reconcile_total');
+      // What the reconciles spent (controller-runtime's histogram, both serve it) and, for kubeloop, its cached
+      // reads that waited for its own writes (read-your-writes), by outcome.
+      const reconcileSeconds = delta('controller_runtime_reconcile_time_seconds_sum');
+      const waits = [...(after?.keys() ?? [])].filter((k) => k.startsWith('kubeloop_client_read_your_writes_total{'));
+      log(
+        `${p.spec.name}: ${reconciles ?? '?'} reconciles, ${reconcileSeconds !== undefined && reconciles ? ((reconcileSeconds / reconciles) * 1000).toFixed(2) : '?'} ms each on average; ` +
+          `read-your-writes waits ${delta('kubeloop_client_read_your_writes_wait_seconds_count') ?? '-'} (${delta('kubeloop_client_read_your_writes_wait_seconds_sum')?.toFixed(1) ?? '-'} s): ` +
+          (waits.map((k) => `${k.slice(k.indexOf('{'))} ${delta(k)}`).join(', ') || 'none') +
+          `; GC (node's default metrics) ` +
+          ([...(after?.keys() ?? [])]
+            .filter((k) => k.startsWith('nodejs_gc_duration_seconds_sum{'))
+            .map((k) => `${k.slice(k.indexOf('{'))} ${delta(k)?.toFixed(2)} s in ${delta(k.replace('_sum{', '_count{'))}`)
+            .join(', ') || 'not served'),
+      );
       const unobserved = [...pending.values()].reduce((n, w) => n + w.length, 0);
       pending.clear();
-      return { operator: p.spec.name, round, writes: total, observed: total - unobserved, latencies, cpuMs, samples, maxLagMs, drainMs, peakRss: Math.max(peakRss, procStatus(pid).hwm), churnMs };
+      return { operator: p.spec.name, round, writes: total, observed: total - unobserved, reconciles, latencies, cpuMs, samples, maxLagMs, drainMs, peakRss: Math.max(peakRss, procStatus(pid).hwm), churnMs };
     } finally {
       clearInterval(sampler);
       await sampling;
@@ -268,8 +291,8 @@ async function main(): Promise<void> {
 function report(results: readonly Result[], run: { held: number; rate: number; minutes: number; shippedFlags: readonly string[] }): void {
   const out: string[] = [];
   out.push(`\nchurn: ${run.held} HardDisks held, ${run.rate} writes/s for ${run.minutes} min; node ${process.version}; shipped flags: ${run.shippedFlags.join(' ')}`);
-  out.push('| operator | round | writes | observed | latency p50 ms | p90 | p99 | max | CPU s | CPU ms / 1,000 writes | RSS mean / peak MiB | RssAnon mean MiB | queue depth max | writer lag max ms | drain s |');
-  out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  out.push('| operator | round | writes | observed | latency p50 ms | p90 | p99 | max | reconciles | CPU s | CPU ms / 1,000 writes | CPU ms / reconcile | RSS mean / peak MiB | RssAnon mean MiB | queue depth max | writer lag max ms | drain s |');
+  out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   const figures = results.map((r) => {
     const sorted = r.latencies.map((l) => l.ms).sort((a, b) => a - b);
     const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
@@ -284,7 +307,9 @@ function report(results: readonly Result[], run: { held: number; rate: number; m
       p99: quantile(sorted, 0.99),
       max: sorted.at(-1) ?? NaN,
       cpuS: r.cpuMs / 1000,
+      reconciles: r.reconciles,
       cpuPerThousand: (r.cpuMs / r.writes) * 1000,
+      cpuPerReconcile: r.reconciles ? r.cpuMs / r.reconciles : undefined,
       rssMean: mib(mean(r.samples.map((s) => s.rss)))!,
       rssPeak: mib(r.peakRss)!,
       anonMean: mib(mean(r.samples.map((s) => s.anon)))!,
@@ -292,7 +317,7 @@ function report(results: readonly Result[], run: { held: number; rate: number; m
       maxLagMs: r.maxLagMs,
       drainS: r.drainMs / 1000,
     };
-    out.push(`| ${f.operator} | ${f.round + 1} | ${f.writes} | ${f.observed} | ${f.p50.toFixed(0)} | ${f.p90.toFixed(0)} | ${f.p99.toFixed(0)} | ${f.max.toFixed(0)} | ${f.cpuS.toFixed(1)} | ${f.cpuPerThousand.toFixed(0)} | ${f.rssMean} / ${f.rssPeak} | ${f.anonMean} | ${f.depthMax ?? '-'} | ${f.maxLagMs.toFixed(0)} | ${f.drainS.toFixed(1)} |`);
+    out.push(`| ${f.operator} | ${f.round + 1} | ${f.writes} | ${f.observed} | ${f.p50.toFixed(0)} | ${f.p90.toFixed(0)} | ${f.p99.toFixed(0)} | ${f.max.toFixed(0)} | ${f.reconciles ?? '-'} | ${f.cpuS.toFixed(1)} | ${f.cpuPerThousand.toFixed(0)} | ${f.cpuPerReconcile?.toFixed(2) ?? '-'} | ${f.rssMean} / ${f.rssPeak} | ${f.anonMean} | ${f.depthMax ?? '-'} | ${f.maxLagMs.toFixed(0)} | ${f.drainS.toFixed(1)} |`);
     return f;
   });
   out.push('\nper minute: latency p50 / p99 ms of the writes sent in that minute; CPU s used in it; RSS and RssAnon MiB and queue depth at its last sample');
@@ -300,12 +325,14 @@ function report(results: readonly Result[], run: { held: number; rate: number; m
   out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of results) {
     const t0 = r.latencies.length ? Math.min(...r.latencies.map((l) => l.sentAt)) : 0;
-    for (let m = 0; m * 60_000 < r.churnMs; m++) {
+    // The minutes of the churn, then those of the drain (no write sent in them: no latency).
+    for (let m = 0; m * 60_000 < r.churnMs + r.drainMs; m++) {
       const inMinute = r.latencies.filter((l) => l.sentAt - t0 >= m * 60_000 && l.sentAt - t0 < (m + 1) * 60_000).map((l) => l.ms).sort((a, b) => a - b);
       const samples = r.samples.filter((s) => s.at < (m + 1) * 60);
       const last = samples.at(-1);
       const before = r.samples.filter((s) => s.at < m * 60).at(-1);
-      out.push(`| ${r.operator} | ${r.round + 1} | ${m + 1} | ${quantile(inMinute, 0.5).toFixed(0)} | ${quantile(inMinute, 0.99).toFixed(0)} | ${(((last?.cpuMs ?? 0) - (before?.cpuMs ?? 0)) / 1000).toFixed(1)} | ${mib(last?.rss)} | ${mib(last?.anon)} | ${last?.depth ?? '-'} |`);
+      const latency = inMinute.length ? `${quantile(inMinute, 0.5).toFixed(0)} | ${quantile(inMinute, 0.99).toFixed(0)}` : '- | -';
+      out.push(`| ${r.operator} | ${r.round + 1} | ${m + 1}${inMinute.length ? '' : ' (drain)'} | ${latency} | ${(((last?.cpuMs ?? 0) - (before?.cpuMs ?? 0)) / 1000).toFixed(1)} | ${mib(last?.rss)} | ${mib(last?.anon)} | ${last?.depth ?? '-'} |`);
     }
   }
   process.stdout.write(out.join('\n') + '\n');
