@@ -37,6 +37,7 @@ import { createClient, mergePatch } from '@kubeloop/client';
 import type { Client } from '@kubeloop/client';
 import { createEnvironment } from '@kubeloop/envtest';
 import { builtinScheme } from '@kubeloop/scheme';
+import type { KubeObject } from '@kubeloop/scheme';
 import { HardDisk } from '@kubeloop/example-harddisk-operator';
 import { buildControllerRuntime, cpuMsOf, freePort, metricsOf, mib, pool, procStatus, sleep, startProcess } from './support/processes.ts';
 import type { ProcessSpec, Running } from './support/processes.ts';
@@ -54,7 +55,8 @@ function param(name: string, fallback: string): string {
 const started = Date.now();
 const log = (line: string): void => void process.stderr.write(`[bench:churn +${((Date.now() - started) / 1000).toFixed(0)}s] ${line}\n`);
 
-type Disk = HardDisk & { metadata: { generation?: number }; status?: { observedGeneration?: number; phase?: string } };
+/** What the driver reads of a disk. */
+type Disk = KubeObject & { status?: { observedGeneration?: number; phase?: string } };
 
 interface Sample {
   /** Seconds since the churn began. */
@@ -129,11 +131,13 @@ async function main(): Promise<void> {
   await pool(held, 32, (i) => driver.create({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', metadata: { name: name(i), namespace: NAMESPACE }, spec: { size: sizeOf(i, 0), storageClass: i % 2 ? 'fast' : 'standard' } }));
 
   // The driver's view: its own informer of the disks; a write is observed when its generation is.
-  const disks = new Informer<Disk>([{ lw: clientListWatcher(driver, HardDisk, { namespace: NAMESPACE }), namespace: NAMESPACE }], { unsafeDisableDeepFreeze: true });
+  const disks = new Informer<KubeObject>([{ lw: clientListWatcher(driver, HardDisk, { namespace: NAMESPACE }), namespace: NAMESPACE }], { unsafeDisableDeepFreeze: true });
   const pending = new Map<string, { generation: number; sentAt: number }[]>();
   let onObserved: (sentAt: number, ms: number) => void = () => undefined;
-  const settle = (disk: Disk): void => {
-    const waiting = pending.get(disk.metadata.name!);
+  const settle = (object: KubeObject): void => {
+    const disk = object as Disk;
+    const name = disk.metadata?.name ?? '';
+    const waiting = pending.get(name);
     const observed = disk.status?.observedGeneration;
     if (!waiting || observed === undefined) return;
     const now = performance.now();
@@ -142,15 +146,18 @@ async function main(): Promise<void> {
       onObserved(w.sentAt, now - w.sentAt);
       return false;
     });
-    if (left.length === 0) pending.delete(disk.metadata.name!);
-    else pending.set(disk.metadata.name!, left);
+    if (left.length === 0) pending.delete(name);
+    else pending.set(name, left);
   };
   disks.addEventHandler({ onAdd: settle, onUpdate: (_old, disk) => settle(disk) });
   disks.start();
   await disks.waitForSync();
   const converged = (): number => {
     let n = 0;
-    for (const d of disks.store.values()) if (d.status?.phase === 'Bound' && d.status.observedGeneration === d.metadata.generation) n++;
+    for (const o of disks.store.values()) {
+      const d = o as Disk;
+      if (d.status?.phase === 'Bound' && d.status.observedGeneration === d.metadata?.generation) n++;
+    }
     return n;
   };
 
@@ -244,7 +251,7 @@ async function main(): Promise<void> {
           driver
             .patch(HardDisk, { name: disk, namespace: NAMESPACE }, mergePatch({ spec: { size } }))
             .then((written) => {
-              const generation = (written as Disk).metadata.generation!;
+              const generation = written.metadata?.generation ?? 0;
               pending.set(disk, [...(pending.get(disk) ?? []), { generation, sentAt }]);
               const seen = disks.store.get(`${NAMESPACE}/${disk}`);
               if (seen) settle(seen);
