@@ -94,8 +94,6 @@ interface Spec extends ProcessSpec {
   readonly relisted?: (p: Running) => Promise<boolean>;
 }
 
-const start = (spec: Spec): Running => startProcess(spec);
-
 /** The heap a process reports: on SIGUSR2 (reportsMemory), else node's default metrics (an operator's /metrics). */
 async function heapOf(spec: Spec, p: Running): Promise<Pick<Figures, 'heapUsed' | 'heapTotal' | 'newSpace'>> {
   if (spec.reportsMemory) {
@@ -129,7 +127,7 @@ interface Figures {
 }
 
 async function measure(spec: Spec, envRelist: (() => Promise<void>) | undefined, timeoutMs: number): Promise<Figures> {
-  const p = start(spec);
+  const p = startProcess(spec);
   try {
     const pid = p.proc.pid!;
     await p.waitFor(spec.synced, spec.syncLines ?? 1, timeoutMs);
@@ -343,7 +341,7 @@ async function main(): Promise<void> {
   }
 
   async function holdHardDisks(spec: Spec, label: string, count = harddisks): Promise<Figures> {
-    const p = start(spec);
+    const p = startProcess(spec);
     try {
       await p.waitFor(spec.synced, 1, 60_000);
       await sleep(5000);
