@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { access, constants, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { machineLock } from './machine-lock.js';
+import { machineLock } from './machine-lock.ts';
 
 /** Where `tool` at `version` is cached. */
 export function toolCacheDir(tool: string, version: string): string {

@@ -331,9 +331,20 @@ describe.skipIf(planes.length === 0)('a fleet on three replicas', () => {
     const paused = replicas.get(pausedId)!;
     const pid = paused.child.pid!;
     const idle = (): boolean => lines.filter((l) => l.pid === pid && l.ev === 'start').length === lines.filter((l) => l.pid === pid && l.ev === 'end').length;
-    await eventually(() => idle(), (ok) => ok, `${pausedId} between two reconciles`, 30_000);
-    paused.child.kill('SIGSTOP');
-    const pausedAt = Date.now();
+    // Idle is read from its lines, which can lag the process: once stopped it prints nothing more, so after the pipe
+    // has drained a reconcile started and not ended was caught in flight (its write would be cut by the fence, which
+    // packages/manager/test/controller/paused-fencing.test.ts pins; here the pause is between reconciles): resume it
+    // and stop it again.
+    let pausedAt = 0;
+    for (let attempt = 1; pausedAt === 0; attempt++) {
+      await eventually(() => idle(), (ok) => ok, `${pausedId} between two reconciles`, 30_000);
+      paused.child.kill('SIGSTOP');
+      const at = Date.now();
+      await new Promise((r) => setTimeout(r, 500));
+      if (idle()) pausedAt = at;
+      else if (attempt === 10) throw new Error(`${pausedId} was caught reconciling at each of 10 stops`);
+      else paused.child.kill('SIGCONT');
+    }
     const byOthers = (): string[] => [...reconcilingNow()].filter(([id]) => id !== pausedId).flatMap(([, ms]) => [...ms]);
     await eventually(byOthers, (ms) => pausedMembers.every((m) => ms.includes(m)), `the others to reconcile ${pausedMembers.join(', ')} while ${pausedId} is paused (${diagnose()})`, 60_000);
     await setEverywhere(final, '4');
