@@ -31,9 +31,9 @@ const CR_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+
 
 
 /** The error decoding `obj` gives (undefined: none, or one of another kind). */
-function firstDecodeError(obj: Json, apiVersion: string, kind: string, validation: ReturnType<typeof fieldValidation>): DecodeError | undefined {
+function firstDecodeError(obj: Json, apiVersion: string, kind: string, validation: ReturnType<typeof fieldValidation>, converter: boolean): DecodeError | undefined {
   try {
-    decodeBuiltin(obj, apiVersion, kind, validation);
+    decodeBuiltin(obj, apiVersion, kind, validation, converter);
     return undefined;
   } catch (err) {
     return err instanceof DecodeError ? err : undefined;
@@ -72,7 +72,7 @@ export function patch(s: Storage, target: Target, req: CoreRequest): BufferedRes
   if (t.st.type.builtin) {
     // the patched object is decoded into the kind's Go type: errors are the patch's, 422
     try {
-      const decoded = decodeBuiltin(patched, current['apiVersion'] as string, t.st.type.kind, fieldValidation(req));
+      const decoded = decodeBuiltin(patched, current['apiVersion'] as string, t.st.type.kind, fieldValidation(req), contentType === 'application/strategic-merge-patch+json');
       if (decoded) {
         defaultBuiltin(current['apiVersion'] as string, t.st.type.group, t.st.type.kind, decoded.object);
         patched = { ...decoded.object, apiVersion: patched['apiVersion'], kind: patched['kind'] };
@@ -85,7 +85,7 @@ export function patch(s: Storage, target: Target, req: CoreRequest): BufferedRes
       // other patches' results as their library encoded them (the quote); decoded again in that order for its error
       const strategic = contentType === 'application/strategic-merge-patch+json';
       const quote = strategic ? undefined : quotePatchedObject(patched, current, patchBody, contentType);
-      const err = firstDecodeError(parseJson(quote ?? inGoFieldOrder(patched)) as Json, current['apiVersion'] as string, t.st.type.kind, fieldValidation(req)) ?? caught;
+      const err = firstDecodeError(parseJson(quote ?? inGoFieldOrder(patched)) as Json, current['apiVersion'] as string, t.st.type.kind, fieldValidation(req), strategic) ?? caught;
       // a strategic merge patch's result goes to the Go type through the unstructured converter, and the server quotes
       // the patch itself in Go's notation (`map[data:map[x:...]]`); the other patches' results are decoded as JSON
       if (strategic && !err.message.startsWith('strict decoding error')) {

@@ -79,6 +79,12 @@ interface Context {
   /** The path with indices and keys, for unknown-field messages. */
   path: string;
   readonly unknown: string[];
+  /**
+   * Decoding through the unstructured converter (a strategic merge patch's
+   * result) rather than encoding/json: an integer too large for an int32
+   * field wraps (reflect's SetInt) instead of being refused.
+   */
+  readonly converter: boolean;
 }
 
 function jsonType(value: unknown): string {
@@ -313,9 +319,18 @@ function decodeValue(value: unknown, r: Resolved | undefined, ctx: Context, inRe
     case 'integer': {
       // an int64 past 2^53 arrives as a bigint (parseJson); int32 fields never hold one
       if (typeof value === 'bigint') {
-        if (n.format === 'int32' || value > 9223372036854775807n || value < -9223372036854775808n) throw mismatch(ctx, value, r);
+        const int64 = value <= 9223372036854775807n && value >= -9223372036854775808n;
+        if (ctx.converter) {
+          // past int64 the patch holds a float64, which the converter takes when it is integral: Go's int64() of it
+          // overflows to the minimum int64 (amd64), whose low 32 bits are 0 (kube-apiserver v1.37.2 answers 0)
+          const asInt64 = int64 ? value : -9223372036854775808n;
+          return n.format === 'int32' ? Number(BigInt.asIntN(32, asInt64)) : asInt64;
+        }
+        if (n.format === 'int32' || !int64) throw mismatch(ctx, value, r);
         return value;
       }
+      // the converter sets an int64 into an int32 field as Go's reflect does: the low 32 bits, two's complement
+      if (ctx.converter && n.format === 'int32' && typeof value === 'number' && Number.isInteger(value)) return value | 0;
       const max = n.format === 'int32' ? 2147483647 : Number.MAX_SAFE_INTEGER;
       if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > max) throw mismatch(ctx, value, r);
       return value;
@@ -396,11 +411,13 @@ function decodeStruct(value: Json, r: Resolved, ctx: Context): Json {
 /**
  * Decode a built-in object (apiVersion and kind set) as the server does;
  * undefined when the snapshot does not know the kind. Throws DecodeError.
+ * `converter`: as the unstructured converter decodes a strategic merge
+ * patch's result (integers wrap into int32 fields) rather than as JSON.
  */
-export function decodeBuiltin(obj: Json, apiVersion: string, kind: string, validation: FieldValidation): Decoded | undefined {
+export function decodeBuiltin(obj: Json, apiVersion: string, kind: string, validation: FieldValidation, converter = false): Decoded | undefined {
   const schema = kindSchema(apiVersion, kind);
   if (!schema) return undefined;
-  const ctx: Context = { struct: kind, fields: [], path: '', unknown: [] };
+  const ctx: Context = { struct: kind, fields: [], path: '', unknown: [], converter };
   const object = decodeStruct(obj, schema, ctx);
   if (ctx.unknown.length > 0 && validation === 'Strict') {
     throw new DecodeError(`strict decoding error: ${ctx.unknown.map((p) => `unknown field ${JSON.stringify(p)}`).join(', ')}`);
