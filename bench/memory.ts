@@ -56,11 +56,15 @@
  *   pnpm bench:memory ... --warmup=0             (no untimed warm-up round of 200 disks before the timed HardDisk rounds)
  *   pnpm bench:memory --sizes=0 --harddisks=1000 --only=example --settle=5 --hold=120
  *       (memory read 5 s after the last disk is Bound instead of 30; each operator then kept 120 s, its pid logged)
+ *   pnpm bench:memory --sizes=0 --harddisks=1000 --only=example --relist=false --hold=90 --smaps --restart
+ *       (--smaps: each HardDisk operator's /proc/<pid>/smaps grouped by what backs it (support/smaps.ts), read after
+ *       the hold; --restart: then a fresh process of the same variant started over the Bound disks, its RSS read
+ *       --settle seconds after it synced: the disks without the burst of writes that reconciled them)
  *   BENCH_TEE=/tmp/operator.log EXAMPLE_NODE_FLAGS="--max-semi-space-size=1 --no-opt --no-maglev --trace-gc --trace-memory-reducer" pnpm bench:memory ...
  *       (every operator's stdout appended to a file: here V8's collections and memory reducer)
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient } from '@kubeloop/client';
@@ -69,10 +73,11 @@ import { createEnvironment } from '@kubeloop/envtest';
 import { ConfigMap, builtinScheme } from '@kubeloop/scheme';
 import { HardDisk } from '@kubeloop/example-harddisk-operator';
 import { createProject } from 'create-kubeloop';
-import ts from 'typescript';
 import { compactEtcd } from '../packages/cache/test/fault-support.ts';
-import { buildControllerRuntime, cpuMsOf, metricsOf, mib, pool, procStatus, resetPeak, sleep, startProcess } from './support/processes.ts';
+import { buildControllerRuntime, compileScripts, cpuMsOf, metricsOf, mib, pool, procStatus, resetPeak, sleep, startProcess } from './support/processes.ts';
 import type { ProcessSpec, Running } from './support/processes.ts';
+import { SMAPS_GROUPS, smapsGroups } from './support/smaps.ts';
+import type { SmapsGroup } from './support/smaps.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -82,6 +87,8 @@ const IN_FLIGHT = 16;
 function param(name: string, fallback: string): string {
   return process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 }
+/** A boolean option: `--name` or `--name=true`. */
+const flag = (name: string): boolean => process.argv.includes(`--${name}`) || param(name, 'false') === 'true';
 const started = Date.now();
 const log = (line: string): void => void process.stderr.write(`[bench:memory +${((Date.now() - started) / 1000).toFixed(0)}s] ${line}\n`);
 
@@ -124,6 +131,10 @@ interface Figures {
   idle?: number | undefined;
   /** HardDisk phase: the operator's CPU time (user + system) from the first create to all Bound, ms. */
   cpuMs?: number | undefined;
+  /** HardDisk phase (--smaps): its resident memory by what backs it (support/smaps.ts), bytes, read after --hold. */
+  smaps?: { total: number; groups: Record<SmapsGroup, number> } | undefined;
+  /** HardDisk phase (--restart): RSS, anon and file of a fresh process of the same variant started over the Bound disks, --settle seconds after synced. */
+  restarted?: { rss: number; anon: number; file: number } | undefined;
 }
 
 async function measure(spec: Spec, envRelist: (() => Promise<void>) | undefined, timeoutMs: number): Promise<Figures> {
@@ -170,22 +181,6 @@ async function buildScaffold(): Promise<string> {
   return directory;
 }
 
-/**
- * The bench's own child scripts compiled to .mjs next to them (in a temporary folder under bench/):
- * run as .ts, node would load its type stripper into them, about 25 MiB an operator never carries.
- */
-function compileScripts(names: readonly string[]): Map<string, string> {
-  const dir = mkdtempSync(join(here, '.tmp-memory-scripts-'));
-  const out = new Map<string, string>();
-  for (const name of names) {
-    const source = readFileSync(join(here, 'support', name), 'utf8');
-    const target = join(dir, name.replace(/\.ts$/, '.mjs'));
-    writeFileSync(target, ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023 }, fileName: name }).outputText);
-    out.set(name, target);
-  }
-  return out;
-}
-
 // --- the run ---------------------------------------------------------------------------
 
 interface Row {
@@ -212,7 +207,7 @@ async function main(): Promise<void> {
   const scaffoldFlags = flags('SCAFFOLD_NODE_FLAGS', entrypoint.slice(1, -1));
 
   const scaffold = only.includes('scaffold') ? await buildScaffold() : undefined;
-  const scripts = compileScripts(['memory-floor.ts', 'memory-cache.ts']);
+  const scripts = compileScripts(['memory-floor.ts', 'memory-cache.ts'], '.tmp-memory-scripts-');
   const controllerRuntime = only.some((o) => o.startsWith('controller-runtime')) ? buildControllerRuntime(dirname(scripts.get('memory-floor.ts')!), log) : undefined;
   const env = createEnvironment({ crds: [join(root, 'examples', 'harddisk-operator', 'crd'), ...(scaffold ? [join(scaffold, 'config', 'crd')] : [])] });
   await env.start();
@@ -324,6 +319,13 @@ async function main(): Promise<void> {
   const settleSeconds = Number(param('settle', '30'));
   // --hold=S keeps each HardDisk operator running S seconds after its figures are read, its pid logged (to read its smaps or take a heap snapshot).
   const holdSeconds = Number(param('hold', '0'));
+  // --smaps: each HardDisk operator's /proc/<pid>/smaps grouped by what backs each mapping (support/smaps.ts), read
+  // once its figures are read and --hold has passed.
+  const readSmaps = flag('smaps');
+  // --restart: then a fresh process of the same variant is started over the disks, all Bound already (its first
+  // reconciles write nothing), and its RSS read --settle seconds after it synced: what the disks cost without the
+  // burst of writes that reconciled them. The disks are deleted through that process.
+  const restart = flag('restart');
   const diskRows: { label: string; round: number; figures: Figures }[] = [];
   if (harddisks > 0 && variants.length > 0) {
     // Deleting 10,000+ ConfigMaps in one call can take minutes on a busy machine.
@@ -332,7 +334,7 @@ async function main(): Promise<void> {
     // rounds. Without it the run's first round took 1.5-1.7x the CPU of the same variant's later rounds (7.85
     // and 7.57 s against 4.50-5.39, two runs; the cause is not established).
     const warmup = Number(param('warmup', '200'));
-    if (warmup > 0) await holdHardDisks(variants[0]!.spec, 'warm-up, not reported', warmup);
+    if (warmup > 0) await holdHardDisks(variants[0]!.spec, 'warm-up, not reported', warmup, false);
     for (let round = 0; round < rounds; round++) {
       for (const { label, spec } of round % 2 ? [...variants].reverse() : variants) {
         diskRows.push({ label, round, figures: await holdHardDisks(spec, label) });
@@ -340,7 +342,8 @@ async function main(): Promise<void> {
     }
   }
 
-  async function holdHardDisks(spec: Spec, label: string, count = harddisks): Promise<Figures> {
+  /** `looks`: --hold, --smaps and --restart apply (not to the warm-up). */
+  async function holdHardDisks(spec: Spec, label: string, count = harddisks, looks = true): Promise<Figures> {
     const p = startProcess(spec);
     try {
       await p.waitFor(spec.synced, 1, 60_000);
@@ -362,13 +365,32 @@ async function main(): Promise<void> {
       const status = procStatus(p.proc.pid!);
       const figures: Figures = { syncMs: boundMs, peakSync: status.hwm, steady: status.rss, anon: status.anon, file: status.file, idle, cpuMs, ...(await heapOf(spec, p)) };
       log(`${spec.name} (${label}) holding ${count} HardDisks: all Bound in ${(boundMs / 1000).toFixed(1)} s (CPU ${(cpuMs / 1000).toFixed(2)} s), RSS ${mib(figures.steady)} MiB (${mib(idle)} with none; peak ${mib(figures.peakSync)}; anon ${mib(figures.anon)} / file ${mib(figures.file)}), heap ${mib(figures.heapUsed)}/${mib(figures.heapTotal)} MiB`);
-      if (holdSeconds > 0) {
+      if (looks && holdSeconds > 0) {
         log(`${spec.name} (${label}): pid ${p.proc.pid} held ${holdSeconds} s (--hold) for a look: /proc/${p.proc.pid}/smaps_rollup, or kill -WINCH with --heapsnapshot-signal`);
         await sleep(holdSeconds * 1000);
       }
-      // The disks deleted while the operator runs (it removes their finalizers), for the next variant.
-      await driver.deleteAllOf(HardDisk, { namespace: NAMESPACE, timeoutMs: 600_000 });
-      while ((await driver.list(HardDisk, { namespace: NAMESPACE })).items.length > 0) await sleep(500);
+      if (looks && readSmaps) {
+        const { total, groups } = smapsGroups(p.proc.pid!);
+        figures.smaps = { total, groups };
+        log(`${spec.name} (${label}) smaps, ${mib(total)} MiB: ${SMAPS_GROUPS.map((g) => `${g} ${mib(groups[g])}`).join(', ')}`);
+      }
+      let deleter = p;
+      if (looks && restart) {
+        await p.stop();
+        deleter = startProcess(spec);
+        await deleter.waitFor(spec.synced, 1, 120_000);
+        await sleep(settleSeconds * 1000);
+        const again = procStatus(deleter.proc.pid!);
+        figures.restarted = { rss: again.rss, anon: again.anon, file: again.file };
+        log(`${spec.name} (${label}) restarted over the ${count} Bound HardDisks: RSS ${mib(again.rss)} MiB (anon ${mib(again.anon)} / file ${mib(again.file)}) ${settleSeconds} s after synced`);
+      }
+      try {
+        // The disks deleted while the operator runs (it removes their finalizers), for the next variant.
+        await driver.deleteAllOf(HardDisk, { namespace: NAMESPACE, timeoutMs: 600_000 });
+        while ((await driver.list(HardDisk, { namespace: NAMESPACE })).items.length > 0) await sleep(500);
+      } finally {
+        if (deleter !== p) await deleter.stop();
+      }
       return figures;
     } finally {
       await p.stop();
@@ -408,9 +430,26 @@ async function main(): Promise<void> {
       const heap = median.heapUsed !== undefined ? `${mib(median.heapUsed)} / ${mib(median.heapTotal)}` : '-';
       out.push(`| ${label} | \`${command}\` | ${diskRows.filter((d) => d.label === label).map((d) => mib(d.figures.steady)).join(' / ')} | ${mib(median.steady)} | ${reference ? `${(median.steady / reference.steady).toFixed(2)}x` : '-'} | ${mib(median.idle)} | ${mib(median.anon)} / ${mib(median.file)} | ${heap} | ${mib(median.peakSync)} | ${(median.syncMs / 1000).toFixed(1)} | ${diskRows.filter((d) => d.label === label).map((d) => ((d.figures.cpuMs ?? 0) / 1000).toFixed(2)).join(' / ')} |`);
     }
+    if (diskRows.some((d) => d.figures.restarted)) {
+      out.push(`\n--restart: a fresh process of each variant started over the ${harddisks} Bound HardDisks, read ${settleSeconds} s after synced, against the one that reconciled them:\n`);
+      out.push('| variant | RSS having reconciled them, per round | RSS restarted over them, per round | anon / file restarted (per round) |');
+      out.push('|---|---:|---:|---:|');
+      for (const { label } of variants) {
+        const mine = diskRows.filter((d) => d.label === label);
+        out.push(`| ${label} | ${mine.map((d) => mib(d.figures.steady)).join(' / ')} | ${mine.map((d) => mib(d.figures.restarted?.rss) ?? '-').join(' / ')} | ${mine.map((d) => `${mib(d.figures.restarted?.anon) ?? '-'} / ${mib(d.figures.restarted?.file) ?? '-'}`).join(', ')} |`);
+      }
+    }
+    if (diskRows.some((d) => d.figures.smaps)) {
+      const withSmaps = diskRows.filter((d) => d.figures.smaps);
+      out.push(`\n--smaps: MiB resident by what backs it (support/smaps.ts), ${holdSeconds > 0 ? `after --hold=${holdSeconds}` : `${settleSeconds} s after all Bound`}, one column per round:\n`);
+      out.push(`| group | ${withSmaps.map((d) => `${d.label} (round ${d.round + 1})`).join(' | ')} |`);
+      out.push(`|---|${withSmaps.map(() => '---:').join('|')}|`);
+      for (const g of SMAPS_GROUPS) out.push(`| ${g} | ${withSmaps.map((d) => mib(d.figures.smaps!.groups[g])).join(' | ')} |`);
+      out.push(`| all (RSS when read) | ${withSmaps.map((d) => mib(d.figures.smaps!.total)).join(' | ')} |`);
+    }
   }
   process.stdout.write(`${out.join('\n')}\n\n`);
-  process.stdout.write(`${JSON.stringify({ bench: 'memory', node: process.version, exampleFlags, scaffoldFlags, rows: rows.map((r) => ({ process: r.process, objects: r.objects, ...Object.fromEntries(Object.entries(r.figures).map(([k, v]: [string, number | undefined]) => [k, k.endsWith('Ms') ? Math.round(v ?? 0) : mib(v)])) })), harddisks: { n: harddisks, rounds: diskRows.map((d) => ({ variant: d.label, round: d.round, rssMiB: mib(d.figures.steady), idleRssMiB: mib(d.figures.idle), anonMiB: mib(d.figures.anon), fileMiB: mib(d.figures.file), heapUsedMiB: mib(d.figures.heapUsed), heapTotalMiB: mib(d.figures.heapTotal), peakMiB: mib(d.figures.peakSync), boundMs: Math.round(d.figures.syncMs), cpuMs: d.figures.cpuMs }))  } })}\n`);
+  process.stdout.write(`${JSON.stringify({ bench: 'memory', node: process.version, exampleFlags, scaffoldFlags, rows: rows.map((r) => ({ process: r.process, objects: r.objects, ...Object.fromEntries(Object.entries(r.figures).map(([k, v]: [string, number | undefined]) => [k, k.endsWith('Ms') ? Math.round(v ?? 0) : mib(v)])) })), harddisks: { n: harddisks, rounds: diskRows.map((d) => ({ variant: d.label, round: d.round, rssMiB: mib(d.figures.steady), idleRssMiB: mib(d.figures.idle), anonMiB: mib(d.figures.anon), fileMiB: mib(d.figures.file), heapUsedMiB: mib(d.figures.heapUsed), heapTotalMiB: mib(d.figures.heapTotal), peakMiB: mib(d.figures.peakSync), boundMs: Math.round(d.figures.syncMs), cpuMs: d.figures.cpuMs, ...(d.figures.restarted ? { restartedRssMiB: mib(d.figures.restarted.rss), restartedAnonMiB: mib(d.figures.restarted.anon), restartedFileMiB: mib(d.figures.restarted.file) } : {}), ...(d.figures.smaps ? { smapsTotalMiB: mib(d.figures.smaps.total), smapsMiB: Object.fromEntries(SMAPS_GROUPS.map((g) => [g, mib(d.figures.smaps!.groups[g])])) } : {}) }))  } })}\n`);
 }
 
 await main();

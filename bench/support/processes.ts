@@ -5,11 +5,12 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -149,6 +150,23 @@ export function buildControllerRuntime(dir: string, log: (line: string) => void)
   if (built.error || built.status !== 0) {
     log(`controller-runtime left out: go build failed (${built.error?.message ?? built.stderr.trim().split('\n').slice(-3).join(' / ')})`);
     return undefined;
+  }
+  return out;
+}
+
+/**
+ * The bench's own child scripts (files of support/) compiled to .mjs in a new temporary folder under bench/
+ * whose name starts with `prefix` (so their @kubeloop/* imports resolve to this workspace): run as .ts, node
+ * would load its type stripper into them, about 25 MiB an operator never carries. The caller removes the folder.
+ */
+export function compileScripts(names: readonly string[], prefix: string): Map<string, string> {
+  const dir = mkdtempSync(join(here, '..', prefix));
+  const out = new Map<string, string>();
+  for (const name of names) {
+    const source = readFileSync(join(here, name), 'utf8');
+    const target = join(dir, name.replace(/\.ts$/, '.mjs'));
+    writeFileSync(target, ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023 }, fileName: name }).outputText);
+    out.set(name, target);
   }
   return out;
 }
