@@ -16,7 +16,7 @@ import { goFormat } from './go-format.js';
 import { inGoFieldOrder, quotePatchedObject } from './patch-quote.js';
 import { existing } from './list.js';
 import { jsonPatch, mergePatch, strategicMerge } from './patch-formats.js';
-import { applyProblem, decodeBuiltin, DecodeError } from './openapi/decode.js';
+import { applyProblem, decodeBuiltin, DecodeError, fillAppliedNulls } from './openapi/decode.js';
 import { dryRun, fieldManager, fieldValidation, goBool, withWarnings } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
 import { ApiError, badRequest, conflict, invalid, MODIFIED, notFound, statusOf, unsupportedMediaType } from './status.js';
@@ -144,8 +144,10 @@ function applyPatch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
   const manager = fieldManager(req, true);
   const force = goBool(req.query.get('force'));
   const dry = dryRun(req);
-  const config = parseApplyBody(req.body);
-  checkKind(t, config, true);
+  const parsed = parseApplyBody(req.body);
+  checkKind(t, parsed, true);
+  // a built-in kind's map value given as null is kept, as its Go type's zero value
+  const config = t.st.type.builtin ? fillAppliedNulls(parsed, apiVersionOf(t.st.type, t.version), t.st.type.kind) : parsed;
   fieldValidation(req);
   if (t.st.type.builtin || t.st.schema) {
     // server-side apply's typed converter refuses values of the wrong type, and on built-in kinds what the schema does not declare (whatever fieldValidation says)

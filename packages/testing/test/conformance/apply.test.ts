@@ -349,4 +349,28 @@ describe.each(BACKENDS)('server-side apply ($backend)', ({ backend }) => {
     expect(forced.status).toBe(200);
     expect(fieldsByManager(forced.body as never)).toEqual({ 'before-first-apply': { 'f:data': { '.': {}, 'f:k': {} }, 'f:metadata': { 'f:labels': {} } }, applier: { 'f:metadata': { 'f:labels': { 'f:team': {} } } } });
   });
+
+  it('a map value applied as null is kept as an empty value of the map\'s type (data, labels, annotations, a Secret\'s stringData), and owned', async () => {
+    const ns = h().namespace;
+    const cm = h().name('nul');
+    const applied = await raw(h(), 'PATCH', `/api/v1/namespaces/${ns}/configmaps/${cm}`, {
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: cm, labels: { a: null, b: '1' }, annotations: { a: null } }, data: { a: null, b: '1' } },
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: 'm' },
+    });
+    expect(applied.status).toBe(201);
+    const got = await h().client('reader').get(ConfigMap, { namespace: ns, name: cm });
+    expect(got.data).toEqual({ a: '', b: '1' });
+    expect(got.metadata?.labels).toEqual({ a: '', b: '1' });
+    expect(got.metadata?.annotations).toEqual({ a: '' });
+    expect(fieldsByManager(applied.body as never)['m']).toEqual({ 'f:data': { 'f:a': {}, 'f:b': {} }, 'f:metadata': { 'f:annotations': { 'f:a': {} }, 'f:labels': { 'f:a': {}, 'f:b': {} } } });
+    const secret = h().name('nul');
+    const s = await raw(h(), 'PATCH', `/api/v1/namespaces/${ns}/secrets/${secret}`, {
+      body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: secret }, stringData: { a: null, b: 'x' } },
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: 'm' },
+    });
+    expect(s.status).toBe(201);
+    expect((s.body as { data?: unknown }).data).toEqual({ a: '', b: 'eA==' });
+  });
 });

@@ -81,6 +81,28 @@ async function openWatch(client: Client, kind: (typeof DESCRIPTORS)[number], nam
   }
 }
 
+/**
+ * Until a watch of `kind` from a fresh list's resourceVersion opens without a
+ * 410. kube-apiserver starts a custom resource's watch cache at the
+ * resourceVersion the store has reached when it starts: a watch from an
+ * earlier resourceVersion (a namespace created just before) is `too old
+ * resource version`. While other files write to the shared plane that can
+ * happen to the first sequence's watches; after this it cannot.
+ */
+async function watchCacheStarted(client: Client, kind: (typeof DESCRIPTORS)[number]): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const rv = (await client.list(kind, {})).metadata?.resourceVersion ?? '';
+    const iterator = await openWatch(client, kind, 'default', rv, undefined);
+    const first = await Promise.race([iterator.next(), new Promise<undefined>((r) => setTimeout(() => r(undefined), 500))]);
+    await iterator.return?.();
+    const expired = first !== undefined && !first.done && first.value.type === 'ERROR';
+    if (!expired) return;
+    if (Date.now() > deadline) throw new Error(`the ${kind.kind} watch cache did not start within 30 s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 /** Where a delete step asks for a dry run: in its DeleteOptions body, in its query, both or neither. */
 function deletePlacement(s: Extract<Step, { op: 'delete' | 'deletecollection' }>): string {
   const inBody = s.body?.dryRun !== undefined;
@@ -172,6 +194,7 @@ describe('the fake and kube-apiserver answer generated request sequences alike',
     await env.installCRDs(CRDS);
     fake = { name: 'fake', client: fakeServer.client({ fieldOwner: 'fuzz' }), rvs: new Map() };
     real = { name: 'envtest', client: createClient({ kubeConfig: env.kubeConfig, fieldOwner: 'fuzz', transportOptions: { qps: 0 } }), rvs: new Map() };
+    await watchCacheStarted(real.client, Widget);
   });
   afterAll(async () => {
     await fakeServer?.close();

@@ -385,6 +385,34 @@ function zeroOf(r: Resolved | undefined): unknown {
   return undefined;
 }
 
+/**
+ * Server-side apply of a built-in kind: a map value given as `null` stays,
+ * as the Go zero value of the map's value type (`data: {a: null}` stores
+ * `a: ""`), where a merge would drop the key. Returns the configuration
+ * with those values filled in (a copy where anything changed).
+ */
+export function fillAppliedNulls(config: Json, apiVersion: string, kind: string): Json {
+  const fill = (value: unknown, r: Resolved | undefined): unknown => {
+    if (!r || value === null || typeof value !== 'object') return value;
+    if (Array.isArray(value)) {
+      const items = resolve(r.node.items);
+      return value.map((v) => fill(v, items));
+    }
+    const out: Json = {};
+    const props = r.node.properties;
+    const values = !props && typeof r.node.additionalProperties === 'object' ? resolve(r.node.additionalProperties) : undefined;
+    for (const [k, v] of Object.entries(value as Json)) {
+      if (values && v === null) {
+        const zero = zeroOf(values);
+        out[k] = zero === undefined ? null : zero;
+      } else out[k] = fill(v, props ? childOf(r, k) : values);
+    }
+    return out;
+  };
+  const schema = kindSchema(apiVersion, kind);
+  return schema ? (fill(config, schema) as Json) : config;
+}
+
 function decodeStruct(value: Json, r: Resolved, ctx: Context): Json {
   const out: Json = {};
   const struct = ctx.struct;
