@@ -269,6 +269,33 @@ function withBestAnyOfBranch(errors: readonly ErrorObject[]): ErrorObject[] {
   return [...errors, ...out];
 }
 
+/**
+ * The API server validates an object's properties before its `required`
+ * list (kube-openapi's object validator), so a missing field is reported
+ * after the errors found inside the object's present properties; ajv checks
+ * `required` first. Move each `required` error after the last error under its
+ * object, deepest objects first, keeping every other order.
+ */
+function requiredAfterProperties(errors: readonly ErrorObject[]): ErrorObject[] {
+  const out = [...errors];
+  const required = out.filter((e) => e.keyword === 'required');
+  const depth = (e: ErrorObject): number => (e.instancePath === '' ? 0 : e.instancePath.split('/').length - 1);
+  const moved = new Set<ErrorObject>();
+  for (const r of [...required].sort((a, b) => depth(b) - depth(a))) {
+    const from = out.indexOf(r);
+    const prefix = `${r.instancePath}/`;
+    let last = -1;
+    // under the object, or a missing sibling already moved (the required list keeps its order)
+    for (let i = 0; i < out.length; i++) if (out[i] !== r && (out[i]!.instancePath.startsWith(prefix) || (moved.has(out[i]!) && out[i]!.instancePath === r.instancePath))) last = i;
+    if (last > from) {
+      out.splice(from, 1);
+      out.splice(last, 0, r);
+      moved.add(r);
+    }
+  }
+  return out;
+}
+
 const STRING_ORDER = ['maxLength', 'minLength', 'pattern'];
 
 /**
@@ -444,7 +471,7 @@ export function createValidator<T extends KubeObject>(kind: ResourceDescriptor<T
     }
     defaults(object, schema);
     if (!compiled(bigintsAsNumbers(object))) {
-      for (const e of firstStringError(withBestAnyOfBranch(compiled.errors ?? []))) {
+      for (const e of requiredAfterProperties(firstStringError(withBestAnyOfBranch(compiled.errors ?? [])))) {
         const fe = toFieldError(e, object, formatNames);
         if (fe && !errors.some((x) => x.message === fe.message)) errors.push(fe);
       }

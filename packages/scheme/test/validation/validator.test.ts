@@ -61,6 +61,16 @@ describe('createValidator', () => {
     expect(validator.validate(disk({ size: '1TB' })).errors[0]?.message).toBe('spec.size: Invalid value: "1TB": spec.size in body should match \'^[0-9]+Gi$\'');
   });
 
+  it('reports a missing field after the errors inside its object\'s other fields, as the API server orders them', () => {
+    // spec.size is required; the errors of spec's present fields come first, then the missing one
+    expect(validator.validate(disk({ replicas: 0 })).errors.map((e) => e.message)).toEqual([
+      'spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1',
+      'spec.size: Required value',
+    ]);
+    // and spec itself, missing at the top, after the errors of the object's other fields
+    expect(validator.validate({ apiVersion: 'v.kubeloop.dev/v1', kind: 'Disk', metadata: { name: 'd' } }).errors.map((e) => e.message)).toEqual(['spec: Required value']);
+  });
+
   it('checks apiVersion, kind and that it is an object at all', () => {
     expect(validator.validate({ ...disk({ size: '1Gi' }), apiVersion: 'v.kubeloop.dev/v2' }).errors.map((e) => e.field)).toEqual(['apiVersion']);
     expect(validator.validate('text').errors[0]?.detail).toBe('must be an object');
