@@ -60,6 +60,11 @@
  *       (--smaps: each HardDisk operator's /proc/<pid>/smaps grouped by what backs it (support/smaps.ts), read after
  *       the hold; --restart: then a fresh process of the same variant started over the Bound disks, its RSS read
  *       --settle seconds after it synced: the disks without the burst of writes that reconciled them)
+ *   pnpm bench:memory --sizes=0 --harddisks=1000 --only=example --relist=false --harddisk-rounds=2 --collect
+ *       (--collect: each HardDisk operator started with --inspect-port=127.0.0.1:<free port>; once its figures are
+ *       read (and --hold and --smaps are done) its inspector opened with SIGUSR1 and, through it, an ordinary full
+ *       collection and then V8's last-resort one forced, RSS, anon, V8's heap pages and heapTotal read before,
+ *       once attached, and after each (support/collections.ts): what the burst leaves that a collection returns)
  *   BENCH_TEE=/tmp/operator.log EXAMPLE_NODE_FLAGS="--max-semi-space-size=1 --no-opt --no-maglev --trace-gc --trace-memory-reducer" pnpm bench:memory ...
  *       (every operator's stdout appended to a file: here V8's collections and memory reducer)
  */
@@ -74,7 +79,9 @@ import { ConfigMap, builtinScheme } from '@kubeloop/scheme';
 import { HardDisk } from '@kubeloop/example-harddisk-operator';
 import { createProject } from 'create-kubeloop';
 import { compactEtcd } from '../packages/cache/test/fault-support.ts';
-import { buildControllerRuntime, compileScripts, cpuMsOf, metricsOf, mib, pool, procStatus, resetPeak, sleep, startProcess } from './support/processes.ts';
+import { COLLECTION_STEPS, forceCollections } from './support/collections.ts';
+import type { CollectionReading } from './support/collections.ts';
+import { buildControllerRuntime, compileScripts, cpuMsOf, freePort, metricsOf, mib, pool, procStatus, resetPeak, sleep, startProcess } from './support/processes.ts';
 import type { ProcessSpec, Running } from './support/processes.ts';
 import { SMAPS_GROUPS, smapsGroups } from './support/smaps.ts';
 import type { SmapsGroup } from './support/smaps.ts';
@@ -135,6 +142,8 @@ interface Figures {
   smaps?: { total: number; groups: Record<SmapsGroup, number> } | undefined;
   /** HardDisk phase (--restart): RSS, anon and file of a fresh process of the same variant started over the Bound disks, --settle seconds after synced. */
   restarted?: { rss: number; anon: number; file: number } | undefined;
+  /** HardDisk phase (--collect): RSS, anon, V8's heap pages and heap before and after forced full collections (support/collections.ts). */
+  collections?: CollectionReading[] | undefined;
 }
 
 async function measure(spec: Spec, envRelist: (() => Promise<void>) | undefined, timeoutMs: number): Promise<Figures> {
@@ -326,6 +335,9 @@ async function main(): Promise<void> {
   // reconciles write nothing), and its RSS read --settle seconds after it synced: what the disks cost without the
   // burst of writes that reconciled them. The disks are deleted through that process.
   const restart = flag('restart');
+  // --collect: then, through the operator's inspector, an ordinary full collection and V8's last-resort one, with
+  // readings before and after each (support/collections.ts). Node operators only.
+  const collect = flag('collect');
   const diskRows: { label: string; round: number; figures: Figures }[] = [];
   if (harddisks > 0 && variants.length > 0) {
     // Deleting 10,000+ ConfigMaps in one call can take minutes on a busy machine.
@@ -344,7 +356,9 @@ async function main(): Promise<void> {
 
   /** `looks`: --hold, --smaps and --restart apply (not to the warm-up). */
   async function holdHardDisks(spec: Spec, label: string, count = harddisks, looks = true): Promise<Figures> {
-    const p = startProcess(spec);
+    // --collect: where the inspector is to listen once SIGUSR1 opens it (nothing listens before).
+    const inspectPort = looks && collect && spec.command[0] === process.execPath ? await freePort() : undefined;
+    const p = startProcess(inspectPort === undefined ? spec : { ...spec, command: [spec.command[0]!, `--inspect-port=127.0.0.1:${inspectPort}`, ...spec.command.slice(1)] });
     try {
       await p.waitFor(spec.synced, 1, 60_000);
       await sleep(5000);
@@ -373,6 +387,10 @@ async function main(): Promise<void> {
         const { total, groups } = smapsGroups(p.proc.pid!);
         figures.smaps = { total, groups };
         log(`${spec.name} (${label}) smaps, ${mib(total)} MiB: ${SMAPS_GROUPS.map((g) => `${g} ${mib(groups[g])}`).join(', ')}`);
+      }
+      if (inspectPort !== undefined) {
+        figures.collections = await forceCollections(p.proc.pid!, inspectPort, figures);
+        log(`${spec.name} (${label}) collections through the inspector: ${figures.collections.map((r) => `${r.step} RSS ${mib(r.rss)} / anon ${mib(r.anon)} / V8 pages ${mib(r.v8Pages)} / heapTotal ${mib(r.heapTotal) ?? '-'} MiB`).join('; ')}`);
       }
       let deleter = p;
       if (looks && restart) {
@@ -439,6 +457,24 @@ async function main(): Promise<void> {
         out.push(`| ${label} | ${mine.map((d) => mib(d.figures.steady)).join(' / ')} | ${mine.map((d) => mib(d.figures.restarted?.rss) ?? '-').join(' / ')} | ${mine.map((d) => `${mib(d.figures.restarted?.anon) ?? '-'} / ${mib(d.figures.restarted?.file) ?? '-'}`).join(', ')} |`);
       }
     }
+    if (diskRows.some((d) => d.figures.collections)) {
+      out.push(`\n--collect: MiB before and after full collections forced through the inspector (${settleSeconds} s after all Bound${holdSeconds > 0 ? `, then --hold=${holdSeconds}` : ''}), one line per round; "attached": the inspector open and gc made (support/collections.ts):\n`);
+      out.push('| variant | round | step | RSS | anon | V8 heap pages | heapTotal | heapUsed |');
+      out.push('|---|---:|---|---:|---:|---:|---:|---:|');
+      for (const d of diskRows.filter((r) => r.figures.collections)) {
+        for (const r of d.figures.collections!) out.push(`| ${d.label} | ${d.round + 1} | ${r.step} | ${mib(r.rss)} | ${mib(r.anon)} | ${mib(r.v8Pages)} | ${mib(r.heapTotal) ?? '-'} | ${mib(r.heapUsed) ?? '-'} |`);
+      }
+      const medianStep = (label: string, step: (typeof COLLECTION_STEPS)[number], k: 'rss' | 'anon' | 'v8Pages' | 'heapTotal'): number | undefined => {
+        const xs = diskRows.filter((d) => d.label === label && d.figures.collections).map((d) => d.figures.collections!.find((r) => r.step === step)?.[k]).filter((x): x is number => x !== undefined).sort((a, b) => a - b);
+        return xs.length > 0 ? xs[Math.floor(xs.length / 2)] : undefined;
+      };
+      out.push('\nmedians over rounds, MiB: RSS / anon / V8 heap pages / heapTotal\n');
+      out.push(`| variant | ${COLLECTION_STEPS.join(' | ')} |`);
+      out.push(`|---|${COLLECTION_STEPS.map(() => '---:').join('|')}|`);
+      for (const { label } of variants.filter((v) => diskRows.some((d) => d.label === v.label && d.figures.collections))) {
+        out.push(`| ${label} | ${COLLECTION_STEPS.map((step) => (['rss', 'anon', 'v8Pages', 'heapTotal'] as const).map((k) => mib(medianStep(label, step, k)) ?? '-').join(' / ')).join(' | ')} |`);
+      }
+    }
     if (diskRows.some((d) => d.figures.smaps)) {
       const withSmaps = diskRows.filter((d) => d.figures.smaps);
       out.push(`\n--smaps: MiB resident by what backs it (support/smaps.ts), ${holdSeconds > 0 ? `after --hold=${holdSeconds}` : `${settleSeconds} s after all Bound`}, one column per round:\n`);
@@ -449,7 +485,7 @@ async function main(): Promise<void> {
     }
   }
   process.stdout.write(`${out.join('\n')}\n\n`);
-  process.stdout.write(`${JSON.stringify({ bench: 'memory', node: process.version, exampleFlags, scaffoldFlags, rows: rows.map((r) => ({ process: r.process, objects: r.objects, ...Object.fromEntries(Object.entries(r.figures).map(([k, v]: [string, number | undefined]) => [k, k.endsWith('Ms') ? Math.round(v ?? 0) : mib(v)])) })), harddisks: { n: harddisks, rounds: diskRows.map((d) => ({ variant: d.label, round: d.round, rssMiB: mib(d.figures.steady), idleRssMiB: mib(d.figures.idle), anonMiB: mib(d.figures.anon), fileMiB: mib(d.figures.file), heapUsedMiB: mib(d.figures.heapUsed), heapTotalMiB: mib(d.figures.heapTotal), peakMiB: mib(d.figures.peakSync), boundMs: Math.round(d.figures.syncMs), cpuMs: d.figures.cpuMs, ...(d.figures.restarted ? { restartedRssMiB: mib(d.figures.restarted.rss), restartedAnonMiB: mib(d.figures.restarted.anon), restartedFileMiB: mib(d.figures.restarted.file) } : {}), ...(d.figures.smaps ? { smapsTotalMiB: mib(d.figures.smaps.total), smapsMiB: Object.fromEntries(SMAPS_GROUPS.map((g) => [g, mib(d.figures.smaps!.groups[g])])) } : {}) }))  } })}\n`);
+  process.stdout.write(`${JSON.stringify({ bench: 'memory', node: process.version, exampleFlags, scaffoldFlags, rows: rows.map((r) => ({ process: r.process, objects: r.objects, ...Object.fromEntries(Object.entries(r.figures).map(([k, v]: [string, number | undefined]) => [k, k.endsWith('Ms') ? Math.round(v ?? 0) : mib(v)])) })), harddisks: { n: harddisks, rounds: diskRows.map((d) => ({ variant: d.label, round: d.round, rssMiB: mib(d.figures.steady), idleRssMiB: mib(d.figures.idle), anonMiB: mib(d.figures.anon), fileMiB: mib(d.figures.file), heapUsedMiB: mib(d.figures.heapUsed), heapTotalMiB: mib(d.figures.heapTotal), peakMiB: mib(d.figures.peakSync), boundMs: Math.round(d.figures.syncMs), cpuMs: d.figures.cpuMs, ...(d.figures.restarted ? { restartedRssMiB: mib(d.figures.restarted.rss), restartedAnonMiB: mib(d.figures.restarted.anon), restartedFileMiB: mib(d.figures.restarted.file) } : {}), ...(d.figures.collections ? { collections: d.figures.collections.map((r) => ({ step: r.step, rssMiB: mib(r.rss), anonMiB: mib(r.anon), v8PagesMiB: mib(r.v8Pages), heapTotalMiB: mib(r.heapTotal), heapUsedMiB: mib(r.heapUsed) })) } : {}), ...(d.figures.smaps ? { smapsTotalMiB: mib(d.figures.smaps.total), smapsMiB: Object.fromEntries(SMAPS_GROUPS.map((g) => [g, mib(d.figures.smaps!.groups[g])])) } : {}) }))  } })}\n`);
 }
 
 await main();

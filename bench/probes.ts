@@ -28,12 +28,28 @@
  *   process that has loaded `node:https`: RSS, anonymous and file-backed
  *   memory, and heap after full collections. --modules and --after change
  *   the two lists.
+ * - ops: CPU per single operation that kubeloop does per request, µs, each
+ *   in a loop of --n after --warmup: a query string built with
+ *   URLSearchParams as the client's transport builds it (a paginated,
+ *   label-selected list's five parameters, one undefined) and `toString()`;
+ *   a timer set and cleared (`clearTimeout(setTimeout(…))`, a request's
+ *   timeout); `structuredClone` of a small object (apiVersion, kind, a
+ *   three-field metadata) and of a ConfigMap as the API server returns it
+ *   (the intern probe's, about 1.2 KB of JSON).
+ * - gc-observer: what prom-client's `nodejs_gc_duration_seconds` (a
+ *   PerformanceObserver on 'gc' entries feeding a histogram; every operator's
+ *   default metrics) adds per collection: an allocation loop (--chunks
+ *   chunks of --objects small objects, the event loop turned between
+ *   chunks) run without and with the metric registered, CPU (user +
+ *   system) of each; the collections counted by the histogram itself.
  *
  *   pnpm bench:probes                               (all three; from the repository root, after a build)
  *   pnpm bench:probes get --n=2000 --rounds=5
  *   pnpm bench:probes get --only=https,http2
  *   pnpm bench:probes intern --objects=10000 --rounds=3
  *   pnpm bench:probes builtins --modules=node:worker_threads,node:assert --after=node:https --rounds=5
+ *   pnpm bench:probes ops --n=200000 --warmup=20000 --rounds=5
+ *   pnpm bench:probes gc-observer --chunks=4000 --objects=2000 --rounds=5
  *   PROBE_NODE_FLAGS="--max-semi-space-size=1" pnpm bench:probes get   (another flag set instead of the shipped one)
  */
 import { spawn } from 'node:child_process';
@@ -47,7 +63,15 @@ const OBJECT = 'bench-probes';
 const SHIPPED_FLAGS = '--max-semi-space-size=1 --no-opt --no-maglev';
 const GET_VARIANTS = ['https', 'https-raw-headers', 'http2'] as const;
 const INTERN_VARIANTS = ['not-interned', 'interned'] as const;
-const PROBES = ['get', 'intern', 'builtins'] as const;
+const OPS_VARIANTS = ['query', 'timer', 'clone-small', 'clone-configmap'] as const;
+const OPS_LABELS: Record<(typeof OPS_VARIANTS)[number], string> = {
+  query: 'URLSearchParams: a list query built, toString()',
+  timer: 'setTimeout + clearTimeout',
+  'clone-small': 'structuredClone, small object',
+  'clone-configmap': 'structuredClone, ConfigMap (~1.2 KB JSON)',
+};
+const GC_OBSERVER_VARIANTS = ['without', 'with'] as const;
+const PROBES = ['get', 'intern', 'builtins', 'ops', 'gc-observer'] as const;
 type Probe = (typeof PROBES)[number];
 
 function param(name: string, fallback: string): string {
@@ -183,6 +207,47 @@ async function main(): Promise<void> {
         report.push(`| ${set.label} | ${mib(m('rss'))} | ${range(rows.map((r) => r['rss']! / 1048576), 1)} | ${mib(m('anon'))} | ${mib(m('file'))} | ${mib(m('heap'))} | ${mib(m('rssBefore'))} |`);
       }
       out['builtins'] = { modules, after, results };
+    }
+
+    if (probes.includes('ops')) {
+      const n = Math.max(1, Number.parseInt(param('n', '200000'), 10));
+      const warmup = Math.max(0, Number.parseInt(param('warmup', '20000'), 10));
+      const samples = await interleaved('ops', OPS_VARIANTS, { n, warmup }, []);
+      const [defaults, flagged] = flagSets as [(typeof flagSets)[number], (typeof flagSets)[number]];
+      const results: Record<string, unknown>[] = [];
+      report.push(`\nops: CPU per operation (user + system), µs, median of ${rounds} rounds of ${n} after ${warmup} warm-up; the rounds' range beside it\n`);
+      report.push(`| operation | ${defaults.label} | rounds | ${flagged.label} | rounds | flags / defaults |`);
+      report.push('|---|---:|---|---:|---|---:|');
+      for (const variant of OPS_VARIANTS) {
+        const rowsOf = (label: string): number[] => samples.get(`${label}|${variant}`)!.map((r) => r['usPerOp']!);
+        const a = rowsOf(defaults.label);
+        const b = rowsOf(flagged.label);
+        results.push({ op: variant, usDefaults: Number(median(a).toFixed(3)), usFlags: Number(median(b).toFixed(3)), ratio: Number((median(b) / median(a)).toFixed(2)), roundsDefaults: a.map((x) => Number(x.toFixed(3))), roundsFlags: b.map((x) => Number(x.toFixed(3))) });
+        report.push(`| ${OPS_LABELS[variant]} | ${median(a).toFixed(2)} | ${range(a, 2)} | ${median(b).toFixed(2)} | ${range(b, 2)} | ${(median(b) / median(a)).toFixed(2)}x |`);
+      }
+      out['ops'] = { n, warmup, results };
+    }
+
+    if (probes.includes('gc-observer')) {
+      const chunks = Math.max(1, Number.parseInt(param('chunks', '4000'), 10));
+      const objects = Math.max(1, Number.parseInt(param('objects', '2000'), 10));
+      const samples = await interleaved('gc-observer', GC_OBSERVER_VARIANTS, { chunks, objects }, []);
+      const results: Record<string, unknown>[] = [];
+      report.push(`\ngc-observer: an allocation loop (${chunks} chunks of ${objects} objects) without and with prom-client's nodejs_gc_duration_seconds, CPU ms, median of ${rounds} rounds; added per collection = (with − without) / the collections the histogram counted\n`);
+      report.push('| flags | CPU without | rounds | CPU with | rounds | collections | collections per CPU s | added per collection, µs | added |');
+      report.push('|---|---:|---|---:|---|---:|---:|---:|---:|');
+      for (const set of flagSets) {
+        const without = samples.get(`${set.label}|without`)!.map((r) => r['cpuMs']!);
+        const withObserver = samples.get(`${set.label}|with`)!;
+        const withCpu = withObserver.map((r) => r['cpuMs']!);
+        const collections = median(withObserver.map((r) => r['collections']!));
+        const added = median(withCpu) - median(without);
+        const perCollectionUs = (added * 1000) / collections;
+        const share = added / median(without);
+        results.push({ flags: set.label, cpuMsWithout: Math.round(median(without)), cpuMsWith: Math.round(median(withCpu)), collections, collectionsPerCpuSecond: Math.round(collections / (median(without) / 1000)), addedUsPerCollection: Number(perCollectionUs.toFixed(1)), addedShare: Number(share.toFixed(3)), roundsWithout: without.map(Math.round), roundsWith: withCpu.map(Math.round) });
+        report.push(`| ${set.label} | ${median(without).toFixed(0)} | ${range(without, 0)} | ${median(withCpu).toFixed(0)} | ${range(withCpu, 0)} | ${collections} | ${(collections / (median(without) / 1000)).toFixed(0)} | ${perCollectionUs.toFixed(1)} | ${(share * 100).toFixed(0)} % |`);
+      }
+      out['gcObserver'] = { chunks, objects, results };
     }
   } finally {
     rmSync(dirname(script), { recursive: true, force: true });

@@ -9,6 +9,10 @@
  *       heap bytes per ConfigMap held by a kubeloop Informer, with and without `internStrings`
  *   node --expose-gc [flags] probe-child.mjs builtins node:worker_threads,node:assert '{"after":"node:https"}'
  *       what loading those builtins adds to a process that has loaded `after`
+ *   node [flags] probe-child.mjs ops query|timer|clone-small|clone-configmap '{"n":200000,"warmup":20000}'
+ *       CPU (user + system) per operation, µs
+ *   node [flags] probe-child.mjs gc-observer without|with '{"chunks":4000,"objects":2000}'
+ *       CPU of an allocation loop, with and without prom-client's `nodejs_gc_duration_seconds` observer, and its collections
  */
 import { readFileSync } from 'node:fs';
 import type { ClientHttp2Session } from 'node:http2';
@@ -176,7 +180,87 @@ async function builtins(): Promise<void> {
   say({ rss: s1.rss - s0.rss, anon: s1.anon - s0.anon, file: s1.file - s0.file, heap: h1 - h0, rssBefore: s0.rss });
 }
 
+// --- ops: CPU per single operation ---------------------------------------------------------
+
+/** What the client's transport does to build a query string (packages/client's encodeQuery): append the defined values. */
+function encodeQuery(query: Record<string, string | number | boolean | undefined>): string {
+  let params: URLSearchParams | undefined;
+  for (const k of Object.keys(query)) {
+    const v = query[k];
+    if (v !== undefined) (params ??= new URLSearchParams()).append(k, String(v));
+  }
+  return params ? `?${params.toString()}` : '';
+}
+
+function ops(): void {
+  const n = Number(options['n']);
+  const warmup = Number(options['warmup']);
+  let sink = 0;
+  let once: () => void;
+  if (variant === 'query') {
+    // A paginated, label-selected list: what an informer's list sends.
+    const query = { labelSelector: 'app=bench-probes,tier in (fast,standard)', limit: 500, continue: undefined, resourceVersion: '123456', resourceVersionMatch: 'NotOlderThan' };
+    once = () => void (sink += encodeQuery(query).length);
+  } else if (variant === 'timer') {
+    // A request's timeout: set, then cleared when the answer comes.
+    const noop = (): void => undefined;
+    once = () => clearTimeout(setTimeout(noop, 30_000));
+  } else if (variant === 'clone-small' || variant === 'clone-configmap') {
+    // A small object (a key and a few fields), or a ConfigMap as the API server returns it (the intern probe's, ~1.2 KB of JSON).
+    const obj = variant === 'clone-small' ? { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-000001', namespace: 'bench-probes', resourceVersion: '1001' } } : (JSON.parse(configMapJson(1)) as object);
+    once = () => void (sink += Object.keys(structuredClone(obj)).length);
+  } else throw new Error(`ops: unknown variant ${variant}`);
+  for (let i = 0; i < warmup; i++) once();
+  const before = process.cpuUsage();
+  for (let i = 0; i < n; i++) once();
+  const used = process.cpuUsage(before);
+  say({ usPerOp: (used.user + used.system) / n, sink });
+}
+
+// --- gc-observer: what prom-client's GC histogram costs per collection --------------------------
+
+async function gcObserver(): Promise<void> {
+  const chunks = Number(options['chunks']);
+  const objects = Number(options['objects']);
+  let count: (() => Promise<number>) | undefined;
+  if (variant === 'with') {
+    // prom-client as the manager has it (its dependency, its own files): a registry and the default GC metric.
+    const { createRequire } = await import('node:module');
+    const require = createRequire(import.meta.resolve('@kubeloop/manager'));
+    const Registry = require('prom-client/lib/registry.js') as new () => { getSingleMetric(name: string): { get(): Promise<{ values: { metricName?: string; value: number }[] }> } | undefined };
+    const gcMetric = require('prom-client/lib/metrics/gc.js') as (registry: unknown) => void;
+    const registry = new Registry();
+    gcMetric(registry);
+    count = async () => ((await registry.getSingleMetric('nodejs_gc_duration_seconds')!.get()).values.filter((v) => v.metricName === 'nodejs_gc_duration_seconds_count').reduce((a, v) => a + v.value, 0));
+  } else if (variant !== 'without') throw new Error(`gc-observer: unknown variant ${variant}`);
+  // Short-lived objects in chunks, the event loop turned between them (the observer's entries are delivered
+  // there), a few kept a while so some survive a scavenge.
+  let kept: unknown[] = [];
+  const chunk = (c: number): void => {
+    const made: unknown[] = [];
+    for (let i = 0; i < objects; i++) made.push({ name: `cm-${c}-${i}`, data: { size: `${i % 90}Gi`, medium: 'ssd' }, labels: [c, i] });
+    kept.push(made[c % objects]);
+    if (kept.length > 200) kept = [];
+  };
+  for (let c = 0; c < chunks / 10; c++) chunk(c);
+  await new Promise((r) => setImmediate(r));
+  const counted0 = count ? await count() : 0;
+  const before = process.cpuUsage();
+  const t0 = performance.now();
+  for (let c = 0; c < chunks; c++) {
+    chunk(c);
+    await new Promise((r) => setImmediate(r));
+  }
+  await new Promise((r) => setTimeout(r, 10));
+  const used = process.cpuUsage(before);
+  const wallMs = performance.now() - t0;
+  const collections = count ? (await count()) - counted0 : null;
+  say({ cpuMs: (used.user + used.system) / 1000, wallMs, collections, kept: kept.length });
+}
+
 if (probe === 'get') await get();
 else if (probe === 'intern') await intern();
 else if (probe === 'builtins') await builtins();
+else if (probe === 'ops') ops();
+else if (probe === 'gc-observer') await gcObserver();
 else throw new Error(`unknown probe ${probe}`);
