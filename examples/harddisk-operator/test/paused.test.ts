@@ -149,8 +149,11 @@ describe('the example operator sharded: a replica paused past its lease with SIG
         while (Date.now() < changeUntil) await resize(`${round++}Gi`);
       })();
       await sleep(Math.max(0, resumeAt - Date.now()));
-      victim.kill('SIGCONT');
+      // Taken before the signal: the replica cannot run before it is sent, while the test itself may be descheduled
+      // between the two on a loaded machine, and a claim the replica wrote in that gap would read as made before it
+      // resumed, its reconciles as stale (the likely reading of one such failure with four files side by side).
       const resumedAt = Date.now();
+      victim.kill('SIGCONT');
       await changing;
       const last = `${round - 1}Gi`;
       await eventually('the three to split the ring again', leases, settledOver(['r1', 'r2', 'r3']));

@@ -101,6 +101,8 @@ beforeAll(async () => {
     () => client.create({ apiVersion: 'crd-demo.io/v1', kind: 'HardDisk', metadata: { name: 'probe', namespace: ns }, spec: { size: 'x' } }, { dryRun: true }).then(() => undefined, (e: unknown) => e),
     (err) => isInvalid(err),
     'the validating webhook to answer',
+    // the operator's start (node, its caches, the webhook server): seconds alone, over 30 s with files side by side on 2 cores
+    120_000,
   );
   // The mutating configuration is loaded by its own informer in the API server: wait for it too.
   await eventually(
