@@ -329,8 +329,9 @@ function decodeValue(value: unknown, r: Resolved | undefined, ctx: Context, inRe
         if (n.format === 'int32' || !int64) throw mismatch(ctx, value, r);
         return value;
       }
-      // the converter sets an int64 into an int32 field as Go's reflect does: the low 32 bits, two's complement
-      if (ctx.converter && n.format === 'int32' && typeof value === 'number' && Number.isInteger(value)) return value | 0;
+      // the converter sets an int64 into an int32 field as Go's reflect does: the low 32 bits, two's complement; an
+      // integral float64 at or past 2^63 (`3e20`) overflows Go's int64() to the minimum first, whose low bits are 0
+      if (ctx.converter && n.format === 'int32' && typeof value === 'number' && Number.isInteger(value)) return Math.abs(value) >= 2 ** 63 ? 0 : value | 0;
       const max = n.format === 'int32' ? 2147483647 : Number.MAX_SAFE_INTEGER;
       if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > max) throw mismatch(ctx, value, r);
       return value;
