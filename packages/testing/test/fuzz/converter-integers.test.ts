@@ -36,7 +36,7 @@ const literal = fc.oneof(
 interface Answer {
   readonly code: number;
   readonly replicas?: unknown;
-  readonly message?: unknown;
+  readonly message?: string;
 }
 
 async function send(client: Client, ns: string, text: string): Promise<Answer> {
@@ -47,7 +47,7 @@ async function send(client: Client, ns: string, text: string): Promise<Answer> {
     contentType: 'application/strategic-merge-patch+json',
     body: `{"spec":{"replicas":${text}}}`,
   });
-  const body = JSON.parse(res.body) as { kind?: string; message?: unknown; spec?: { replicas?: unknown } };
+  const body = JSON.parse(res.body) as { kind?: string; message?: string; spec?: { replicas?: unknown } };
   return body.kind === 'Status' ? { code: res.status, message: body.message } : { code: res.status, replicas: body.spec?.replicas };
 }
 
@@ -85,7 +85,7 @@ describe('integers a strategic merge patch leaves in an int32 field', () => {
         codes.set(real!.code, (codes.get(real!.code) ?? 0) + 1);
         // A negative result is refused by the Deployment's validation on the server, which the fake does not run
         // (docs/testing-fake.md, "validation of built-in kinds"): the value the server names must be the fake's.
-        const refused = /spec\.replicas: Invalid value: (-?\d+): must be greater than or equal to 0/.exec(String(real!.message ?? ''));
+        const refused = /spec\.replicas: Invalid value: (-?\d+): must be greater than or equal to 0/.exec(real!.message ?? '');
         if (refused && fake!.code === 200 && fake!.replicas === Number(refused[1])) {
           negative++;
           return true;
