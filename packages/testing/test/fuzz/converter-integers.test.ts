@@ -36,7 +36,7 @@ const literal = fc.oneof(
 interface Answer {
   readonly code: number;
   readonly replicas?: unknown;
-  readonly message?: string;
+  readonly message?: string | undefined;
 }
 
 async function send(client: Client, ns: string, text: string): Promise<Answer> {
