@@ -128,6 +128,10 @@ export const NOT_IN_WALKTHROUGH: Readonly<Record<string, RunElsewhere | NotHere>
   'KUBELOOP_FUZZ_SEED=random KUBELOOP_FUZZ_RUNS=150 KUBELOOP_FUZZ_BUDGET_MS=900000 pnpm -s exec vitest run packages/testing/test/fuzz/': {
     notHere: 'an exploratory run: a random seed is meant to find disagreements nobody has seen (docs/testing-fake.md lists the open ones), so it would fail CI at random; CI runs the same suite with its fixed seed (the command above), and the session notes give the random runs made by hand',
   },
+  'pnpm -s exec vitest run packages/testing/test/fuzz/schema-changes.test.ts': { elsewhere: 'scripts/test.sh (CI) runs every test file, the schema-change fuzzer among them, with its fixed seed' },
+  'KUBELOOP_SCHEMA_SEED=random KUBELOOP_SCHEMA_RUNS=100 KUBELOOP_SCHEMA_REPORT=/tmp/schemas.txt pnpm -s exec vitest run packages/testing/test/fuzz/schema-changes.test.ts': {
+    notHere: 'an exploratory run: a random seed is meant to find disagreements nobody has seen, so it would fail CI at random; CI runs the same file with its fixed seed (the command above), and the session notes give the random runs made by hand',
+  },
   'pnpm -s exec vitest run packages/testing/test/conformance/': { elsewhere: 'scripts/test.sh (CI) runs every test file, the conformance suite among them' },
   'kubectl create namespace harddisk-system': { elsewhere: 'examples/harddisk-operator/test/main.test.ts runs it exactly as written (sh -c, KUBECONFIG its control plane) before the command below' },
   'node dist/main.js --shard-ring harddisk-operator --shard-namespace harddisk-system --no-sample --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0': {

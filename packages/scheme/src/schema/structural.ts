@@ -259,6 +259,10 @@ function extensions(s: Json, type: unknown, path: string, problems: SchemaProble
     }
   }
   const items = isObject(s['items']) ? s['items'] : undefined;
+  // the items of a set or a map list are never null (found by the schema-change fuzzer against kube-apiserver)
+  if ((listType === 'set' || listType === 'map') && items !== undefined && items['nullable'] === true) {
+    add(problems, `${path}.items.nullable`, 'Forbidden', `cannot be nullable when x-kubernetes-list-type is ${listType}`);
+  }
   if (listType === 'map') {
     if (!Array.isArray(mapKeys) || mapKeys.length === 0) add(problems, `${path}.x-kubernetes-list-map-keys`, 'Required', 'must not be empty if x-kubernetes-list-type is map');
     if (items !== undefined && items['type'] !== 'object') add(problems, `${path}.items.type`, 'Invalid', 'must be object if parent array\'s x-kubernetes-list-type is map');
@@ -273,6 +277,7 @@ function extensions(s: Json, type: unknown, path: string, problems: SchemaProble
           return;
         }
         if (typeof p['type'] !== 'string' || !SCALARS.has(p['type'])) add(problems, `${key(`${path}.items`, k)}.type`, 'Invalid', 'must be a scalar type if parent array\'s x-kubernetes-list-type is map');
+        if (p['nullable'] === true) add(problems, `${key(`${path}.items`, k)}.nullable`, 'Forbidden', 'this property is in x-kubernetes-list-map-keys, so it cannot be nullable');
         if (!required.includes(k) && p['default'] === undefined) {
           add(problems, `${key(`${path}.items`, k)}.default`, 'Required', 'this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property');
         }

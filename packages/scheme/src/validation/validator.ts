@@ -157,6 +157,8 @@ function ajv(): Ajv {
   if (sharedAjv) return sharedAjv;
   const instance = new Ajv({
     allErrors: true,
+    // each error's parentSchema: the server's words for a string format's type error and a pattern as written need the schema
+    verbose: true,
     strict: false,
     validateFormats: true,
     // RE2's inline flags (kept as a (?flags) prefix above) become JavaScript flags.
@@ -296,6 +298,34 @@ function requiredAfterProperties(errors: readonly ErrorObject[]): ErrorObject[] 
   return out;
 }
 
+/**
+ * kube-openapi checks one value's keywords in its validators' order: the
+ * type, the junctors, the string, format and number bounds, the list's,
+ * then `enum`; ajv may report `enum` before a type error when the schema
+ * has keywords of the type (found by the schema-change fuzzer). Errors of
+ * the same value, next to each other, are put in the server's order.
+ */
+const KEYWORD_RANK: Readonly<Record<string, number>> = {
+  type: 0, allOf: 1, anyOf: 1, oneOf: 1, not: 1, maxLength: 2, minLength: 2, pattern: 2, format: 3,
+  multipleOf: 4, minimum: 4, maximum: 4, exclusiveMinimum: 4, exclusiveMaximum: 4, maxItems: 5, minItems: 5, uniqueItems: 5, enum: 6,
+};
+
+function inServerOrder(errors: readonly ErrorObject[]): ErrorObject[] {
+  const out: ErrorObject[] = [];
+  for (let i = 0; i < errors.length; ) {
+    let j = i;
+    while (j < errors.length && errors[j]!.instancePath === errors[i]!.instancePath && KEYWORD_RANK[errors[j]!.keyword] !== undefined) j++;
+    if (j === i) {
+      out.push(errors[i]!);
+      i++;
+      continue;
+    }
+    out.push(...errors.slice(i, j).sort((a, b) => KEYWORD_RANK[a.keyword]! - KEYWORD_RANK[b.keyword]!));
+    i = j;
+  }
+  return out;
+}
+
 const STRING_ORDER = ['maxLength', 'minLength', 'pattern'];
 
 /**
@@ -342,7 +372,8 @@ function toFieldError(e: ErrorObject, data: unknown, formatNames: ReadonlyMap<st
       return make('FieldValueTypeInvalid', `${field} in body must be of type ${expected}: ${show(jsonType(value))}`, field, jsonType(value));
     }
     case 'enum': {
-      const allowed = (p['allowedValues'] as unknown[]).map(show).join(', ');
+      // as apiextensions writes them: strings as they are, other values as JSON, each then quoted (found by the schema-change fuzzer)
+      const allowed = (p['allowedValues'] as unknown[]).map((v) => show(typeof v === 'string' ? v : show(v))).join(', ');
       return make('FieldValueNotSupported', `supported values: ${allowed}`, field, value, `Unsupported value: ${show(value)}`);
     }
     case 'pattern':
@@ -471,7 +502,7 @@ export function createValidator<T extends KubeObject>(kind: ResourceDescriptor<T
     }
     defaults(object, schema);
     if (!compiled(bigintsAsNumbers(object))) {
-      for (const e of requiredAfterProperties(firstStringError(withBestAnyOfBranch(compiled.errors ?? [])))) {
+      for (const e of requiredAfterProperties(inServerOrder(firstStringError(withBestAnyOfBranch(compiled.errors ?? []))))) {
         const fe = toFieldError(e, object, formatNames);
         if (fe && !errors.some((x) => x.message === fe.message)) errors.push(fe);
       }

@@ -7,6 +7,7 @@
  * custom resource's schema, validators of the test's own).
  */
 import { celErrors, hasRules } from './cel.js';
+import { crdSchemaErrors, crdWarnings } from './crd-check.js';
 import { isObject, sameJson } from './json.js';
 import type { Json } from './json.js';
 import { buffered, withWarnings } from './request-info.js';
@@ -164,7 +165,7 @@ function ratchet(errors: readonly FieldError[], next: Json, old: Json): FieldErr
 /** Paths of fields a structural schema does not declare (where no node keeps unknown fields). */
 function undeclared(value: unknown, schema: Json | undefined, path: string, root: boolean): string[] {
   if (!isObject(schema)) return [];
-  if (Array.isArray(value)) return isObject(schema['items']) ? value.flatMap((v, i) => undeclared(v, schema['items'] as Json, `${path}[${i}]`, false)) : [];
+  if (Array.isArray(value)) return value.flatMap((v, i) => undeclared(v, isObject(schema['items']) ? schema['items'] : {}, `${path}[${i}]`, false));
   if (!isObject(value)) return [];
   const props = isObject(schema['properties']) ? schema['properties'] : undefined;
   const extra = isObject(schema['additionalProperties']) ? schema['additionalProperties'] : undefined;
@@ -270,6 +271,22 @@ function deploymentStatusErrors(status: unknown): FieldError[] {
  * kind's validators. 422 Invalid with every problem found; the warnings
  * the server sends with a write that passes.
  */
+/**
+ * The decoder's word on a custom resource's body that is not validated (an
+ * update of a missing object): `Strict`'s 400 for undeclared fields, or a
+ * `Warn` warning each, which the 404 then carries (found by the schema-change
+ * fuzzer).
+ */
+export function unknownFieldWarnings(t: Target, obj: Json): string[] {
+  if (t.st.type.builtin || !t.st.schema) return [];
+  const mode = t.fieldValidation ?? 'Ignore';
+  const unknown = mode === 'Ignore' ? [] : undeclared(obj, t.st.schema, '', true).sort();
+  if (unknown.length > 0 && mode === 'Strict') {
+    throw badRequest(`${t.st.type.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.st.type.kind}: strict decoding error: ${unknown.map((p) => `unknown field ${JSON.stringify(p)}`).join(', ')}`);
+  }
+  return mode === 'Warn' ? unknown.map((p) => `unknown field ${JSON.stringify(p)}`) : [];
+}
+
 export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined, changed: { readonly deletionTimestamp?: unknown; readonly deletionGracePeriodSeconds?: unknown } = {}): string[] {
   const m = obj['metadata'] as Json;
   const name = typeof m['name'] === 'string' ? m['name'] : '';
@@ -308,6 +325,8 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
     }
   }
   if (t.subresource === 'status' && t.st.type.builtin && t.st.type.group === 'apps' && t.st.type.kind === 'Deployment') errors.push(...deploymentStatusErrors(obj['status']));
+  // a CRD's schemas: structural, and every default valid where it sits (found by the schema-change fuzzer)
+  if (t.st.type.builtin && t.st.type.group === 'apiextensions.k8s.io' && t.st.type.kind === 'CustomResourceDefinition' && t.subresource === undefined) errors.push(...crdSchemaErrors(obj));
   // The schema first, as the API server validates a custom resource against it before anything else looks at it.
   const check = t.st.type.builtin ? undefined : s.schemaChecks.get(typeKey(t.st.type.group, t.st.type.plural))?.get(t.version);
   const mode = t.fieldValidation ?? 'Ignore'; // an apply (no fieldValidation on its target) prunes without a warning, as the server's apply does
@@ -364,5 +383,6 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
     const err = invalid(t.st.type.group, t.st.type.kind, name, errors);
     throw decoderWarnings.length === 0 ? err : new ApiError(err.body, withWarnings(buffered(err.code, err.body, err.headers), decoderWarnings).headers);
   }
+  if (t.st.type.builtin && t.st.type.group === 'apiextensions.k8s.io' && t.st.type.kind === 'CustomResourceDefinition' && t.subresource === undefined) return crdWarnings(obj, old);
   return warnings?.list ?? [];
 }

@@ -24,7 +24,7 @@ import type { Storage } from './storage.js';
 import { admitPod, allocateService, defaultBuiltin, overGoZero, prepareJob } from './defaults.js';
 import { typeKey } from './resources.js';
 import { createsOnUpdate } from './validation.js';
-import { dropEmpty, foldStringData, prepareForCreate, specChanged, validate, zeroStatus } from './strategy.js';
+import { dropEmpty, foldStringData, prepareForCreate, specChanged, unknownFieldWarnings, validate, zeroStatus } from './strategy.js';
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
@@ -355,6 +355,8 @@ function updateDecoded(s: Storage, target: Target, req: CoreRequest): BufferedRe
   checkNamespace(t, m);
   // a kind whose strategy allows create-on-update (Lease, Endpoints, Event, LimitRange, Service, RBAC: per-kind facts) is created by a PUT of a missing name
   if (t.subresource === undefined && t.st.type.builtin && createsOnUpdate(t.st.type.group, t.st.type.kind) && !t.st.objects.has(objKey(t.namespace, t.name!))) return createDecoded(s, target, req);
+  // a missing custom resource: the decoder's unknown-field warnings (or Strict's 400) come before the 404
+  if (!t.st.objects.has(objKey(t.namespace, t.name!))) return warningsAlways([...warnings, ...unknownFieldWarnings(t, given)], () => existing(t) as never);
   const old = existing(t);
   const om = old['metadata'] as Json;
   checkPreconditions(t, old, m);

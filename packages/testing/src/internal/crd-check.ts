@@ -1,0 +1,159 @@
+/**
+ * What kube-apiserver checks in a CustomResourceDefinition's schemas before
+ * it takes the CRD: each version's `openAPIV3Schema` must be structural
+ * (`checkStructural` of `@kubeloop/scheme/schema`), and when it is, every
+ * `default` in it must validate against the schema it sits in (without the
+ * defaults below it applied) and hold no field that schema prunes. Found
+ * missing by the schema-change fuzzer (packages/testing/test/fuzz/
+ * schema-changes.test.ts): the fake took every CRD, the server refuses
+ * these with 422.
+ */
+import type { ResourceDescriptor } from '@kubeloop/scheme';
+import { checkStructural } from '@kubeloop/scheme/schema';
+import { createValidator } from '@kubeloop/scheme/validation';
+import type { SchemaProblem } from '@kubeloop/scheme/validation';
+import { sameJson } from './json.js';
+import type { FieldError } from './status.js';
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const PROBLEM_TYPES: Readonly<Record<SchemaProblem['type'], { readonly type: string; readonly text: string }>> = {
+  Required: { type: 'FieldValueRequired', text: 'Required value' },
+  Forbidden: { type: 'FieldValueForbidden', text: 'Forbidden' },
+  Invalid: { type: 'FieldValueInvalid', text: 'Invalid value' },
+  Unsupported: { type: 'FieldValueNotSupported', text: 'Unsupported value' },
+};
+
+/** A schema without its `default`s (the server validates a default as given, not with the defaults below it applied). */
+function withoutDefaults(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutDefaults);
+  if (!isObject(schema)) return schema;
+  return Object.fromEntries(Object.entries(schema).filter(([k]) => k !== 'default').map(([k, v]) => [k, k === 'enum' || k === 'example' ? v : withoutDefaults(v)]));
+}
+
+/** The errors of one `default`, at `path` (the schema node's path), as the server reports them: under `<path>.default`, names relative to the default. */
+function defaultErrors(schema: Json, path: string): FieldError[] {
+  const value = schema['default'];
+  const descriptor = {
+    group: 'validation',
+    version: 'v1',
+    kind: 'Validation',
+    plural: 'validations',
+    namespaced: false,
+    apiVersion: 'validation/v1',
+    schema: { openAPIV3Schema: { type: 'object', properties: { v: withoutDefaults(schema) } }, crd: {} },
+  } as unknown as ResourceDescriptor;
+  let result;
+  try {
+    result = createValidator(descriptor, { checkMetadata: false }).validate({ v: structuredClone(value) });
+  } catch {
+    return [];
+  }
+  const errors: FieldError[] = [];
+  const kept = (result.object as unknown as Json)['v'];
+  if (value !== null && !sameJson(kept, value)) errors.push({ type: 'FieldValueInvalid', field: `${path}.default`, value, detail: 'must not have unknown fields' });
+  for (const e of result.errors) {
+    if (e.field !== 'v' && !e.field.startsWith('v.') && !e.field.startsWith('v[')) continue;
+    const relative = e.field.slice(1).replace(/^\./, '');
+    const text = (e.message.startsWith(`${e.field}: `) ? e.message.slice(e.field.length + 2) : e.message).replaceAll(`${e.field} in body`, `${relative} in body`);
+    errors.push({ type: e.type, field: `${path}.default${relative ? `.${relative}` : ''}`, detail: e.detail, text });
+  }
+  return errors;
+}
+
+/** Every default in `schema`: the node's own, then its items', then its properties' (in key order: the server's is Go's map order). */
+function allDefaultErrors(schema: unknown, path: string, out: FieldError[]): void {
+  if (!isObject(schema)) return;
+  if (schema['default'] !== undefined) out.push(...defaultErrors(schema, path));
+  if (isObject(schema['items'])) allDefaultErrors(schema['items'], `${path}.items`, out);
+  const props = schema['properties'];
+  if (isObject(props)) for (const name of Object.keys(props).sort()) allDefaultErrors(props[name], `${path}.properties[${name}]`, out);
+}
+
+/**
+ * The field errors kube-apiserver gives for the schemas of a CRD's body, in
+ * its paths: `spec.validation.openAPIV3Schema...` when every version has the
+ * same schema (the internal form hoists it), else
+ * `spec.versions[i].schema.openAPIV3Schema...`. Empty when it would take them.
+ */
+export function crdSchemaErrors(crd: Json): FieldError[] {
+  const spec = isObject(crd['spec']) ? crd['spec'] : {};
+  const versions = Array.isArray(spec['versions']) ? (spec['versions'] as unknown[]).filter(isObject) : [];
+  const schemas = versions.map((v) => (isObject(v['schema']) && isObject(v['schema']['openAPIV3Schema']) ? v['schema']['openAPIV3Schema'] : undefined));
+  const shared = schemas.length > 0 && schemas.every((s) => s !== undefined && sameJson(s, schemas[0]));
+  const errors: FieldError[] = [];
+  for (const [i, schema] of schemas.entries()) {
+    if (schema === undefined || (shared && i > 0)) continue;
+    const base = shared ? 'spec.validation.openAPIV3Schema' : `spec.versions[${i}].schema.openAPIV3Schema`;
+    const problems = checkStructural(schema, { basePath: base });
+    for (const p of problems) errors.push({ type: PROBLEM_TYPES[p.type].type, field: p.path, detail: p.detail, text: `${PROBLEM_TYPES[p.type].text}: ${p.detail}` });
+    // defaults are validated against a structural schema only: not when a type is missing or wrong
+    if (problems.some((p) => p.path.endsWith('.type'))) continue;
+    allDefaultErrors(schema, base, errors);
+  }
+  return errors;
+}
+
+/** The string formats kube-apiserver v1.37 recognises (go-openapi's names, `-` taken out); others are stripped from the schema, with a warning. */
+const STRING_FORMATS = new Set([
+  'bsonobjectid', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'cidr', 'mac', 'uuid', 'uuid3', 'uuid4', 'uuid5', 'isbn', 'isbn10', 'isbn13',
+  'creditcard', 'ssn', 'hexcolor', 'rgbcolor', 'byte', 'password', 'date', 'duration', 'datetime', 'k8s-short-name', 'k8s-long-name',
+]);
+
+/** Whether the server recognises `format` on a schema of `type` (apiextensions' GetUnrecognizedFormats). */
+function recognised(format: string, type: unknown): boolean {
+  if (type === undefined || type === '' || type === 'string') return STRING_FORMATS.has(format) || STRING_FORMATS.has(format.replaceAll('-', ''));
+  if (type === 'integer') return format === 'int32' || format === 'int64';
+  if (type === 'number') return format === 'float' || format === 'double';
+  return false;
+}
+
+/** Every schema node below `schema` (itself, properties, items, additionalProperties, junctor branches, not). */
+function nodes(schema: unknown, out: Json[] = []): Json[] {
+  if (!isObject(schema)) return out;
+  out.push(schema);
+  if (isObject(schema['properties'])) for (const name of Object.keys(schema['properties']).sort()) nodes(schema['properties'][name], out);
+  for (const k of ['items', 'additionalProperties', 'not']) nodes(schema[k], out);
+  for (const k of ['allOf', 'anyOf', 'oneOf']) if (Array.isArray(schema[k])) for (const b of schema[k] as unknown[]) nodes(b, out);
+  return out;
+}
+
+/** The schemas the server keeps for a CRD: one when every version has the same (hoisted to `spec.validation`), else each version's. */
+function keptSchemas(crd: Json | undefined): Json[] {
+  const spec = isObject(crd?.['spec']) ? crd['spec'] : {};
+  const versions = Array.isArray(spec['versions']) ? (spec['versions'] as unknown[]).filter(isObject) : [];
+  const schemas = versions.map((v) => (isObject(v['schema']) && isObject(v['schema']['openAPIV3Schema']) ? v['schema']['openAPIV3Schema'] : undefined));
+  const present = schemas.filter((s): s is Json => s !== undefined);
+  return present.length === schemas.length && present.length > 0 && present.every((s) => sameJson(s, present[0])) ? [present[0]!] : present;
+}
+
+function unrecognisedFormats(crd: Json | undefined): string[] {
+  return keptSchemas(crd).flatMap((s) => nodes(s)).flatMap((n) => (typeof n['format'] === 'string' && n['format'] !== '' && !recognised(n['format'], n['type']) ? [n['format']] : []));
+}
+
+function setListWarnings(crd: Json | undefined): string[] {
+  const seen = new Set<string>();
+  for (const n of keptSchemas(crd).flatMap((s) => nodes(s))) {
+    const items = n['items'];
+    if (n['x-kubernetes-list-type'] === 'set' && isObject(items) && (items['type'] === 'object' || items['type'] === 'array')) {
+      seen.add(`x-kubernetes-list-type: set for items of type ${JSON.stringify(items['type'])} is not supported by server-side apply or CEL validation rules`);
+    }
+  }
+  return [...seen].sort();
+}
+
+/**
+ * The warnings kube-apiserver gives for a CRD written (`old` for an update):
+ * each unrecognised format (on an update, those the old CRD did not have),
+ * then set lists of objects or lists (on an update, new ones only).
+ */
+export function crdWarnings(crd: Json, old: Json | undefined): string[] {
+  const before = new Set(old ? unrecognisedFormats(old) : []);
+  const oldSets = new Set(old ? setListWarnings(old) : []);
+  const formats = unrecognisedFormats(crd).filter((f) => !before.has(f));
+  return [...new Set([...formats.map((f) => `unrecognized format ${JSON.stringify(f)}`), ...setListWarnings(crd).filter((w) => !oldSets.has(w))])];
+}
