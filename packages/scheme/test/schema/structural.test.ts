@@ -63,6 +63,10 @@ const CASES: { name: string; spec?: Json; root?: Json; refused: boolean }[] = [
   { name: 'list map without keys', spec: { type: 'object', properties: { l: { type: 'array', 'x-kubernetes-list-type': 'map', items: { type: 'object', properties: { name: str } } } } }, refused: true },
   { name: 'list map key neither required nor defaulted', spec: { type: 'object', properties: { l: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: { type: 'object', properties: { name: str } } } } }, refused: true },
   { name: 'list map keys without list type map', spec: { type: 'object', properties: { l: { type: 'array', 'x-kubernetes-list-map-keys': ['name'], items: { type: 'object', required: ['name'], properties: { name: str } } } } }, refused: true },
+  // found by the schema-change fuzzer (packages/testing/test/fuzz/schema-changes.test.ts)
+  { name: 'list set of nullable items', spec: { type: 'object', properties: { l: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string', nullable: true } } } }, refused: true },
+  { name: 'list map keyed by a nullable field', spec: { type: 'object', properties: { l: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: { type: 'object', required: ['name'], properties: { name: { type: 'string', nullable: true } } } } } }, refused: true },
+  { name: 'list atomic of nullable items', spec: { type: 'object', properties: { l: { type: 'array', 'x-kubernetes-list-type': 'atomic', items: { type: 'string', nullable: true } } } }, refused: false },
   { name: 'list type on a string', spec: { type: 'object', properties: { s: { type: 'string', 'x-kubernetes-list-type': 'set' } } }, refused: true },
   { name: 'list set of granular objects', spec: { type: 'object', properties: { l: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'object', properties: { name: str } } } } }, refused: true },
   { name: 'map type on a string', spec: { type: 'object', properties: { s: { type: 'string', 'x-kubernetes-map-type': 'atomic' } } }, refused: true },

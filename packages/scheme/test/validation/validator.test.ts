@@ -71,6 +71,26 @@ describe('createValidator', () => {
     expect(validator.validate({ apiVersion: 'v.kubeloop.dev/v1', kind: 'Disk', metadata: { name: 'd' } }).errors.map((e) => e.message)).toEqual(['spec: Required value']);
   });
 
+  it('words format, enum and type errors as the API server does, in its order, and prunes objects in a list the schema does not declare', () => {
+    const Odd = defineKind({
+      group: 'v.kubeloop.dev',
+      version: 'v1',
+      kind: 'Odd',
+      plural: 'odds',
+      namespaced: true,
+      schema: { spec: Type.Object({ day: Type.Optional(Type.String({ format: 'date' })), size: Type.Optional(Type.Integer({ enum: [1, 3] })), name: Type.Optional(Type.String({ maxLength: 2, enum: ['ab'] })) }) },
+    });
+    const result = createValidator(Odd).validate({ apiVersion: 'v.kubeloop.dev/v1', kind: 'Odd', metadata: { name: 'o' }, spec: { day: 5, size: 2, name: [{ x: 1 }, 'ab'] } });
+    // kube-apiserver v1.37.2's answer to the same object (packages/testing/test/conformance/crd-validation.test.ts holds both backends to it)
+    expect(result.errors.map((e) => e.message)).toEqual([
+      'spec.day: Invalid value: "int64": spec.day in body must be of type date: "int64"',
+      'spec.size: Unsupported value: 2: supported values: "1", "3"',
+      'spec.name: Invalid value: "array": spec.name in body must be of type string: "array"',
+      'spec.name: Unsupported value: [{},"ab"]: supported values: "ab"',
+    ]);
+    expect(result.warnings).toEqual(['unknown field "spec.name[0].x"']);
+  });
+
   it('checks apiVersion, kind and that it is an object at all', () => {
     expect(validator.validate({ ...disk({ size: '1Gi' }), apiVersion: 'v.kubeloop.dev/v2' }).errors.map((e) => e.field)).toEqual(['apiVersion']);
     expect(validator.validate('text').errors[0]?.detail).toBe('must be an object');
