@@ -119,6 +119,18 @@ function prepare(schema: unknown, path: string, out: Prepared['unchecked']): unk
   if (Array.isArray(schema['x-kubernetes-validations']) && schema['x-kubernetes-validations'].length > 0) {
     (schema['x-kubernetes-validations'] as { rule?: unknown }[]).forEach((r, i) => out.push(`${path}.x-kubernetes-validations[${i}]: CEL rule ${JSON.stringify(r.rule)} (server-only)`));
   }
+  // an integer field given a fraction: kube-openapi's number validator says so too, besides the type error (numberChecks)
+  if (schema['type'] === 'integer') s['x-kubeloop-integer'] = schema['format'] === 'int32' || schema['format'] === 'int64' ? schema['format'] : '';
+  // a number's bounds and factor with a fraction: kube-openapi's own checks (numberChecks), which cut them to integers for whole values
+  const fractional = (k: string): boolean => typeof s[k] === 'number' && !Number.isInteger(s[k]);
+  if (schema['type'] === 'number' && (fractional('minimum') || fractional('maximum') || fractional('multipleOf'))) {
+    const checks: Json = {};
+    for (const k of ['minimum', 'maximum', 'multipleOf', 'exclusiveMinimum', 'exclusiveMaximum']) {
+      if (s[k] !== undefined) checks[k] = s[k];
+      delete s[k];
+    }
+    s['x-kubeloop-number'] = checks;
+  }
   for (const [exclusive, bound, key] of [['exclusiveMinimum', 'minimum', 'exclusiveMinimum'], ['exclusiveMaximum', 'maximum', 'exclusiveMaximum']] as const) {
     if (s[exclusive] === true && typeof s[bound] === 'number') {
       s[key] = s[bound];
@@ -153,6 +165,57 @@ function prepare(schema: unknown, path: string, out: Prepared['unchecked']): unk
 
 let sharedAjv: Ajv | undefined;
 
+/** go-openapi's `IsFloat64AJSONInteger`: whole within a relative 1e-9, and within ±(2^53 - 1). */
+function isJsonInteger(f: number): boolean {
+  if (!Number.isFinite(f) || Math.abs(f) > Number.MAX_SAFE_INTEGER) return false;
+  const rounded = Math.round(f);
+  if (f === rounded) return true;
+  if (rounded === 0) return false;
+  return Math.abs(f - rounded) < 1e-9 * Math.abs(rounded);
+}
+
+/**
+ * kube-openapi's number checks for a `number` field with fractional bounds
+ * (`x-kubeloop-number`), in its order (multipleOf, minimum, maximum): a whole
+ * value is an int64 to the server, checked against the bounds and factor cut
+ * to integers (`minimum: 0.5` takes 0; `multipleOf: 0.5` becomes 0, "must be
+ * positive"); a fractional value against them as given, a factor below 1 by
+ * multiplying with its inverse, within go-openapi's epsilon (found by the
+ * schema-change fuzzer against kube-apiserver v1.37.2).
+ */
+function numberChecks(this: unknown, schema: Json, data: number): boolean {
+  const errors: Partial<ErrorObject>[] = [];
+  const whole = Number.isInteger(data);
+  const factor = schema['multipleOf'];
+  if (typeof factor === 'number') {
+    const f = whole ? Math.trunc(factor) : factor;
+    if (f <= 0) errors.push({ keyword: 'multipleOfPositive', params: { factor: f } });
+    else if (whole ? data % f !== 0 : !isJsonInteger(f < 1 ? (1 / f) * data : data / f)) errors.push({ keyword: 'multipleOf', params: { multipleOf: f } });
+  }
+  for (const [bound, exclusive, keyword, below] of [['minimum', 'exclusiveMinimum', 'minimum', true], ['maximum', 'exclusiveMaximum', 'maximum', false]] as const) {
+    const b = schema[bound];
+    if (typeof b !== 'number') continue;
+    const limit = whole ? Math.trunc(b) : b;
+    const excl = schema[exclusive] === true;
+    const fails = below ? (excl ? data <= limit : data < limit) : excl ? data >= limit : data > limit;
+    if (fails) errors.push({ keyword: excl ? (below ? 'exclusiveMinimum' : 'exclusiveMaximum') : keyword, params: { limit } });
+  }
+  (numberChecks as unknown as { errors: Partial<ErrorObject>[] }).errors = errors;
+  return errors.length === 0;
+}
+
+/**
+ * kube-openapi's range check of a value in an `integer` field
+ * (`IsValueValidAgainstRange`): a fraction is "Checked value must be of type
+ * integer", an error without a field path (the server writes `<nil>`), beside
+ * the type error (found by the schema-change fuzzer).
+ */
+function integerChecks(this: unknown, format: string, data: number): boolean {
+  const errors: Partial<ErrorObject>[] = Number.isInteger(data) ? [] : [{ keyword: 'checkedInteger', params: { format } }];
+  (integerChecks as unknown as { errors: Partial<ErrorObject>[] }).errors = errors;
+  return errors.length === 0;
+}
+
 function ajv(): Ajv {
   if (sharedAjv) return sharedAjv;
   const instance = new Ajv({
@@ -172,6 +235,8 @@ function ajv(): Ajv {
       ),
     },
   });
+  instance.addKeyword({ keyword: 'x-kubeloop-number', type: 'number', schemaType: 'object', errors: true, validate: numberChecks as never });
+  instance.addKeyword({ keyword: 'x-kubeloop-integer', type: 'number', schemaType: 'string', errors: true, validate: integerChecks as never });
   for (const [name, check] of Object.entries(STRING_FORMATS)) instance.addFormat(`kubeloop-${name}`, { type: 'string', validate: check });
   for (const [name, [min, max]] of Object.entries(INTEGER_FORMATS)) instance.addFormat(`kubeloop-${name}`, { type: 'number', validate: (n: number) => n >= min && n <= max });
   sharedAjv = instance;
@@ -307,7 +372,7 @@ function requiredAfterProperties(errors: readonly ErrorObject[]): ErrorObject[] 
  */
 const KEYWORD_RANK: Readonly<Record<string, number>> = {
   type: 0, allOf: 1, anyOf: 1, oneOf: 1, not: 1, maxLength: 2, minLength: 2, pattern: 2, format: 3,
-  multipleOf: 4, minimum: 4, maximum: 4, exclusiveMinimum: 4, exclusiveMaximum: 4, maxItems: 5, minItems: 5, uniqueItems: 5, enum: 6,
+  checkedInteger: 3.9, multipleOf: 4, multipleOfPositive: 4, minimum: 4.1, exclusiveMinimum: 4.1, maximum: 4.2, exclusiveMaximum: 4.2, maxItems: 5, minItems: 5, uniqueItems: 5, enum: 6,
 };
 
 function inServerOrder(errors: readonly ErrorObject[]): ErrorObject[] {
@@ -344,6 +409,22 @@ function firstStringError(errors: readonly ErrorObject[]): ErrorObject[] {
   return errors.filter((e) => !STRING_ORDER.includes(e.keyword) || first.get(`${e.instancePath}\u0000${e.schemaPath.slice(0, e.schemaPath.lastIndexOf('/'))}`) === e);
 }
 
+/**
+ * kube-openapi's enum check: the value converted to each allowed value's Go
+ * type, then compared. A JSON number is an int64 when whole, else a float64,
+ * so a fraction matches the whole value it truncates to (-1.5 is -1) and a
+ * whole number matches the one-character string of its code point (97 is
+ * "a"); found by the schema-change fuzzer against kube-apiserver v1.37.2.
+ */
+function goEnumMatch(value: unknown, allowed: unknown): boolean {
+  if (typeof value === 'number' && typeof allowed === 'number') return Number.isInteger(allowed) ? Math.trunc(value) === allowed : value === allowed;
+  if (typeof value === 'number' && typeof allowed === 'string' && Number.isInteger(value)) {
+    const rune = value >= 0 && value <= 0x10ffff && !(value >= 0xd800 && value <= 0xdfff) ? String.fromCodePoint(value) : '\ufffd';
+    return rune === allowed;
+  }
+  return false;
+}
+
 /** One ajv error in the API server's words; undefined for errors under a junctor branch (the junctor reports them). */
 function toFieldError(e: ErrorObject, data: unknown, formatNames: ReadonlyMap<string, string>): FieldError | undefined {
   if (/\/(anyOf|oneOf)\/\d+\/|\/not\//.test(e.schemaPath)) return undefined;
@@ -372,6 +453,7 @@ function toFieldError(e: ErrorObject, data: unknown, formatNames: ReadonlyMap<st
       return make('FieldValueTypeInvalid', `${field} in body must be of type ${expected}: ${show(jsonType(value))}`, field, jsonType(value));
     }
     case 'enum': {
+      if ((p['allowedValues'] as unknown[]).some((allowed) => goEnumMatch(value, allowed))) return undefined;
       // as apiextensions writes them: strings as they are, other values as JSON, each then quoted (found by the schema-change fuzzer)
       const allowed = (p['allowedValues'] as unknown[]).map((v) => show(typeof v === 'string' ? v : show(v))).join(', ');
       return make('FieldValueNotSupported', `supported values: ${allowed}`, field, value, `Unsupported value: ${show(value)}`);
@@ -405,6 +487,10 @@ function toFieldError(e: ErrorObject, data: unknown, formatNames: ReadonlyMap<st
       return make('FieldValueInvalid', `${field} in body should be greater than ${String(p['limit'])}`);
     case 'multipleOf':
       return make('FieldValueInvalid', `${field} in body should be a multiple of ${String(p['multipleOf'])}`);
+    case 'checkedInteger':
+      return make('FieldValueInvalid', `Checked value must be of type integer ${typeof p['format'] === 'string' && p['format'] !== '' ? `with format ${p['format']}` : '(default format)'} in ${field}`, '<nil>', '');
+    case 'multipleOfPositive':
+      return make('FieldValueInvalid', `factor MultipleOf declared for ${field} must be positive: ${String(p['factor'])}`, field, p['factor']);
     case 'anyOf':
       return make('FieldValueInvalid', `${show(field)} must validate at least one schema (anyOf)`, field, '');
     case 'oneOf':

@@ -157,3 +157,49 @@ export function crdWarnings(crd: Json, old: Json | undefined): string[] {
   const formats = unrecognisedFormats(crd).filter((f) => !before.has(f));
   return [...new Set([...formats.map((f) => `unrecognized format ${JSON.stringify(f)}`), ...setListWarnings(crd).filter((w) => !oldSets.has(w))])];
 }
+
+/** A value as Go's `%v` prints it (strings bare, lists in brackets, maps with sorted keys). */
+function goValue(value: unknown): string {
+  if (value === null || value === undefined) return '<nil>';
+  if (Array.isArray(value)) return `[${value.map(goValue).join(' ')}]`;
+  if (isObject(value)) return `map[${Object.keys(value).sort().map((k) => `${k}:${goValue(value[k])}`).join(' ')}]`;
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' ? String(value) : '';
+}
+
+/**
+ * The first value of a stored custom resource its (possibly changed) schema
+ * cannot type, as server-side apply's converter words it (`.spec.b: expected
+ * map, got &{abcdef}`): a list, map or scalar where the schema has another.
+ * The server then answers an apply with 500, and drops the managed fields of
+ * any other write that leaves such a value (found by the schema-change
+ * fuzzer; the map case measured, the others in the same words).
+ */
+export function liveProblem(obj: Json, schema: Json | undefined): string | undefined {
+  const walk = (value: unknown, node: unknown, path: string, root: boolean): string | undefined => {
+    if (!isObject(node) || value === null || value === undefined) return undefined;
+    if (node['x-kubernetes-int-or-string'] === true) return Array.isArray(value) || isObject(value) ? `${path}: expected scalar, got &{${goValue(value)}}` : undefined;
+    if (node['x-kubernetes-preserve-unknown-fields'] === true && !isObject(node['properties'])) return undefined;
+    const type = node['type'];
+    if (type === 'object') {
+      if (!isObject(value)) return `${path}: expected map, got &{${goValue(value)}}`;
+      const props = isObject(node['properties']) ? node['properties'] : {};
+      for (const k of Object.keys(value).sort()) {
+        if (root && (k === 'apiVersion' || k === 'kind' || k === 'metadata')) continue;
+        const p = walk(value[k], props[k] ?? node['additionalProperties'], `${path}.${k}`, false);
+        if (p) return p;
+      }
+      return undefined;
+    }
+    if (type === 'array') {
+      if (!Array.isArray(value)) return `${path}: expected list, got &{${goValue(value)}}`;
+      for (const item of value) {
+        const p = walk(item, node['items'], path, false);
+        if (p) return p;
+      }
+      return undefined;
+    }
+    if (type === 'string' || type === 'integer' || type === 'number' || type === 'boolean') return Array.isArray(value) || isObject(value) ? `${path}: expected scalar, got &{${goValue(value)}}` : undefined;
+    return undefined;
+  };
+  return schema ? walk(obj, schema, '', true) : undefined;
+}

@@ -25,6 +25,7 @@ import type { Storage } from './storage.js';
 import { applyScale, patchScale } from './subresources.js';
 import { defaultBuiltin } from './defaults.js';
 import { checkKind, checkNamespace, checkPreconditions, commit, decodeBody, finishCreate, managedForApply, SERVER_METADATA, writeContext } from './write.js';
+import { liveProblem } from './crd-check.js';
 
 const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
 const CR_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
@@ -178,6 +179,12 @@ function applyPatch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
     delete obj['kind'];
     meta(obj);
     return finishCreate(s, t, obj, t.name!, () => result.entries, dry);
+  }
+  // a stored object its schema (changed since) cannot type: the apply's live object cannot be built (found by the schema-change fuzzer)
+  const untyped = t.st.type.builtin ? undefined : liveProblem(render(t.st, live, t.version), t.st.schema);
+  if (untyped) {
+    const gv = apiVersionOf(t.st.type, t.version);
+    throw new ApiError(statusOf(500, undefined, `failed to create typed live object (${t.namespace ?? ''}/${t.name!}; ${gv.includes('/') ? gv : `/${gv}`}, Kind=${t.st.type.kind}): ${untyped}`));
   }
   const result = apply(managedForApply(s, t, live, scope), render(t.st, live, t.version), config, ctx, force);
   if (!result.ok) {

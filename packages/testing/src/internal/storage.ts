@@ -45,6 +45,13 @@ export class Storage {
   readonly uids = new Map<string, { typeKey: string; key: string }>();
   /** Schema validation per kind (type key) and version. */
   readonly schemaChecks = new Map<string, ReadonlyMap<string, SchemaCheck>>();
+  /**
+   * Custom resources read through a newer schema (defaults applied, fields
+   * pruned) whose stored form is still the old one: a write that leaves one
+   * as read still writes it (a new resourceVersion), as the server's storage
+   * holds the old bytes (found by the schema-change fuzzer).
+   */
+  readonly readThroughNewSchema = new WeakSet<object>();
   /** Cluster IPs and node ports of the Services stored. */
   readonly services: ServiceAllocator = newServiceAllocator();
   private readonly customValidators = new Map<string, readonly Validator[]>();

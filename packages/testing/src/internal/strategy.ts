@@ -165,7 +165,11 @@ function ratchet(errors: readonly FieldError[], next: Json, old: Json): FieldErr
 /** Paths of fields a structural schema does not declare (where no node keeps unknown fields). */
 function undeclared(value: unknown, schema: Json | undefined, path: string, root: boolean): string[] {
   if (!isObject(schema)) return [];
-  if (Array.isArray(value)) return value.flatMap((v, i) => undeclared(v, isObject(schema['items']) ? schema['items'] : {}, `${path}[${i}]`, false));
+  if (Array.isArray(value)) {
+    // a list the schema does not declare: every field of its objects is pruned, unless the schema keeps unknown fields
+    const items = isObject(schema['items']) ? schema['items'] : schema['x-kubernetes-preserve-unknown-fields'] === true ? undefined : {};
+    return items ? value.flatMap((v, i) => undeclared(v, items, `${path}[${i}]`, false)) : [];
+  }
   if (!isObject(value)) return [];
   const props = isObject(schema['properties']) ? schema['properties'] : undefined;
   const extra = isObject(schema['additionalProperties']) ? schema['additionalProperties'] : undefined;

@@ -24,6 +24,7 @@ import type { Storage } from './storage.js';
 import { admitPod, allocateService, defaultBuiltin, overGoZero, prepareJob } from './defaults.js';
 import { typeKey } from './resources.js';
 import { createsOnUpdate } from './validation.js';
+import { liveProblem } from './crd-check.js';
 import { dropEmpty, foldStringData, prepareForCreate, specChanged, unknownFieldWarnings, validate, zeroStatus } from './strategy.js';
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -154,7 +155,8 @@ export function finishCreate(s: Storage, t: Target, obj: Json, name: string, man
     m['creationTimestamp'] = s.now();
     if (t.st.type.generation) m['generation'] = 1;
     const entries = managed(obj);
-    if (entries.length > 0) m['managedFields'] = renderManaged(entries);
+    // a custom resource holding a value its schema cannot type (a list in a string with a format): the server drops its managed fields
+    if (entries.length > 0 && (t.st.type.builtin || liveProblem(obj, t.st.schema) === undefined)) m['managedFields'] = renderManaged(entries);
     // what REST storage and admission add after field ownership is recorded (nobody owns it)
     if (t.st.type.builtin) restOnCreate(s, t, obj, m['uid'] as string, dry);
     if (!dry) s.store(t.st, key, obj, undefined, 'ADDED');
@@ -312,14 +314,14 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
     managed = !given && base.length === 0 ? [] : recordUpdate(base, t.st.type.builtin ? overGoZero(before['apiVersion'] as string, t.st.type.kind, before) : before, seen, writeContext(s, t, manager, scope));
   }
   if (t.st.type.builtin && scope === 'main' && typeKey(t.st.type.group, t.st.type.plural) === '/services') allocateService(s.services, next['spec'] as Json | undefined, old, dry);
-  const rendered = renderManaged(managed);
+  const rendered = t.st.type.builtin || liveProblem(next, t.st.schema) === undefined ? renderManaged(managed) : [];
   if (rendered.length > 0) nextMeta['managedFields'] = rendered;
   else delete nextMeta['managedFields'];
   nextMeta['resourceVersion'] = om['resourceVersion'];
   // A write that changes nothing as the server sees it (key order and
   // managed-field times aside) is a no-op: same resourceVersion, no event,
   // no generation bump, the stored object answered.
-  if (sameJson(withoutManagedTimes(old), withoutManagedTimes(next))) return withWarnings(buffered(200, render(t.st, old, t.version)), warnings);
+  if (!s.readThroughNewSchema.has(old) && sameJson(withoutManagedTimes(old), withoutManagedTimes(next))) return withWarnings(buffered(200, render(t.st, old, t.version)), warnings);
   if (dry) return withWarnings(buffered(200, render(t.st, next, t.version)), warnings);
   const key = objKey(t.namespace, om['name'] as string);
   const finalizers = (nextMeta['finalizers'] as string[] | undefined) ?? [];

@@ -90,4 +90,29 @@ describe.each(BACKENDS)('CRD schema validation ($backend)', ({ backend }) => {
     expect((await raw(h(), 'POST', path, { body: thing({ odd: 'anything', day: '2026-12-07' }), query: { dryRun: 'All' } })).status).toBe(201);
     await raw(h(), 'DELETE', `${CRDS}/things.${group}`);
   });
+
+  it('checks a number against fractional bounds and an enum as Go converts the value', async () => {
+    const group = `${h().name('cv')}.conformance.kubeloop.dev`;
+    const spec = { type: 'object', properties: { ratio: { type: 'number', minimum: 0.5, maximum: 3.5 }, half: { type: 'number', multipleOf: 0.5 }, level: { type: 'integer', enum: [-1, 3] }, letter: { type: 'string', enum: ['a'] } } };
+    expect((await raw(h(), 'POST', CRDS, { body: crd(group, spec) })).status).toBe(201);
+    const path = `/apis/${group}/v1/namespaces/${h().namespace}/things`;
+    const answer = (body: Record<string, unknown>) => eventually(async () => {
+      const res = await raw(h(), 'POST', path, { body: { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'a' }, spec: body }, query: { dryRun: 'All' } });
+      expect(res.status).not.toBe(404);
+      return { status: res.status, causes: causes(res.body) };
+    }, { timeoutMs: 15_000 });
+    // a whole value is an int64 to kube-openapi: the bounds are cut to 0 and 3, the factor to 0 (not positive)
+    expect(await answer({ ratio: 0 })).toEqual({ status: 201, causes: [] });
+    expect(await answer({ ratio: 4 })).toEqual({ status: 422, causes: ['spec.ratio: Invalid value: 4: spec.ratio in body should be less than or equal to 3'] });
+    expect(await answer({ ratio: 0.25 })).toEqual({ status: 422, causes: ['spec.ratio: Invalid value: 0.25: spec.ratio in body should be greater than or equal to 0.5'] });
+    expect(await answer({ half: 2 })).toEqual({ status: 422, causes: ['spec.half: Invalid value: 0: factor MultipleOf declared for spec.half must be positive: 0'] });
+    expect(await answer({ half: 1.5 })).toEqual({ status: 201, causes: [] });
+    // an enum compares the value converted to each allowed value's type: -1.5 is -1, 97 is "a"; a fraction in an integer is also "Checked value ..."
+    expect(await answer({ level: -1.5 })).toEqual({
+      status: 422,
+      causes: ['<nil>: Invalid value: "": Checked value must be of type integer (default format) in spec.level', 'spec.level: Invalid value: "number": spec.level in body must be of type integer: "number"'],
+    });
+    expect(await answer({ letter: 97 })).toEqual({ status: 422, causes: ['spec.letter: Invalid value: "integer": spec.letter in body must be of type string: "integer"'] });
+    await raw(h(), 'DELETE', `${CRDS}/things.${group}`);
+  });
 });

@@ -114,7 +114,10 @@ function establishCRD(s: Storage, st: StoredType, crd: Json): void {
       const next: Json = { ...normal, metadata: o['metadata'] };
       delete next['apiVersion'];
       delete next['kind'];
-      if (!sameJson(next, o)) served.objects.set(k, next);
+      if (!sameJson(next, o)) {
+        served.objects.set(k, next);
+        s.readThroughNewSchema.add(next);
+      }
     }
   }
   // Established and NamesAccepted, as the apiextensions controllers set them.
