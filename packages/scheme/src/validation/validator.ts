@@ -372,7 +372,7 @@ function requiredAfterProperties(errors: readonly ErrorObject[]): ErrorObject[] 
  */
 const KEYWORD_RANK: Readonly<Record<string, number>> = {
   type: 0, allOf: 1, anyOf: 1, oneOf: 1, not: 1, maxLength: 2, minLength: 2, pattern: 2, format: 3,
-  checkedInteger: 3.9, multipleOf: 4, multipleOfPositive: 4, minimum: 4.1, exclusiveMinimum: 4.1, maximum: 4.2, exclusiveMaximum: 4.2, maxItems: 5, minItems: 5, uniqueItems: 5, enum: 6,
+  checkedInteger: 3.9, multipleOf: 4, multipleOfPositive: 4, minimum: 4.1, exclusiveMinimum: 4.1, maximum: 4.2, exclusiveMaximum: 4.2, minItems: 5, maxItems: 5.1, uniqueItems: 5.2, enum: 6,
 };
 
 function inServerOrder(errors: readonly ErrorObject[]): ErrorObject[] {
@@ -466,7 +466,7 @@ function toFieldError(e: ErrorObject, data: unknown, formatNames: ReadonlyMap<st
       return make('FieldValueTypeInvalid', `${field} in body must be of type ${name}: ${show(value)}`);
     }
     case 'maxLength':
-      return make('FieldValueTooLong', `may not be more than ${String(p['limit'])} bytes`, field, value, 'Too long');
+      return make('FieldValueTooLong', `may not be more than ${plural(Number(p['limit']), 'byte')}`, field, value, 'Too long');
     case 'minLength':
       return make('FieldValueInvalid', `${field} in body should be at least ${String(p['limit'])} chars long`);
     case 'maxItems':

@@ -47,11 +47,12 @@ export class Storage {
   readonly schemaChecks = new Map<string, ReadonlyMap<string, SchemaCheck>>();
   /**
    * Custom resources read through a newer schema (defaults applied, fields
-   * pruned) whose stored form is still the old one: a write that leaves one
-   * as read still writes it (a new resourceVersion), as the server's storage
-   * holds the old bytes (found by the schema-change fuzzer).
+   * pruned), each to the form still stored, as the server's storage holds
+   * the old bytes: the next schema change reads that form, not the one read
+   * before, and a write that leaves the object as read still writes it (a
+   * new resourceVersion). Found by the schema-change fuzzer.
    */
-  readonly readThroughNewSchema = new WeakSet<object>();
+  readonly storedForm = new WeakMap<object, Record<string, unknown>>();
   /** Cluster IPs and node ports of the Services stored. */
   readonly services: ServiceAllocator = newServiceAllocator();
   private readonly customValidators = new Map<string, readonly Validator[]>();

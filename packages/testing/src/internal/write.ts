@@ -321,7 +321,7 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
   // A write that changes nothing as the server sees it (key order and
   // managed-field times aside) is a no-op: same resourceVersion, no event,
   // no generation bump, the stored object answered.
-  if (!s.readThroughNewSchema.has(old) && sameJson(withoutManagedTimes(old), withoutManagedTimes(next))) return withWarnings(buffered(200, render(t.st, old, t.version)), warnings);
+  if (!s.storedForm.has(old) && sameJson(withoutManagedTimes(old), withoutManagedTimes(next))) return withWarnings(buffered(200, render(t.st, old, t.version)), warnings);
   if (dry) return withWarnings(buffered(200, render(t.st, next, t.version)), warnings);
   const key = objKey(t.namespace, om['name'] as string);
   const finalizers = (nextMeta['finalizers'] as string[] | undefined) ?? [];

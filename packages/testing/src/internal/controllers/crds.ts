@@ -110,13 +110,18 @@ function establishCRD(s: Storage, st: StoredType, crd: Json): void {
   const storageCheck = typeof storage?.['name'] === 'string' ? checks.get(storage['name']) : undefined;
   if (served && storageCheck) {
     for (const [k, o] of served.objects) {
-      const normal = storageCheck.normalise(render(served, o, storage!['name'] as string));
+      // from the form stored, which an earlier schema change may have read differently
+      const stored = s.storedForm.get(o) ?? o;
+      const normal = storageCheck.normalise(render(served, { ...stored, metadata: o['metadata'] }, storage!['name'] as string));
       const next: Json = { ...normal, metadata: o['metadata'] };
       delete next['apiVersion'];
       delete next['kind'];
-      if (!sameJson(next, o)) {
+      if (sameJson(next, o)) continue;
+      const kept: Json = { ...stored, metadata: o['metadata'] };
+      if (sameJson(next, kept)) served.objects.set(k, kept);
+      else {
         served.objects.set(k, next);
-        s.readThroughNewSchema.add(next);
+        s.storedForm.set(next, kept);
       }
     }
   }
