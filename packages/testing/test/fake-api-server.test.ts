@@ -485,7 +485,6 @@ describe('bad input never crashes it', () => {
     ['an empty body', 'POST', '/api/v1/namespaces/default/configmaps', '', 400],
     ['a malformed resourceVersion', 'GET', '/api/v1/namespaces/default/configmaps?resourceVersion=abc&resourceVersionMatch=Exact', undefined, 400],
     ['a path with too many segments', 'GET', '/api/v1/namespaces/default/configmaps/a/status/extra', undefined, 404],
-    ['an unknown group', 'GET', '/apis/nope.example.com/v1/things', undefined, 404],
     ['a negative limit', 'GET', '/api/v1/configmaps?limit=-1', undefined, 400],
     ['a JSON patch that is not a list', 'PATCH', '/api/v1/namespaces/default/configmaps/x', '{}', 404],
   ])('%s', async (_what, method, path, body, status) => {
@@ -496,6 +495,11 @@ describe('bad input never crashes it', () => {
     const res = await transport.request({ method: method as 'GET', path: p!, query, ...(body === undefined ? {} : { body: body }), contentType: method === 'PATCH' ? 'application/json-patch+json' : 'application/json' });
     expect(res.status).toBe(status);
     expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', code: status });
+  });
+
+  it('an unknown group: the plain-text 404 of kube-apiserver\'s mux, not a Status', async () => {
+    const res = await fake().createTransport().request({ method: 'GET', path: '/apis/nope.example.com/v1/things' });
+    expect({ status: res.status, body: res.body, type: res.headers['content-type'] }).toEqual({ status: 404, body: '404 page not found\n', type: 'text/plain; charset=utf-8' });
   });
 
   it('after close(), requests fail with a Network ClientError', async () => {

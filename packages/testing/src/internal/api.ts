@@ -147,6 +147,10 @@ export class FakeApi {
     }
     const { group, version, namespace, resource, name, subresource } = info;
     const st = this.storage.findType(group, version, resource);
+    // a group version nothing serves (a CRD's, once it is gone) is the mux's plain-text 404, not a Status (found by the schema-change fuzzer)
+    if (!st && !this.allTypes().some((t) => t.group === group && t.versions.includes(version))) {
+      return { kind: 'buffered', status: 404, headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' }, body: '404 page not found\n' };
+    }
     if (!st) throw resourceNotFound();
     if (namespace !== undefined && !st.type.namespaced) throw resourceNotFound();
     if (st.type.namespaced && name !== undefined && namespace === undefined) throw resourceNotFound();

@@ -203,3 +203,24 @@ export function liveProblem(obj: Json, schema: Json | undefined): string | undef
   };
   return schema ? walk(obj, schema, '', true) : undefined;
 }
+
+/** JSONSchemaProps' booleans Go leaves out when false (`omitempty`); `x-kubernetes-preserve-unknown-fields` is a pointer and stays. */
+const OMITTED_WHEN_FALSE = ['nullable', 'exclusiveMinimum', 'exclusiveMaximum', 'uniqueItems', 'x-kubernetes-embedded-resource', 'x-kubernetes-int-or-string'];
+
+function withoutFalseFlags(schema: unknown): void {
+  for (const n of nodes(schema)) for (const k of OMITTED_WHEN_FALSE) if (n[k] === false) delete n[k];
+}
+
+/**
+ * A CRD as the server stores what it is given: `spec.conversion` defaulted to
+ * `{strategy: None}`, and its schemas' false booleans left out (found by the
+ * schema-change fuzzer).
+ */
+export function crdDefaults(crd: Json): void {
+  const spec = isObject(crd['spec']) ? crd['spec'] : undefined;
+  if (!spec) return;
+  if (spec['conversion'] === undefined) spec['conversion'] = { strategy: 'None' };
+  for (const v of Array.isArray(spec['versions']) ? (spec['versions'] as unknown[]).filter(isObject) : []) {
+    if (isObject(v['schema'])) withoutFalseFlags(v['schema']['openAPIV3Schema']);
+  }
+}

@@ -7,7 +7,7 @@
  * custom resource's schema, validators of the test's own).
  */
 import { celErrors, hasRules } from './cel.js';
-import { crdSchemaErrors, crdWarnings } from './crd-check.js';
+import { crdDefaults, crdSchemaErrors, crdWarnings } from './crd-check.js';
 import { isObject, sameJson } from './json.js';
 import type { Json } from './json.js';
 import { buffered, withWarnings } from './request-info.js';
@@ -107,6 +107,7 @@ export function prepareForCreate(s: Storage, t: Target, obj: Json): void {
     m['annotations'] = { ...(m['annotations'] as Json | undefined), 'deprecated.daemonset.template.generation': '1' };
   } else if (kind === 'CustomResourceDefinition') {
     obj['status'] = {};
+    crdDefaults(obj);
   } else {
     const initial = STATUS_ON_CREATE[typeKey(t.st.type.group, t.st.type.plural)];
     if (initial) obj['status'] = initial(s.now());

@@ -24,7 +24,7 @@ import type { Storage } from './storage.js';
 import { admitPod, allocateService, defaultBuiltin, overGoZero, prepareJob } from './defaults.js';
 import { typeKey } from './resources.js';
 import { createsOnUpdate } from './validation.js';
-import { liveProblem } from './crd-check.js';
+import { crdDefaults, liveProblem } from './crd-check.js';
 import { dropEmpty, foldStringData, prepareForCreate, specChanged, unknownFieldWarnings, validate, zeroStatus } from './strategy.js';
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -298,6 +298,7 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
   foldStringData(t, next);
   zeroStatus(t, next);
   dropEmpty(t, next);
+  if (t.st.type.builtin && t.st.type.group === 'apiextensions.k8s.io' && t.st.type.kind === 'CustomResourceDefinition') crdDefaults(next);
   const warnings = validate(s, t, next, old, { deletionTimestamp: deletionChanged, deletionGracePeriodSeconds: graceChanged });
   if (t.st.type.generation && specChanged(t, old, next)) nextMeta['generation'] = ((om['generation'] as number | undefined) ?? 0) + 1;
   // managed fields

@@ -91,6 +91,11 @@ describe.each(BACKENDS)('CRD schema validation ($backend)', ({ backend }) => {
     await raw(h(), 'DELETE', `${CRDS}/things.${group}`);
   });
 
+  it('answers a group version nothing serves (a CRD not there) with the plain-text 404, not a Status', async () => {
+    const res = await raw(h(), 'GET', `/apis/${h().name('gone')}.conformance.kubeloop.dev/v1/namespaces/${h().namespace}/things`);
+    expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: { text: '404 page not found\n' } });
+  });
+
   it('checks a number against fractional bounds and an enum as Go converts the value', async () => {
     const group = `${h().name('cv')}.conformance.kubeloop.dev`;
     const spec = { type: 'object', properties: { ratio: { type: 'number', minimum: 0.5, maximum: 3.5 }, half: { type: 'number', multipleOf: 0.5 }, level: { type: 'integer', enum: [-1, 3] }, letter: { type: 'string', enum: ['a'] } } };

@@ -76,6 +76,18 @@ function inAnyOrder(a: RawAnswer): RawAnswer {
   return { ...a, body: { ...b, message, details: { ...b.details, causes } } };
 }
 
+/**
+ * A CRD's answer with its conditions' times masked, and without the managed
+ * fields of kube-apiserver's own status writes (documented limit,
+ * docs/testing-fake.md, "a CRD's managed fields").
+ */
+function withoutConditionTimes(a: RawAnswer): RawAnswer {
+  const b = a.body as { metadata?: { managedFields?: { manager?: string }[] }; status?: { conditions?: Json[] } };
+  if (!b?.status?.conditions) return a;
+  const managedFields = b.metadata?.managedFields?.filter((e) => e.manager !== 'kube-apiserver');
+  return { ...a, body: { ...b, metadata: { ...b.metadata, ...(managedFields ? { managedFields } : {}) }, status: { ...b.status, conditions: b.status.conditions.map((c) => ({ ...c, lastTransitionTime: '<time>' })) } } };
+}
+
 /** Until a dry-run create carrying `marker` is taken: the schema that holds it is in force (kube-apiserver swaps a changed CRD's handler in the background). */
 async function schemaInForce(b: Backend, path: string, group: string, marker: string): Promise<void> {
   const deadline = Date.now() + 30_000;
@@ -92,6 +104,7 @@ async function toRequest(b: Backend, s: SchemaStep, path: string, group: string)
   const head = { apiVersion: `${group}/v1`, kind: 'Thing' };
   switch (s.op) {
     case 'schema':
+    case 'recreate':
       throw new Error('schema steps are sent by the runner');
     case 'create':
       return { method: 'POST', path, query: s.dryRun ? { dryRun: 'All' } : {}, body: JSON.stringify({ ...head, metadata: { name: s.name }, ...(s.spec ? { spec: s.spec } : {}) }) };
@@ -133,14 +146,14 @@ async function runSequence(backends: readonly Backend[], first: Json, steps: rea
   try {
     for (const b of backends) await send(b, { method: 'POST', path: '/api/v1/namespaces', body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }) });
     let version = 0;
-    /** Create or change the CRD on both; when the server took it, wait until it is in force on both. */
-    const writeSchema = async (i: number, spec: Json): Promise<Disagreement | undefined> => {
+    /** Create or change the CRD on both (`fresh`: create it, the old one deleted); when the server took it, wait until it is in force on both. */
+    const writeSchema = async (i: number, spec: Json, fresh = version === 0): Promise<Disagreement | undefined> => {
       const answers: Record<string, string> = {};
       let taken = false;
       const marker = `v${version + 1}`;
       for (const b of backends) {
         let a: RawAnswer;
-        if (version === 0) a = await send(b, { method: 'POST', path: CRDS, body: JSON.stringify(crdFor(group, spec, marker)) });
+        if (fresh) a = await send(b, { method: 'POST', path: CRDS, body: JSON.stringify(crdFor(group, spec, marker)) });
         else {
           const current = await send(b, { method: 'GET', path: crdPath });
           const rv = (current.body as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
@@ -150,7 +163,7 @@ async function runSequence(backends: readonly Backend[], first: Json, steps: rea
         answers[b.name] = crdAnswer(a);
         if (b.name === 'envtest') taken = a.status < 300;
       }
-      const d = compare(i, `${version === 0 ? 'POST' : 'PUT'} CRD spec schema ${JSON.stringify(spec)}`, answers);
+      const d = compare(i, `${fresh ? 'POST' : 'PUT'} CRD spec schema ${JSON.stringify(spec)}`, answers);
       if (d || !taken) return d;
       version++;
       for (const b of backends) await schemaInForce(b, path, group, marker);
@@ -162,6 +175,26 @@ async function runSequence(backends: readonly Backend[], first: Json, steps: rea
       if (s.op === 'schema') {
         const d = await writeSchema(i, s.spec);
         if (d) return { requests, disagreement: d };
+        continue;
+      }
+      if (s.op === 'recreate') {
+        // the delete's answer (the CRD, Terminating while its objects go), then until it is gone, then what is left of its objects
+        const answers: Record<string, string> = {};
+        for (const b of backends) {
+          const a = await send(b, { method: 'DELETE', path: crdPath });
+          requests++;
+          answers[b.name] = normalise(withoutConditionTimes(a), namespace, undefined);
+          const deadline = Date.now() + 60_000;
+          while ((await send(b, { method: 'GET', path: crdPath })).status !== 404) {
+            if (Date.now() > deadline) throw new Error(`${b.name}: the CRD was not gone 60 s after its delete`);
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        }
+        const d = compare(i, 'DELETE CRD', answers);
+        if (d) return { requests, disagreement: d };
+        rvs.clear();
+        const recreated = await writeSchema(i, s.spec, true);
+        if (recreated) return { requests, disagreement: recreated };
         continue;
       }
       const answers: Record<string, string> = {};

@@ -174,6 +174,8 @@ const MANAGERS = ['alpha', 'beta'] as const;
 /** A step of a schema-change sequence: data only, so fast-check can print and shrink it. */
 export type SchemaStep =
   | { readonly op: 'schema'; readonly spec: Json }
+  /** The CRD deleted (its objects with it) and, once gone, created again with this schema. */
+  | { readonly op: 'recreate'; readonly spec: Json }
   | { readonly op: 'create'; readonly name: string; readonly spec: Json | undefined; readonly dryRun: boolean }
   | { readonly op: 'patch'; readonly name: string; readonly body: Json }
   | { readonly op: 'update'; readonly name: string; readonly spec: Json }
@@ -184,6 +186,7 @@ export type SchemaStep =
 const name = fc.constantFrom(...NAMES);
 export const schemaStep: fc.Arbitrary<SchemaStep> = fc.oneof(
   { weight: 2, arbitrary: specSchema.map((spec): SchemaStep => ({ op: 'schema', spec })) },
+  { weight: 1, arbitrary: specSchema.map((spec): SchemaStep => ({ op: 'recreate', spec })) },
   { weight: 3, arbitrary: fc.record({ name, spec: maybe(specValue, 6), dryRun: fc.boolean() }).map((s): SchemaStep => ({ op: 'create', ...s })) },
   {
     weight: 3,
