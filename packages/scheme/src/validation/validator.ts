@@ -445,6 +445,8 @@ function toFieldError(e: ErrorObject, data: unknown, formatNames: ReadonlyMap<st
     }
     case 'type': {
       const serverFormat = (e.parentSchema as Json | undefined)?.['x-kubeloop-format'];
+      // null is the plain type error of the declared type (kube-openapi checks null before the format; found by the schema-change fuzzer)
+      if (typeof serverFormat === 'string' && value === null) return make('FieldValueTypeInvalid', `${field} in body must be of type string: "null"`, field, 'null');
       if (typeof serverFormat === 'string') {
         const shown = typeof value === 'number' ? (Number.isInteger(value) ? 'int64' : 'float64') : '';
         return make('FieldValueTypeInvalid', `${field} in body must be of type ${serverFormat}: ${show(shown)}`, field, shown);

@@ -315,7 +315,7 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
     managed = !given && base.length === 0 ? [] : recordUpdate(base, t.st.type.builtin ? overGoZero(before['apiVersion'] as string, t.st.type.kind, before) : before, seen, writeContext(s, t, manager, scope));
   }
   if (t.st.type.builtin && scope === 'main' && typeKey(t.st.type.group, t.st.type.plural) === '/services') allocateService(s.services, next['spec'] as Json | undefined, old, dry);
-  const rendered = t.st.type.builtin || liveProblem(next, t.st.schema) === undefined ? renderManaged(managed) : [];
+  const rendered = renderManaged(managed);
   if (rendered.length > 0) nextMeta['managedFields'] = rendered;
   else delete nextMeta['managedFields'];
   nextMeta['resourceVersion'] = om['resourceVersion'];
