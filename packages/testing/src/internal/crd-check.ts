@@ -12,14 +12,10 @@ import type { ResourceDescriptor } from '@kubeloop/scheme';
 import { checkStructural } from '@kubeloop/scheme/schema';
 import { createValidator } from '@kubeloop/scheme/validation';
 import type { SchemaProblem } from '@kubeloop/scheme/validation';
-import { sameJson } from './json.js';
+import { isObject, sameJson } from './json.js';
 import type { FieldError } from './status.js';
 
 type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const PROBLEM_TYPES: Readonly<Record<SchemaProblem['type'], { readonly type: string; readonly text: string }>> = {
   Required: { type: 'FieldValueRequired', text: 'Required value' },
@@ -75,20 +71,29 @@ function allDefaultErrors(schema: unknown, path: string, out: FieldError[]): voi
 }
 
 /**
+ * The schemas the server keeps for a CRD, each with its path in the server's
+ * errors: one at `spec.validation.openAPIV3Schema` when every version has the
+ * same (the internal form hoists it), else each version's at
+ * `spec.versions[i].schema.openAPIV3Schema`.
+ */
+function keptSchemas(crd: Json | undefined): { readonly schema: Json; readonly base: string }[] {
+  const spec = isObject(crd?.['spec']) ? crd['spec'] : {};
+  const versions = Array.isArray(spec['versions']) ? (spec['versions'] as unknown[]).filter(isObject) : [];
+  const schemas = versions.map((v) => (isObject(v['schema']) && isObject(v['schema']['openAPIV3Schema']) ? v['schema']['openAPIV3Schema'] : undefined));
+  const first = schemas[0];
+  if (first !== undefined && schemas.every((s) => s !== undefined && sameJson(s, first))) return [{ schema: first, base: 'spec.validation.openAPIV3Schema' }];
+  return schemas.flatMap((schema, i) => (schema === undefined ? [] : [{ schema, base: `spec.versions[${i}].schema.openAPIV3Schema` }]));
+}
+
+/**
  * The field errors kube-apiserver gives for the schemas of a CRD's body, in
  * its paths: `spec.validation.openAPIV3Schema...` when every version has the
  * same schema (the internal form hoists it), else
  * `spec.versions[i].schema.openAPIV3Schema...`. Empty when it would take them.
  */
 export function crdSchemaErrors(crd: Json): FieldError[] {
-  const spec = isObject(crd['spec']) ? crd['spec'] : {};
-  const versions = Array.isArray(spec['versions']) ? (spec['versions'] as unknown[]).filter(isObject) : [];
-  const schemas = versions.map((v) => (isObject(v['schema']) && isObject(v['schema']['openAPIV3Schema']) ? v['schema']['openAPIV3Schema'] : undefined));
-  const shared = schemas.length > 0 && schemas.every((s) => s !== undefined && sameJson(s, schemas[0]));
   const errors: FieldError[] = [];
-  for (const [i, schema] of schemas.entries()) {
-    if (schema === undefined || (shared && i > 0)) continue;
-    const base = shared ? 'spec.validation.openAPIV3Schema' : `spec.versions[${i}].schema.openAPIV3Schema`;
+  for (const { schema, base } of keptSchemas(crd)) {
     const problems = checkStructural(schema, { basePath: base });
     for (const p of problems) errors.push({ type: PROBLEM_TYPES[p.type].type, field: p.path, detail: p.detail, text: `${PROBLEM_TYPES[p.type].text}: ${p.detail}` });
     // defaults are validated against a structural schema only: not when a type is missing or wrong
@@ -122,22 +127,14 @@ function nodes(schema: unknown, out: Json[] = []): Json[] {
   return out;
 }
 
-/** The schemas the server keeps for a CRD: one when every version has the same (hoisted to `spec.validation`), else each version's. */
-function keptSchemas(crd: Json | undefined): Json[] {
-  const spec = isObject(crd?.['spec']) ? crd['spec'] : {};
-  const versions = Array.isArray(spec['versions']) ? (spec['versions'] as unknown[]).filter(isObject) : [];
-  const schemas = versions.map((v) => (isObject(v['schema']) && isObject(v['schema']['openAPIV3Schema']) ? v['schema']['openAPIV3Schema'] : undefined));
-  const present = schemas.filter((s): s is Json => s !== undefined);
-  return present.length === schemas.length && present.length > 0 && present.every((s) => sameJson(s, present[0])) ? [present[0]!] : present;
-}
 
 function unrecognisedFormats(crd: Json | undefined): string[] {
-  return keptSchemas(crd).flatMap((s) => nodes(s)).flatMap((n) => (typeof n['format'] === 'string' && n['format'] !== '' && !recognised(n['format'], n['type']) ? [n['format']] : []));
+  return keptSchemas(crd).flatMap(({ schema }) => nodes(schema)).flatMap((n) => (typeof n['format'] === 'string' && n['format'] !== '' && !recognised(n['format'], n['type']) ? [n['format']] : []));
 }
 
 function setListWarnings(crd: Json | undefined): string[] {
   const seen = new Set<string>();
-  for (const n of keptSchemas(crd).flatMap((s) => nodes(s))) {
+  for (const n of keptSchemas(crd).flatMap(({ schema }) => nodes(schema))) {
     const items = n['items'];
     if (n['x-kubernetes-list-type'] === 'set' && isObject(items) && (items['type'] === 'object' || items['type'] === 'array')) {
       seen.add(`x-kubernetes-list-type: set for items of type ${JSON.stringify(items['type'])} is not supported by server-side apply or CEL validation rules`);

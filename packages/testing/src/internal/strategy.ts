@@ -286,10 +286,13 @@ export function unknownFieldWarnings(t: Target, obj: Json): string[] {
   if (t.st.type.builtin || !t.st.schema) return [];
   const mode = t.fieldValidation ?? 'Ignore';
   const unknown = mode === 'Ignore' ? [] : undeclared(obj, t.st.schema, '', true).sort();
-  if (unknown.length > 0 && mode === 'Strict') {
-    throw badRequest(`${t.st.type.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.st.type.kind}: strict decoding error: ${unknown.map((p) => `unknown field ${JSON.stringify(p)}`).join(', ')}`);
-  }
+  if (unknown.length > 0 && mode === 'Strict') throw strictDecodingError(t, unknown);
   return mode === 'Warn' ? unknown.map((p) => `unknown field ${JSON.stringify(p)}`) : [];
+}
+
+/** `fieldValidation=Strict`'s 400 for a custom resource's undeclared fields. */
+function strictDecodingError(t: Target, unknown: readonly string[]): Error {
+  return badRequest(`${t.st.type.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.st.type.kind}: strict decoding error: ${unknown.map((p) => `unknown field ${JSON.stringify(p)}`).join(', ')}`);
 }
 
 export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined, changed: { readonly deletionTimestamp?: unknown; readonly deletionGracePeriodSeconds?: unknown } = {}): string[] {
@@ -335,7 +338,6 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
   // The schema first, as the API server validates a custom resource against it before anything else looks at it.
   const check = t.st.type.builtin ? undefined : s.schemaChecks.get(typeKey(t.st.type.group, t.st.type.plural))?.get(t.version);
   const mode = t.fieldValidation ?? 'Ignore'; // an apply (no fieldValidation on its target) prunes without a warning, as the server's apply does
-  const strictError = (unknown: readonly string[]): Error => badRequest(`${t.st.type.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.st.type.kind}: strict decoding error: ${unknown.map((p) => `unknown field ${JSON.stringify(p)}`).join(', ')}`);
   /** The decoder's unknown-field warnings (Warn), given with the answer also when validation then fails (found by the differential fuzzer). */
   let decoderWarnings: string[] = [];
   if (check) {
@@ -349,13 +351,13 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
     if (result.errors || errors.length > 0) {
       // decoding comes before validation: a strict decode fails on unknown fields, a warning one has warned about them (found by the fuzzer)
       const unknown = mode === 'Ignore' ? [] : undeclared(obj, t.st.schema, '', true).sort();
-      if (unknown.length > 0 && mode === 'Strict') throw strictError(unknown);
+      if (unknown.length > 0 && mode === 'Strict') throw strictDecodingError(t, unknown);
       if (mode === 'Warn') decoderWarnings = unknown.map((p) => `unknown field ${JSON.stringify(p)}`);
       if (result.errors) errors.push(...result.errors);
     } else {
       // unknown fields: pruned, with a warning each (Warn), or the decoder's 400 (Strict)
       const unknown = prunedPaths(obj, result.stored, '').sort();
-      if (unknown.length > 0 && mode === 'Strict') throw strictError(unknown);
+      if (unknown.length > 0 && mode === 'Strict') throw strictDecodingError(t, unknown);
       if (mode === 'Warn') decoderWarnings = unknown.map((p) => `unknown field ${JSON.stringify(p)}`);
       // the decoder's warnings come before the strategy's (found by the fuzzer)
       if (warnings) warnings.list.unshift(...decoderWarnings);
