@@ -313,7 +313,8 @@ async function fetchStatus(path: string): Promise<number> {
   return (await fetch(new URL(path, proxy.url))).status;
 }
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+/** Until the server has acted (a deleted CRD no longer served takes over 20 s with four test files side by side on 2 cores). */
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
