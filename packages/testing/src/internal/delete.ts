@@ -5,6 +5,7 @@
  * the `orphan` / `foregroundDeletion` finalizers), a namespace going
  * Terminating, and delete-collection over a selection.
  */
+import { DELETION_PENDING, setCRDCondition } from './crd-conditions.js';
 import { isObject, objKey, sameJson, show } from './json.js';
 import type { Json } from './json.js';
 import { encodeContinue, existing } from './list.js';
@@ -107,12 +108,7 @@ export function deleteObject(s: Storage, t: Target, obj: Json, opts: Json, dry: 
       if (!isCRD && typeof nm['generation'] === 'number' && nm['generation'] > 0) nm['generation'] = nm['generation'] + 1;
       if (isNamespace) next['status'] = { ...(isObject(next['status']) ? next['status'] : {}), phase: 'Terminating' };
       // the CRD storage marks it Terminating in the same write (the finalizer controller then says InstanceDeletionInProgress; found by the schema-change fuzzer)
-      if (isCRD) {
-        const status = isObject(next['status']) ? next['status'] : {};
-        const conditions = (Array.isArray(status['conditions']) ? (status['conditions'] as Json[]) : []).filter((c) => c['type'] !== 'Terminating');
-        conditions.push({ type: 'Terminating', status: 'True', lastTransitionTime: s.now(), reason: 'InstanceDeletionPending', message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon' });
-        next['status'] = { ...status, conditions };
-      }
+      if (isCRD) setCRDCondition(next, DELETION_PENDING, s.now());
     }
     // the Job strategy warns that a delete without a policy keeps the Job's Pods
     const warnings = orphanByDefault && t.st.type.kind === 'Job' ? ['child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning'] : [];

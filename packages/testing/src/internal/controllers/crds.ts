@@ -5,6 +5,7 @@
  * deleted is Terminating until its objects are gone (creates refused), then
  * goes, its kind no longer served and its watches ended.
  */
+import { DELETION_IN_PROGRESS, setCRDCondition } from '../crd-conditions.js';
 import { CRD_CLEANUP, deleteObject } from '../delete.js';
 import { isObject, objKey, sameJson } from '../json.js';
 import type { Json } from '../json.js';
@@ -47,10 +48,7 @@ function terminateCRD(s: Storage, crdSt: StoredType, name: string): void {
   if (!s.terminating.has(key)) {
     s.terminating.add(key);
     const next = structuredClone(crd);
-    const status = isObject(next['status']) ? next['status'] : {};
-    const conditions = (Array.isArray(status['conditions']) ? (status['conditions'] as Json[]) : []).filter((c) => c['type'] !== 'Terminating');
-    conditions.push({ type: 'Terminating', status: 'True', lastTransitionTime: s.now(), reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' });
-    next['status'] = { ...status, conditions };
+    setCRDCondition(next, DELETION_IN_PROGRESS, s.now());
     s.store(crdSt, objKey(undefined, name), next, crd, 'MODIFIED');
     const st = s.types.get(key);
     if (st && !st.type.builtin) {
