@@ -1,5 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
-import { SERIAL_FILES, StartLongFilesFirst, testWorkers } from './test/support/schedule.js';
+import { ISOLATED_FILES, SERIAL_FILES, StartLongFilesFirst, testWorkers } from './test/support/schedule.js';
 
 // Workspace packages resolve to their TypeScript sources in tests (the
 // `@kubeloop/source` export condition), so tests never run stale builds.
@@ -7,13 +7,17 @@ const conditions = ['@kubeloop/source', 'module', 'node', 'development|productio
 
 const include = ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts', 'examples/*/test/**/*.test.ts'];
 
-// Two groups of test files (test/support/schedule.ts says which and why):
+// Groups of test files (test/support/schedule.ts says which and why):
 // - `parallel`: most files, several at a time (they mostly wait on the control plane and on child
-//   processes), the longest first so the registry walk overlaps everything else;
+//   processes), the longest first so the registry walk overlaps everything else. Each worker process
+//   runs its files one after another with the modules already loaded (`isolate: false`): a fresh
+//   module graph per file (@kubernetes/client-node alone is about a second of CPU to load) cost a
+//   quarter of these files' CPU;
+// - `isolated`: the few files that replace a module (`vi.mock`), each in a fresh process, beside them;
 // - `serial`: the few files that measure a deadline against the wall clock (kubelet's 1 s probe
 //   timeout, lease hand-over), one at a time after the parallel group, on a machine the other files
 //   no longer load.
-// `pnpm exec vitest run --project serial` (or `--project parallel`) runs one group.
+// `pnpm exec vitest run --project serial` (or `--project parallel`, `--project isolated`) runs one group.
 export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions } },
@@ -33,8 +37,9 @@ export default defineConfig({
         test: {
           name: 'parallel',
           include,
-          exclude: [...configDefaults.exclude, ...SERIAL_FILES],
+          exclude: [...configDefaults.exclude, ...SERIAL_FILES, ...ISOLATED_FILES],
           maxWorkers: testWorkers(),
+          isolate: false,
           sequence: { groupOrder: 0 },
           typecheck: {
             enabled: true,
@@ -42,6 +47,15 @@ export default defineConfig({
             // The type tests alone (the whole test project is `pnpm typecheck`'s): vitest runs them after every other group.
             tsconfig: './test/tsconfig.types.json',
           },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'isolated',
+          include: [...ISOLATED_FILES],
+          maxWorkers: testWorkers(),
+          sequence: { groupOrder: 0 },
         },
       },
       {

@@ -29,6 +29,20 @@ export const SERIAL_FILES: readonly string[] = [
 ];
 
 /**
+ * Files that need modules of their own: the parallel group runs each worker's
+ * files one after another in one process with the modules they loaded
+ * (vitest's `isolate: false`: no fresh module graph, no @kubernetes/client-node
+ * loaded again, for every file), so a file that replaces a module with
+ * `vi.mock` would see the module another file loaded first. These run as
+ * their own group, each in a fresh process, beside the parallel group.
+ */
+export const ISOLATED_FILES: readonly string[] = [
+  // vi.mock of @kubeloop/client's fnv1a64, counting the hashes the cache and the controller make.
+  'packages/cache/test/shard-hash.test.ts',
+  'packages/manager/test/controller/sharded-hot-path.test.ts',
+];
+
+/**
  * Seconds each of the slowest files took in a fresh-clone run (2 cores, one
  * file at a time, `.tmp/vitest.json`; the registry walk's two files as split
  * since): the start order on a machine with no vitest results cache yet.

@@ -117,7 +117,8 @@ describe('informer cache', () => {
 
   it('indexes a field and lists by it', async () => {
     await cache.indexField(ConfigMap, 'data.i', (cm) => (cm.data?.['i'] ? [cm.data['i']] : []));
-    const three = await cache.list(ConfigMap, { fieldSelector: { 'data.i': '3' } });
+    // In this file's namespace: other files side by side make ConfigMaps with data.i too (test/profiles.test.ts's cm-3).
+    const three = await cache.list(ConfigMap, { namespace: ns, fieldSelector: { 'data.i': '3' } });
     expect(three.items.map((i) => `${i.metadata?.namespace}/${i.metadata?.name}`)).toEqual([`${ns}/cm-3`]);
     await expect(cache.indexField(ConfigMap, 'data.i', () => [])).rejects.toThrow(/already has/);
   });
