@@ -13,6 +13,7 @@ import { checkStructural } from '@kubeloop/scheme/schema';
 import { createValidator } from '@kubeloop/scheme/validation';
 import type { SchemaProblem } from '@kubeloop/scheme/validation';
 import { isObject, sameJson } from './json.js';
+import { applyProblem } from './openapi/decode.js';
 import type { FieldError } from './status.js';
 
 type Json = Record<string, unknown>;
@@ -29,6 +30,67 @@ function withoutDefaults(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(withoutDefaults);
   if (!isObject(schema)) return schema;
   return Object.fromEntries(Object.entries(schema).filter(([k]) => k !== 'default').map(([k, v]) => [k, k === 'enum' || k === 'example' ? v : withoutDefaults(v)]));
+}
+
+/** The schema node and the value at a path below a default (`a[0].b`, relative to it). */
+function below(schema: unknown, value: unknown, relative: string): { readonly node: Json | undefined; readonly value: unknown } {
+  let node = schema;
+  let v = value;
+  for (const m of relative.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) {
+    if (m[2] !== undefined) {
+      node = isObject(node) ? node['items'] : undefined;
+      v = Array.isArray(v) ? (v as unknown[])[Number(m[2])] : undefined;
+    } else {
+      const name = m[1]!;
+      const props = isObject(node) && isObject(node['properties']) ? node['properties'] : undefined;
+      node = props?.[name] ?? (isObject(node) ? node['additionalProperties'] : undefined);
+      v = isObject(v) ? v[name] : undefined;
+    }
+  }
+  return { node: isObject(node) ? node : undefined, value: v };
+}
+
+/**
+ * A path below a default as kube-openapi names it in its messages: a
+ * property's name as it is (`a`), a map's key after a dot (`.k`: the
+ * validator joins an additional property to the empty path of the default).
+ */
+function inBody(schema: Json, relative: string): string {
+  const first = /^[^.[\]]+/.exec(relative)?.[0];
+  if (first === undefined) return relative;
+  const declared = isObject(schema['properties']) && Object.hasOwn(schema['properties'], first);
+  return !declared && isObject(schema['additionalProperties']) ? `.${relative}` : relative;
+}
+
+/**
+ * kube-openapi's type check of a default's value, as the CRD's default
+ * validator makes it: that validator is built from the schema as written,
+ * so an unknown format is kept and checked as a type, and a value's Go type
+ * names it (`int64`, `float64`). Undefined when the value passes; else the
+ * type it must be of and the name given to the value: a value other than a
+ * string or list where a format is set is named by its Go format (`must be
+ * of type date: "int64"`); a string or list passes a string with a format;
+ * otherwise the JSON type (`must be of type string: "integer"`).
+ */
+function defaultTypeError(node: Json, value: unknown): readonly [string, string] | undefined {
+  const type = typeof node['type'] === 'string' ? node['type'] : '';
+  const format = typeof node['format'] === 'string' ? node['format'] : '';
+  const [valueType, valueFormat] = Array.isArray(value)
+    ? ['array', '']
+    : isObject(value)
+      ? ['object', '']
+      : typeof value === 'string'
+        ? ['string', '']
+        : typeof value === 'boolean'
+          ? ['boolean', '']
+          : typeof value === 'bigint' || (typeof value === 'number' && Number.isInteger(value))
+            ? ['integer', 'int64']
+            : ['number', 'float64'];
+  const fits = type === valueType || (valueType === 'integer' && type === 'number');
+  const stringOrList = valueType === 'string' || valueType === 'array';
+  if (!stringOrList && format !== '' && !(fits || valueFormat === format)) return [format, valueFormat];
+  if (type !== 'number' && type !== 'integer' && format !== '' && stringOrList) return undefined;
+  return fits ? undefined : [type, valueType];
 }
 
 /** The errors of one `default`, at `path` (the schema node's path), as the server reports them: under `<path>.default`, names relative to the default. */
@@ -53,10 +115,31 @@ function defaultErrors(schema: Json, path: string): FieldError[] {
   const kept = (result.object as unknown as Json)['v'];
   if (value !== null && !sameJson(kept, value)) errors.push({ type: 'FieldValueInvalid', field: `${path}.default`, value, detail: 'must not have unknown fields' });
   for (const e of result.errors) {
+    // a fraction in an integer field: kube-openapi's conversion error, under the default itself, naming the value's path
+    const checked = e.field === '<nil>' ? /: (Checked value must be of type integer .*) in v(?:\.)?(.*)$/.exec(e.message) : null;
+    if (checked) {
+      errors.push({ type: e.type, field: `${path}.default`, detail: e.detail, text: `Invalid value: "": ${checked[1]!} in ${inBody(schema, checked[2]!)}` });
+      continue;
+    }
     if (e.field !== 'v' && !e.field.startsWith('v.') && !e.field.startsWith('v[')) continue;
+    // a default is checked by the schema validator, not by the custom resource strategy's list-type check: a set
+    // or map list's default may repeat an item (found by the schema-change fuzzer, seed 908583713)
+    if (e.type === 'FieldValueDuplicate') continue;
     const relative = e.field.slice(1).replace(/^\./, '');
-    const text = (e.message.startsWith(`${e.field}: `) ? e.message.slice(e.field.length + 2) : e.message).replaceAll(`${e.field} in body`, `${relative} in body`);
-    errors.push({ type: e.type, field: `${path}.default${relative ? `.${relative}` : ''}`, detail: e.detail, text });
+    const field = `${path}.default${relative ? `.${relative}` : ''}`;
+    const at = below(schema, value, relative);
+    // (a string in a string node is the format's error, not the type's)
+    const typeError = e.type === 'FieldValueTypeInvalid' && !(typeof at.value === 'string' && at.node?.['type'] === 'string');
+    if (typeError && at.node !== undefined && at.value !== null && at.value !== undefined) {
+      // the wrong type in the words of the default's own validator (found by the schema-change fuzzer); a node
+      // without a type (int-or-string: the default's validator has no anyOf for it) is not type-checked
+      const wrong = typeof at.node['type'] === 'string' ? defaultTypeError(at.node, at.value) : undefined;
+      if (wrong) errors.push({ type: e.type, field, detail: e.detail, text: `Invalid value: ${JSON.stringify(wrong[1])}: ${inBody(schema, relative)} in body must be of type ${wrong[0]}: ${JSON.stringify(wrong[1])}` });
+      continue;
+    }
+    const name = inBody(schema, relative);
+    const text = (e.message.startsWith(`${e.field}: `) ? e.message.slice(e.field.length + 2) : e.message).replaceAll(`${e.field} in body`, `${name} in body`).replaceAll(`declared for ${e.field} must`, `declared for ${name} must`);
+    errors.push({ type: e.type, field, detail: e.detail, text });
   }
   return errors;
 }
@@ -155,71 +238,81 @@ export function crdWarnings(crd: Json, old: Json | undefined): string[] {
   return [...new Set([...formats.map((f) => `unrecognized format ${JSON.stringify(f)}`), ...setListWarnings(crd).filter((w) => !oldSets.has(w))])];
 }
 
-/** A value as Go's `%v` prints it (strings bare, lists in brackets, maps with sorted keys). */
-function goValue(value: unknown): string {
-  if (value === null || value === undefined) return '<nil>';
-  if (Array.isArray(value)) return `[${value.map(goValue).join(' ')}]`;
-  if (isObject(value)) return `map[${Object.keys(value).sort().map((k) => `${k}:${goValue(value[k])}`).join(' ')}]`;
-  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' ? String(value) : '';
+/**
+ * What server-side apply's typed converter finds wrong in a custom resource
+ * under its (possibly changed) schema, in its words (`.spec.b: expected map,
+ * got &{abcdef}`; `applyProblem`'s rules for a stored object: its unknown
+ * fields were pruned or are kept). Undefined when it can be typed. The
+ * server answers an apply over such an object with 500 `failed to create
+ * typed live object`, records no managed fields on a create of one, and
+ * keeps the live managed fields on an update or patch of one (its field
+ * manager fails and restores them). Found by the schema-change fuzzer
+ * (seeds 1681235162, 908583713 and 965371385).
+ */
+export function liveProblem(obj: Json, schema: Json | undefined): string | undefined {
+  return schema ? applyProblem(obj, '', '', schema, { live: true }) : undefined;
 }
 
 /**
- * The first value of a stored custom resource its (possibly changed) schema
- * cannot type, as server-side apply's converter words it (`.spec.b: expected
- * map, got &{abcdef}`): a list, map or scalar where the schema has another.
- * The server then answers an apply with 500, and creates an object holding
- * such a value without managed fields (found by the schema-change fuzzer;
- * the map case measured, the others in the same words; what an update of
- * one records is a documented difference).
+ * JSONSchemaProps' fields Go leaves out when empty (`omitempty` on a value,
+ * not a pointer): strings when "", booleans when false, lists and maps when
+ * they hold nothing. `x-kubernetes-preserve-unknown-fields`, `default` and
+ * the bounds are pointers and stay.
  */
-export function liveProblem(obj: Json, schema: Json | undefined): string | undefined {
-  const walk = (value: unknown, node: unknown, path: string, root: boolean): string | undefined => {
-    if (!isObject(node) || value === null || value === undefined) return undefined;
-    if (node['x-kubernetes-int-or-string'] === true) return Array.isArray(value) || isObject(value) ? `${path}: expected scalar, got &{${goValue(value)}}` : undefined;
-    // a node keeping unknown fields is not walked, but an object one still wants a map (found by the schema-change fuzzer)
-    if (node['x-kubernetes-preserve-unknown-fields'] === true && !isObject(node['properties'])) return node['type'] === 'object' && !isObject(value) ? `${path}: expected map, got &{${goValue(value)}}` : undefined;
-    const type = node['type'];
-    if (type === 'object') {
-      if (!isObject(value)) return `${path}: expected map, got &{${goValue(value)}}`;
-      const props = isObject(node['properties']) ? node['properties'] : {};
-      for (const k of Object.keys(value).sort()) {
-        if (root && (k === 'apiVersion' || k === 'kind' || k === 'metadata')) continue;
-        const p = walk(value[k], props[k] ?? node['additionalProperties'], `${path}.${k}`, false);
-        if (p) return p;
-      }
-      return undefined;
-    }
-    if (type === 'array') {
-      if (!Array.isArray(value)) return `${path}: expected list, got &{${goValue(value)}}`;
-      for (const item of value) {
-        const p = walk(item, node['items'], path, false);
-        if (p) return p;
-      }
-      return undefined;
-    }
-    if (type === 'string' || type === 'integer' || type === 'number' || type === 'boolean') return Array.isArray(value) || isObject(value) ? `${path}: expected scalar, got &{${goValue(value)}}` : undefined;
-    return undefined;
-  };
-  return schema ? walk(obj, schema, '', true) : undefined;
+const OMITTED_WHEN_EMPTY: Readonly<Record<string, 'string' | 'boolean' | 'list' | 'map'>> = {
+  id: 'string',
+  $schema: 'string',
+  description: 'string',
+  type: 'string',
+  format: 'string',
+  title: 'string',
+  pattern: 'string',
+  nullable: 'boolean',
+  exclusiveMinimum: 'boolean',
+  exclusiveMaximum: 'boolean',
+  uniqueItems: 'boolean',
+  'x-kubernetes-embedded-resource': 'boolean',
+  'x-kubernetes-int-or-string': 'boolean',
+  enum: 'list',
+  required: 'list',
+  allOf: 'list',
+  oneOf: 'list',
+  anyOf: 'list',
+  'x-kubernetes-list-map-keys': 'list',
+  'x-kubernetes-validations': 'list',
+  properties: 'map',
+  patternProperties: 'map',
+  dependencies: 'map',
+  definitions: 'map',
+};
+
+function isGoEmpty(value: unknown, kind: 'string' | 'boolean' | 'list' | 'map'): boolean {
+  switch (kind) {
+    case 'string':
+      return value === '';
+    case 'boolean':
+      return value === false;
+    case 'list':
+      return Array.isArray(value) && value.length === 0;
+    case 'map':
+      return isObject(value) && Object.keys(value).length === 0;
+  }
 }
 
-/** JSONSchemaProps' booleans Go leaves out when false (`omitempty`); `x-kubernetes-preserve-unknown-fields` is a pointer and stays. */
-const OMITTED_WHEN_FALSE = ['nullable', 'exclusiveMinimum', 'exclusiveMaximum', 'uniqueItems', 'x-kubernetes-embedded-resource', 'x-kubernetes-int-or-string'];
-
-function withoutFalseFlags(schema: unknown): void {
-  for (const n of nodes(schema)) for (const k of OMITTED_WHEN_FALSE) if (n[k] === false) delete n[k];
+function withoutEmptyFields(schema: unknown): void {
+  for (const n of nodes(schema)) for (const [k, kind] of Object.entries(OMITTED_WHEN_EMPTY)) if (isGoEmpty(n[k], kind)) delete n[k];
 }
 
 /**
  * A CRD as the server stores what it is given: `spec.conversion` defaulted to
- * `{strategy: None}`, and its schemas' false booleans left out (found by the
- * schema-change fuzzer).
+ * `{strategy: None}`, and its schemas' empty fields left out (false booleans,
+ * `properties: {}`...; found by the schema-change fuzzer).
  */
 export function crdDefaults(crd: Json): void {
   const spec = isObject(crd['spec']) ? crd['spec'] : undefined;
   if (!spec) return;
   if (spec['conversion'] === undefined) spec['conversion'] = { strategy: 'None' };
   for (const v of Array.isArray(spec['versions']) ? (spec['versions'] as unknown[]).filter(isObject) : []) {
-    if (isObject(v['schema'])) withoutFalseFlags(v['schema']['openAPIV3Schema']);
+    if (isObject(v['schema'])) withoutEmptyFields(v['schema']['openAPIV3Schema']);
   }
 }

@@ -434,8 +434,21 @@ export function apply(entries: readonly ManagedEntry[], live: Json | undefined, 
   const out = entries.map((e) => ({ ...e, set: new Set(e.set) }));
   const conflicts: ApplyConflict[] = [];
   const taken: [ManagedEntry, PathKey][] = [];
+  // what the applied fields sit in: a map or list the apply puts where the object holds another kind of value (a
+  // scalar in an int-or-string field) changes that node itself (structured-merge-diff's comparison marks it modified;
+  // found by the schema-change fuzzer, seed 908583713)
+  const containers = prefixes(configSet);
+  const kindOf = (v: unknown): string => (Array.isArray(v) ? 'list' : isObject(v) ? 'map' : 'scalar');
   for (const e of out) {
     if (isMine(e)) continue;
+    for (const p of e.set) {
+      if (!containers.has(p) || configSet.has(p)) continue;
+      const have = valueAt(live, p);
+      const want = valueAt(config, p, { defaultedKeys: true });
+      if (!have.found || have.value === null || !want.found || kindOf(have.value) === kindOf(want.value)) continue;
+      conflicts.push({ manager: e.manager, operation: e.operation, subresource: e.subresource, apiVersion: e.apiVersion, path: describePath(p), key: p });
+      taken.push([e, p]);
+    }
     for (const p of configSet) {
       if (!e.set.has(p)) continue;
       const last = p.slice(p.lastIndexOf(SEP) + 1);

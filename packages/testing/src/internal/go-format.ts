@@ -48,3 +48,30 @@ export function goFormat(value: unknown): string {
   // not a JSON value (a function or a symbol): its type, never its contents
   return typeof value;
 }
+
+/**
+ * `value` as Go's `%#v` writes it after decoding it into `interface{}` with
+ * integers kept: strings quoted, `map[string]interface {}{"a":1}`,
+ * `[]interface {}{"x", 2}`, `interface {}(nil)` for a null inside them.
+ */
+export function goSyntax(value: unknown): string {
+  if (value === null || value === undefined) return 'interface {}(nil)';
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[]interface {}{${value.map(goSyntax).join(', ')}}`;
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => byBytes(a, b));
+    return `map[string]interface {}{${entries.map(([k, v]) => `${JSON.stringify(k)}:${goSyntax(v)}`).join(', ')}}`;
+  }
+  return goFormat(value);
+}
+
+/** Go's `%T` of a JSON value decoded into `interface{}` with integers kept. */
+export function goValueType(value: unknown): string {
+  if (value === null || value === undefined) return '<nil>';
+  if (typeof value === 'string') return 'string';
+  if (typeof value === 'boolean') return 'bool';
+  if (typeof value === 'bigint') return value > 9223372036854775807n || value < -9223372036854775808n ? 'float64' : 'int64';
+  if (typeof value === 'number') return Number.isInteger(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER ? 'int64' : 'float64';
+  if (Array.isArray(value)) return '[]interface {}';
+  return 'map[string]interface {}';
+}

@@ -344,8 +344,10 @@ export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined
     const rendered = render(t.st, obj, t.version);
     let result = check.check(rendered);
     if (result.errors && old) {
-      // validation ratcheting (CRDValidationRatcheting, on since 1.30): an error at a field the update left as it was is not an error
-      const kept = ratchet(result.errors, rendered, render(t.st, old, t.version));
+      // validation ratcheting (CRDValidationRatcheting, on since 1.30): an error at a field the update left as it was is
+      // not an error; the update as decoded (unknown fields pruned, defaults applied) is what is compared (found by
+      // the schema-change fuzzer, seed 965371385)
+      const kept = ratchet(result.errors, check.normalise(rendered), render(t.st, old, t.version));
       result = kept.length > 0 ? { errors: kept } : { stored: check.normalise(rendered) };
     }
     if (result.errors || errors.length > 0) {

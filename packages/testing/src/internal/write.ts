@@ -315,7 +315,11 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
     managed = !given && base.length === 0 ? [] : recordUpdate(base, t.st.type.builtin ? overGoZero(before['apiVersion'] as string, t.st.type.kind, before) : before, seen, writeContext(s, t, manager, scope));
   }
   if (t.st.type.builtin && scope === 'main' && typeKey(t.st.type.group, t.st.type.plural) === '/services') allocateService(s.services, next['spec'] as Json | undefined, old, dry);
-  const rendered = renderManaged(managed);
+  // a custom resource its schema cannot type (a value stored before the schema changed, let through by ratcheting):
+  // the server's field manager fails on it and keeps the live object's managed fields, whoever wrote (found by the
+  // schema-change fuzzer, seeds 908583713 and 965371385)
+  const untypable = entries === undefined && !t.st.type.builtin && (liveProblem(render(t.st, old, t.version), t.st.schema) ?? liveProblem(render(t.st, next, t.version), t.st.schema)) !== undefined;
+  const rendered = untypable ? (Array.isArray(om['managedFields']) ? structuredClone(om['managedFields'] as unknown[]) : []) : renderManaged(managed);
   if (rendered.length > 0) nextMeta['managedFields'] = rendered;
   else delete nextMeta['managedFields'];
   nextMeta['resourceVersion'] = om['resourceVersion'];

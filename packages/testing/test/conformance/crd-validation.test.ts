@@ -91,6 +91,87 @@ describe.each(BACKENDS)('CRD schema validation ($backend)', ({ backend }) => {
     await raw(h(), 'DELETE', `${CRDS}/things.${group}`);
   });
 
+  it('takes a set or map list default that repeats an item, and words a default of the wrong type as its own validator does', async () => {
+    // the default's validator is the schema validator alone: no list-type check (a create that takes the default is refused)
+    const group = `${h().name('cv')}.conformance.kubeloop.dev`;
+    const ports = { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } }, default: [{ name: 'a' }, { name: 'a' }] };
+    expect((await raw(h(), 'POST', CRDS, { body: crd(group, { type: 'object', properties: { tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'integer' }, default: [1, 1] }, ports } }) })).status).toBe(201);
+    const path = `/apis/${group}/v1/namespaces/${h().namespace}/things`;
+    const made = await eventually(async () => {
+      const res = await raw(h(), 'POST', path, { body: { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'a' }, spec: {} } });
+      expect(res.status).not.toBe(404);
+      return res;
+    }, { timeoutMs: 15_000 });
+    expect({ status: made.status, causes: causes(made.body) }).toEqual({ status: 422, causes: ['spec.ports[1]: Duplicate value: {"name":"a"}', 'spec.tags[1]: Duplicate value: 1'] });
+    await raw(h(), 'DELETE', `${CRDS}/things.${group}`);
+
+    // the schema as written (an unknown format kept, checked as a type), values named by their Go type where a format is set
+    const refused = await raw(h(), 'POST', CRDS, {
+      body: crd(`${h().name('cv')}.conformance.kubeloop.dev`, {
+        type: 'object',
+        properties: {
+          plain: { type: 'string', default: 3 },
+          day: { type: 'string', format: 'date', default: 3 },
+          odd: { type: 'string', format: 'int-or-string-not-a-format', default: 3 },
+          flag: { type: 'string', format: 'int-or-string-not-a-format', default: true },
+          raw: { type: 'string', format: 'byte', default: ['x'] },
+          half: { type: 'integer', default: 1.5 },
+          counts: { type: 'object', additionalProperties: { type: 'integer' }, default: { k: 'x' } },
+          port: { 'x-kubernetes-int-or-string': true, default: true },
+          since: { type: 'string', format: 'date', default: 'abc' },
+          ratio: { type: 'number', multipleOf: 0.5, default: 0 },
+        },
+      }),
+    });
+    expect(refused.status).toBe(422);
+    expect(causes(refused.body)).toEqual([
+      `${BASE}.properties[counts].default.k: Invalid value: "string": .k in body must be of type integer: "string"`,
+      `${BASE}.properties[day].default: Invalid value: "int64":  in body must be of type date: "int64"`,
+      `${BASE}.properties[flag].default: Invalid value: "":  in body must be of type int-or-string-not-a-format: ""`,
+      `${BASE}.properties[half].default: Invalid value: "": Checked value must be of type integer (default format) in `,
+      `${BASE}.properties[half].default: Invalid value: "number":  in body must be of type integer: "number"`,
+      `${BASE}.properties[odd].default: Invalid value: "int64":  in body must be of type int-or-string-not-a-format: "int64"`,
+      `${BASE}.properties[plain].default: Invalid value: "integer":  in body must be of type string: "integer"`,
+      `${BASE}.properties[ratio].default: Invalid value: 0: factor MultipleOf declared for  must be positive: 0`,
+      `${BASE}.properties[since].default: Invalid value: "abc":  in body must be of type date: "abc"`,
+    ]);
+  });
+
+  it('stores a schema without its empty fields, as Go leaves them out', async () => {
+    const group = `${h().name('cv')}.conformance.kubeloop.dev`;
+    const made = await raw(h(), 'POST', CRDS, {
+      body: crd(group, { type: 'object', properties: { open: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: {} }, name: { type: 'string', description: '', format: '', pattern: '' }, sub: { type: 'object', required: [], properties: { a: { type: 'string', enum: [] } } } } }),
+    });
+    const schema = (made.body['spec'] as { versions: { schema: { openAPIV3Schema: { properties: Record<string, unknown> } } }[] }).versions[0]!.schema.openAPIV3Schema.properties['spec'];
+    expect({ status: made.status, schema }).toEqual({
+      status: 201,
+      schema: { type: 'object', properties: { open: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, name: { type: 'string' }, sub: { type: 'object', properties: { a: { type: 'string' } } } } },
+    });
+    await raw(h(), 'DELETE', `${CRDS}/things.${group}`);
+  });
+
+  it('validates an applied scalar in a string with a format, and conflicts on an int-or-string scalar another manager owns', async () => {
+    const group = `${h().name('cv')}.conformance.kubeloop.dev`;
+    expect((await raw(h(), 'POST', CRDS, { body: crd(group, { type: 'object', properties: { day: { type: 'string', format: 'date' }, name: { type: 'string' }, port: { 'x-kubernetes-int-or-string': true } } }) })).status).toBe(201);
+    const path = `/apis/${group}/v1/namespaces/${h().namespace}/things`;
+    await eventually(async () => {
+      const res = await raw(h(), 'POST', path, { query: { fieldManager: 'maker' }, body: { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'a' }, spec: { port: 1 } } });
+      expect(res.status).toBe(201);
+    }, { timeoutMs: 15_000 });
+    const apply = async (spec: Record<string, unknown>, force = false): Promise<{ status: number; message: unknown }> => {
+      const res = await raw(h(), 'PATCH', `${path}/a`, { query: { fieldManager: 'applier', ...(force ? { force: 'true' } : {}) }, contentType: 'application/apply-patch+yaml', body: { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'a' }, spec } });
+      return { status: res.status, message: res.body['message'] };
+    };
+    // a format makes the field an untyped scalar to the typed converter: a number goes on to validation; a list does not
+    expect(await apply({ day: 7 })).toEqual({ status: 422, message: `Thing.${group} "a" is invalid: spec.day: Invalid value: "int64": spec.day in body must be of type date: "int64"` });
+    expect(await apply({ day: ['x'] })).toEqual({ status: 500, message: `failed to create typed patch object (/a; ${group}/v1, Kind=Thing): .spec.day: expected any scalar, got &{[x]}` });
+    expect(await apply({ name: { a: 'x' } })).toEqual({ status: 500, message: `failed to create typed patch object (/a; ${group}/v1, Kind=Thing): .spec.name: expected string, got &value.valueUnstructured{Value:map[string]interface {}{"a":"x"}}` });
+    // a map where the owner set a scalar changes that field itself: a conflict before validation
+    expect(await apply({ port: { a: 1 } })).toEqual({ status: 409, message: `Apply failed with 1 conflict: conflict with "maker" using ${group}/v1: .spec.port` });
+    expect(await apply({ port: { a: 1 } }, true)).toEqual({ status: 422, message: `Thing.${group} "a" is invalid: spec.port: Invalid value: "object": spec.port in body must be of type integer,string: "object"` });
+    await raw(h(), 'DELETE', `${CRDS}/things.${group}`);
+  });
+
   it('answers a group version nothing serves (a CRD not there) with the plain-text 404, not a Status', async () => {
     const res = await raw(h(), 'GET', `/apis/${h().name('gone')}.conformance.kubeloop.dev/v1/namespaces/${h().namespace}/things`);
     expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: { text: '404 page not found\n' } });

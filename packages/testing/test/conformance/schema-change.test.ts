@@ -73,4 +73,67 @@ describe.each(BACKENDS)('a CRD schema changed under stored objects ($backend)', 
     expect(fresh.body['message']).toBe(`Thing.${group} "b" is invalid: [spec.size: Invalid value: 5: spec.size in body should be less than or equal to 3, spec.count: Required value]`);
     await raw(h(), 'DELETE', crdPath);
   }, 60_000);
+
+  it('keeps the managed fields of a write to an object its changed schema cannot type; an apply over it is a 500', async () => {
+    const group = `${h().name('sc')}.conformance.kubeloop.dev`;
+    const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.${group}`;
+    const path = `/apis/${group}/v1/namespaces/${h().namespace}/things`;
+    const APPLY = 'application/apply-patch+yaml';
+    expect((await raw(h(), 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd(group, { type: 'object', properties: { size: { type: 'integer' }, color: { type: 'string' } } }) })).status).toBe(201);
+    const created = await eventually(async () => {
+      const res = await raw(h(), 'POST', path, { query: { fieldManager: 'maker' }, body: { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'a' }, spec: { size: 3, color: 'red' } } });
+      expect(res.status).toBe(201);
+      return res;
+    }, { timeoutMs: 15_000 });
+    const made = (created.body['metadata'] as { managedFields: unknown[] }).managedFields;
+    expect(made).toEqual([expect.objectContaining({ manager: 'maker', operation: 'Update', fieldsV1: { 'f:spec': { '.': {}, 'f:color': {}, 'f:size': {} } } })]);
+
+    // size becomes a string: the stored 3 stays (ratcheting), but server-side apply's typed converter cannot type it
+    const current = await raw(h(), 'GET', crdPath);
+    expect((await raw(h(), 'PUT', crdPath, { body: crd(group, { type: 'object', properties: { size: { type: 'string' }, color: { type: 'string' }, mode: { type: 'string', enum: ['v2'] } } }, (current.body['metadata'] as { resourceVersion: string }).resourceVersion) })).status).toBe(200);
+    await eventually(async () => {
+      const res = await raw(h(), 'POST', path, { query: { dryRun: 'All' }, body: { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'probe' }, spec: { mode: 'v2' } } });
+      expect(res.status).toBe(201);
+    }, { timeoutMs: 15_000 });
+
+    // a patch and an update go through, and the object keeps the managed fields it had: the field manager failed
+    const patched = await raw(h(), 'PATCH', `${path}/a`, { query: { fieldManager: 'patcher' }, contentType: MERGE, body: { metadata: { labels: { x: 'y' } }, spec: { color: 'blue' } } });
+    expect({ status: patched.status, managedFields: (patched.body['metadata'] as { managedFields: unknown }).managedFields }).toEqual({ status: 200, managedFields: made });
+    const applied = await raw(h(), 'PATCH', `${path}/a`, { query: { fieldManager: 'applier' }, contentType: APPLY, body: { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'a' }, spec: { mode: 'v2' } } });
+    expect({ status: applied.status, message: applied.body['message'] }).toEqual({ status: 500, message: `failed to create typed live object (${h().namespace}/a; ${group}/v1, Kind=Thing): .spec.size: expected string, got &value.valueUnstructured{Value:3}` });
+
+    // removing the value: the write is recorded as before it (maker still owns size), so an apply of size by another manager conflicts
+    const removed = await raw(h(), 'PATCH', `${path}/a`, { query: { fieldManager: 'remover' }, contentType: MERGE, body: { spec: { size: null } } });
+    expect({ status: removed.status, spec: removed.body['spec'], managedFields: (removed.body['metadata'] as { managedFields: unknown }).managedFields }).toEqual({ status: 200, spec: { color: 'blue' }, managedFields: made });
+    const conflicting = await raw(h(), 'PATCH', `${path}/a`, { query: { fieldManager: 'applier' }, contentType: APPLY, body: { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'a' }, spec: { size: 'large' } } });
+    expect({ status: conflicting.status, message: conflicting.body['message'] }).toEqual({ status: 409, message: `Apply failed with 1 conflict: conflict with "maker" using ${group}/v1: .spec.size` });
+    await raw(h(), 'DELETE', crdPath);
+  }, 60_000);
+
+  it('ratchets a write that leaves the object as it was once pruned and defaulted', async () => {
+    const group = `${h().name('sc')}.conformance.kubeloop.dev`;
+    const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.${group}`;
+    const path = `/apis/${group}/v1/namespaces/${h().namespace}/things`;
+    expect((await raw(h(), 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd(group, { type: 'object', properties: { size: { type: 'integer' } } }) })).status).toBe(201);
+    await eventually(async () => {
+      const res = await raw(h(), 'POST', path, { body: { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'a' }, spec: { size: 1 } } });
+      expect(res.status).toBe(201);
+    }, { timeoutMs: 15_000 });
+    // a required count, and a defaulted mode
+    const current = await raw(h(), 'GET', crdPath);
+    expect((await raw(h(), 'PUT', crdPath, { body: crd(group, { type: 'object', properties: { size: { type: 'integer' }, count: { type: 'integer' }, mode: { type: 'string', default: 'auto' } }, required: ['count'] }, (current.body['metadata'] as { resourceVersion: string }).resourceVersion) })).status).toBe(200);
+    await eventually(async () => {
+      const read = await raw(h(), 'GET', `${path}/a`);
+      expect(read.body['spec']).toEqual({ size: 1, mode: 'auto' });
+    }, { timeoutMs: 15_000 });
+    // only fields the schema prunes: the object is as it was, the missing count is not this write's error
+    const pruned = await raw(h(), 'PATCH', `${path}/a`, { body: { spec: { bogus: [1] } }, contentType: MERGE });
+    expect({ status: pruned.status, spec: pruned.body['spec'] }).toEqual({ status: 200, spec: { size: 1, mode: 'auto' } });
+    const read = await raw(h(), 'GET', `${path}/a`);
+    const updated = await raw(h(), 'PUT', `${path}/a`, { body: { ...read.body, spec: { size: 1, extra: 'x' } } });
+    expect({ status: updated.status, spec: updated.body['spec'] }).toEqual({ status: 200, spec: { size: 1, mode: 'auto' } });
+    const changed = await raw(h(), 'PATCH', `${path}/a`, { body: { spec: { size: 2 } }, contentType: MERGE });
+    expect({ status: changed.status, message: changed.body['message'] }).toEqual({ status: 422, message: `Thing.${group} "a" is invalid: spec.count: Required value` });
+    await raw(h(), 'DELETE', crdPath);
+  }, 60_000);
 });

@@ -10,6 +10,7 @@
  * `null` members gone.
  */
 import { stringifyJson } from '@kubeloop/scheme';
+import { goFormat, goSyntax, goValueType } from '../go-format.js';
 import { isObject } from '../json.js';
 import type { Json } from '../json.js';
 import { childOf, INT_OR_STRING, kindSchema, MICRO_TIME, QUANTITY, resolve, TIME } from './model.js';
@@ -454,47 +455,70 @@ export function decodeBuiltin(obj: Json, apiVersion: string, kind: string, valid
   return { object, warnings: validation === 'Warn' ? ctx.unknown.map((p) => `unknown field ${JSON.stringify(p)}`) : [] };
 }
 
+/** A list item's path element as structured-merge-diff prints it: its index, its value in a set, its keys in a map list. */
+function itemElement(list: SchemaNode, item: unknown, index: number): string {
+  if (list['x-kubernetes-list-type'] === 'set') return `[=${stringifyJson(item) ?? 'null'}]`;
+  if (list['x-kubernetes-list-type'] === 'map' && isObject(item)) return `[${(list['x-kubernetes-list-map-keys'] ?? []).map((k) => `${k}=${stringifyJson(item[k]) ?? 'null'}`).join(',')}]`;
+  return `[${index}]`;
+}
+
 /**
- * Check an apply configuration against the kind's schema as server-side
- * apply's typed converter does: the first field the schema does not
- * declare, or the first value of the wrong type, as its message.
+ * Check an object against the kind's schema as server-side apply's typed
+ * converter does (structured-merge-diff, on the schema kube-openapi's
+ * schemaconv makes of the OpenAPI or the CRD's schema), in its words: a
+ * field the schema does not declare (not where it keeps unknown fields; not
+ * at all for a `live` object, whose unknown fields were pruned or kept), an
+ * object or array node given something else (`expected map, got &{abc}`),
+ * a string given a non-string (`expected string, got
+ * &value.valueUnstructured{Value:3}`), unless it has a format other than
+ * `byte` (then any scalar goes), a number given a non-number (`expected
+ * numeric (int or float), got string`), a boolean given a non-boolean. A
+ * node without a type (`x-kubernetes-int-or-string`) takes anything.
+ * Several problems are listed, sorted (the server meets them in Go's map
+ * order). Found by the differential and schema-change fuzzers.
  */
-export function applyProblem(config: Json, apiVersion: string, kind: string, crdSchema?: Json): string | undefined {
+export function applyProblem(config: Json, apiVersion: string, kind: string, crdSchema?: Json, options: { readonly live?: boolean } = {}): string | undefined {
   const schema = crdSchema ? { node: crdSchema as SchemaNode, name: undefined } : kindSchema(apiVersion, kind);
   if (!schema) return undefined;
   const problems: string[] = [];
+  // the converter's value as Go prints it: %v (`&{...}`), %#v, and %T of what it holds
+  const shown = (value: unknown): string => `&{${goFormat(value)}}`;
   const walk = (value: unknown, r: Resolved | undefined, path: string, preserved = false): string | undefined => {
     if (!r || value === null || value === undefined) return undefined;
     const n = r.node;
     if (r.name === QUANTITY || r.name === INT_OR_STRING || (n as { 'x-kubernetes-int-or-string'?: boolean })['x-kubernetes-int-or-string'] === true) return undefined;
-    if (n['x-kubernetes-preserve-unknown-fields'] === true && !n.properties) return undefined;
+    // a node keeping unknown fields without properties: an object one still wants a map (found by the schema-change fuzzer)
+    if (n['x-kubernetes-preserve-unknown-fields'] === true && !n.properties) return n.type === 'object' && !isObject(value) ? `${path}: expected map, got ${shown(value)}` : undefined;
     // under a node that keeps unknown fields, a custom resource's typed converter takes undeclared ones (the write prunes them; found by the fuzzer)
     const keeps = preserved || (crdSchema !== undefined && n['x-kubernetes-preserve-unknown-fields'] === true);
-    // built-in kinds' typed converter shows the value, a CRD's the JSON type (found by the differential fuzzer)
-    const jsonKind = typeof value === 'string' ? 'string' : typeof value === 'boolean' ? 'bool' : typeof value === 'bigint' ? 'int64' : typeof value === 'number' ? (Number.isInteger(value) ? 'int64' : 'float64') : Array.isArray(value) ? 'list' : 'map';
-    const got = crdSchema ? `got ${jsonKind}` : `got &value.valueUnstructured{Value:${stringifyJson(value) ?? 'null'}}`;
+    const scalar = !Array.isArray(value) && !isObject(value);
     switch (n.type) {
       case 'string':
-        return typeof value === 'string' ? undefined : `${path}: expected string, ${got}`;
+        // a string with a format other than byte is an untyped scalar (found by the schema-change fuzzer, seed 908583713)
+        if (n.format !== undefined && n.format !== '' && n.format !== 'byte') return scalar ? undefined : `${path}: expected any scalar, got ${shown(value)}`;
+        return typeof value === 'string' ? undefined : `${path}: expected string, got &value.valueUnstructured{Value:${goSyntax(value)}}`;
       case 'integer':
       case 'number':
-        return typeof value === 'number' || typeof value === 'bigint' ? undefined : `${path}: expected numeric (int or float), ${got}`;
+        return typeof value === 'number' || typeof value === 'bigint' ? undefined : `${path}: expected numeric (int or float), got ${goValueType(value)}`;
       case 'boolean':
-        return typeof value === 'boolean' ? undefined : `${path}: expected boolean, ${got}`;
-      case 'array':
-        if (!Array.isArray(value)) return `${path}: expected list, ${got}`;
-        for (const item of value) {
-          const p = walk(item, resolve(n.items), path, keeps);
+        return typeof value === 'boolean' ? undefined : `${path}: expected boolean, got ${shown(value)}`;
+      case 'array': {
+        if (!Array.isArray(value)) return `${path}: expected list, got ${shown(value)}`;
+        const items = resolve(n.items);
+        for (const [i, item] of value.entries()) {
+          const p = walk(item, items, `${path}${itemElement(n, item, i)}`, keeps);
           if (p) problems.push(p);
         }
         return undefined;
+      }
       case 'object':
-        if (!isObject(value)) return `${path}: expected map, ${got}`;
+        if (!isObject(value)) return `${path}: expected map, got ${shown(value)}`;
         for (const [k, v] of Object.entries(value)) {
           // what the schema does not declare is refused, also in a custom resource's structural schema (where a write prunes it); not where it keeps unknown fields
           const envelope = crdSchema !== undefined && path === '' && (k === 'apiVersion' || k === 'kind' || k === 'metadata');
+          if (envelope && options.live) continue;
           if (n.properties && !Object.hasOwn(n.properties, k) && !envelope && typeof n.additionalProperties !== 'object' && !keeps) {
-            problems.push(`${path}.${k}: field not declared in schema`);
+            if (!options.live) problems.push(`${path}.${k}: field not declared in schema`);
             continue;
           }
           const p = walk(v, childOf(r, k), `${path}.${k}`, keeps);
@@ -507,8 +531,7 @@ export function applyProblem(config: Json, apiVersion: string, kind: string, crd
   };
   const top = walk(config, schema, '');
   if (top) problems.push(top);
-  const shown = problems;
-  if (shown.length === 0) return undefined;
+  if (problems.length === 0) return undefined;
   // one problem as it is, several as the typed converter lists them (sorted by path)
-  return shown.length === 1 ? shown[0] : `errors:\n${[...shown].sort().map((p) => `  ${p}`).join('\n')}`;
+  return problems.length === 1 ? problems[0] : `errors:\n${[...problems].sort().map((p) => `  ${p}`).join('\n')}`;
 }
