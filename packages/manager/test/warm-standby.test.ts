@@ -89,7 +89,8 @@ describe('a warm standby', () => {
       const running = standby.start(stop.signal);
       running.catch(() => undefined);
       await eventually(() => standby.controllers()[0], (c) => c?.warm === true && c.synced, 'the standby warm and synced');
-      expect((await readyz(standby)).body).toContain('[+]leader-election ok: warm standby (leader: killed-leader)');
+      // The holder is named once the standby's elector has read the Lease: its first try can come after the caches sync.
+      await eventually(async () => (await readyz(standby)).body, (body) => body.includes('[+]leader-election ok: warm standby (leader: killed-leader)'), 'readyz to name the leader');
       expect(reconciled).toEqual([]);
 
       // A change the standby sees while it stands by (its cache has it: no request), then the leader is killed.
