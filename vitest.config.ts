@@ -39,7 +39,9 @@ export default defineConfig({
           include,
           exclude: [...configDefaults.exclude, ...SERIAL_FILES, ...ISOLATED_FILES],
           maxWorkers: testWorkers(),
-          isolate: false,
+          // KUBELOOP_TEST_ISOLATE=1: a fresh process and module graph for every file, as vitest's default, to tell
+          // whether a failure comes from what an earlier file in the same worker left behind.
+          isolate: process.env['KUBELOOP_TEST_ISOLATE'] === '1',
           sequence: { groupOrder: 0 },
           typecheck: {
             enabled: true,
