@@ -109,6 +109,21 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
       expect(scale).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: { name: w.metadata.name }, spec: { replicas: 2 } });
     });
 
+    it('GET of a custom resource\'s scale without its spec replicas field is a 500 naming the path; an update of that scale takes it as 0', async () => {
+      const w = await h().client().create(widget(h().namespace, h().name('w'), { size: 1 }));
+      const path = `/apis/${GROUP}/v1/namespaces/${h().namespace}/widgets/${w.metadata.name}/scale`;
+      const res = await raw(h(), 'GET', path);
+      expect(res.status).toBe(500);
+      expect(res.body).toMatchObject({
+        reason: 'InternalError',
+        message: 'Internal error occurred: the spec replicas field ".spec.replicas" does not exist',
+        details: { causes: [{ message: 'the spec replicas field ".spec.replicas" does not exist' }] },
+      });
+      const put = await raw(h(), 'PUT', path, { body: { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: { name: w.metadata.name, namespace: h().namespace }, spec: { replicas: 3 } } });
+      expect(put.status).toBe(200);
+      expect((await h().client().get(Widget, { namespace: h().namespace, name: w.metadata.name })).spec?.replicas).toBe(3);
+    });
+
     it('an update of scale sets spec.replicas', async () => {
       const client = h().client();
       const w = await client.create(widget(h().namespace, h().name('w'), { replicas: 1 }));
