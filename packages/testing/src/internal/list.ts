@@ -45,8 +45,11 @@ export function get(s: Storage, t: Target, req: CoreRequest, form: Negotiated = 
   const mismatch = formMismatch(form, t.st, false);
   if (mismatch) throw mismatch;
   if (form.as.kind === 'PartialObjectMetadata') return buffered(200, inVersion(partial(rendered), form.as));
-  // a single object asked for as a Table is a Table of one row, as `kubectl get <kind> <name>` reads it
-  return buffered(200, inVersion(table([rendered], {}, req, s.now()), form.as));
+  // a single object asked for as a Table is a Table of one row, as `kubectl get <kind> <name>` reads it, carrying the
+  // object's resourceVersion (the table convertors read it through the list or object accessor; found by a
+  // 2,000-sequence random run of the differential fuzzer, seed 16416312)
+  const resourceVersion = (rendered['metadata'] as Json)['resourceVersion'];
+  return buffered(200, inVersion(table([rendered], resourceVersion === undefined ? {} : { resourceVersion }, req, s.now()), form.as));
 }
 
 export function listOptionsInvalid(errors: FieldError[]): ApiError {

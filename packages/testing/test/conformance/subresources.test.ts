@@ -397,12 +397,15 @@ describe.each(BACKENDS)('subresources ($backend)', ({ backend }) => {
       expect((await raw(h(), 'GET', `/api/v1/namespaces/${name}`)).status).toBe(404);
     });
 
-    it('a single object asked for as a Table is a Table of one row; includeObject=None leaves the object out', async () => {
+    it('a single object asked for as a Table is a Table of one row at the object\'s resourceVersion; includeObject=None leaves the object out', async () => {
       const name = h().name('w');
-      await h().client().create(widget(h().namespace, name));
+      const created = await h().client().create(widget(h().namespace, name));
       const path = `/apis/conformance.kubeloop.dev/v1/namespaces/${h().namespace}/widgets/${name}`;
       const res = await raw(h(), 'GET', path, { accept: TABLE });
-      expect(res.body).toMatchObject({ kind: 'Table', apiVersion: 'meta.k8s.io/v1' });
+      expect(res.body).toMatchObject({ kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: created.metadata.resourceVersion } });
+      const cm = await h().client().create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: h().namespace } });
+      const builtin = await raw(h(), 'GET', `/api/v1/namespaces/${h().namespace}/configmaps/${name}`, { accept: TABLE });
+      expect(builtin.body['metadata']).toEqual({ resourceVersion: cm.metadata.resourceVersion });
       expect((res.body['columnDefinitions'] as { name: string; type: string }[]).map((c) => `${c.name}:${c.type}`)).toEqual(['Name:string', 'Age:date']);
       const rows = res.body['rows'] as { cells: unknown[]; object: { kind: string; metadata: { name: string } } }[];
       expect(rows).toHaveLength(1);
