@@ -21,9 +21,14 @@ import { deleteObject } from './delete.js';
 import { decodeBuiltin, DecodeError } from './openapi/decode.js';
 import { createHash, randomUUID } from 'node:crypto';
 
+/** The value at a replicas or selector path of `obj` (undefined where the path stops). */
+function readPath(obj: Json, path: readonly string[]): unknown {
+  return path.reduce<unknown>((cur, k) => (isObject(cur) ? cur[k] : undefined), obj);
+}
+
 function scaleOf(t: Target, obj: Json): Json {
   const spec = t.st.type.scale!;
-  const read = (p: readonly string[]): unknown => p.reduce<unknown>((cur, k) => (isObject(cur) ? cur[k] : undefined), obj);
+  const read = (p: readonly string[]): unknown => readPath(obj, p);
   const selector = spec.labelSelectorPath ? read(spec.labelSelectorPath) : undefined;
   const m = obj['metadata'] as Json;
   let selectorText: string | undefined;
@@ -47,7 +52,7 @@ export function getScale(t: Target): BufferedResponse {
   // answers a 500 otherwise (its writes take a missing one as 0; found by a 2,000-sequence random run of the
   // differential fuzzer, seed 16416312)
   const path = t.st.type.scale!.specReplicasPath;
-  if (!t.st.type.builtin && path.reduce<unknown>((cur, k) => (isObject(cur) ? cur[k] : undefined), obj) === undefined) {
+  if (!t.st.type.builtin && readPath(obj, path) === undefined) {
     throw internalError(`the spec replicas field "${path.map((k) => `.${k}`).join('')}" does not exist`);
   }
   return buffered(200, scaleOf(t, obj));

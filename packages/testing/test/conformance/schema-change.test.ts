@@ -29,23 +29,39 @@ function crd(group: string, spec: Record<string, unknown>, resourceVersion?: str
 describe.each(BACKENDS)('a CRD schema changed under stored objects ($backend)', ({ backend }) => {
   const h = useBackend(backend);
 
-  it('reads old objects defaulted and pruned by the new schema, and ratchets validation on update', async () => {
+  /** A kind of the test's own (`things` in a group named after it) whose CRD's spec schema is `spec`; `change` replaces that schema. */
+  async function thingKind(spec: Record<string, unknown>) {
     const group = `${h().name('sc')}.conformance.kubeloop.dev`;
     const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.${group}`;
-    const path = `/apis/${group}/v1/namespaces/${h().namespace}/things`;
-    const causes = (res: { body: Record<string, unknown> }): string[] => ((res.body['details'] as { causes?: { field: string; message: string }[] } | undefined)?.causes ?? []).map((c) => `${c.field}: ${c.message}`).sort();
-    expect((await raw(h(), 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd(group, { type: 'object', properties: { size: { type: 'integer' }, color: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } } } }) })).status).toBe(201);
-    const created = await eventually(async () => {
-      const res = await raw(h(), 'POST', path, { body: { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'a' }, spec: { size: 5, color: 'red', tags: ['x', 'y'] } } });
+    expect((await raw(h(), 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd(group, spec) })).status).toBe(201);
+    return {
+      group,
+      crdPath,
+      path: `/apis/${group}/v1/namespaces/${h().namespace}/things`,
+      change: async (next: Record<string, unknown>): Promise<void> => {
+        const current = await raw(h(), 'GET', crdPath);
+        expect((await raw(h(), 'PUT', crdPath, { body: crd(group, next, (current.body['metadata'] as { resourceVersion: string }).resourceVersion) })).status).toBe(200);
+      },
+    };
+  }
+
+  /** Creates `body` at `path` once the server serves the new kind (its handler starts a moment after the CRD is made). */
+  async function createWhenServed(path: string, body: Record<string, unknown>, query?: Record<string, string>) {
+    return eventually(async () => {
+      const res = await raw(h(), 'POST', path, { body, ...(query ? { query } : {}) });
       expect(res.status).toBe(201);
       return res;
     }, { timeoutMs: 15_000 });
+  }
+
+  it('reads old objects defaulted and pruned by the new schema, and ratchets validation on update', async () => {
+    const causes = (res: { body: Record<string, unknown> }): string[] => ((res.body['details'] as { causes?: { field: string; message: string }[] } | undefined)?.causes ?? []).map((c) => `${c.field}: ${c.message}`).sort();
+    const { group, crdPath, path, change } = await thingKind({ type: 'object', properties: { size: { type: 'integer' }, color: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } } } });
+    const created = await createWhenServed(path, { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'a' }, spec: { size: 5, color: 'red', tags: ['x', 'y'] } });
     const rv = (created.body['metadata'] as { resourceVersion: string }).resourceVersion;
 
     // tightened: size at most 3, at most one tag, a new required count; color no longer declared; a new defaulted mode
-    const current = await raw(h(), 'GET', crdPath);
-    const tightened = { type: 'object', properties: { size: { type: 'integer', maximum: 3 }, mode: { type: 'string', default: 'auto' }, tags: { type: 'array', maxItems: 1, items: { type: 'string' } }, count: { type: 'integer', minimum: 0 } }, required: ['count'] };
-    expect((await raw(h(), 'PUT', crdPath, { body: crd(group, tightened, (current.body['metadata'] as { resourceVersion: string }).resourceVersion) })).status).toBe(200);
+    await change({ type: 'object', properties: { size: { type: 'integer', maximum: 3 }, mode: { type: 'string', default: 'auto' }, tags: { type: 'array', maxItems: 1, items: { type: 'string' } }, count: { type: 'integer', minimum: 0 } }, required: ['count'] });
 
     await eventually(async () => {
       const read = await raw(h(), 'GET', `${path}/a`);
@@ -75,22 +91,14 @@ describe.each(BACKENDS)('a CRD schema changed under stored objects ($backend)', 
   }, 60_000);
 
   it('keeps the managed fields of a write to an object its changed schema cannot type; an apply over it is a 500', async () => {
-    const group = `${h().name('sc')}.conformance.kubeloop.dev`;
-    const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.${group}`;
-    const path = `/apis/${group}/v1/namespaces/${h().namespace}/things`;
     const APPLY = 'application/apply-patch+yaml';
-    expect((await raw(h(), 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd(group, { type: 'object', properties: { size: { type: 'integer' }, color: { type: 'string' } } }) })).status).toBe(201);
-    const created = await eventually(async () => {
-      const res = await raw(h(), 'POST', path, { query: { fieldManager: 'maker' }, body: { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'a' }, spec: { size: 3, color: 'red' } } });
-      expect(res.status).toBe(201);
-      return res;
-    }, { timeoutMs: 15_000 });
+    const { group, crdPath, path, change } = await thingKind({ type: 'object', properties: { size: { type: 'integer' }, color: { type: 'string' } } });
+    const created = await createWhenServed(path, { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'a' }, spec: { size: 3, color: 'red' } }, { fieldManager: 'maker' });
     const made = (created.body['metadata'] as { managedFields: unknown[] }).managedFields;
     expect(made).toEqual([expect.objectContaining({ manager: 'maker', operation: 'Update', fieldsV1: { 'f:spec': { '.': {}, 'f:color': {}, 'f:size': {} } } })]);
 
     // size becomes a string: the stored 3 stays (ratcheting), but server-side apply's typed converter cannot type it
-    const current = await raw(h(), 'GET', crdPath);
-    expect((await raw(h(), 'PUT', crdPath, { body: crd(group, { type: 'object', properties: { size: { type: 'string' }, color: { type: 'string' }, mode: { type: 'string', enum: ['v2'] } } }, (current.body['metadata'] as { resourceVersion: string }).resourceVersion) })).status).toBe(200);
+    await change({ type: 'object', properties: { size: { type: 'string' }, color: { type: 'string' }, mode: { type: 'string', enum: ['v2'] } } });
     await eventually(async () => {
       const res = await raw(h(), 'POST', path, { query: { dryRun: 'All' }, body: { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'probe' }, spec: { mode: 'v2' } } });
       expect(res.status).toBe(201);
@@ -111,17 +119,10 @@ describe.each(BACKENDS)('a CRD schema changed under stored objects ($backend)', 
   }, 60_000);
 
   it('ratchets a write that leaves the object as it was once pruned and defaulted', async () => {
-    const group = `${h().name('sc')}.conformance.kubeloop.dev`;
-    const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.${group}`;
-    const path = `/apis/${group}/v1/namespaces/${h().namespace}/things`;
-    expect((await raw(h(), 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd(group, { type: 'object', properties: { size: { type: 'integer' } } }) })).status).toBe(201);
-    await eventually(async () => {
-      const res = await raw(h(), 'POST', path, { body: { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'a' }, spec: { size: 1 } } });
-      expect(res.status).toBe(201);
-    }, { timeoutMs: 15_000 });
+    const { group, crdPath, path, change } = await thingKind({ type: 'object', properties: { size: { type: 'integer' } } });
+    await createWhenServed(path, { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'a' }, spec: { size: 1 } });
     // a required count, and a defaulted mode
-    const current = await raw(h(), 'GET', crdPath);
-    expect((await raw(h(), 'PUT', crdPath, { body: crd(group, { type: 'object', properties: { size: { type: 'integer' }, count: { type: 'integer' }, mode: { type: 'string', default: 'auto' } }, required: ['count'] }, (current.body['metadata'] as { resourceVersion: string }).resourceVersion) })).status).toBe(200);
+    await change({ type: 'object', properties: { size: { type: 'integer' }, count: { type: 'integer' }, mode: { type: 'string', default: 'auto' } }, required: ['count'] });
     await eventually(async () => {
       const read = await raw(h(), 'GET', `${path}/a`);
       expect(read.body['spec']).toEqual({ size: 1, mode: 'auto' });
