@@ -63,6 +63,8 @@ export class Storage {
   private rv = 0;
   private compactedRv = 0;
   private history: Change[] = [];
+  /** Per kind (type key), the resourceVersion its watch cache has reached: see {@link cacheResourceVersion}. */
+  private readonly cacheRvs = new Map<string, number>();
 
   constructor(
     private readonly clock: TestClock,
@@ -85,6 +87,30 @@ export class Storage {
     return this.compactedRv;
   }
 
+  /**
+   * The resourceVersion a kind's watch cache has reached, first brought up to
+   * `atLeast` if it is behind it. kube-apiserver serves a list at "any"
+   * resourceVersion (`0`), one "not older than" N, and a watch's initial
+   * events from that cache, and answers at the cache's resourceVersion: it
+   * moves with the kind's own writes only, so writes of other kinds leave it
+   * behind etcd's revision, until a read asks for a newer one and the cache
+   * catches up to the newest (etcd's progress notification). Measured on
+   * kube-apiserver v1.37.2: three ConfigMaps written (the last at 214), then
+   * two Secrets (216): ConfigMaps listed at `0` or not older than 214 answer
+   * 214, not older than 216 answer 216. One difference, on purpose: a cache
+   * left behind the fake's compaction catches up (the server's own cache keeps
+   * its history apart from etcd's, so a watch from it is never too old).
+   */
+  cacheResourceVersion(st: StoredType, atLeast = 0): number {
+    const key = typeKey(st.type.group, st.type.plural);
+    let rv = this.cacheRvs.get(key) ?? this.rv;
+    if (atLeast > rv || rv < this.compactedRv || rv === 0) {
+      rv = this.rv;
+      this.cacheRvs.set(key, rv);
+    }
+    return rv;
+  }
+
   // --- types ------------------------------------------------------------------
 
   addType(type: ResourceType, schema?: Json): void {
@@ -94,6 +120,8 @@ export class Storage {
     const extra = this.customValidators.get(key) ?? [];
     const withValidators: ResourceType = extra.length > 0 ? { ...type, validators: [...type.validators, ...extra] } : type;
     this.types.set(key, { type: withValidators, shape, schema: type.builtin ? undefined : schema, objects: existing?.objects ?? new Map<string, Json>() });
+    // a kind served anew (a CRD made or changed) gets a new watch cache, which starts from a list at the newest resourceVersion
+    this.cacheRvs.set(key, this.rv);
   }
 
   /** Serve a custom kind (no CRD object is stored). */
@@ -172,6 +200,7 @@ export class Storage {
       st.objects.set(key, obj);
       this.uids.set(m['uid'] as string, { typeKey: tk, key });
     }
+    this.cacheRvs.set(tk, rv);
     const change: Change = { rv, typeKey: tk, type, object: obj, prev };
     this.history.push(change);
     if (this.history.length > this.historyLimit) {

@@ -127,7 +127,14 @@ export class Watches {
         const obj = t.st.objects.get(k)!;
         if (match(obj)) initial.push(event('ADDED', renderObject(obj)));
       }
-      if (bookmarks) initial.push(event('BOOKMARK', bookmarkObject(s.resourceVersion, { 'k8s.io/initial-events-end': 'true' })));
+      // the initial events are the watch cache's state, at its resourceVersion: brought up to the newest for a watch
+      // from "" (with sendInitialEvents or without), to the one asked for from N, as it is from "any" (`0`); measured
+      // on kube-apiserver v1.37.2 with Secrets written after the last ConfigMap
+      let cacheRv: number;
+      if (rvParam === '') cacheRv = s.cacheResourceVersion(t.st, s.resourceVersion);
+      else if (rvParam === '0') cacheRv = s.cacheResourceVersion(t.st);
+      else cacheRv = s.cacheResourceVersion(t.st, parseRv(rvParam, 'resourceVersion', true));
+      if (bookmarks) initial.push(event('BOOKMARK', bookmarkObject(cacheRv, { 'k8s.io/initial-events-end': 'true' })));
     } else if (rvParam !== '' && rvParam !== '0') {
       const from = parseRv(rvParam, 'resourceVersion', true);
       if (from < s.compacted) {
