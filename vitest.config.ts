@@ -26,6 +26,8 @@ export default defineConfig({
     // (fault injection, start failures) create it themselves. With KUBELOOP_E2E_REGISTRY=1, a
     // registry every public package is published to once, in the background, for the registry walk.
     globalSetup: ['./test/support/global-setup.ts', './test/support/registry-setup.ts'],
+    // With KUBELOOP_FILE_CPU (scripts/test.sh), each file's CPU, its own and its children's, for the summary.
+    setupFiles: ['./test/support/file-cpu.ts'],
     pool: 'forks',
     // Generous: tests wait for conditions, and several files at once on 2 cores make every step slower.
     testTimeout: 180_000,

@@ -79,6 +79,9 @@ checks_pid=$!
 export KUBELOOP_E2E_REGISTRY="${KUBELOOP_E2E_REGISTRY:-1}"
 
 rm -f .tmp/vitest.json
+# Each test file's CPU (its worker's and its children's), for the summary's ten costliest (test/support/file-cpu.ts).
+export KUBELOOP_FILE_CPU="$PWD/.tmp/file-cpu.jsonl"
+rm -f "$KUBELOOP_FILE_CPU"
 # vitest.config.ts runs most files side by side (KUBELOOP_TEST_WORKERS at a time, default 4), the
 # registry walk and the other long files first, then the few timing-sensitive files one at a time
 # (test/support/schedule.ts).
