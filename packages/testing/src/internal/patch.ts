@@ -129,15 +129,22 @@ function parseApplyBody(body: string | undefined): Json {
   return value;
 }
 
-/** The applied object decoded into the kind's Go type; a value it cannot hold is the server's 500 from that conversion. */
+/**
+ * The applied object decoded into the kind's Go type; a value it cannot hold is the server's 500 from that
+ * conversion, in the unstructured converter's words: a type that decodes itself in its own (a time:
+ * `json: cannot unmarshal number into Go value of type string`; a quantity: its regular expression), base64
+ * data as `error decoding from json: ...` (measured on kube-apiserver v1.37.2).
+ */
 function decodeApplied(t: Target, obj: Json): Json {
   try {
     return decodeBody(t, obj, 'Ignore').body;
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
-    const why = String(err.body.message ?? '').replace(/^.* cannot be handled as a [^:]*: /, '');
     const gv = apiVersionOf(t.st.type, t.version);
-    throw new ApiError(statusOf(500, undefined, `failed to convert new object (/${t.name!}; ${gv.includes('/') ? gv : `/${gv}`}, Kind=${t.st.type.kind}) to proper version: unable to convert unstructured object to ${gv.includes('/') ? gv : `/${gv}`}, Kind=${t.st.type.kind}: error decoding from json: ${why}`));
+    const decodeError = firstDecodeError(obj, gv, t.st.type.kind, 'Ignore', true);
+    const why = decodeError ? (decodeError.converter ?? decodeError.message) : String(err.body.message ?? '').replace(/^.* cannot be handled as a [^:]*: /, '');
+    const gvk = `${gv.includes('/') ? gv : `/${gv}`}, Kind=${t.st.type.kind}`;
+    throw new ApiError(statusOf(500, undefined, `failed to convert new object (/${t.name!}; ${gvk}) to proper version: unable to convert unstructured object to ${gvk}: ${why}`));
   }
 }
 

@@ -96,6 +96,47 @@ describe.each(BACKENDS)('patches ($backend)', ({ backend }) => {
     expect(await detail('application/strategic-merge-patch+json', { spec: { paused: '1', replicas: 'x' } })).toBe('unrecognized type: int32');
   });
 
+  it('a value of the wrong JSON type in a field whose Go type decodes itself (Time, MicroTime, IntOrString, Quantity) is refused in that type\'s own words: a 500 from the apply\'s conversion, a 422 from a strategic merge patch\'s, a merge patch\'s decode in encoding/json\'s', async () => {
+    const ns = h().namespace;
+    const lease = h().name('l');
+    const service = h().name('s');
+    const pod = h().name('p');
+    expect((await raw(h(), 'POST', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`, { body: { metadata: { name: lease }, spec: { holderIdentity: 'a' } } })).status).toBe(201);
+    expect((await raw(h(), 'POST', `/api/v1/namespaces/${ns}/services`, { body: { metadata: { name: service }, spec: { ports: [{ port: 80, targetPort: 8080 }] } } })).status).toBe(201);
+    expect((await raw(h(), 'POST', `/api/v1/namespaces/${ns}/pods`, { body: { metadata: { name: pod }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } })).status).toBe(201);
+    const APPLY = 'application/apply-patch+yaml';
+    const MERGE = 'application/merge-patch+json';
+    const answer = async (path: string, contentType: string, body: unknown): Promise<[number, string]> => {
+      const res = await raw(h(), 'PATCH', path, { body, contentType, query: contentType === APPLY ? { fieldManager: 'm', force: 'true', dryRun: 'All' } : { dryRun: 'All' } });
+      // a merge patch's 422 quotes the whole patched object first: what follows it is the decoder's words
+      return [res.status, contentType === APPLY ? String(res.body['message']) : String(res.body['message']).replace(/^.*": /s, '')];
+    };
+    const leasePath = `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${lease}`;
+    const leaseBody = (spec: Record<string, unknown>): Record<string, unknown> => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: lease }, spec });
+    const converted = (name: string, gvk: string, why: string): string => `failed to convert new object (/${name}; ${gvk}) to proper version: unable to convert unstructured object to ${gvk}: ${why}`;
+    const LEASE = 'coordination.k8s.io/v1, Kind=Lease';
+    expect(await answer(leasePath, APPLY, leaseBody({ acquireTime: 5 }))).toEqual([500, converted(lease, LEASE, 'json: cannot unmarshal number into Go value of type string')]);
+    expect(await answer(leasePath, APPLY, leaseBody({ acquireTime: true }))).toEqual([500, converted(lease, LEASE, 'json: cannot unmarshal bool into Go value of type string')]);
+    expect(await answer(leasePath, APPLY, leaseBody({ renewTime: 5 }))).toEqual([500, converted(lease, LEASE, 'json: cannot unmarshal number into Go value of type string')]);
+    expect(await answer(leasePath, MERGE, { spec: { acquireTime: 5 } })).toEqual([422, 'json: cannot unmarshal number into Go struct field LeaseSpec.spec.acquireTime of type string']);
+    expect(await answer(leasePath, MERGE, { spec: { renewTime: true } })).toEqual([422, 'json: cannot unmarshal bool into Go struct field LeaseSpec.spec.renewTime of type string']);
+    const servicePath = `/api/v1/namespaces/${ns}/services/${service}`;
+    const ports = (targetPort: unknown): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: service }, spec: { ports: [{ port: 80, targetPort }] } });
+    for (const [value, words] of [[true, 'bool'], [1.5, 'number 1.5'], [3000000000, 'number 3000000000']] as const) {
+      expect(await answer(servicePath, APPLY, ports(value))).toEqual([500, converted(service, '/v1, Kind=Service', `json: cannot unmarshal ${words} into Go value of type int32`)]);
+    }
+    // a strategic merge patch's result goes through the same converter
+    expect(await answer(servicePath, 'application/strategic-merge-patch+json', { spec: { ports: [{ port: 80, targetPort: true }] } })).toEqual([422, 'json: cannot unmarshal bool into Go value of type int32']);
+    expect(await answer(leasePath, 'application/strategic-merge-patch+json', { spec: { acquireTime: 5 } })).toEqual([422, 'json: cannot unmarshal number into Go value of type string']);
+    expect(await answer(servicePath, MERGE, { spec: { ports: [{ port: 80, targetPort: true }] } })).toEqual([422, 'json: cannot unmarshal bool into Go struct field ServicePort.spec.ports.targetPort of type int32']);
+    expect(await answer(servicePath, MERGE, { spec: { ports: [{ port: 80, targetPort: 1.5 }] } })).toEqual([422, 'json: cannot unmarshal number 1.5 into Go struct field ServicePort.spec.ports.targetPort of type int32']);
+    const podPath = `/api/v1/namespaces/${ns}/pods/${pod}`;
+    const QUANTITY = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+    const cpu = (value: unknown): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: pod }, spec: { containers: [{ name: 'c', image: 'nginx', resources: { limits: { cpu: value } } }] } });
+    expect(await answer(podPath, APPLY, cpu(true))).toEqual([500, converted(pod, '/v1, Kind=Pod', QUANTITY)]);
+    expect(await answer(podPath, MERGE, { spec: { containers: [{ name: 'c', image: 'nginx', resources: { limits: { cpu: true } } }] } })).toEqual([422, QUANTITY]);
+  });
+
   describe('merge patch', () => {
     it('adds and replaces fields; null removes one', async () => {
       const client = h().client();
