@@ -26,6 +26,31 @@ function crd(group: string): Record<string, unknown> {
 describe.each(BACKENDS)('CRD lifecycle ($backend)', ({ backend }) => {
   const h = useBackend(backend);
 
+  it('a created CRD has the strategy\'s zero status; established, kube-apiserver owns the names and conditions it wrote, and the Terminating reason and message when its deletion starts', async () => {
+    const group = `${h().name('status')}.conformance.kubeloop.dev`;
+    const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.${group}`;
+    const created = await raw(h(), 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd(group) });
+    expect([created.status, created.body['status']]).toEqual([201, { conditions: null, acceptedNames: { plural: '', kind: '' }, storedVersions: ['v1'] }]);
+    type Entry = { manager: string; operation: string; subresource?: string; fieldsV1: Record<string, unknown> };
+    const entries = async (): Promise<Record<string, unknown>> => {
+      const got = await raw(h(), 'GET', crdPath);
+      const managed = ((got.body['metadata'] as { managedFields: Entry[] }).managedFields).filter((e) => e.manager === 'kube-apiserver');
+      return Object.fromEntries(managed.map((e) => [`${e.operation} ${e.subresource ?? ''}`, e.fieldsV1]));
+    };
+    const condition = { '.': {}, 'f:lastTransitionTime': {}, 'f:message': {}, 'f:reason': {}, 'f:status': {}, 'f:type': {} };
+    const established = { 'f:acceptedNames': { 'f:kind': {}, 'f:listKind': {}, 'f:plural': {}, 'f:singular': {} }, 'f:conditions': { 'k:{"type":"Established"}': condition, 'k:{"type":"NamesAccepted"}': condition } };
+    await eventually(async () => expect(await entries()).toEqual({ 'Update status': { 'f:status': established } }), { timeoutMs: 15_000 });
+
+    // a custom resource held by a finalizer keeps the CRD Terminating: the finalizer controller's status write is recorded
+    const path = `/apis/${group}/v1/namespaces/${h().namespace}/things`;
+    await eventually(async () => expect((await raw(h(), 'POST', path, { body: { apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name: 'held', finalizers: ['example.com/hold'] } } })).status).toBe(201), { timeoutMs: 15_000 });
+    expect((await raw(h(), 'DELETE', crdPath)).status).toBe(200);
+    const terminating = { ...established, 'f:conditions': { ...established['f:conditions'], 'k:{"type":"Terminating"}': { 'f:message': {}, 'f:reason': {} } } };
+    await eventually(async () => expect(await entries()).toEqual({ 'Update status': { 'f:status': terminating } }), { timeoutMs: 30_000 });
+    expect((await raw(h(), 'PATCH', `${path}/held`, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' })).status).toBe(200);
+    await eventually(async () => expect((await raw(h(), 'GET', crdPath)).status).toBe(404), { timeoutMs: 30_000 });
+  }, 90_000);
+
   it('a CRD whose custom resource holds a finalizer stays Terminating, refuses creates, and goes with the last object, ending watches', async () => {
     const group = `${h().name('life')}.conformance.kubeloop.dev`;
     const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.${group}`;

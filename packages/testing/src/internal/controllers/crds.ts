@@ -12,6 +12,7 @@ import type { Json } from '../json.js';
 import { typeFromCRD, typeKey } from '../resources.js';
 import { crdCheck } from '../schema-check.js';
 import type { SchemaCheck } from '../schema-check.js';
+import { parseManaged, recordUpdate, renderManaged } from '../fields.js';
 import { render } from '../storage.js';
 import type { Storage, StoredType } from '../storage.js';
 
@@ -33,6 +34,20 @@ export function runCRDController(s: Storage): void {
 }
 
 /**
+ * Record a status write of the apiextensions controllers in `next`'s managed
+ * fields, as kube-apiserver records them: an Update of the `status`
+ * subresource by the manager `kube-apiserver`, owning what it changed (the
+ * names and conditions when the CRD is established; the Terminating
+ * condition's reason and message when its deletion starts). Measured on
+ * kube-apiserver v1.37.2; the schema-change fuzzer compares these entries.
+ */
+function recordStatusWrite(s: Storage, crdSt: StoredType, before: Json, next: Json): void {
+  const ctx = { manager: 'kube-apiserver', apiVersion: 'apiextensions.k8s.io/v1', time: s.now(), scope: 'status' as const, hasStatus: true, shape: crdSt.shape };
+  const entries = recordUpdate(parseManaged((before['metadata'] as Json)['managedFields']), before, next, ctx);
+  (next['metadata'] as Json)['managedFields'] = renderManaged(entries);
+}
+
+/**
  * A CRD marked for deletion (its storage added the cleanup finalizer), as
  * the apiextensions finalizer controller handles it: the Terminating
  * condition, creates refused (write.ts), every custom resource deleted
@@ -49,6 +64,7 @@ function terminateCRD(s: Storage, crdSt: StoredType, name: string): void {
     s.terminating.add(key);
     const next = structuredClone(crd);
     setCRDCondition(next, DELETION_IN_PROGRESS, s.now());
+    recordStatusWrite(s, crdSt, crd, next);
     s.store(crdSt, objKey(undefined, name), next, crd, 'MODIFIED');
     const st = s.types.get(key);
     if (st && !st.type.builtin) {
@@ -137,6 +153,7 @@ function establishCRD(s: Storage, st: StoredType, crd: Json): void {
     acceptedNames: spec['names'],
     storedVersions: storage ? [storage['name']] : [],
   };
+  recordStatusWrite(s, st, crd, next);
   queueMicrotask(() => {
     const current = st.objects.get(objKey(undefined, name));
     if (current !== crd) return;
