@@ -135,6 +135,14 @@ describe.each(BACKENDS)('patches ($backend)', ({ backend }) => {
     const cpu = (value: unknown): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: pod }, spec: { containers: [{ name: 'c', image: 'nginx', resources: { limits: { cpu: value } } }] } });
     expect(await answer(podPath, APPLY, cpu(true))).toEqual([500, converted(pod, '/v1, Kind=Pod', QUANTITY)]);
     expect(await answer(podPath, MERGE, { spec: { containers: [{ name: 'c', image: 'nginx', resources: { limits: { cpu: true } } }] } })).toEqual([422, QUANTITY]);
+    // a list or a map: an apply of a quantity stops at its typed patch object (a scalar to it), an int-or-string's goes
+    // on to its own decoding; a merge patch's decode hands the list to the quantity, which words it as any other bad
+    // text, and the map to the int-or-string's int32
+    const typed = (name: string, gvk: string, path: string, got: string): string => `failed to create typed patch object (/${name}; ${gvk}): ${path}: expected any scalar, got ${got}`;
+    expect(await answer(podPath, APPLY, cpu(['x']))).toEqual([500, typed(pod, '/v1, Kind=Pod', '.spec.containers[name="c"].resources.limits.cpu', '&{[x]}')]);
+    expect(await answer(podPath, MERGE, { spec: { containers: [{ name: 'c', image: 'nginx', resources: { limits: { cpu: ['x'] } } }] } })).toEqual([422, QUANTITY]);
+    expect(await answer(servicePath, APPLY, ports({ a: 1 }))).toEqual([500, converted(service, '/v1, Kind=Service', 'json: cannot unmarshal object into Go value of type int32')]);
+    expect(await answer(servicePath, MERGE, { spec: { ports: [{ port: 80, targetPort: { a: 1 } }] } })).toEqual([422, 'json: cannot unmarshal object into Go struct field ServicePort.spec.ports.targetPort of type int32']);
   });
 
   describe('merge patch', () => {
