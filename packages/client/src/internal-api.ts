@@ -16,7 +16,7 @@ export { checkKubeconfigPolicy } from './kubeconfig-policy.js';
 export type { AuthConfig, ExecConfig, ImpersonationConfig, LoadKubeConfigOptions, TLSConfig } from './kubeconfig.js';
 export { watchEvents, watchEventError, parseWatchLine } from './watch.js';
 export type { WatchEventType, WatchEventsOptions } from './watch.js';
-export { fieldValue, labelKeyProblem, labelValueProblem } from './selectors.js';
+export { fieldValue, labelKeyProblem, labelKeyProblems, labelValueProblem, labelValueProblems } from './selectors.js';
 export type { FieldRequirement, LabelRequirement } from './selectors.js';
 export { HASH_SPACE_END, inShardRanges, shardKey } from './shard.js';
 export { applyPatch, jsonPointer, patchContentType } from './patch.js';

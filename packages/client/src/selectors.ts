@@ -28,6 +28,7 @@ const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const NAME_RULE = `must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`;
+const SUBDOMAIN_RULE = `a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`;
 const INT64_MAX = 9223372036854775807n;
 
 /**
@@ -42,20 +43,38 @@ const INT64_MAX = 9223372036854775807n;
  * ```
  */
 export function labelKeyProblem(key: string): string | undefined {
+  const problems = labelKeyProblems(key);
+  return problems.length > 0 ? problems.join('; ') : undefined;
+}
+
+/**
+ * Every problem of a label key (also an annotation key or a finalizer), one
+ * message each, in the API server's order and words (kube-apiserver v1.37:
+ * lengths in bytes, the regular expressions named); empty when it is valid.
+ * The server reports each as a field error of its own.
+ *
+ * @example
+ * ```ts
+ * labelKeyProblems(''); // ['name part must be non-empty', 'name part must consist of ...']
+ * ```
+ */
+export function labelKeyProblems(key: string): string[] {
   const parts = key.split('/');
-  if (parts.length > 2) return `a qualified name ${NAME_RULE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`;
+  if (parts.length > 2) return [`a valid label key ${NAME_RULE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
   const name = parts.length === 2 ? parts[1]! : parts[0]!;
   const problems: string[] = [];
   if (parts.length === 2) {
     const prefix = parts[0]!;
     if (prefix.length === 0) problems.push('prefix part must be non-empty');
-    else if (prefix.length > 253) problems.push('prefix part must be no more than 253 characters');
-    else if (!SUBDOMAIN.test(prefix)) problems.push(`prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`);
+    else {
+      if (prefix.length > 253) problems.push('prefix part must be no more than 253 bytes');
+      if (!SUBDOMAIN.test(prefix)) problems.push(`prefix part ${SUBDOMAIN_RULE}`);
+    }
   }
   if (name.length === 0) problems.push('name part must be non-empty');
-  else if (name.length > 63) problems.push('name part must be no more than 63 characters');
+  else if (name.length > 63) problems.push('name part must be no more than 63 bytes');
   if (!NAME.test(name)) problems.push(`name part ${NAME_RULE}`);
-  return problems.length > 0 ? problems.join('; ') : undefined;
+  return problems;
 }
 
 /**
@@ -69,14 +88,28 @@ export function labelKeyProblem(key: string): string | undefined {
  * ```
  */
 export function labelValueProblem(value: string): string | undefined {
+  const problems = labelValueProblems(value);
+  return problems.length > 0 ? problems.join('; ') : undefined;
+}
+
+/**
+ * Every problem of a label value, one message each, as the API server
+ * reports them (each a field error of its own); empty when it is valid.
+ *
+ * @example
+ * ```ts
+ * labelValueProblems('-'.repeat(64)); // ['must be no more than 63 bytes', 'a valid label must be ...']
+ * ```
+ */
+export function labelValueProblems(value: string): string[] {
   const problems: string[] = [];
-  if (value.length > 63) problems.push('must be no more than 63 characters');
+  if (value.length > 63) problems.push('must be no more than 63 bytes');
   if (!VALUE.test(value)) {
     problems.push(
       `a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
     );
   }
-  return problems.length > 0 ? problems.join('; ') : undefined;
+  return problems;
 }
 
 // ---- label selector lexer: the server's tokens, byte for byte ----------------
@@ -251,8 +284,9 @@ class LabelParser {
 }
 
 function checkKey(key: string): string {
+  // one error whatever the key's problems (joined with '; ', as the server's selector parser does), with no field path: Go prints <nil>
   const problem = labelKeyProblem(key);
-  if (problem) throw new SelectorSyntaxError(`Invalid value: ${JSON.stringify(key)}: ${problem}`);
+  if (problem) throw new SelectorSyntaxError(`<nil>: Invalid value: ${JSON.stringify(key)}: ${problem}`);
   return key;
 }
 

@@ -485,7 +485,8 @@ describe('bad input never crashes it', () => {
     ['an empty body', 'POST', '/api/v1/namespaces/default/configmaps', '', 400],
     ['a malformed resourceVersion', 'GET', '/api/v1/namespaces/default/configmaps?resourceVersion=abc&resourceVersionMatch=Exact', undefined, 400],
     ['a path with too many segments', 'GET', '/api/v1/namespaces/default/configmaps/a/status/extra', undefined, 404],
-    ['a negative limit', 'GET', '/api/v1/configmaps?limit=-1', undefined, 400],
+    ['a limit that is not an integer', 'GET', '/api/v1/configmaps?limit=1.5', undefined, 400],
+    ['a limit past int64', 'GET', '/api/v1/configmaps?limit=99999999999999999999', undefined, 400],
     ['a JSON patch that is not a list', 'PATCH', '/api/v1/namespaces/default/configmaps/x', '{}', 404],
   ])('%s', async (_what, method, path, body, status) => {
     const f = fake();

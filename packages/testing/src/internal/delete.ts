@@ -9,10 +9,10 @@ import { DELETION_PENDING, setCRDCondition } from './crd-conditions.js';
 import { isObject, objKey, sameJson, show } from './json.js';
 import type { Json } from './json.js';
 import { encodeContinue, existing } from './list.js';
-import { buffered, dryRun, goBool, parseJsonBody, withWarnings } from './request-info.js';
+import { buffered, dryRun, goBool, int64Param, parseJsonBody, withWarnings } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
 import { selection } from './selection.js';
-import { badRequest, conflict, invalid, success } from './status.js';
+import { conflict, invalid, success } from './status.js';
 import type { FieldError } from './status.js';
 import { apiVersionOf, gr, kindGr, render } from './storage.js';
 import type { Storage } from './storage.js';
@@ -33,7 +33,7 @@ function deleteOptions(req: CoreRequest): Json {
   // a pointer in DeleteOptions: set whenever given (even empty), its value as Go reads a boolean
   if (orphan !== null) fromQuery['orphanDependents'] = goBool(orphan);
   const grace = q.get('gracePeriodSeconds');
-  if (grace !== null && grace !== '') fromQuery['gracePeriodSeconds'] = Number(grace);
+  if (grace !== null && grace !== '') fromQuery['gracePeriodSeconds'] = int64Param(grace);
   if (dryRun(req)) fromQuery['dryRun'] = ['All'];
   return fromQuery;
 }
@@ -155,8 +155,8 @@ export function deleteCollection(s: Storage, t: Target, req: CoreRequest): Buffe
   validateDeleteOptions(opts);
   // the server lists first (with the list options, `limit` too), then deletes what the page holds: one page, with a continue token for the rest
   const limitParam = req.query.get('limit');
-  const limit = limitParam === null || limitParam === '' ? 0 : Number(limitParam);
-  if (!Number.isInteger(limit) || limit < 0) throw badRequest(`invalid limit: ${JSON.stringify(limitParam)}`);
+  // a negative limit is no limit, as a list's
+  const limit = limitParam === null || limitParam === '' ? 0 : Math.max(0, int64Param(limitParam));
   const listRv = s.resourceVersion;
   const matching = [...t.st.objects.keys()].sort().filter((k) => match(t.st.objects.get(k)!));
   const page = limit > 0 ? matching.slice(0, limit) : matching;

@@ -9,7 +9,7 @@ import type { Json } from './json.js';
 import { objKey } from './json.js';
 import { formMismatch } from './negotiation.js';
 import type { AsForm, Negotiated } from './negotiation.js';
-import { buffered, parseRv } from './request-info.js';
+import { buffered, int64Param, parseRv } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
 import { selection } from './selection.js';
 import { ApiError, badRequest, expired, invalid, notFound, statusOf } from './status.js';
@@ -83,8 +83,10 @@ export function list(s: Storage, t: Target, req: CoreRequest, form: Negotiated =
   const rvParam = q.get('resourceVersion') ?? '';
   const rvMatch = q.get('resourceVersionMatch') ?? '';
   const limitParam = q.get('limit');
-  let limit = limitParam === null || limitParam === '' ? 0 : Number(limitParam);
-  if (!Number.isInteger(limit) || limit < 0) throw badRequest(`invalid limit: ${JSON.stringify(limitParam)}`);
+  // as Go's ParseInt reads it; a negative limit is no limit (measured on kube-apiserver v1.37.2: `limit=-5` lists all)
+  let limit = limitParam === null || limitParam === '' ? 0 : Math.max(0, int64Param(limitParam));
+  const timeoutParam = q.get('timeoutSeconds');
+  if (timeoutParam !== null && timeoutParam !== '') int64Param(timeoutParam);
   // a list at "any" resourceVersion is the watch cache's whole answer: the server ignores its limit (the cacher's
   // computeListLimit; measured on kube-apiserver v1.37.2: three ConfigMaps at `resourceVersion=0&limit=1`, no continue)
   if (rvParam === '0') limit = 0;

@@ -102,7 +102,6 @@ const BUILTIN_FIELDS: Record<string, Map<string, FieldGetter>> = {
     return m;
   })(),
   '/replicationcontrollers': fields('status.replicas'),
-  'apps/replicasets': fields('status.replicas'),
   'batch/jobs': fields('status.successful'),
   '/persistentvolumeclaims': fields(),
 };

@@ -19,17 +19,25 @@ export interface Selection {
   readonly match: (obj: Json) => boolean;
 }
 
+/**
+ * The 400 for a field selector the kind does not support, in the words of
+ * the code that refuses it (kube-apiserver v1.37.2): a kind with field label
+ * conversions of its own (Pods, Secrets, Events...) says
+ * `field label not supported: X`, a Job `field label "X" not supported for
+ * Job`, every other kind (ConfigMaps, Deployments, Leases, custom
+ * resources...) the default conversion's `"X" is not a known field
+ * selector: only ...`, naming what it supports.
+ */
+function unsupportedField(st: StoredType, field: string): string {
+  const supported = [...st.type.fieldSelectors.keys()];
+  if (st.type.builtin && st.type.group === 'batch' && st.type.kind === 'Job') return `field label ${JSON.stringify(field)} not supported for Job`;
+  if (st.type.builtin && supported.some((f) => f !== 'metadata.name' && f !== 'metadata.namespace')) return `field label not supported: ${field}`;
+  return `"${field}" is not a known field selector: only ${supported.map((f) => `"${f}"`).join(', ')}`;
+}
+
 function fieldFilter(st: StoredType, selector: string | null): (obj: Json) => boolean {
   const reqs = parseFieldSelector(selector ?? undefined);
-  for (const r of reqs) {
-    if (!st.type.fieldSelectors.has(r.field)) {
-      throw badRequest(
-        st.type.builtin
-          ? `field label not supported: ${r.field}`
-          : `"${r.field}" is not a known field selector: only ${[...st.type.fieldSelectors.keys()].map((f) => `"${f}"`).join(', ')}`,
-      );
-    }
-  }
+  for (const r of reqs) if (!st.type.fieldSelectors.has(r.field)) throw badRequest(unsupportedField(st, r.field));
   if (reqs.length === 0) return () => true;
   return (obj) =>
     reqs.every((r) => {

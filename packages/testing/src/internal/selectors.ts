@@ -4,28 +4,29 @@
  * answered as the server answers them, 400 BadRequest.
  */
 import { isClientError, matchesLabels, parseFieldSelector as parseFields, parseLabelSelector as parseLabels } from '@kubeloop/client';
-import { labelKeyProblem, labelValueProblem } from '@kubeloop/client/internal';
+import { labelKeyProblem, labelKeyProblems, labelValueProblem, labelValueProblems } from '@kubeloop/client/internal';
 import { badRequest } from './status.js';
 
-export { labelKeyProblem, labelValueProblem };
+export { labelKeyProblem, labelKeyProblems, labelValueProblem, labelValueProblems };
 
 export interface LabelSelector {
   matches(labels: Readonly<Record<string, string>> | undefined): boolean;
   readonly empty: boolean;
 }
 
-function asBadRequest<T>(parse: () => T): T {
+function asBadRequest<T>(parse: () => T, clientPrefix = ''): T {
   try {
     return parse();
   } catch (e) {
-    if (isClientError(e)) throw badRequest(e.message);
+    // the client names the selector before the parser's words (for its users); the server says the words only
+    if (isClientError(e)) throw badRequest(clientPrefix !== '' && e.message.startsWith(clientPrefix) ? e.message.slice(clientPrefix.length) : e.message);
     throw e;
   }
 }
 
-/** Parse a `labelSelector` query value. */
+/** Parse a `labelSelector` query value; a refusal is the parser's error alone, as the server's 400 says it. */
 export function parseLabelSelector(text: string | undefined): LabelSelector {
-  const reqs = asBadRequest(() => parseLabels(text));
+  const reqs = asBadRequest(() => parseLabels(text), `invalid label selector ${JSON.stringify(text ?? '')}: `);
   return { empty: reqs.length === 0, matches: (labels) => matchesLabels(reqs, labels) };
 }
 

@@ -5,7 +5,7 @@
  */
 import { KIND_FACTS } from './kind-facts.generated.js';
 import type { KindFact } from './kind-facts.generated.js';
-import { labelKeyProblem, labelValueProblem } from './selectors.js';
+import { labelKeyProblems, labelValueProblems } from './selectors.js';
 import type { FieldError } from './status.js';
 
 type Json = Record<string, unknown>;
@@ -93,11 +93,10 @@ export function validateMetadata(group: string, kind: string, meta: Json, namesp
   if (labels !== undefined && labels !== null) {
     if (!isStringMap(labels)) errors.push({ type: 'FieldValueInvalid', field: 'metadata.labels', value: labels, detail: 'must be a map of strings' });
     else {
+      // each problem a field error of its own, as the server lists them (measured on kube-apiserver v1.37.2)
       for (const [k, v] of Object.entries(labels)) {
-        const kp = labelKeyProblem(k);
-        if (kp) errors.push({ type: 'FieldValueInvalid', field: 'metadata.labels', value: k, detail: kp });
-        const vp = labelValueProblem(v);
-        if (vp) errors.push({ type: 'FieldValueInvalid', field: `metadata.labels`, value: v, detail: vp });
+        for (const detail of labelKeyProblems(k)) errors.push({ type: 'FieldValueInvalid', field: 'metadata.labels', value: k, detail });
+        for (const detail of labelValueProblems(v)) errors.push({ type: 'FieldValueInvalid', field: 'metadata.labels', value: v, detail });
       }
     }
   }
@@ -107,8 +106,7 @@ export function validateMetadata(group: string, kind: string, meta: Json, namesp
     else {
       let size = 0;
       for (const [k, v] of Object.entries(annotations)) {
-        const kp = labelKeyProblem(k);
-        if (kp) errors.push({ type: 'FieldValueInvalid', field: 'metadata.annotations', value: k, detail: kp });
+        for (const detail of labelKeyProblems(k)) errors.push({ type: 'FieldValueInvalid', field: 'metadata.annotations', value: k, detail });
         size += k.length + v.length;
       }
       if (size > 256 * 1024) errors.push({ type: 'FieldValueTooLong', field: 'metadata.annotations', detail: 'may not be more than 262144 bytes' });
@@ -122,10 +120,10 @@ export function validateMetadata(group: string, kind: string, meta: Json, namesp
       let controller: string | undefined;
       for (const [i, o] of (owners as Json[]).entries()) {
         const at = `metadata.ownerReferences[${i}]`;
-        if (typeof o?.['apiVersion'] !== 'string' || o['apiVersion'] === '') errors.push({ type: 'FieldValueInvalid', field: `${at}.apiVersion`, value: o?.['apiVersion'] ?? '', detail: 'version must not be empty' });
-        if (typeof o?.['kind'] !== 'string' || o['kind'] === '') errors.push({ type: 'FieldValueInvalid', field: `${at}.kind`, value: o?.['kind'] ?? '', detail: 'kind must not be empty' });
-        if (typeof o?.['name'] !== 'string' || o['name'] === '') errors.push({ type: 'FieldValueInvalid', field: `${at}.name`, value: o?.['name'] ?? '', detail: 'name must not be empty' });
-        if (typeof o?.['uid'] !== 'string' || o['uid'] === '') errors.push({ type: 'FieldValueInvalid', field: `${at}.uid`, value: o?.['uid'] ?? '', detail: 'uid must not be empty' });
+        // an empty field is Required (kube-apiserver v1.37.2's words)
+        for (const f of ['apiVersion', 'kind', 'name', 'uid'] as const) {
+          if (typeof o?.[f] !== 'string' || o[f] === '') errors.push({ type: 'FieldValueRequired', field: `${at}.${f}`, detail: 'must not be empty' });
+        }
         if (o?.['controller'] === true) {
           const current = `${String(o['kind'])}/${String(o['name'])}`;
           if (controller === undefined) controller = current;
@@ -140,9 +138,11 @@ export function validateMetadata(group: string, kind: string, meta: Json, namesp
       errors.push({ type: 'FieldValueInvalid', field: 'metadata.finalizers', value: finalizers, detail: 'must be a list of strings' });
     } else {
       for (const [i, f] of (finalizers as string[]).entries()) {
-        const kp = labelKeyProblem(f);
-        if (kp) errors.push({ type: 'FieldValueInvalid', field: `metadata.finalizers[${i}]`, value: f, detail: kp });
-        else if (!f.includes('/') && !STANDARD_FINALIZERS.has(f) && warnings) {
+        // a name's problems are told at the list, not its item (kube-apiserver v1.37.2); the missing domain at the item
+        const problems = labelKeyProblems(f);
+        for (const detail of problems) errors.push({ type: 'FieldValueInvalid', field: 'metadata.finalizers', value: f, detail });
+        if (problems.length > 0) continue;
+        if (!f.includes('/') && !STANDARD_FINALIZERS.has(f) && warnings) {
           if (!warnings.old.includes(f)) warnings.list.push(`metadata.finalizers: ${JSON.stringify(f)}: prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers`);
         } else if (!f.includes('/') && !STANDARD_FINALIZERS.has(f)) {
           errors.push({ type: 'FieldValueInvalid', field: `metadata.finalizers[${i}]`, value: f, detail: 'name is neither a standard finalizer name nor is it fully qualified' });

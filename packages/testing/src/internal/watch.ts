@@ -9,7 +9,7 @@
 import { stringifyJson } from '@kubeloop/scheme';
 import type { Json } from './json.js';
 import { listOptionsInvalid, tooLarge } from './list.js';
-import { acceptAs, goBool, parseRv } from './request-info.js';
+import { acceptAs, goBool, int64Param, parseRv } from './request-info.js';
 import type { CoreRequest, Target, WatchSession } from './request-info.js';
 import { typeKey } from './resources.js';
 import { selection } from './selection.js';
@@ -88,8 +88,8 @@ export class Watches {
     const sie = q.get('sendInitialEvents');
     const bookmarks = goBool(q.get('allowWatchBookmarks'));
     const timeoutParam = q.get('timeoutSeconds');
-    const timeoutSeconds = timeoutParam === null || timeoutParam === '' ? 0 : Number(timeoutParam);
-    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeoutParam)}`);
+    const timeoutSeconds = timeoutParam === null || timeoutParam === '' ? 0 : int64Param(timeoutParam);
+    if (timeoutSeconds < 0) throw badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeoutParam)}`);
     const { match } = selection(t.st, t.namespace, q);
     const sendInitial = goBool(sie);
     // the watch's options checked as the API server's ListOptions validation checks them: every problem at once
