@@ -230,7 +230,8 @@ class LabelParser {
         if (n === undefined || n > INT64_MAX || n < -INT64_MAX - 1n) problems.push(`values[0]: Invalid value: ${JSON.stringify(raw)}: for 'Gt', 'Lt' operators, the value must be an integer`);
         const vp = labelValueProblem(raw);
         if (vp) problems.push(`values[0][${key}]: Invalid value: ${JSON.stringify(raw)}: ${vp}`);
-        if (problems.length > 0) throw new SelectorSyntaxError(problems.join(', '));
+        // several errors as apimachinery prints an aggregate of them: in brackets (found by the generated selector differential)
+        if (problems.length > 0) throw new SelectorSyntaxError(problems.length === 1 ? problems[0]! : `[${problems.join(', ')}]`);
         return { key, op: op.tok === '>' ? 'gt' : 'lt', value: n! };
       }
       default:

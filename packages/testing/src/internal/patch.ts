@@ -65,7 +65,15 @@ export function patch(s: Storage, target: Target, req: CoreRequest): BufferedRes
   let patched: Json;
   if (contentType === 'application/json-patch+json') patched = jsonPatch(current, patchBody);
   else {
-    if (!isObject(patchBody)) throw badRequest('error decoding patch: a merge patch must be a JSON object');
+    if (!isObject(patchBody)) {
+      // as the server decodes a patch that is not an object into a Go map (measured on kube-apiserver v1.37.2); a merge
+      // patch of null is told as its JSON patch library's error
+      const strategic = contentType === 'application/strategic-merge-patch+json';
+      if (patchBody === null && !strategic) throw badRequest('Invalid JSON Patch');
+      const what = patchBody === null ? 'null' : Array.isArray(patchBody) ? 'array' : typeof patchBody === 'string' ? 'string' : typeof patchBody === 'boolean' ? 'bool' : 'number';
+      const words = `json: cannot unmarshal ${what} into Go value of type map[string]interface {}`;
+      throw badRequest(strategic ? words : `error decoding patch: ${words}`);
+    }
     patched = (contentType === 'application/merge-patch+json' ? mergePatch(current, patchBody) : strategicMerge(current, patchBody, t.st.shape)) as Json;
   }
   if (!isObject(patched)) throw badRequest('the patch does not leave an object');

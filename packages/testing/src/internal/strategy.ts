@@ -299,12 +299,42 @@ function strictDecodingError(t: Target, unknown: readonly string[]): Error {
   return badRequest(`${t.st.type.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.st.type.kind}: strict decoding error: ${unknown.map((p) => `unknown field ${JSON.stringify(p)}`).join(', ')}`);
 }
 
+/** What apimachinery's IsConfigMapKey says of a ConfigMap's or Secret's key, each problem a message (kube-apiserver v1.37.2's words). */
+function configKeyProblems(key: string): string[] {
+  const problems: string[] = [];
+  if (key.length > 253) problems.push('must be no more than 253 characters');
+  if (!/^[-._a-zA-Z0-9]+$/.test(key)) problems.push("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')");
+  if (key === '.') problems.push("must not be '.'");
+  else if (key === '..') problems.push("must not be '..'");
+  else if (key.startsWith('..')) problems.push("must not start with '..'");
+  return problems;
+}
+
+/**
+ * The keys of a ConfigMap's `data` and `binaryData` (a key in both is a duplicate, told at `binaryData`) or a Secret's
+ * `data` and `stringData`, as ValidateConfigMap and ValidateSecret check them (found by probing JSON patches).
+ */
+function configKeyErrors(kind: 'ConfigMap' | 'Secret', obj: Json): FieldError[] {
+  const errors: FieldError[] = [];
+  const keysOf = (field: string): string[] => (isObject(obj[field]) ? Object.keys(obj[field]).sort() : []);
+  const fields = kind === 'ConfigMap' ? ['data', 'binaryData'] : ['data', 'stringData'];
+  for (const field of fields) {
+    for (const key of keysOf(field)) for (const detail of configKeyProblems(key)) errors.push({ type: 'FieldValueInvalid', field: `${field}[${key}]`, value: key, detail });
+  }
+  if (kind === 'ConfigMap') {
+    const data = new Set(keysOf('data'));
+    for (const key of keysOf('binaryData')) if (data.has(key)) errors.push({ type: 'FieldValueInvalid', field: `data[${key}]`, value: key, detail: 'duplicate of key present in binaryData' });
+  }
+  return errors;
+}
+
 export function validate(s: Storage, t: Target, obj: Json, old: Json | undefined, changed: { readonly deletionTimestamp?: unknown; readonly deletionGracePeriodSeconds?: unknown } = {}): string[] {
   const m = obj['metadata'] as Json;
   const name = typeof m['name'] === 'string' ? m['name'] : '';
   const oldFinalizers = old ? (((old['metadata'] as Json)['finalizers'] as string[] | undefined) ?? []) : [];
   const warnings = t.st.type.builtin ? undefined : { list: [] as string[], old: oldFinalizers };
   const errors = validateMetadata(t.st.type.group, t.st.type.kind, m, t.st.type.namespaced, warnings);
+  if (t.st.type.builtin && t.st.type.group === '' && (t.st.type.kind === 'ConfigMap' || t.st.type.kind === 'Secret')) errors.push(...configKeyErrors(t.st.type.kind, obj));
   if (!old && t.st.type.group === 'batch' && t.st.type.kind === 'Job' && name.length > 63 && (obj['spec'] as Json | undefined)?.['manualSelector'] !== true) {
     // a Job's name becomes a label of its template (job-name), which a label value's 63 bytes bound (found by the widened fuzzer)
     errors.push({ type: 'FieldValueInvalid', field: 'spec.template.labels', value: name, detail: 'must be no more than 63 bytes' });
