@@ -8,6 +8,7 @@
 import fastJsonPatch from 'fast-json-patch';
 import type { Operation } from 'fast-json-patch';
 import type { Shape } from './schema.js';
+import { goFormat } from './go-format.js';
 import { isObject, sameJson } from './json.js';
 import type { Json } from './json.js';
 import { ApiError, badRequest, statusOf } from './status.js';
@@ -85,7 +86,8 @@ export function strategicMerge(target: unknown, patch: unknown, shape: Shape, pa
     const { $patch: _p, ...rest } = patch;
     return rest;
   }
-  if (directive !== undefined && directive !== 'merge') throw badRequest(`Unknown patch type: ${JSON.stringify(directive)}`);
+  // the server's 500, naming the map it found the directive in as Go prints it (measured on kube-apiserver v1.37.2)
+  if (directive !== undefined && directive !== 'merge') throw new ApiError(statusOf(500, undefined, `unknown patch type: ${goFormat(directive)} in map: ${goFormat(patch)}`));
   if (shape.patchReplace(path) && path.length > 0) {
     const { $patch: _p, ...rest } = patch;
     return rest;

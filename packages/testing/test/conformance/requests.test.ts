@@ -92,6 +92,7 @@ const CASES: Case[] = [
   { what: 'a merge patch that is a string', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { dryRun: 'All' }, body: '"s"', contentType: 'application/merge-patch+json', status: 400, reason: 'BadRequest', message: 'error decoding patch: json: cannot unmarshal string into Go value of type map[string]interface {}' },
   { what: 'a merge patch that is null', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { dryRun: 'All' }, body: 'null', contentType: 'application/merge-patch+json', status: 400, reason: 'BadRequest', message: 'Invalid JSON Patch' },
   { what: 'a strategic merge patch that is a list', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { dryRun: 'All' }, body: '[1,2]', contentType: 'application/strategic-merge-patch+json', status: 400, reason: 'BadRequest', message: 'json: cannot unmarshal array into Go value of type map[string]interface {}' },
+  { what: 'a strategic merge patch with an unknown $patch directive', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { dryRun: 'All' }, body: { metadata: { $patch: 'bogus' } }, contentType: 'application/strategic-merge-patch+json', status: 500, message: 'unknown patch type: bogus in map: map[$patch:bogus]' },
 ];
 
 describe.each(BACKENDS)('raw requests ($backend)', ({ backend }) => {
