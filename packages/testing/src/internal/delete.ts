@@ -150,13 +150,14 @@ function gcFinalizers(current: readonly string[], orphanDependents: unknown, pol
 export function deleteCollection(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
   const opts = deleteOptions(req);
   const dry = isDry(opts);
-  // the list options (the selectors) are checked first, then the delete options (kube-apiserver's DeleteCollection handler)
-  const { match, filtered } = selection(t.st, t.namespace, req.query, 'deletecollection');
-  validateDeleteOptions(opts);
-  // the server lists first (with the list options, `limit` too), then deletes what the page holds: one page, with a continue token for the rest
+  // the list options are decoded first (a malformed `limit` is their 400; found by the widened fuzzer), the selectors
+  // checked, then the delete options (kube-apiserver's DeleteCollection handler)
   const limitParam = req.query.get('limit');
   // a negative limit is no limit, as a list's
   const limit = limitParam === null || limitParam === '' ? 0 : Math.max(0, int64Param(limitParam));
+  const { match, filtered } = selection(t.st, t.namespace, req.query, 'deletecollection');
+  validateDeleteOptions(opts);
+  // the server lists first (with the list options, `limit` too), then deletes what the page holds: one page, with a continue token for the rest
   const listRv = s.resourceVersion;
   const matching = [...t.st.objects.keys()].sort().filter((k) => match(t.st.objects.get(k)!));
   const page = limit > 0 ? matching.slice(0, limit) : matching;

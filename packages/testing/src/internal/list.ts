@@ -12,6 +12,8 @@ import type { AsForm, Negotiated } from './negotiation.js';
 import { buffered, int64Param, parseRv } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
 import { selection } from './selection.js';
+import type { Selection } from './selection.js';
+import { parseLabelSelector } from './selectors.js';
 import { ApiError, badRequest, expired, invalid, notFound, statusOf } from './status.js';
 import type { FieldError } from './status.js';
 import { apiVersionOf, gr, partial, render } from './storage.js';
@@ -90,12 +92,16 @@ export function list(s: Storage, t: Target, req: CoreRequest, form: Negotiated =
   // a list at "any" resourceVersion is the watch cache's whole answer: the server ignores its limit (the cacher's
   // computeListLimit; measured on kube-apiserver v1.37.2: three ConfigMaps at `resourceVersion=0&limit=1`, no continue)
   if (rvParam === '0') limit = 0;
-  const selected = selection(t.st, t.namespace, q);
+  // the label selector is parsed as the query is decoded (its 400 first); the field selector is converted after the
+  // options are validated (a ListOptions 422 before an unsupported field's 400; found by the widened fuzzer)
+  parseLabelSelector(q.get('labelSelector') ?? undefined);
+  let selected: Selection;
 
   let atRv = s.resourceVersion;
   let start = '';
   if (cont) {
     if (rvParam !== '' && rvParam !== '0') throw badRequest('specifying resource version is not allowed when using continue');
+    selected = selection(t.st, t.namespace, q);
     const token = decodeContinue(cont);
     if (token.rv < s.compacted) {
       throw expired(
@@ -113,6 +119,8 @@ export function list(s: Storage, t: Target, req: CoreRequest, form: Negotiated =
       if (rvMatch === 'Exact' && rvParam === '0') errors.push({ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"' });
     }
     if (errors.length > 0) throw listOptionsInvalid(errors);
+    // the field selector's conversion, in the handler: before the storage's 410s and 504s
+    selected = selection(t.st, t.namespace, q);
     if (rvMatch === 'Exact') {
       const rv = parseRv(rvParam, 'resourceVersion');
       if (rv > s.resourceVersion) throw tooLarge();

@@ -68,7 +68,15 @@ export type Step =
 export type DuplicateKey = 'top' | 'metadata' | 'data';
 
 const name = fc.constantFrom(...NAMES);
-const labels = fc.dictionary(fc.constantFrom(...LABEL_KEYS), fc.constantFrom(...LABEL_VALUES), { maxKeys: 2 });
+/**
+ * Now and then a value the server refuses, at the edges of its rule (found by hand first: each rule's words and
+ * whether each problem is an error of its own): `common` most of the time, one of `rare` about one time in `1 + odds`.
+ */
+const sometimes = <T>(common: fc.Arbitrary<T>, rare: readonly T[], odds = 12): fc.Arbitrary<T> => fc.oneof({ weight: odds, arbitrary: common }, { weight: 1, arbitrary: fc.constantFrom(...rare) });
+/** Keys of labels, annotations and finalizers that break a part of the qualified-name rule: slashes, the prefix, the name's length, emptiness. */
+const BAD_KEYS = ['a/b/c', '', 'A_/x', '-x', `example.com/${'a'.repeat(64)}`, '/x'] as const;
+const labelKey = sometimes<string>(fc.constantFrom(...LABEL_KEYS), BAD_KEYS, 20);
+const labels = fc.dictionary(labelKey, sometimes<string>(fc.constantFrom(...LABEL_VALUES), [`-${'a'.repeat(70)}`, 'a b'], 20), { maxKeys: 2 });
 const labelsOrNull = fc.dictionary(fc.constantFrom(...LABEL_KEYS), fc.option(fc.constantFrom(...LABEL_VALUES), { nil: null }), { maxKeys: 2 });
 /**
  * Owner references a write may carry: two owners (fixed uids), as a
@@ -76,12 +84,12 @@ const labelsOrNull = fc.dictionary(fc.constantFrom(...LABEL_KEYS), fc.option(fc.
  * same owner differently conflict on the server.
  */
 const ownerReference = fc
-  .record({ owner: fc.constantFrom('owner', 'other'), controller: fc.constantFrom<boolean | undefined>(true, false, undefined), blockOwnerDeletion: fc.constantFrom<boolean | undefined>(true, undefined) })
+  .record({ owner: sometimes<string>(fc.constantFrom('owner', 'other'), ['no-uid'], 20), controller: fc.constantFrom<boolean | undefined>(true, false, undefined), blockOwnerDeletion: fc.constantFrom<boolean | undefined>(true, undefined) })
   .map(({ owner, controller, blockOwnerDeletion }): Json => ({
     apiVersion: 'v1',
     kind: 'ConfigMap',
     name: owner,
-    uid: owner === 'owner' ? '11111111-1111-4111-8111-111111111111' : '22222222-2222-4222-8222-222222222222',
+    uid: owner === 'owner' ? '11111111-1111-4111-8111-111111111111' : owner === 'other' ? '22222222-2222-4222-8222-222222222222' : '',
     ...(controller === undefined ? {} : { controller }),
     ...(blockOwnerDeletion === undefined ? {} : { blockOwnerDeletion }),
   }));
@@ -90,8 +98,8 @@ const metadata = (n: string): fc.Arbitrary<Json> =>
   fc.record(
     {
       labels,
-      annotations: fc.dictionary(fc.constantFrom('note', 'example.com/x'), fc.constantFrom('1', 'two'), { maxKeys: 2 }),
-      finalizers: fc.subarray([...FINALIZERS], { maxLength: 1 }),
+      annotations: fc.dictionary(sometimes<string>(fc.constantFrom('note', 'example.com/x'), BAD_KEYS, 20), fc.constantFrom('1', 'two'), { maxKeys: 2 }),
+      finalizers: sometimes<string[]>(fc.subarray([...FINALIZERS], { maxLength: 1 }), [['a/b/c'], [`example.com/${'a'.repeat(64)}`]], 20),
       ownerReferences: fc.option(ownerReferences, { nil: undefined, freq: 3 }).map((o) => o),
     },
     { requiredKeys: [] },
@@ -133,7 +141,7 @@ const acceptFor = (builtin: boolean): fc.Arbitrary<string> => fc.constantFrom(..
 
 const dataValue = fc.oneof({ weight: 6, arbitrary: fc.constantFrom('1', 'two', '') }, { weight: 1, arbitrary: fc.constantFrom<unknown>(3, null) });
 const base64Value = fc.oneof({ weight: 5, arbitrary: fc.constantFrom('YQ==', 'dHdv', '') }, { weight: 1, arbitrary: fc.constantFrom('YQ', 'not base64!') });
-const data = fc.dictionary(fc.constantFrom('x', 'y', 'z'), dataValue, { maxKeys: 3 });
+const data = fc.dictionary(sometimes<string>(fc.constantFrom('x', 'y', 'z'), ['a/b', '..x', '.'], 20), dataValue, { maxKeys: 3 });
 const spec = fc.record(
   {
     size: fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 0, max: 3 }) }, { weight: 1, arbitrary: fc.constant<unknown>('big') }),
@@ -272,14 +280,14 @@ type DeleteStep = Extract<Step, { op: 'delete' | 'deletecollection' }>;
 /** A delete of `kind` named `n`, with options in a body, the query, both or neither. */
 function deleteStep(kind: number, n: string): fc.Arbitrary<DeleteStep> {
   return fc
-    .tuple(deleteBody, fc.record({ dryRun: fc.constantFrom('All'), propagationPolicy: fc.constantFrom('Orphan', 'Foreground'), orphanDependents: fc.oneof(fc.constantFrom('true', 'false'), goBool), gracePeriodSeconds: fc.constantFrom('0', '30') }, { requiredKeys: [] }))
+    .tuple(deleteBody, fc.record({ dryRun: fc.constantFrom('All'), propagationPolicy: fc.constantFrom('Orphan', 'Foreground'), orphanDependents: fc.oneof(fc.constantFrom('true', 'false'), goBool), gracePeriodSeconds: sometimes(fc.constantFrom('0', '30'), ['1.5', 'x', '99999999999999999999']) }, { requiredKeys: [] }))
     .map(([b, query]): DeleteStep => ({ op: 'delete', kind, name: n, body: b, query }));
 }
 
 /** A delete-collection of `kind` by label, with options in a body (preconditions naming `n`), the query, both or neither. */
 function deleteCollectionStep(kind: number, n: string): fc.Arbitrary<DeleteStep> {
   return fc
-    .tuple(deleteBody, fc.record({ labelSelector: fc.constantFrom('app=x', 'tier', '!app'), dryRun: fc.constantFrom('All'), limit: fc.constantFrom('1', '2') }, { requiredKeys: [] }))
+    .tuple(deleteBody, fc.record({ labelSelector: fc.constantFrom('app=x', 'tier', '!app'), dryRun: fc.constantFrom('All'), limit: sometimes(fc.constantFrom('1', '2'), ['x', '-1']) }, { requiredKeys: [] }))
     .map(([b, query]): DeleteStep => ({ op: 'deletecollection', kind, name: n, body: b, query }));
 }
 
@@ -319,9 +327,10 @@ export const step: fc.Arbitrary<Step> = kindIndex.chain((kind): fc.Arbitrary<Ste
       .tuple(
         fc.record(
           {
-            labelSelector: fc.constantFrom('app=x', 'app in (x,y)', 'tier', 'app!=y'),
-            fieldSelector: fc.constantFrom('metadata.name=a', 'metadata.name!=b'),
-            limit: fc.constantFrom('1', '2'),
+            labelSelector: sometimes(fc.constantFrom('app=x', 'app in (x,y)', 'tier', 'app!=y'), ['a in (b', '-a=x', 'app<x/y', 'a/b/c=x', 'x=-y']),
+            fieldSelector: sometimes(fc.constantFrom('metadata.name=a', 'metadata.name!=b'), ['spec.x=1', 'status.replicas=1', 'type=Opaque', 'status.phase=Running']),
+            limit: sometimes(fc.constantFrom('1', '2'), ['-5', 'x', '1.5', '99999999999999999999']),
+            timeoutSeconds: sometimes(fc.constantFrom('30'), ['x', '1.5'], 4),
             resourceVersion: fc.constantFrom(...RVS),
             resourceVersionMatch: fc.constantFrom('NotOlderThan', 'Exact'),
           },
