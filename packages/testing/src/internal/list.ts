@@ -85,10 +85,11 @@ export function list(s: Storage, t: Target, req: CoreRequest, form: Negotiated =
   const rvParam = q.get('resourceVersion') ?? '';
   const rvMatch = q.get('resourceVersionMatch') ?? '';
   const limitParam = q.get('limit');
-  // as Go's ParseInt reads it; a negative limit is no limit (measured on kube-apiserver v1.37.2: `limit=-5` lists all)
-  let limit = limitParam === null || limitParam === '' ? 0 : Math.max(0, int64Param(limitParam));
+  // as Go's ParseInt reads them, in ListOptions' field order (timeoutSeconds before limit; found by the widened fuzzer);
+  // a negative limit is no limit (measured on kube-apiserver v1.37.2: `limit=-5` lists all)
   const timeoutParam = q.get('timeoutSeconds');
   if (timeoutParam !== null && timeoutParam !== '') int64Param(timeoutParam);
+  let limit = limitParam === null || limitParam === '' ? 0 : Math.max(0, int64Param(limitParam));
   // a list at "any" resourceVersion is the watch cache's whole answer: the server ignores its limit (the cacher's
   // computeListLimit; measured on kube-apiserver v1.37.2: three ConfigMaps at `resourceVersion=0&limit=1`, no continue)
   if (rvParam === '0') limit = 0;

@@ -93,6 +93,7 @@ const CASES: Case[] = [
   { what: 'a merge patch that is null', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { dryRun: 'All' }, body: 'null', contentType: 'application/merge-patch+json', status: 400, reason: 'BadRequest', message: 'Invalid JSON Patch' },
   { what: 'a strategic merge patch that is a list', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { dryRun: 'All' }, body: '[1,2]', contentType: 'application/strategic-merge-patch+json', status: 400, reason: 'BadRequest', message: 'json: cannot unmarshal array into Go value of type map[string]interface {}' },
   { what: 'a strategic merge patch with an unknown $patch directive', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { dryRun: 'All' }, body: { metadata: { $patch: 'bogus' } }, contentType: 'application/strategic-merge-patch+json', status: 500, message: 'unknown patch type: bogus in map: map[$patch:bogus]' },
+  { what: 'a list with timeoutSeconds and limit both malformed (ListOptions field order: timeoutSeconds first)', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps', query: { limit: 'x', timeoutSeconds: '1.5' }, status: 400, reason: 'BadRequest', message: 'strconv.ParseInt: parsing "1.5": invalid syntax' },
 ];
 
 describe.each(BACKENDS)('raw requests ($backend)', ({ backend }) => {
