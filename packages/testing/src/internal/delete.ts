@@ -11,7 +11,7 @@ import type { Json } from './json.js';
 import { encodeContinue, existing } from './list.js';
 import { buffered, dryRun, goBool, int64Param, parseJsonBody, withWarnings } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
-import { selection } from './selection.js';
+import { decodeListQuery, selection } from './selection.js';
 import { conflict, invalid, success } from './status.js';
 import type { FieldError } from './status.js';
 import { apiVersionOf, gr, kindGr, render } from './storage.js';
@@ -33,7 +33,11 @@ function deleteOptions(req: CoreRequest): Json {
   // a pointer in DeleteOptions: set whenever given (even empty), its value as Go reads a boolean
   if (orphan !== null) fromQuery['orphanDependents'] = goBool(orphan);
   const grace = q.get('gracePeriodSeconds');
-  if (grace !== null && grace !== '') fromQuery['gracePeriodSeconds'] = int64Param(grace);
+  if (grace !== null && grace !== '') {
+    // exact, as a body's int64 is (parseJson): a number while it is one, a bigint past 2^53
+    const n = int64Param(grace);
+    fromQuery['gracePeriodSeconds'] = n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
+  }
   if (dryRun(req)) fromQuery['dryRun'] = ['All'];
   return fromQuery;
 }
@@ -152,10 +156,9 @@ export function deleteCollection(s: Storage, t: Target, req: CoreRequest): Buffe
   const dry = isDry(opts);
   // the list options are decoded first (a malformed `limit` is their 400; found by the widened fuzzer), the selectors
   // checked, then the delete options (kube-apiserver's DeleteCollection handler)
-  const limitParam = req.query.get('limit');
-  // a negative limit is no limit, as a list's
-  const limit = limitParam === null || limitParam === '' ? 0 : Math.max(0, int64Param(limitParam));
-  const { match, filtered } = selection(t.st, t.namespace, req.query, 'deletecollection');
+  const decoded = decodeListQuery(req.query);
+  const limit = decoded.limit;
+  const { match, filtered } = selection(t.st, t.namespace, decoded, req.query, 'deletecollection');
   validateDeleteOptions(opts);
   // the server lists first (with the list options, `limit` too), then deletes what the page holds: one page, with a continue token for the rest
   const listRv = s.resourceVersion;

@@ -9,11 +9,10 @@ import type { Json } from './json.js';
 import { objKey } from './json.js';
 import { formMismatch } from './negotiation.js';
 import type { AsForm, Negotiated } from './negotiation.js';
-import { buffered, int64Param, parseRv } from './request-info.js';
+import { buffered, parseRv } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
-import { selection } from './selection.js';
+import { decodeListQuery, selection } from './selection.js';
 import type { Selection } from './selection.js';
-import { parseLabelSelector } from './selectors.js';
 import { ApiError, badRequest, expired, invalid, notFound, statusOf } from './status.js';
 import type { FieldError } from './status.js';
 import { apiVersionOf, gr, partial, render } from './storage.js';
@@ -84,25 +83,19 @@ export function list(s: Storage, t: Target, req: CoreRequest, form: Negotiated =
   const cont = q.get('continue') ?? '';
   const rvParam = q.get('resourceVersion') ?? '';
   const rvMatch = q.get('resourceVersionMatch') ?? '';
-  const limitParam = q.get('limit');
-  // as Go's ParseInt reads them, in ListOptions' field order (timeoutSeconds before limit; found by the widened fuzzer);
-  // a negative limit is no limit (measured on kube-apiserver v1.37.2: `limit=-5` lists all)
-  const timeoutParam = q.get('timeoutSeconds');
-  if (timeoutParam !== null && timeoutParam !== '') int64Param(timeoutParam);
-  let limit = limitParam === null || limitParam === '' ? 0 : Math.max(0, int64Param(limitParam));
+  // the query decoded first (malformed integers and selectors are 400s); a field the kind does not support is refused
+  // after the options are validated (a ListOptions 422 before it; found by the widened fuzzer)
+  const decoded = decodeListQuery(q);
   // a list at "any" resourceVersion is the watch cache's whole answer: the server ignores its limit (the cacher's
   // computeListLimit; measured on kube-apiserver v1.37.2: three ConfigMaps at `resourceVersion=0&limit=1`, no continue)
-  if (rvParam === '0') limit = 0;
-  // the label selector is parsed as the query is decoded (its 400 first); the field selector is converted after the
-  // options are validated (a ListOptions 422 before an unsupported field's 400; found by the widened fuzzer)
-  parseLabelSelector(q.get('labelSelector') ?? undefined);
+  const limit = rvParam === '0' ? 0 : decoded.limit;
   let selected: Selection;
 
   let atRv = s.resourceVersion;
   let start = '';
   if (cont) {
     if (rvParam !== '' && rvParam !== '0') throw badRequest('specifying resource version is not allowed when using continue');
-    selected = selection(t.st, t.namespace, q);
+    selected = selection(t.st, t.namespace, decoded, q);
     const token = decodeContinue(cont);
     if (token.rv < s.compacted) {
       throw expired(
@@ -121,7 +114,7 @@ export function list(s: Storage, t: Target, req: CoreRequest, form: Negotiated =
     }
     if (errors.length > 0) throw listOptionsInvalid(errors);
     // the field selector's conversion, in the handler: before the storage's 410s and 504s
-    selected = selection(t.st, t.namespace, q);
+    selected = selection(t.st, t.namespace, decoded, q);
     if (rvMatch === 'Exact') {
       const rv = parseRv(rvParam, 'resourceVersion');
       if (rv > s.resourceVersion) throw tooLarge();

@@ -137,24 +137,24 @@ export function requestInfo(path: string): RequestInfo {
 }
 
 /**
+ * An integer query parameter as the server's parameter codec reads it (Go's
+ * `strconv.ParseInt(text, 10, 64)`), exactly (a bigint: an int64 may be past
+ * 2^53); a malformed or out-of-range one is its 400, in its words (measured
+ * on kube-apiserver v1.37.2: `limit`, `timeoutSeconds`, `gracePeriodSeconds`).
+ */
+export function int64Param(text: string): bigint {
+  if (!/^[+-]?[0-9]+$/.test(text)) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(text)}: invalid syntax`);
+  const n = BigInt(text);
+  if (n > 9223372036854775807n || n < -9223372036854775808n) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(text)}: value out of range`);
+  return n;
+}
+
+/**
  * A boolean query value as the API server's parameter codec reads it
  * (apimachinery's string-to-bool conversion): absent is false, `false` in
  * any case and `0` are false, anything else (`True`, `yes`, `no`, empty) is
  * true.
  */
-/**
- * An integer query parameter as the server's parameter codec reads it (Go's
- * `strconv.ParseInt(text, 10, 64)`); a malformed or out-of-range one is its
- * 400, in its words (measured on kube-apiserver v1.37.2: `limit`,
- * `timeoutSeconds`, `gracePeriodSeconds`).
- */
-export function int64Param(text: string): number {
-  if (!/^[+-]?[0-9]+$/.test(text)) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(text)}: invalid syntax`);
-  const n = BigInt(text);
-  if (n > 9223372036854775807n || n < -9223372036854775808n) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(text)}: value out of range`);
-  return Number(n);
-}
-
 export function goBool(value: string | null): boolean {
   if (value === null) return false;
   return value !== '0' && value.toLowerCase() !== 'false';

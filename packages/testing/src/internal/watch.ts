@@ -9,10 +9,10 @@
 import { stringifyJson } from '@kubeloop/scheme';
 import type { Json } from './json.js';
 import { listOptionsInvalid, tooLarge } from './list.js';
-import { acceptAs, goBool, int64Param, parseRv } from './request-info.js';
+import { acceptAs, goBool, parseRv } from './request-info.js';
 import type { CoreRequest, Target, WatchSession } from './request-info.js';
 import { typeKey } from './resources.js';
-import { selection } from './selection.js';
+import { decodeListQuery, selection } from './selection.js';
 import { badRequest, statusOf } from './status.js';
 import type { FieldError } from './status.js';
 import { apiVersionOf, partial, render } from './storage.js';
@@ -87,10 +87,11 @@ export class Watches {
     const rvMatch = q.get('resourceVersionMatch') ?? '';
     const sie = q.get('sendInitialEvents');
     const bookmarks = goBool(q.get('allowWatchBookmarks'));
-    const timeoutParam = q.get('timeoutSeconds');
-    const timeoutSeconds = timeoutParam === null || timeoutParam === '' ? 0 : int64Param(timeoutParam);
-    if (timeoutSeconds < 0) throw badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeoutParam)}`);
-    const { match } = selection(t.st, t.namespace, q);
+    // the query decoded first (malformed integers and selectors are 400s), the options validated, then the kind's
+    // support of the field selector (a ListOptions 422 before its 400, as for a list)
+    const decoded = decodeListQuery(q);
+    const timeoutSeconds = decoded.timeoutSeconds;
+    if (timeoutSeconds < 0) throw badRequest(`invalid timeoutSeconds: ${JSON.stringify(q.get('timeoutSeconds'))}`);
     const sendInitial = goBool(sie);
     // the watch's options checked as the API server's ListOptions validation checks them: every problem at once
     const errors: FieldError[] = [];
@@ -100,6 +101,7 @@ export class Watches {
       if (rvMatch !== 'NotOlderThan') errors.push({ type: 'FieldValueNotSupported', field: 'resourceVersionMatch', value: rvMatch, detail: 'supported values: "NotOlderThan"' });
     }
     if (errors.length > 0) throw listOptionsInvalid(errors);
+    const { match } = selection(t.st, t.namespace, decoded, q);
     const metadataOnly = acceptAs(req.accept) === 'PartialObjectMetadata';
     const apiVersion = apiVersionOf(t.st.type, t.version);
     const renderObject = (obj: Json): Json => {
@@ -180,7 +182,8 @@ export class Watches {
         };
         this.watchers.add(watcher);
         if (timeoutSeconds > 0) {
-          timer = setTimeout(() => watcher?.end(), timeoutSeconds * 1000);
+          // Node's timers hold at most 2^31-1 ms (past it they fire at once): a longer timeout is one no test outlives
+          timer = setTimeout(() => watcher?.end(), Math.min(timeoutSeconds * 1000, 2 ** 31 - 1));
           timer.unref();
         }
       },

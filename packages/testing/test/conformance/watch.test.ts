@@ -221,4 +221,14 @@ describe.each(BACKENDS)('watches ($backend)', ({ backend }) => {
     expect(seen).toEqual([]);
     expect(Date.now() - started).toBeLessThan(14_000);
   });
+
+  it('a timeoutSeconds longer than a timer holds (40 days) keeps the stream open', async () => {
+    const client = h().client();
+    const run = h().name('long');
+    const events = await client.watch(ConfigMap, { namespace: h().namespace, labelSelector: { run }, timeoutSeconds: 40 * 24 * 3600, allowWatchBookmarks: false });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await client.create(configMap(h().namespace, run, {}, { run }));
+    const seen = await collect(events, (e) => e.length > 0, 15_000);
+    expect(summary(seen)).toEqual([`ADDED ${run}`]);
+  });
 });
