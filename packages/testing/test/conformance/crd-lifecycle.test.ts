@@ -12,16 +12,8 @@
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../src/index.js';
 import { BACKENDS, useBackend } from './backends.js';
-import { raw } from './support.js';
+import { raw, thingCRD } from './support.js';
 
-function crd(group: string): Record<string, unknown> {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `things.${group}` },
-    spec: { group, scope: 'Namespaced', names: { plural: 'things', singular: 'thing', kind: 'Thing', listKind: 'ThingList' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
-  };
-}
 
 describe.each(BACKENDS)('CRD lifecycle ($backend)', ({ backend }) => {
   const h = useBackend(backend);
@@ -29,7 +21,7 @@ describe.each(BACKENDS)('CRD lifecycle ($backend)', ({ backend }) => {
   it('a created CRD has the strategy\'s zero status; established, kube-apiserver owns the names and conditions it wrote, and the Terminating reason and message when its deletion starts', async () => {
     const group = `${h().name('status')}.conformance.kubeloop.dev`;
     const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.${group}`;
-    const created = await raw(h(), 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd(group) });
+    const created = await raw(h(), 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: thingCRD(group) });
     expect([created.status, created.body['status']]).toEqual([201, { conditions: null, acceptedNames: { plural: '', kind: '' }, storedVersions: ['v1'] }]);
     type Entry = { manager: string; operation: string; subresource?: string; fieldsV1: Record<string, unknown> };
     const entries = async (): Promise<Record<string, unknown>> => {
@@ -56,7 +48,7 @@ describe.each(BACKENDS)('CRD lifecycle ($backend)', ({ backend }) => {
     const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.${group}`;
     const path = `/apis/${group}/v1/namespaces/${h().namespace}/things`;
     const thing = (name: string, finalizers?: string[]): Record<string, unknown> => ({ apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name, ...(finalizers ? { finalizers } : {}) } });
-    expect((await raw(h(), 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd(group) })).status).toBe(201);
+    expect((await raw(h(), 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: thingCRD(group) })).status).toBe(201);
     await eventually(async () => expect((await raw(h(), 'POST', path, { body: thing('held', ['example.com/hold']) })).status).toBe(201), { timeoutMs: 15_000 });
     expect((await raw(h(), 'POST', path, { body: thing('free') })).status).toBe(201);
 

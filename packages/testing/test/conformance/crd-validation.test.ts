@@ -14,18 +14,13 @@
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../src/index.js';
 import { BACKENDS, useBackend } from './backends.js';
-import { raw } from './support.js';
+import { raw, thingCRD } from './support.js';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const BASE = 'spec.validation.openAPIV3Schema.properties[spec]';
 
 function crd(group: string, spec: Record<string, unknown>): Record<string, unknown> {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `things.${group}` },
-    spec: { group, scope: 'Namespaced', names: { plural: 'things', singular: 'thing', kind: 'Thing', listKind: 'ThingList' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec } } } }] },
-  };
+  return thingCRD(group, { type: 'object', properties: { spec } });
 }
 
 /** A refusal's causes as `field: message`, sorted (the server checks sibling properties in Go's map order). */

@@ -13,17 +13,12 @@
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../src/index.js';
 import { BACKENDS, useBackend } from './backends.js';
-import { raw } from './support.js';
+import { raw, thingCRD } from './support.js';
 
 const MERGE = 'application/merge-patch+json';
 
 function crd(group: string, spec: Record<string, unknown>, resourceVersion?: string): Record<string, unknown> {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `things.${group}`, ...(resourceVersion ? { resourceVersion } : {}) },
-    spec: { group, scope: 'Namespaced', names: { plural: 'things', singular: 'thing', kind: 'Thing', listKind: 'ThingList' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec } } } }] },
-  };
+  return thingCRD(group, { type: 'object', properties: { spec } }, resourceVersion);
 }
 
 describe.each(BACKENDS)('a CRD schema changed under stored objects ($backend)', ({ backend }) => {

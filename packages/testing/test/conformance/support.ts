@@ -107,3 +107,17 @@ export function fieldsByManager(obj: KubeObject): Record<string, unknown> {
 }
 
 export type { Client };
+
+/**
+ * The CRD of a kind of a test's own: `things` (kind `Thing`) in `group`, one
+ * served and stored version `v1` with `openAPIV3Schema` (by default one that
+ * keeps any field); `resourceVersion` to update it.
+ */
+export function thingCRD(group: string, openAPIV3Schema: Record<string, unknown> = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, resourceVersion?: string): Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `things.${group}`, ...(resourceVersion ? { resourceVersion } : {}) },
+    spec: { group, scope: 'Namespaced', names: { plural: 'things', singular: 'thing', kind: 'Thing', listKind: 'ThingList' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema } }] },
+  };
+}

@@ -14,16 +14,8 @@
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../src/index.js';
 import { BACKENDS, useBackend } from './backends.js';
-import { configMap, raw } from './support.js';
+import { configMap, raw, thingCRD } from './support.js';
 
-function crd(group: string): Record<string, unknown> {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `things.${group}` },
-    spec: { group, scope: 'Namespaced', names: { plural: 'things', singular: 'thing', kind: 'Thing', listKind: 'ThingList' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
-  };
-}
 
 const TABLE = 'application/json;as=Table;g=meta.k8s.io;v=v1';
 
@@ -34,7 +26,7 @@ describe.each(BACKENDS)('the watch cache\'s resourceVersion ($backend)', ({ back
     const group = `${h().name('cache-rv')}.conformance.kubeloop.dev`;
     const path = `/apis/${group}/v1/namespaces/${h().namespace}/things`;
     const thing = (name: string): Record<string, unknown> => ({ apiVersion: `${group}/v1`, kind: 'Thing', metadata: { name } });
-    expect((await raw(h(), 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd(group) })).status).toBe(201);
+    expect((await raw(h(), 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: thingCRD(group) })).status).toBe(201);
     await eventually(async () => expect((await raw(h(), 'POST', path, { body: thing('a') })).status).toBe(201), { timeoutMs: 15_000 });
     const b = await raw(h(), 'POST', path, { body: thing('b') });
     const rvB = (b.body['metadata'] as { resourceVersion: string }).resourceVersion;
