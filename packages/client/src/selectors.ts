@@ -31,6 +31,9 @@ const NAME_RULE = `must consist of alphanumeric characters, '-', '_' or '.', and
 const SUBDOMAIN_RULE = `a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`;
 const INT64_MAX = 9223372036854775807n;
 
+/** A length as Go's len() of a string gives it: UTF-8 bytes, which the server's bounds count. */
+const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
+
 /**
  * Why a label key is invalid (`[prefix/]name`: an optional DNS subdomain
  * prefix, a name of at most 63 characters), or undefined if it is valid.
@@ -67,12 +70,12 @@ export function labelKeyProblems(key: string): string[] {
     const prefix = parts[0]!;
     if (prefix.length === 0) problems.push('prefix part must be non-empty');
     else {
-      if (prefix.length > 253) problems.push('prefix part must be no more than 253 bytes');
+      if (bytes(prefix) > 253) problems.push('prefix part must be no more than 253 bytes');
       if (!SUBDOMAIN.test(prefix)) problems.push(`prefix part ${SUBDOMAIN_RULE}`);
     }
   }
   if (name.length === 0) problems.push('name part must be non-empty');
-  else if (name.length > 63) problems.push('name part must be no more than 63 bytes');
+  else if (bytes(name) > 63) problems.push('name part must be no more than 63 bytes');
   if (!NAME.test(name)) problems.push(`name part ${NAME_RULE}`);
   return problems;
 }
@@ -103,7 +106,7 @@ export function labelValueProblem(value: string): string | undefined {
  */
 export function labelValueProblems(value: string): string[] {
   const problems: string[] = [];
-  if (value.length > 63) problems.push('must be no more than 63 bytes');
+  if (bytes(value) > 63) problems.push('must be no more than 63 bytes');
   if (!VALUE.test(value)) {
     problems.push(
       `a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
@@ -316,7 +319,8 @@ export function parseLabelSelector(selector: Selector | undefined): LabelRequire
     return new LabelParser(lex(text)).parse();
   } catch (e) {
     if (!(e instanceof SelectorSyntaxError)) throw e;
-    throw new ClientError('InvalidRequest', `invalid label selector ${JSON.stringify(text)}: ${e.message}`);
+    // the parser's words alone are the error's cause: what the API server's 400 says
+    throw new ClientError('InvalidRequest', `invalid label selector ${JSON.stringify(text)}: ${e.message}`, { cause: e });
   }
 }
 

@@ -14,19 +14,19 @@ export interface LabelSelector {
   readonly empty: boolean;
 }
 
-function asBadRequest<T>(parse: () => T, clientPrefix = ''): T {
+function asBadRequest<T>(parse: () => T, wordsOfCause = false): T {
   try {
     return parse();
   } catch (e) {
-    // the client names the selector before the parser's words (for its users); the server says the words only
-    if (isClientError(e)) throw badRequest(clientPrefix !== '' && e.message.startsWith(clientPrefix) ? e.message.slice(clientPrefix.length) : e.message);
+    // the client names the selector before the parser's words (for its users) and keeps the words as the cause
+    if (isClientError(e)) throw badRequest(wordsOfCause && e.cause instanceof Error ? e.cause.message : e.message);
     throw e;
   }
 }
 
 /** Parse a `labelSelector` query value; a refusal is the parser's error alone, as the server's 400 says it. */
 export function parseLabelSelector(text: string | undefined): LabelSelector {
-  const reqs = asBadRequest(() => parseLabels(text), `invalid label selector ${JSON.stringify(text ?? '')}: `);
+  const reqs = asBadRequest(() => parseLabels(text), true);
   return { empty: reqs.length === 0, matches: (labels) => matchesLabels(reqs, labels) };
 }
 

@@ -302,7 +302,8 @@ function strictDecodingError(t: Target, unknown: readonly string[]): Error {
 /** What apimachinery's IsConfigMapKey says of a ConfigMap's or Secret's key, each problem a message (kube-apiserver v1.37.2's words). */
 function configKeyProblems(key: string): string[] {
   const problems: string[] = [];
-  if (key.length > 253) problems.push('must be no more than 253 characters');
+  // Go's len(): bytes, though the message says characters
+  if (Buffer.byteLength(key, 'utf8') > 253) problems.push('must be no more than 253 characters');
   if (!/^[-._a-zA-Z0-9]+$/.test(key)) problems.push("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')");
   if (key === '.') problems.push("must not be '.'");
   else if (key === '..') problems.push("must not be '..'");
