@@ -37,6 +37,14 @@ async function startVerdaccio(dir: string): Promise<{ url: string; npmrc: string
       'auth:',
       '  htpasswd:',
       `    file: ${join(dir, 'htpasswd')}`,
+      // Tokens as JWTs, verified by their signature: the default (legacy) token makes Verdaccio check the user's
+      // bcrypt password again on every request, about 60 ms of CPU each, which made a project's `pnpm install`
+      // (hundreds of metadata requests, each carrying the npmrc's token) CPU-bound in Verdaccio: 28 s of its CPU.
+      'security:',
+      '  api:',
+      '    jwt:',
+      '      sign:',
+      '        expiresIn: 1d',
       'uplinks:',
       '  upstream:',
       `    url: ${upstream}`,
