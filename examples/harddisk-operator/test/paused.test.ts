@@ -80,8 +80,27 @@ describe('the example operator sharded: a replica paused past its lease with SIG
     /** `ids` hold every bucket between them, each about its share. */
     const settledOver = (ids: readonly string[]) => (held: Map<string, number[]>): boolean =>
       ids.every((id) => Math.abs((held.get(id)?.length ?? 0) - math.buckets / ids.length) < 1) && ids.reduce((n, id) => n + held.get(id)!.length, 0) === math.buckets;
-    const converged = (size: string): Promise<unknown> =>
-      eventually(`every disk Bound at ${size}`, async () => (await client.list(HardDisk, { namespace: NAMESPACE })).items.filter((d) => !(d.status?.phase === 'Bound' && d.status.observedGeneration === d.metadata?.generation && d.spec?.size === size)).length, (behind) => behind === 0);
+    const behindAt = async (size: string): Promise<HardDisk[]> =>
+      (await client.list(HardDisk, { namespace: NAMESPACE })).items.filter((d) => !(d.status?.phase === 'Bound' && d.status.observedGeneration === d.metadata?.generation && d.spec?.size === size));
+    /** Why disks are behind, for a failure: each one's bucket, which Lease holds it, and what each replica last logged of it and of its ring. */
+    const explain = async (behind: readonly HardDisk[]): Promise<string> => {
+      const held = await leases();
+      const lines = behind.slice(0, 5).map((d) => {
+        const bucket = math.bucketOf(fnv1a64(d.metadata!.uid!));
+        const holders = [...held].filter(([, buckets]) => buckets.includes(bucket)).map(([id]) => id);
+        const logs = [...replicas].map(([id, r]) => `    ${id}: ${r.lines.filter((l) => l['name'] === d.metadata!.name).slice(-4).map((l) => JSON.stringify(l).slice(0, 400)).join('\n      ') || '(nothing)'}`);
+        return `  ${d.metadata!.name} (generation ${d.metadata!.generation}, observed ${d.status?.observedGeneration}, size ${d.spec?.size}, ${d.status?.phase}): bucket ${bucket}, held by ${holders.join(', ') || 'nobody'}\n${logs.join('\n')}`;
+      });
+      const rings = [...replicas].map(([id, r]) => `  ${id}: ${r.lines.filter((l) => /ring|bucket|shard/i.test(String(l['msg']))).slice(-6).map((l) => `${String(l['time'])} ${String(l['msg']).slice(0, 200)}`).join('\n      ') || '(nothing)'}`);
+      return `${behind.length} behind:\n${lines.join('\n')}\nring lines:\n${rings.join('\n')}`;
+    };
+    const converged = async (size: string): Promise<void> => {
+      try {
+        await eventually(`every disk Bound at ${size}`, async () => (await behindAt(size)).length, (behind) => behind === 0);
+      } catch (err) {
+        throw new Error(`${(err as Error).message}\n${await explain(await behindAt(size))}`, { cause: err });
+      }
+    };
     const resize = (size: string): Promise<unknown> => Promise.all(names.map((name) => client.patch(HardDisk, { namespace: NAMESPACE, name }, mergePatch({ spec: { size } }))));
 
     try {

@@ -475,9 +475,18 @@ class Elector implements LeaderElector {
           break;
         }
         const started = performance.now();
+        const renewedBefore = this.lastSuccessStart;
         const ok = await this.tryAcquireOrRenew(AbortSignal.any([renewing.signal, AbortSignal.timeout(this.attemptTimeoutMs)]));
         this.maybeReportTransition();
         if (renewing.signal.aborted) break;
+        const lateBy = performance.now() - renewedBefore - this.renewDeadlineMs;
+        if (ok && lateBy >= 0) {
+          // Answered past the deadline (a pause while it was in flight; on resume Node runs the I/O that came in
+          // before the timers that fell due): the term's fence may have refused a write meanwhile. client-go's renew
+          // deadline fails such a renewal too: lost.
+          lose(new LeaderElectionError('Lost', `leader election: lease ${this.namespace}/${this.name} not renewed within ${this.renewDeadlineMs} ms (its renewal was answered ${Math.round(lateBy)} ms past the deadline)`));
+          break;
+        }
         if (ok) {
           armDeadline(started);
           fence.arm();

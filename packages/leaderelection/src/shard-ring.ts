@@ -447,6 +447,7 @@ class Ring implements ShardRing {
   /** Write our Lease: renewed now, holding `held`. Past the renew deadline, every bucket is stopped and dropped first. */
   private async writeOwn(signal: AbortSignal): Promise<boolean> {
     if (this.lastRenew !== -Infinity && !this.isMember()) this.cutOff();
+    const renewedBefore = this.lastRenew;
     const spec = {
       holderIdentity: this.identity,
       leaseDurationSeconds: Math.max(1, Math.ceil(this.leaseDurationMs / 1000)),
@@ -482,7 +483,13 @@ class Ring implements ShardRing {
           { signal: this.attemptSignal(signal) },
         )) as Lease;
       }
+      // Answered past the renew deadline of the write before (a pause while it was in flight): whatever ran in
+      // between saw no member (keys passed over, fences revoked by a write's check), as client-go's renew
+      // deadline would fail the renewal. Stop everything and join again, as if the deadline's timer had run first
+      // (on resume, Node runs the I/O that came in before the timers that fell due).
+      const lateBy = renewedBefore === -Infinity ? -1 : performance.now() - renewedBefore - this.renewDeadlineMs;
       this.lastRenew = started;
+      if (lateBy >= 0) this.cutOff(`its renewal was answered ${Math.round(lateBy)} ms past the renew deadline`);
       for (const fence of this.fences.values()) fence.arm();
       clearTimeout(this.deadline);
       // At the renew deadline without another renewal: stop everything then, not at the next round.
@@ -598,9 +605,9 @@ class Ring implements ShardRing {
    * nothing (the next write of our Lease lists none), and claim again as a
    * newcomer, only buckets no live Lease holds.
    */
-  private cutOff(): void {
+  private cutOff(detail?: string): void {
     if (this.joining && this.working.size === 0 && this.held.size === 0) return;
-    const why = `shard ring ${this.name}: member ${this.identity} did not renew its Lease ${this.namespace}/${this.leaseName} within ${this.renewDeadlineMs} ms; it stopped its ${this.working.size} buckets and joins again as a newcomer`;
+    const why = `shard ring ${this.name}: member ${this.identity} did not renew its Lease ${this.namespace}/${this.leaseName} within ${this.renewDeadlineMs} ms${detail ? ` (${detail})` : ''}; it stopped its ${this.working.size} buckets and joins again as a newcomer`;
     const stopped = [...this.working];
     this.release(stopped, why);
     this.held.clear();

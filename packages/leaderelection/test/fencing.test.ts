@@ -14,6 +14,7 @@
  *   its buckets deletes it; a member that dies holding buckets has its Lease
  *   deleted by the member that takes them over once it has expired.
  */
+import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, isFenced, loadKubeConfig, mergePatch, runFenced } from '@kubeloop/client';
 import type { Client, WatchEvent, WriteFence } from '@kubeloop/client';
@@ -29,12 +30,79 @@ const TIMING = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 30
 const PAUSE_MS = 2600;
 const BUCKETS = 16;
 
+/** A slower round, so a pause started with a renewal in flight ends past the renew deadline of the renewal before it, and short of this one's. */
+const LATE_TIMING = { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 1000 };
+/** From just after a renewal is sent: its predecessor's deadline is about 2 s away, its own 3 s. */
+const LATE_PAUSE_MS = 2500;
+
 let admin: Client;
 let namespace: string;
 
 /** Block this process's event loop for `ms` (nothing runs meanwhile: timers, sockets and promises wait). */
 function freeze(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** Asked with a pause: posts `freeze` at once, then `check` and `answer` 300 and 250 ms before the pause ends. */
+const LATE_WORKER = `
+const { parentPort } = require('node:worker_threads');
+parentPort.on('message', (pauseMs) => {
+  parentPort.postMessage('freeze');
+  setTimeout(() => {
+    parentPort.postMessage('check');
+    setTimeout(() => parentPort.postMessage('answer'), 50);
+  }, pauseMs - 300);
+});
+`;
+
+/**
+ * A client (the real one, talking to the real server) whose next `update`,
+ * a Lease renewal, is answered late: once the server has answered, before its
+ * caller hears of it, the process freezes for `pauseMs` in an I/O callback (a
+ * message from a worker thread),
+ * and the worker posts two more messages meanwhile, which Node runs on resume
+ * in the same poll phase, before the timers that fell due in the pause (as it
+ * runs answers that came in while a paused process was not scheduled): the
+ * first calls `check` (what a write in flight checks meanwhile), the second
+ * lets the renewal's answer through to its caller. `next` resolves then.
+ */
+function lateRenewals(real: Client): { client: Client; next: (pauseMs: number, check: () => void) => Promise<void>; close: () => void } {
+  const worker = new Worker(LATE_WORKER, { eval: true });
+  let armed: { pauseMs: number; check: () => void; release: () => void; released: Promise<void> } | undefined;
+  let inFlight: typeof armed;
+  worker.on('message', (m: string) => {
+    if (m === 'freeze') freeze(inFlight!.pauseMs);
+    else if (m === 'check') inFlight?.check();
+    else inFlight?.release();
+  });
+  const update = async (...args: Parameters<Client['update']>): Promise<unknown> => {
+    const late = armed;
+    if (!late) return real.update(...args);
+    armed = undefined;
+    inFlight = late;
+    // The server has answered; its caller hears of it only after the pause.
+    const answer = await real.update(...args);
+    worker.postMessage(late.pauseMs);
+    await late.released;
+    return answer;
+  };
+  const client = new Proxy(real, {
+    get(target, prop) {
+      if (prop === 'update') return update;
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return {
+    client,
+    next: (pauseMs, check) =>
+      new Promise<void>((resolve) => {
+        let release!: () => void;
+        const released = new Promise<void>((r) => (release = r));
+        armed = { pauseMs, check, release: () => (release(), resolve()), released };
+      }),
+    close: () => void worker.terminate(),
+  };
 }
 
 async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
@@ -115,6 +183,47 @@ describe('leader election', () => {
     expect((await admin.get(ConfigMap, { namespace, name })).data?.['v']).toBe('leading');
     client.transport.close();
   });
+
+  it('a leader whose renewal is answered past its renew deadline (paused with it in flight) stops leading: no term goes on under a fence that refuses its writes', async () => {
+    const name = uniqueName('late-leader');
+    const real = createClient({ kubeConfig: loadKubeConfig(testKubeconfigPath()), fieldOwner: 'fencing-test' });
+    const late = lateRenewals(real);
+    let fence: WriteFence | undefined;
+    let term: AbortSignal | undefined;
+    const elector = createLeaderElector({
+      client: late.client,
+      namespace,
+      name,
+      identity: 'late',
+      ...LATE_TIMING,
+      onStartedLeading: (signal, f) => {
+        term = signal;
+        fence = f;
+      },
+    });
+    const stop = new AbortController();
+    const running = elector.run(stop.signal);
+    try {
+      await eventually(() => elector.isLeader() && fence !== undefined, 'leadership');
+      let seen: { leader: boolean; revoked: string | undefined } | undefined;
+      // In the pause, past the deadline, leader-only work's write checks the fence: refused.
+      await late.next(LATE_PAUSE_MS, () => (seen = { leader: elector.isLeader(), revoked: fence!.revoked() }));
+      expect(seen?.leader).toBe(false);
+      expect(seen?.revoked).toMatch(/not renewed within the renew deadline/);
+      // Once the late answer has run (before any timer), it is not a leader whose every write is refused.
+      await new Promise((r) => setImmediate(r));
+      expect({ leader: elector.isLeader(), fenced: fence!.revoked() !== undefined }).toEqual({ leader: false, fenced: true });
+      // It has lost, as client-go's renew deadline fails a renewal answered past it.
+      expect(await Promise.race([running, new Promise((r) => setTimeout(() => r('still leading 10 s later'), 10_000))])).toBe('lost');
+      expect(elector.isLeader()).toBe(false);
+      expect(term!.aborted).toBe(true);
+    } finally {
+      stop.abort();
+      await running;
+      late.close();
+      real.transport.close();
+    }
+  });
 });
 
 describe('shard ring', () => {
@@ -160,6 +269,36 @@ describe('shard ring', () => {
     expect(after[0]!.metadata?.annotations?.[SHARD_HELD_ANNOTATION]).toBe('');
     expect(changes.some((c) => c.lost !== undefined && c.stopped.length === BUCKETS)).toBe(true);
     expect(fence.signal.aborted).toBe(true);
+  });
+
+  it('a member whose renewal is answered past its renew deadline (paused with it in flight) stops every bucket and claims again: no bucket is worked on without its fence', async () => {
+    const ringName = 'late';
+    const real = createClient({ kubeConfig: loadKubeConfig(testKubeconfigPath()), fieldOwner: 'fencing-test' });
+    const late = lateRenewals(real);
+    const ring = createShardRing({ client: late.client, namespace, name: ringName, identity: 'solo', buckets: BUCKETS, ...LATE_TIMING });
+    const stop = new AbortController();
+    started.push({ ring, stop, done: ring.run(stop.signal), close: () => (late.close(), real.transport.close()) });
+    const changes: RingChange[] = [];
+    ring.subscribe((c) => changes.push(c));
+    await eventually(() => ring.active().size === BUCKETS, 'every bucket active');
+    const fence = ring.fence(0)!;
+    let seen: { member: boolean; revoked: string | undefined } | undefined;
+    // In the pause, past the deadline, a reconcile's write checks bucket 0's fence: refused.
+    await late.next(LATE_PAUSE_MS, () => (seen = { member: ring.isMember(), revoked: fence.revoked() }));
+    expect(seen?.member).toBe(false);
+    expect(seen?.revoked).toMatch(/bucket 0 of shard ring late: its Lease was not renewed within the renew deadline/);
+    // Once the late answer has run (before any timer), no bucket is worked on under a fence that refuses its writes.
+    await new Promise((r) => setImmediate(r));
+    expect([...ring.active()].filter((b) => ring.fence(b) === undefined)).toEqual([]);
+    // The renewal's late answer cuts it off (it does not go on working bucket 0 with a fence that refuses everything,
+    // nor the others after keys were passed over while it was no member)...
+    await eventually(() => changes.some((c) => c.lost !== undefined), 'the member to be cut off', 10_000);
+    const cut = changes.find((c) => c.lost !== undefined)!;
+    expect(cut.stopped).toContain(0);
+    expect(cut.lost).toMatch(/its renewal was answered \d+ ms past the renew deadline\); it stopped its 16 buckets and joins again as a newcomer/);
+    // ...and it claims every bucket again, each under a fence of its own.
+    await eventually(() => ring.active().size === BUCKETS && [...ring.active()].every((b) => ring.fence(b) !== undefined), 'every bucket active again, each fenced');
+    expect(ring.fence(0)).not.toBe(fence);
   });
 
   it('a joiner ignores a Lease left behind long ago, and the member that takes its buckets deletes it', async () => {
