@@ -26,12 +26,11 @@ export const SERIAL_FILES: readonly string[] = [
   // `bash scripts/dev.sh` as the README has it: its bootstrap runs `pnpm install` and `pnpm build` in this
   // checkout (rewriting the example's bundle other files start) and the operator binds 127.0.0.1:8080 and :8081.
   'test/e2e/readme-commands.test.ts',
-  // Three or four example operators under the shipped lean flags, on a control plane of their own, converging 120
-  // HardDisks within 120 s bounds (one replica killed, one paused with SIGSTOP). Beside the other heavy example and
-  // fleet files on 2 cores they did not converge within those bounds (reproduced on 1d79b6f and 3789159 with
-  // KUBELOOP_TEST_WORKERS=4); whether they were starved or stalled is open (issue 42's note).
-  'examples/harddisk-operator/test/paused.test.ts',
-  'examples/harddisk-operator/test/sharded.test.ts',
+  // The sharded example files (paused.test.ts, sharded.test.ts) ran here for a while: beside the other heavy files
+  // they left disks unreconciled for minutes. They were stalled, not starved: a renewal answered past the renew
+  // deadline left buckets worked on under fences revoked in the lapse, their keys passed over (fixed in
+  // @kubeloop/leaderelection, packages/leaderelection/test/fencing.test.ts); six runs of the four heaviest files side
+  // by side since, 0 stalls, so they run in the parallel group again.
 ];
 
 /**
