@@ -55,15 +55,17 @@ export interface Selection {
  * The 400 for a field selector the kind does not support, in the words of
  * the code that refuses it (kube-apiserver v1.37.2): a kind with field label
  * conversions of its own (Pods, Secrets, Events...) says
- * `field label not supported: X`, a Job `field label "X" not supported for
- * Job`, every other kind (ConfigMaps, Deployments, Leases, custom
- * resources...) the default conversion's `"X" is not a known field
- * selector: only ...`, naming what it supports.
+ * `field label not supported: X`, and so does a custom resource whose CRD
+ * has `selectableFields` (found by the differential fuzzer), a Job `field
+ * label "X" not supported for Job`, every other kind (ConfigMaps,
+ * Deployments, Leases, custom resources without selectable fields...) the
+ * default conversion's `"X" is not a known field selector: only ...`,
+ * naming what it supports.
  */
 function unsupportedField(st: StoredType, field: string): string {
   const supported = [...st.type.fieldSelectors.keys()];
   if (st.type.builtin && st.type.group === 'batch' && st.type.kind === 'Job') return `field label ${JSON.stringify(field)} not supported for Job`;
-  if (st.type.builtin && supported.some((f) => f !== 'metadata.name' && f !== 'metadata.namespace')) return `field label not supported: ${field}`;
+  if (supported.some((f) => f !== 'metadata.name' && f !== 'metadata.namespace')) return `field label not supported: ${field}`;
   return `"${field}" is not a known field selector: only ${supported.map((f) => `"${f}"`).join(', ')}`;
 }
 

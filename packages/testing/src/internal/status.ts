@@ -112,7 +112,7 @@ function fieldErrorText(e: FieldError): string {
 }
 
 export function invalid(group: string, kind: string, name: string, errors: readonly FieldError[]): ApiError {
-  // the message lists each distinct error once, as Go's ErrorList.ToAggregate does; the causes keep every one (found by the differential fuzzer)
+  // the message lists each distinct error once, as Go's ErrorList.ToAggregate does; the causes keep every one given (a custom resource's metadata errors come twice; a built-in kind's identical errors are folded before, in strategy.ts)
   const parts = [...new Set(errors.map((e) => (e.field === '' ? fieldErrorText(e) : `${e.field}: ${fieldErrorText(e)}`)))];
   const summary = parts.length === 1 ? parts[0]! : `[${parts.join(', ')}]`;
   const label = group ? `${kind}.${group}` : kind;

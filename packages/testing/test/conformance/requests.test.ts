@@ -96,6 +96,7 @@ const CASES: Case[] = [
   { what: 'a list with timeoutSeconds and limit both malformed (ListOptions field order: timeoutSeconds first)', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps', query: { limit: 'x', timeoutSeconds: '1.5' }, status: 400, reason: 'BadRequest', message: 'strconv.ParseInt: parsing "1.5": invalid syntax' },
   { what: 'a watch with resourceVersionMatch but no sendInitialEvents and a field selector the kind lacks (the options\' 422 first)', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps', query: { watch: 'true', fieldSelector: 'spec.x=1', resourceVersionMatch: 'NotOlderThan' }, status: 422, reason: 'Invalid', message: 'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided' },
   { what: 'a list with a malformed label selector and a malformed limit (the integer first)', method: 'GET', path: '/api/v1/namespaces/{ns}/configmaps', query: { labelSelector: 'a in (b', limit: 'x' }, status: 400, reason: 'BadRequest', message: 'strconv.ParseInt: parsing "x": invalid syntax' },
+  { what: 'a list of custom resources whose CRD has selectable fields, by a field it does not select', method: 'GET', path: '/apis/conformance.kubeloop.dev/v1/namespaces/{ns}/widgets', query: { fieldSelector: 'spec.x=1' }, status: 400, reason: 'BadRequest', message: 'field label not supported: spec.x' },
   { what: 'a label value of 40 two-byte characters (80 bytes: the bound counts bytes)', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', query: { dryRun: 'All' }, body: { metadata: { name: 'ub', labels: { x: 'é'.repeat(40) } } }, status: 422, reason: 'Invalid', message: `ConfigMap "ub" is invalid: [metadata.labels: Invalid value: "${'é'.repeat(40)}": must be no more than 63 bytes, metadata.labels: Invalid value: "${'é'.repeat(40)}": a valid label must be` },
   { what: 'a ConfigMap key of 130 two-byte characters (260 bytes)', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', query: { dryRun: 'All' }, body: { metadata: { name: 'ub' }, data: { ['é'.repeat(130)]: '1' } }, status: 422, reason: 'Invalid', message: `ConfigMap "ub" is invalid: [data[${'é'.repeat(130)}]: Invalid value: "${'é'.repeat(130)}": must be no more than 253 characters, ` },
 ];
@@ -120,5 +121,32 @@ describe.each(BACKENDS)('raw requests ($backend)', ({ backend }) => {
       if (c.message) expect(String(res.body['message'])).toContain(c.message);
     }
     if (c.warning) expect(res.warning).toContain(c.warning);
+  });
+
+  it('a built-in kind\'s identical errors are one cause (two labels with one bad value, a bad finalizer twice, also by apply); different ones are a cause each', async () => {
+    const causes = async (metadata: Record<string, unknown>, apply = false): Promise<string[]> => {
+      const path = `/api/v1/namespaces/${h().namespace}/configmaps`;
+      const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata };
+      const res = apply
+        ? await raw(h(), 'PATCH', `${path}/${String(metadata['name'])}`, { query: { dryRun: 'All', fieldManager: 'm' }, body, contentType: 'application/apply-patch+yaml' })
+        : await raw(h(), 'POST', path, { query: { dryRun: 'All' }, body });
+      expect(res.status).toBe(422);
+      return ((res.body['details'] as { causes?: { field: string; message: string }[] }).causes ?? []).map((c) => `${c.field}: ${c.message}`);
+    };
+    // each cause as `field: message`, as the server words it
+    const badValue = /^metadata\.labels: Invalid value: "a b": a valid label must be an empty string/;
+    const one = (list: string[], pattern: RegExp): void => {
+      expect(list).toHaveLength(1);
+      expect(list[0]).toMatch(pattern);
+    };
+    one(await causes({ name: 'd1', labels: { a: 'a b', b: 'a b' } }), badValue);
+    one(await causes({ name: 'd2', labels: { a: 'a b', b: 'a b' } }, true), badValue);
+    one(await causes({ name: 'd3', finalizers: ['a/b/c', 'a/b/c'] }), /^metadata\.finalizers: Invalid value: "a\/b\/c": a valid label key/);
+    // a bad key beside them: two causes, in Go's random map order on the server
+    const mixed = (await causes({ name: 'd4', labels: { '-x': '1', a: 'a b', b: 'a b' } })).sort();
+    expect(mixed).toHaveLength(2);
+    expect(mixed[0]).toMatch(/^metadata\.labels: Invalid value: "-x": name part must/);
+    expect(mixed[1]).toMatch(badValue);
+    expect(await causes({ name: 'd5', labels: { a: 'a b', b: 'c d' } })).toHaveLength(2);
   });
 });
