@@ -295,7 +295,9 @@ describe('shard ring', () => {
     await eventually(() => changes.some((c) => c.lost !== undefined), 'the member to be cut off', 10_000);
     const cut = changes.find((c) => c.lost !== undefined)!;
     expect(cut.stopped).toContain(0);
-    expect(cut.lost).toMatch(/its renewal was answered \d+ ms past the renew deadline\); it stopped its 16 buckets and joins again as a newcomer/);
+    // (said as a late answer; a machine so loaded that the answer itself came past the deadline, before the pause, has the
+    // deadline's timer say it first: the same stop)
+    expect(cut.lost).toMatch(/did not renew its Lease \S+ within 3000 ms( \(its renewal was answered \d+ ms past the renew deadline\))?; it stopped its 16 buckets and joins again as a newcomer/);
     // ...and it claims every bucket again, each under a fence of its own.
     await eventually(() => ring.active().size === BUCKETS && [...ring.active()].every((b) => ring.fence(b) !== undefined), 'every bucket active again, each fenced');
     expect(ring.fence(0)).not.toBe(fence);
