@@ -577,7 +577,13 @@ function normaliseObject(obj: unknown, rvChanged: boolean | undefined, deleteCol
     for (const f of ['uid', 'creationTimestamp', 'deletionTimestamp'] as const) if (m[f] !== undefined) m[f] = `<${f}>`;
     delete m['resourceVersion'];
     if (rvChanged !== undefined) m['resourceVersionChanged'] = rvChanged;
-    if (Array.isArray(m['managedFields'])) m['managedFields'] = (m['managedFields'] as Json[]).map(({ time: _t, ...rest }) => rest);
+    // times dropped, and the entries in the server's order without them: it sorts by operation, then time in whole seconds,
+    // then manager, so two Updates in one second or in two (a CRD's creation and kube-apiserver's status write a few
+    // milliseconds later) come in either order from one run to the next
+    if (Array.isArray(m['managedFields'])) {
+      const key = (e: Json): string => JSON.stringify([e['operation'], e['manager'], e['apiVersion'], e['subresource']]);
+      m['managedFields'] = (m['managedFields'] as Json[]).map(({ time: _t, ...rest }) => rest).sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+    }
     // a token's text is each server's own; an empty one (a custom resource's last page) is compared as it is
     if (typeof m['continue'] === 'string' && m['continue'] !== '') m['continue'] = '<continue>';
     // documented limit (docs/testing-fake.md, "continue tokens"): kube-apiserver may end an empty page, or a delete-collection's answer, with a continue token
