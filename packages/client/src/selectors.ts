@@ -220,7 +220,7 @@ class LabelParser {
     switch (op.tok) {
       case 'in':
       case 'notin':
-        return { key, op: op.tok, values: new Set(this.values().map((v) => checkValue(key, v))) };
+        return { key, op: op.tok, values: new Set(checkValues(key, this.values())) };
       case '=':
       case '==':
       case '!=':
@@ -292,6 +292,22 @@ function checkKey(key: string): string {
   const problem = labelKeyProblem(key);
   if (problem) throw new SelectorSyntaxError(`<nil>: Invalid value: ${JSON.stringify(key)}: ${problem}`);
   return key;
+}
+
+/**
+ * A set's values as apimachinery's NewRequirement checks them: sorted (Go's byte order, as `sets.List` gives them), each
+ * problem at its index, several in one aggregate (found by the generated selector differential: `app in (,-1)`
+ * names `values[1]`).
+ */
+function checkValues(key: string, values: readonly string[]): string[] {
+  const sorted = [...values].sort((a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+  const problems: string[] = [];
+  sorted.forEach((value, i) => {
+    const problem = labelValueProblem(value);
+    if (problem) problems.push(`values[${i}][${key}]: Invalid value: ${JSON.stringify(value)}: ${problem}`);
+  });
+  if (problems.length > 0) throw new SelectorSyntaxError(problems.length === 1 ? problems[0]! : `[${problems.join(', ')}]`);
+  return sorted;
 }
 
 function checkValue(key: string, value: string): string {

@@ -41,12 +41,16 @@ function at(doc: unknown, pointer: string): unknown {
  * v4) reads it where it departs from RFC 6902: `replace` of a key a map
  * does not have adds it, `test` of such a key with the value `null`
  * passes (found by the differential fuzzer), and a path that does not
- * start with `/` loses its first segment.
+ * start with `/` loses its first segment; an operation without its `value`
+ * has the value `null`.
  */
 function asServerReads(doc: unknown, given: unknown): Operation {
   if (!isObject(given) || typeof given['path'] !== 'string' || given['path'] === '') return given as Operation;
   // the library skips what comes before the first '/' (`data/x` is `/x`)
   const op = { ...given };
+  // an add, replace or test without a value has the value null (`add /metadata/labels` removes them; measured on
+  // kube-apiserver v1.37.2)
+  if ((op['op'] === 'add' || op['op'] === 'replace' || op['op'] === 'test') && !Object.hasOwn(op, 'value')) op['value'] = null;
   for (const f of ['path', 'from'] as const) {
     const p = op[f];
     if (typeof p === 'string' && !p.startsWith('/') && p.includes('/')) op[f] = p.slice(p.indexOf('/'));

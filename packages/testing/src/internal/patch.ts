@@ -10,16 +10,18 @@ import { parseJson } from '@kubeloop/scheme';
 import { parse as parseYaml } from 'yaml';
 import { apply, conflictMessage, conflictWith, sortConflicts } from './fields.js';
 import type { Scope } from './fields.js';
-import { isObject, meta, objKey, sameJson, show } from './json.js';
+import { canonical, isObject, meta, objKey, sameJson, show } from './json.js';
 import type { Json } from './json.js';
 import { goFormat } from './go-format.js';
 import { inGoFieldOrder, quotePatchedObject } from './patch-quote.js';
 import { existing } from './list.js';
 import { jsonPatch, mergePatch, strategicMerge } from './patch-formats.js';
 import { applyProblem, decodeBuiltin, DecodeError, fillAppliedNulls } from './openapi/decode.js';
+import { kindSchema } from './openapi/model.js';
 import { dryRun, fieldManager, fieldValidation, goBool, withWarnings } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
-import { ApiError, badRequest, conflict, invalid, MODIFIED, notFound, statusOf, unsupportedMediaType } from './status.js';
+import { ApiError, badRequest, conflict, internalError, invalid, MODIFIED, notFound, statusOf, unsupportedMediaType } from './status.js';
+import type { FieldError } from './status.js';
 import { apiVersionOf, gr, render } from './storage.js';
 import type { Storage } from './storage.js';
 import { applyScale, patchScale } from './subresources.js';
@@ -77,6 +79,7 @@ export function patch(s: Storage, target: Target, req: CoreRequest): BufferedRes
     patched = (contentType === 'application/merge-patch+json' ? mergePatch(current, patchBody) : strategicMerge(current, patchBody, t.st.shape)) as Json;
   }
   if (!isObject(patched)) throw badRequest('the patch does not leave an object');
+  patched = typeMetaAfterPatch(s, t, current, patched, patchBody, contentType, fieldValidation(req));
   let warnings: readonly string[] = [];
   if (t.st.type.builtin) {
     // the patched object is decoded into the kind's Go type: errors are the patch's, 422
@@ -109,16 +112,78 @@ export function patch(s: Storage, target: Target, req: CoreRequest): BufferedRes
   delete patched['apiVersion'];
   delete patched['kind'];
   const m = meta(patched);
+  // a patch that takes the name away (`replace /metadata/name` without a value) leaves none to compare: the server's
+  // namer says so (measured on kube-apiserver v1.37.2)
+  if (m['name'] === undefined || m['name'] === null || m['name'] === '') throw badRequest(`the name of the object (${t.name!} based on URL) was undeterminable: name must be provided`);
   if (m['name'] !== t.name) throw badRequest(`the name of the object (${show(m['name'])}) does not match the name on the URL (${t.name!})`);
   if (t.st.type.namespaced && m['namespace'] !== t.namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
   const oldUid = (old['metadata'] as Json)['uid'];
   if (m['uid'] !== oldUid) {
-    throw invalid(t.st.type.group, t.st.type.kind, t.name!, [{ type: 'FieldValueInvalid', field: 'metadata.uid', value: m['uid'] ?? '', detail: 'field is immutable' }]);
+    throw invalid(t.st.type.group, t.st.type.kind, t.name, [{ type: 'FieldValueInvalid', field: 'metadata.uid', value: m['uid'] ?? '', detail: 'field is immutable' }]);
   }
-  if (m['resourceVersion'] !== undefined && m['resourceVersion'] !== (old['metadata'] as Json)['resourceVersion']) throw conflict(gr(t.st), t.name!, MODIFIED);
+  if (m['resourceVersion'] !== undefined && m['resourceVersion'] !== (old['metadata'] as Json)['resourceVersion']) throw conflict(gr(t.st), t.name, MODIFIED);
   const scope: Scope = t.subresource === 'status' ? 'status' : 'main';
   const managedGiven = sameJson(m['managedFields'], (old['metadata'] as Json)['managedFields']) ? undefined : m['managedFields'];
   return withWarnings(commit(s, t, old, patched, scope, undefined, manager, dry, managedGiven), warnings);
+}
+
+/**
+ * What the server makes of a patch that changes, removes or nulls `kind` or `apiVersion` (measured on kube-apiserver
+ * v1.37.2). A built-in kind's result is decoded by the kind it names: none is the URL's kind, a kind its version does
+ * not have is the patch's 422 quoting the result, another kind it has the same 422 with that kind's decoding error
+ * or the missing conversion, and a strategic merge patch's result is the URL's kind whatever it names. A custom
+ * resource's is checked by its validator: another kind or apiVersion is a 422 naming each, a removed kind the
+ * decoder's 422 and a removed apiVersion its 500.
+ */
+function typeMetaAfterPatch(s: Storage, t: Target, current: Json, patched: Json, patchBody: unknown, contentType: string, validation: ReturnType<typeof fieldValidation>): Json {
+  const apiVersion = current['apiVersion'] as string;
+  const kind = patched['kind'];
+  const version = patched['apiVersion'];
+  const given = (v: unknown): v is string => typeof v === 'string' && v !== '';
+  if (kind === t.st.type.kind && version === apiVersion) return patched;
+  if (t.st.type.builtin) {
+    if (contentType === 'application/strategic-merge-patch+json') return { ...patched, apiVersion, kind: t.st.type.kind };
+    if (!given(version)) throw badRequest(`the name of the object (${t.name!} based on URL) was undeterminable: name must be provided`);
+    if (!given(kind)) return { ...patched, kind: t.st.type.kind };
+    // decoded as the kind it names (its own decoding errors first), which then has no conversion to the URL's kind
+    const quote = quotePatchedObject(patched, current, patchBody, contentType);
+    const goType = registeredGoType(s, version, kind);
+    const detail = goType
+      ? (firstDecodeError(parseJson(quote) as Json, version, kind, validation, false)?.message ?? `converting (${goType}) to (${internalPackage(t.st.type.group)}.${t.st.type.kind}): unknown conversion`)
+      : `no kind ${JSON.stringify(kind)} is registered for version ${JSON.stringify(version)} in scheme "pkg/runtime/scheme.go:111"`;
+    throw invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: quote, detail }]);
+  }
+  if (!given(version)) throw internalError("Object 'apiVersion' is missing in 'object has no apiVersion field'");
+  if (!given(kind)) {
+    // quoted as Go encodes the unstructured result: keys sorted
+    const { managedFields: _m, ...metadata } = isObject(patched['metadata']) ? patched['metadata'] : {};
+    const quote = canonical({ ...patched, metadata });
+    throw invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: quote, detail: `Object 'Kind' is missing in '${quote}'` }]);
+  }
+  const errors: FieldError[] = [];
+  if (kind !== t.st.type.kind) errors.push({ type: 'FieldValueInvalid', field: 'kind', value: kind, detail: `must be ${t.st.type.kind}` });
+  if (version !== apiVersion) errors.push({ type: 'FieldValueInvalid', field: 'apiVersion', value: version, detail: `must be ${apiVersion}` });
+  const name = meta(patched)['name'];
+  throw invalid(version.includes('/') ? version.slice(0, version.indexOf('/')) : '', kind, typeof name === 'string' ? name : t.name!, errors);
+}
+
+/** Kinds apimachinery registers in every group version it serves (AddToGroupVersion), and those registered unversioned. */
+const OPTION_KINDS = new Set(['ListOptions', 'GetOptions', 'DeleteOptions', 'CreateOptions', 'UpdateOptions', 'PatchOptions', 'WatchEvent']);
+const UNVERSIONED_KINDS = new Set(['Status', 'APIVersions', 'APIGroupList', 'APIGroup', 'APIResourceList']);
+
+/** The Go type the server's scheme decodes `kind` at `apiVersion` into (`v1.Secret`), if it has one. */
+function registeredGoType(s: Storage, apiVersion: string, kind: string): string | undefined {
+  if (UNVERSIONED_KINDS.has(kind)) return `v1.${kind}`;
+  const pkg = `${apiVersion.slice(apiVersion.lastIndexOf('/') + 1)}.${kind}`;
+  const served = [...s.types.values()].filter((st) => st.type.builtin && st.type.versions.some((v) => apiVersionOf(st.type, v) === apiVersion));
+  if (served.some((st) => st.type.kind === kind || st.type.listKind === kind)) return pkg;
+  if (served.length > 0 && OPTION_KINDS.has(kind)) return pkg;
+  return kindSchema(apiVersion, kind) ? pkg : undefined;
+}
+
+/** The package of a group's internal types, as a conversion error names them (`core.ConfigMap`, `apps.Deployment`). */
+function internalPackage(group: string): string {
+  return group === '' || group === 'events.k8s.io' ? 'core' : group.slice(0, group.includes('.') ? group.indexOf('.') : group.length);
 }
 
 function parseApplyBody(body: string | undefined): Json {

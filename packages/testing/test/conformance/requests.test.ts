@@ -99,6 +99,20 @@ const CASES: Case[] = [
   { what: 'a list of custom resources whose CRD has selectable fields, by a field it does not select', method: 'GET', path: '/apis/conformance.kubeloop.dev/v1/namespaces/{ns}/widgets', query: { fieldSelector: 'spec.x=1' }, status: 400, reason: 'BadRequest', message: 'field label not supported: spec.x' },
   { what: 'a label value of 40 two-byte characters (80 bytes: the bound counts bytes)', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', query: { dryRun: 'All' }, body: { metadata: { name: 'ub', labels: { x: 'é'.repeat(40) } } }, status: 422, reason: 'Invalid', message: `ConfigMap "ub" is invalid: [metadata.labels: Invalid value: "${'é'.repeat(40)}": must be no more than 63 bytes, metadata.labels: Invalid value: "${'é'.repeat(40)}": a valid label must be` },
   { what: 'a ConfigMap key of 130 two-byte characters (260 bytes)', method: 'POST', path: '/api/v1/namespaces/{ns}/configmaps', query: { dryRun: 'All' }, body: { metadata: { name: 'ub' }, data: { ['é'.repeat(130)]: '1' } }, status: 422, reason: 'Invalid', message: `ConfigMap "ub" is invalid: [data[${'é'.repeat(130)}]: Invalid value: "${'é'.repeat(130)}": must be no more than 253 characters, ` },
+  // a JSON patch operation without its value, and patches that change, remove or null kind or apiVersion (measured on kube-apiserver v1.37.2)
+  { what: 'a JSON patch add without a value (the value null: the labels removed)', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { dryRun: 'All' }, body: [{ op: 'add', path: '/metadata/labels' }], contentType: 'application/json-patch+json', status: 200 },
+  { what: 'a JSON patch replace of the name without a value', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { dryRun: 'All' }, body: [{ op: 'replace', path: '/metadata/name' }], contentType: 'application/json-patch+json', status: 400, reason: 'BadRequest', message: 'the name of the object (a based on URL) was undeterminable: name must be provided' },
+  { what: 'a JSON patch removing a built-in object\'s kind (the URL\'s kind)', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { dryRun: 'All' }, body: [{ op: 'remove', path: '/kind' }], contentType: 'application/json-patch+json', status: 200 },
+  { what: 'a JSON patch removing a built-in object\'s apiVersion', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { dryRun: 'All' }, body: [{ op: 'remove', path: '/apiVersion' }], contentType: 'application/json-patch+json', status: 400, reason: 'BadRequest', message: 'the name of the object (a based on URL) was undeterminable: name must be provided' },
+  { what: 'a strategic merge patch naming another kind (the URL\'s kind all the same)', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { dryRun: 'All' }, body: { kind: 'Secret' }, contentType: 'application/strategic-merge-patch+json', status: 200 },
+  { what: 'a merge patch to a kind its version does not have', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { dryRun: 'All' }, body: { kind: 'Other' }, contentType: 'application/merge-patch+json', status: 422, reason: 'Invalid', message: '": no kind "Other" is registered for version "v1" in scheme "pkg/runtime/scheme.go:111"' },
+  { what: 'a merge patch to another apiVersion', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { dryRun: 'All' }, body: { apiVersion: 'x/v9' }, contentType: 'application/merge-patch+json', status: 422, reason: 'Invalid', message: '": no kind "ConfigMap" is registered for version "x/v9"' },
+  { what: 'a JSON patch to another kind of the version (decoded as it: its data not base64)', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { dryRun: 'All' }, body: [{ op: 'replace', path: '/kind', value: 'Secret' }], contentType: 'application/json-patch+json', status: 422, reason: 'Invalid', message: '": illegal base64 data at input byte 0' },
+  { what: 'a merge patch to a Deployment (no conversion to a ConfigMap)', method: 'PATCH', path: '/api/v1/namespaces/{ns}/configmaps/a', query: { dryRun: 'All' }, body: { apiVersion: 'apps/v1', kind: 'Deployment', data: null }, contentType: 'application/merge-patch+json', status: 422, reason: 'Invalid', message: '": converting (v1.Deployment) to (core.ConfigMap): unknown conversion' },
+  { what: 'a merge patch changing a custom resource\'s kind', method: 'PATCH', path: '/apis/conformance.kubeloop.dev/v1/namespaces/{ns}/widgets/w', query: { dryRun: 'All' }, body: { kind: 'Gadget' }, contentType: 'application/merge-patch+json', status: 422, reason: 'Invalid', message: 'Gadget.conformance.kubeloop.dev "w" is invalid: kind: Invalid value: "Gadget": must be Widget' },
+  { what: 'a merge patch changing a custom resource\'s apiVersion', method: 'PATCH', path: '/apis/conformance.kubeloop.dev/v1/namespaces/{ns}/widgets/w', query: { dryRun: 'All' }, body: { apiVersion: 'x/v9' }, contentType: 'application/merge-patch+json', status: 422, reason: 'Invalid', message: 'Widget.x "w" is invalid: apiVersion: Invalid value: "x/v9": must be conformance.kubeloop.dev/v1' },
+  { what: 'a JSON patch removing a custom resource\'s kind', method: 'PATCH', path: '/apis/conformance.kubeloop.dev/v1/namespaces/{ns}/widgets/w', query: { dryRun: 'All' }, body: [{ op: 'remove', path: '/kind' }], contentType: 'application/json-patch+json', status: 422, reason: 'Invalid', message: `": Object 'Kind' is missing in '{"apiVersion":"conformance.kubeloop.dev/v1","metadata":{"creationTimestamp":` },
+  { what: 'a merge patch nulling a custom resource\'s apiVersion', method: 'PATCH', path: '/apis/conformance.kubeloop.dev/v1/namespaces/{ns}/widgets/w', query: { dryRun: 'All' }, body: { apiVersion: null }, contentType: 'application/merge-patch+json', status: 500, reason: 'InternalError', message: "Internal error occurred: Object 'apiVersion' is missing in 'object has no apiVersion field'" },
 ];
 
 describe.each(BACKENDS)('raw requests ($backend)', ({ backend }) => {
@@ -148,5 +162,28 @@ describe.each(BACKENDS)('raw requests ($backend)', ({ backend }) => {
     expect(mixed[0]).toMatch(/^metadata\.labels: Invalid value: "-x": name part must/);
     expect(mixed[1]).toMatch(badValue);
     expect(await causes({ name: 'd5', labels: { a: 'a b', b: 'c d' } })).toHaveLength(2);
+  });
+
+  it('a custom resource\'s update lists a bad label, annotation or owner reference three times (ObjectMeta checked on create rules, then twice on update rules); its create, and a bad finalizer, once', async () => {
+    const path = `/apis/conformance.kubeloop.dev/v1/namespaces/${h().namespace}/widgets`;
+    const widget = (name: string, metadata: Record<string, unknown>) => ({ apiVersion: 'conformance.kubeloop.dev/v1', kind: 'Widget', metadata: { name, ...metadata } });
+    /** Each cause as `field: message`; the message names each problem once (Go's aggregate drops repeats). */
+    const causes = (res: Awaited<ReturnType<typeof raw>>, once: string): string[] => {
+      expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(422);
+      expect(String(res.body['message']).split(once)).toHaveLength(2);
+      return ((res.body['details'] as { causes?: { field: string; message: string }[] }).causes ?? []).map((c) => `${c.field}: ${c.message}`);
+    };
+    const apply = (name: string, metadata: Record<string, unknown>) =>
+      raw(h(), 'PATCH', `${path}/${name}`, { query: { fieldManager: 'm' }, body: widget(name, metadata), contentType: 'application/apply-patch+yaml' });
+    const all = (list: string[], n: number, pattern: RegExp): void => {
+      expect(list).toHaveLength(n);
+      for (const c of list) expect(c).toMatch(pattern);
+    };
+    all(causes(await apply('w', { labels: { '-x': '1' } }), '"-x"'), 3, /^metadata\.labels: Invalid value: "-x": name part must/);
+    all(causes(await raw(h(), 'PATCH', `${path}/w`, { body: { metadata: { annotations: { '-x': '1' } } }, contentType: 'application/merge-patch+json' }), '"-x"'), 3, /^metadata\.annotations: Invalid value: "-x": name part must/);
+    all(causes(await apply('w', { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'o', uid: '' }] }), 'uid: Required value'), 3, /^metadata\.ownerReferences\[0\]\.uid: Required value/);
+    all(causes(await apply('w', { finalizers: ['a/b/c'] }), '"a/b/c"'), 1, /^metadata\.finalizers: Invalid value: "a\/b\/c"/);
+    // a create (here an apply of a new object) checks ObjectMeta once
+    all(causes(await apply('w-new', { labels: { '-x': '1' } }), '"-x"'), 1, /^metadata\.labels: Invalid value: "-x": name part must/);
   });
 });
