@@ -68,6 +68,11 @@ run_checks() {
   done
   echo "$failed $(date +%s)" > .tmp/checks.failed
 }
+# Where the run's CPU goes, by kind of process (control planes, TypeScript programs, ESLint, operators...),
+# read from /proc every 2 s and printed after the checks (scripts/process-cpu.mjs).
+node scripts/process-cpu.mjs sample .tmp/process-cpu.json &
+cpu_sampler_pid=$!
+
 rm -f .tmp/checks.failed
 checks_started=$(date +%s)
 run_checks > .tmp/checks.log 2>&1 &
@@ -95,6 +100,9 @@ wait "$checks_pid"
 cat .tmp/checks.log >&2
 read -r failed_checks checks_ended < .tmp/checks.failed 2>/dev/null || { failed_checks=1; checks_ended=$(date +%s); }
 echo "test: the checks took $(( checks_ended - checks_started )) s, beside vitest's ${vitest_seconds} s" >&2
+kill "$cpu_sampler_pid" 2>/dev/null
+wait "$cpu_sampler_pid" 2>/dev/null
+node scripts/process-cpu.mjs summary .tmp/process-cpu.json >&2
 
 node scripts/summarize-tests.mjs .tmp/vitest.json "$failed_checks"
 summary_status=$?

@@ -7,6 +7,7 @@
  * last value too and says nothing, so the text is scanned once more, here,
  * only for write bodies (create and update), which are small.
  */
+import { isScalar, LineCounter, parseDocument, visit } from 'yaml';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
 import { buffered } from './request-info.js';
 import { ApiError, badRequest } from './status.js';
@@ -125,10 +126,39 @@ export function withDuplicateFields(t: Target, req: CoreRequest, mode: 'Ignore' 
 }
 
 /** The scan, on text JSON.parse already took; anything it cannot follow is no duplicate. */
-function safeDuplicates(text: string): string[] {
+export function safeDuplicates(text: string): string[] {
   try {
     return duplicateFields(text);
   } catch {
     return [];
   }
+}
+
+/**
+ * The keys a YAML (or JSON) text repeats within one mapping, as go-yaml's
+ * decoder words each (`line 7: key "a" already set in map`: the line of the
+ * repeat, a string key quoted, another printed as it reads), in the text's
+ * order; and the value with the last of each repeated key, as the server keeps
+ * it. The text is read as YAML 1.1, as go-yaml v2 reads it.
+ */
+export function yamlDuplicates(text: string): { readonly problems: readonly string[]; readonly value: unknown } {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { version: '1.1', uniqueKeys: false, lineCounter: lines });
+  if (doc.errors.length > 0) throw doc.errors[0]!;
+  const problems: { at: number; text: string }[] = [];
+  visit(doc, {
+    Map(_key, map) {
+      const seen = new Set<string>();
+      for (const pair of map.items) {
+        const key: unknown = isScalar(pair.key) ? pair.key.value : pair.key;
+        const id = typeof key === 'string' ? `s:${key}` : `o:${String(key)}`;
+        if (seen.has(id)) {
+          const at = isScalar(pair.key) && pair.key.range ? pair.key.range[0] : 0;
+          problems.push({ at, text: `line ${lines.linePos(at).line}: key ${typeof key === 'string' ? JSON.stringify(key) : String(key)} already set in map` });
+        }
+        seen.add(id);
+      }
+    },
+  });
+  return { problems: problems.sort((a, b) => a.at - b.at).map((p) => p.text), value: doc.toJS() };
 }

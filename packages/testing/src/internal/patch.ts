@@ -7,7 +7,6 @@
  * does.
  */
 import { parseJson } from '@kubeloop/scheme';
-import { parse as parseYaml } from 'yaml';
 import { apply, conflictMessage, conflictWith, sortConflicts } from './fields.js';
 import type { Scope } from './fields.js';
 import { canonical, isObject, meta, objKey, sameJson, show } from './json.js';
@@ -28,6 +27,7 @@ import { applyScale, patchScale } from './subresources.js';
 import { defaultBuiltin } from './defaults.js';
 import { checkKind, checkNamespace, checkPreconditions, commit, decodeBody, finishCreate, managedForApply, SERVER_METADATA, writeContext } from './write.js';
 import { liveProblem } from './crd-check.js';
+import { safeDuplicates, yamlDuplicates } from './duplicates.js';
 
 const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
 const CR_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml', 'application/apply-patch+cbor'];
@@ -51,7 +51,7 @@ export function patch(s: Storage, target: Target, req: CoreRequest): BufferedRes
   if (contentType !== 'application/apply-patch+yaml' && req.query.has('force')) {
     throw invalid('meta.k8s.io', 'PatchOptions', '', [{ type: 'FieldValueForbidden', field: 'force', detail: 'may not be specified for non-apply patch' }]);
   }
-  if (target.subresource === 'scale') return contentType === 'application/apply-patch+yaml' ? applyScale(s, target, req, parseApplyBody(req.body)) : patchScale(s, target, req, contentType);
+  if (target.subresource === 'scale') return contentType === 'application/apply-patch+yaml' ? applyScale(s, target, req, parseApplyBody(req.body).value) : patchScale(s, target, req, contentType);
   if (contentType === 'application/apply-patch+yaml') return applyPatch(s, target, req);
   const t: Target = { ...target, fieldValidation: fieldValidation(req) };
   const dry = dryRun(req);
@@ -62,6 +62,10 @@ export function patch(s: Storage, target: Target, req: CoreRequest): BufferedRes
   } catch (cause) {
     throw badRequest(`error decoding patch: ${cause instanceof Error ? cause.message : String(cause)}`);
   }
+  // a key the patch repeats: the decoder's warning, or with Strict its error once the patched object decodes (measured on
+  // kube-apiserver v1.37.2; a JSON patch's are told as `json patch duplicate field "[0].value"`)
+  const validation = fieldValidation(req);
+  const repeats = (validation === 'Ignore' || req.body === undefined ? [] : safeDuplicates(req.body)).map((p) => `${contentType === 'application/json-patch+json' ? 'json patch ' : ''}duplicate field ${JSON.stringify(p)}`);
   const old = existing(t);
   const current = render(t.st, old, t.version);
   let patched: Json;
@@ -79,7 +83,8 @@ export function patch(s: Storage, target: Target, req: CoreRequest): BufferedRes
     patched = (contentType === 'application/merge-patch+json' ? mergePatch(current, patchBody) : strategicMerge(current, patchBody, t.st.shape)) as Json;
   }
   if (!isObject(patched)) throw badRequest('the patch does not leave an object');
-  patched = typeMetaAfterPatch(s, t, current, patched, patchBody, contentType, fieldValidation(req));
+  patched = typeMetaAfterPatch(s, t, current, patched, patchBody, contentType, validation);
+  const beforeDecoding = patched;
   let warnings: readonly string[] = [];
   if (t.st.type.builtin) {
     // the patched object is decoded into the kind's Go type: errors are the patch's, 422
@@ -106,6 +111,12 @@ export function patch(s: Storage, target: Target, req: CoreRequest): BufferedRes
       throw invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: quote ?? quotePatchedObject(patched, current, patchBody, contentType), detail: err.message }]);
     }
   }
+  if (validation === 'Strict' && repeats.length > 0) {
+    const strategic = contentType === 'application/strategic-merge-patch+json';
+    const quote = strategic ? goFormat(patchBody) : t.st.type.builtin ? quotePatchedObject(beforeDecoding, current, patchBody, contentType) : unstructuredQuote(beforeDecoding);
+    throw invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: quote, detail: `strict decoding error: ${repeats.join(', ')}` }]);
+  }
+  if (validation === 'Warn') warnings = [...repeats, ...warnings];
   if (patched['kind'] !== t.st.type.kind || patched['apiVersion'] !== current['apiVersion']) {
     throw badRequest(`the patch changes the kind or apiVersion of the object`);
   }
@@ -155,9 +166,7 @@ function typeMetaAfterPatch(s: Storage, t: Target, current: Json, patched: Json,
   }
   if (!given(version)) throw internalError("Object 'apiVersion' is missing in 'object has no apiVersion field'");
   if (!given(kind)) {
-    // quoted as Go encodes the unstructured result: keys sorted
-    const { managedFields: _m, ...metadata } = isObject(patched['metadata']) ? patched['metadata'] : {};
-    const quote = canonical({ ...patched, metadata });
+    const quote = unstructuredQuote(patched);
     throw invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: quote, detail: `Object 'Kind' is missing in '${quote}'` }]);
   }
   const errors: FieldError[] = [];
@@ -165,6 +174,12 @@ function typeMetaAfterPatch(s: Storage, t: Target, current: Json, patched: Json,
   if (version !== apiVersion) errors.push({ type: 'FieldValueInvalid', field: 'apiVersion', value: version, detail: `must be ${apiVersion}` });
   const name = meta(patched)['name'];
   throw invalid(version.includes('/') ? version.slice(0, version.indexOf('/')) : '', kind, typeof name === 'string' ? name : t.name!, errors);
+}
+
+/** A custom resource's patched object as the server quotes it: Go's encoding of the unstructured map (keys sorted), without its managed fields. */
+function unstructuredQuote(patched: Json): string {
+  const { managedFields: _m, ...metadata } = isObject(patched['metadata']) ? patched['metadata'] : {};
+  return canonical({ ...patched, metadata });
 }
 
 /** Kinds apimachinery registers in every group version it serves (AddToGroupVersion), and those registered unversioned. */
@@ -186,20 +201,28 @@ function internalPackage(group: string): string {
   return group === '' || group === 'events.k8s.io' ? 'core' : group.slice(0, group.includes('.') ? group.indexOf('.') : group.length);
 }
 
-function parseApplyBody(body: string | undefined): Json {
+/**
+ * An apply body, JSON or YAML, and the keys it repeats in go-yaml's words (the server reads either as YAML): with
+ * `Strict` the decoder's 400, else warnings the caller sends unless `Ignore` (measured on kube-apiserver v1.37.2).
+ */
+function parseApplyBody(body: string | undefined, validation: 'Ignore' | 'Warn' | 'Strict' = 'Ignore'): { readonly value: Json; readonly repeats: readonly string[] } {
   if (body === undefined || body.trim() === '') throw badRequest('the body of the request is empty');
   let value: unknown;
+  let repeats: readonly string[] = [];
   try {
     value = parseJson(body);
+    if (validation !== 'Ignore' && safeDuplicates(body).length > 0) repeats = yamlDuplicates(body).problems;
   } catch {
     try {
-      value = parseYaml(body, { version: '1.1' }); // go-yaml v2 reads YAML 1.1 (yes, on, no, off are booleans)
+      // go-yaml v2 reads YAML 1.1 (yes, on, no, off, y are booleans); a repeated key keeps its last value
+      ({ value, problems: repeats } = yamlDuplicates(body));
     } catch (cause) {
       throw badRequest(`error decoding YAML: ${cause instanceof Error ? cause.message : String(cause)}`);
     }
   }
+  if (validation === 'Strict' && repeats.length > 0) throw badRequest(`error strict decoding patch: error converting YAML to JSON: yaml: unmarshal errors:\n  ${repeats.join('\n  ')}`);
   if (!isObject(value)) throw badRequest('the apply configuration must be an object');
-  return value;
+  return { value, repeats: validation === 'Warn' ? repeats : [] };
 }
 
 /**
@@ -225,7 +248,7 @@ function applyPatch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
   const manager = fieldManager(req, true);
   const force = goBool(req.query.get('force'));
   const dry = dryRun(req);
-  const parsed = parseApplyBody(req.body);
+  const { value: parsed, repeats } = parseApplyBody(req.body, fieldValidation(req));
   checkKind(t, parsed, true);
   // a built-in kind's map value given as null is kept, as its Go type's zero value
   const config = t.st.type.builtin ? fillAppliedNulls(parsed, apiVersionOf(t.st.type, t.version), t.st.type.kind) : parsed;
@@ -258,7 +281,7 @@ function applyPatch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
     delete obj['apiVersion'];
     delete obj['kind'];
     meta(obj);
-    return finishCreate(s, t, obj, t.name!, () => result.entries, dry);
+    return withWarnings(finishCreate(s, t, obj, t.name!, () => result.entries, dry), repeats);
   }
   // a stored object its schema (changed since) cannot type: the apply's live object cannot be built (found by the schema-change fuzzer)
   const untyped = t.st.type.builtin ? undefined : liveProblem(render(t.st, live, t.version), t.st.schema);
@@ -277,5 +300,5 @@ function applyPatch(s: Storage, t: Target, req: CoreRequest): BufferedResponse {
   const next = decodeApplied(t, result.object);
   delete next['apiVersion'];
   delete next['kind'];
-  return commit(s, t, live, next, scope, result.entries, manager, dry, undefined);
+  return withWarnings(commit(s, t, live, next, scope, result.entries, manager, dry, undefined), repeats);
 }

@@ -4,7 +4,8 @@
  * unknown-field warnings), the decoder's 400 with `fieldValidation=Strict`
  * (repeats first, then unknown fields), nothing with `Ignore`; the last
  * value is the one kept. Creates and updates, built-in kinds and custom
- * resources. Found by the differential fuzzer's widened generators.
+ * resources (found by the differential fuzzer's widened generators); merge,
+ * strategic merge and JSON patches, and applies in JSON and YAML (probed).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, useBackend } from './backends.js';
@@ -12,13 +13,17 @@ import { raw } from './support.js';
 
 interface Case {
   readonly what: string;
-  readonly method: 'POST' | 'PUT';
+  readonly method: 'POST' | 'PUT' | 'PATCH';
+  /** A patch's or an apply's content type (JSON otherwise). */
+  readonly contentType?: string;
   /** `{ns}` is the test namespace; the ConfigMap `e` exists in it. */
   readonly path: string;
   readonly fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
   readonly body: string;
   readonly status: number;
   readonly message?: string;
+  /** A part of the message (one that quotes the patched object, whose uid and times are the backend's). */
+  readonly contains?: string;
   /** The whole Warning header (none when undefined). */
   readonly warning?: string;
 }
@@ -26,6 +31,10 @@ interface Case {
 const CM = '/api/v1/namespaces/{ns}/configmaps';
 const WD = '/apis/conformance.kubeloop.dev/v1/namespaces/{ns}/widgets';
 const DP = '/apis/apps/v1/namespaces/{ns}/deployments';
+const MERGE = 'application/merge-patch+json';
+const STRATEGIC = 'application/strategic-merge-patch+json';
+const JSON_PATCH = 'application/json-patch+json';
+const APPLY = 'application/apply-patch+yaml';
 const w = (...texts: string[]): string => texts.map((t) => `299 - ${JSON.stringify(t)}`).join(', ');
 
 const CASES: Case[] = [
@@ -42,18 +51,39 @@ const CASES: Case[] = [
   { what: 'Strict before AlreadyExists', method: 'POST', path: CM, fieldValidation: 'Strict', body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"e"},"data":{"x":"1","x":"2"}}', status: 400, message: 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: duplicate field "data.x"' },
   { what: 'an update, Strict', method: 'PUT', path: `${CM}/e`, fieldValidation: 'Strict', body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"e"},"data":{"x":"1","x":"2"}}', status: 400, message: 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: duplicate field "data.x"' },
   { what: 'an update, Warn', method: 'PUT', path: `${CM}/e`, fieldValidation: 'Warn', body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"e"},"data":{"x":"1","x":"2"}}', status: 200, warning: w('duplicate field "data.x"') },
+  // patches and applies (measured on kube-apiserver v1.37.2): a merge, strategic merge or JSON patch's repeat is the
+  // decoder's warning, or with Strict the patch's 422 once the patched object decodes; an apply body (JSON or YAML, both
+  // read as YAML) is told in go-yaml's words, its line, and is the 400 of a strict decoding
+  { what: 'a merge patch, by default', method: 'PATCH', path: `${CM}/e`, contentType: MERGE, body: '{"data":{"x":"1","x":"2"}}', status: 200, warning: w('duplicate field "data.x"') },
+  { what: 'a merge patch repeating an object, Warn', method: 'PATCH', path: `${CM}/e`, contentType: MERGE, fieldValidation: 'Warn', body: '{"data":{"x":"1"},"data":{"y":"2"}}', status: 200, warning: w('duplicate field "data"') },
+  { what: 'a strategic merge patch, by default', method: 'PATCH', path: `${CM}/e`, contentType: STRATEGIC, body: '{"data":{"x":"1","x":"2"}}', status: 200, warning: w('duplicate field "data.x"') },
+  { what: 'a JSON patch, by default', method: 'PATCH', path: `${CM}/e`, contentType: JSON_PATCH, body: '[{"op":"add","path":"/data/y","value":"1","value":"2"}]', status: 200, warning: w('json patch duplicate field "[0].value"') },
+  { what: 'a merge patch, Ignore', method: 'PATCH', path: `${CM}/e`, contentType: MERGE, fieldValidation: 'Ignore', body: '{"data":{"x":"1","x":"2"}}', status: 200 },
+  { what: 'a merge patch, Strict', method: 'PATCH', path: `${CM}/e`, contentType: MERGE, fieldValidation: 'Strict', body: '{"data":{"x":"1","x":"2"}}', status: 422, contains: '"data\\":{\\"x\\":\\"2\\"}' },
+  { what: 'a merge patch, Strict (the error)', method: 'PATCH', path: `${CM}/e`, contentType: MERGE, fieldValidation: 'Strict', body: '{"data":{"x":"1","x":"2"}}', status: 422, contains: '": strict decoding error: duplicate field "data.x"' },
+  { what: 'a strategic merge patch, Strict', method: 'PATCH', path: `${CM}/e`, contentType: STRATEGIC, fieldValidation: 'Strict', body: '{"data":{"x":"1","x":"2"}}', status: 422, message: ' "" is invalid: patch: Invalid value: "map[data:map[x:2]]": strict decoding error: duplicate field "data.x"' },
+  { what: 'a JSON patch, Strict', method: 'PATCH', path: `${CM}/e`, contentType: JSON_PATCH, fieldValidation: 'Strict', body: '[{"op":"add","path":"/data/y","value":"1","value":"2"}]', status: 422, contains: '": strict decoding error: json patch duplicate field "[0].value"' },
+  { what: 'a merge patch of a custom resource, Strict', method: 'PATCH', path: `${WD}/e`, contentType: MERGE, fieldValidation: 'Strict', body: '{"spec":{"color":"x","color":"y"}}', status: 422, contains: '\\"spec\\":{\\"color\\":\\"y\\"}}": strict decoding error: duplicate field "spec.color"' },
+  { what: 'an apply in YAML, by default', method: 'PATCH', path: `${CM}/e`, contentType: APPLY, body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: e\ndata:\n  x: "1"\n  x: "2"\n', status: 200, warning: w('line 7: key "x" already set in map') },
+  { what: 'an apply in JSON, by default', method: 'PATCH', path: `${CM}/e`, contentType: APPLY, body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"e"},"data":{"x":"1","x":"2"}}', status: 200, warning: w('line 1: key "x" already set in map') },
+  { what: 'an apply in YAML, Ignore', method: 'PATCH', path: `${CM}/e`, contentType: APPLY, fieldValidation: 'Ignore', body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: e\ndata:\n  x: "1"\n  x: "2"\n', status: 200 },
+  { what: 'an apply in YAML, Strict (go-yaml reads `y` as true)', method: 'PATCH', path: `${CM}/e`, contentType: APPLY, fieldValidation: 'Strict', body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: e\n  labels:\n    a: b\n    a: c\ndata:\n  y: "1"\n  y: "2"\n', status: 400, message: 'error strict decoding patch: error converting YAML to JSON: yaml: unmarshal errors:\n  line 7: key "a" already set in map\n  line 10: key true already set in map' },
+  { what: 'an apply of a custom resource in YAML, by default', method: 'PATCH', path: `${WD}/e`, contentType: APPLY, body: 'apiVersion: conformance.kubeloop.dev/v1\nkind: Widget\nmetadata:\n  name: e\nspec:\n  color: x\n  color: "y"\n', status: 200, warning: w('line 7: key "color" already set in map') },
 ];
 
 describe.each(BACKENDS)('duplicate keys in JSON bodies ($backend)', ({ backend }) => {
   const h = useBackend(backend);
   beforeAll(async () => {
-    await h().client().create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'e', namespace: h().namespace } });
+    await h().client().create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'e', namespace: h().namespace }, data: { x: '0' } });
+    await h().client().create({ apiVersion: 'conformance.kubeloop.dev/v1', kind: 'Widget', metadata: { name: 'e', namespace: h().namespace } });
   });
 
   it.each(CASES)('$what: $status', async (c) => {
-    const res = await raw(h(), c.method, c.path.replace('{ns}', h().namespace), { query: { dryRun: 'All', ...(c.fieldValidation ? { fieldValidation: c.fieldValidation } : {}) }, body: c.body });
+    const query = { dryRun: 'All', ...(c.fieldValidation ? { fieldValidation: c.fieldValidation } : {}), ...(c.contentType === APPLY ? { fieldManager: 'dup', force: 'true' } : {}) };
+    const res = await raw(h(), c.method, c.path.replace('{ns}', h().namespace), { query, body: c.body, ...(c.contentType ? { contentType: c.contentType } : {}) });
     expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(c.status);
     if (c.message) expect(res.body['message']).toBe(c.message);
+    if (c.contains) expect(String(res.body['message'])).toContain(c.contains);
     expect(res.warning).toBe(c.warning);
   });
 

@@ -203,6 +203,15 @@ describe.each(BACKENDS)('lists ($backend)', ({ backend }) => {
       expect([paged.items.map((i) => [i.metadata.name, i.data?.['v']]), paged.metadata.resourceVersion]).toEqual([[['a', '1']], rv]);
       const whole = await listed({ resourceVersion: rv });
       expect(whole.items.map((i) => [i.metadata.name, i.data?.['v']])).toEqual([['a', '2'], ['b', undefined]]);
+      // one object named in one namespace (the store reads its key): not older than the resourceVersion, limit or not;
+      // with resourceVersionMatch=Exact, or across namespaces, exact again (a random run of the fuzzer, seed 1731617632)
+      const named = await listed({ resourceVersion: rv, limit: '5', fieldSelector: 'metadata.name=b' });
+      expect(named.items.map((i) => i.metadata.name)).toEqual(['b']);
+      const namedA = await listed({ resourceVersion: rv, limit: '1', fieldSelector: 'metadata.name=a,metadata.namespace!=x' });
+      expect(namedA.items.map((i) => [i.metadata.name, i.data?.['v']])).toEqual([['a', '2']]);
+      expect((await listed({ resourceVersion: rv, resourceVersionMatch: 'Exact', fieldSelector: 'metadata.name=b' })).items).toEqual([]);
+      const everywhere = (await raw(h(), 'GET', '/api/v1/configmaps', { query: { resourceVersion: rv, limit: '500', fieldSelector: 'metadata.name=b' } })).body as unknown as Listed;
+      expect(everywhere.items.filter((i) => (i.metadata as { namespace?: string }).namespace === ns)).toEqual([]);
     });
 
     it('resourceVersionMatch without resourceVersion is 422 Invalid', async () => {

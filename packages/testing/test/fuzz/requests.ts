@@ -55,7 +55,7 @@ export type Step =
   | { readonly op: 'create'; readonly kind: number; readonly name: string; readonly body: Json; readonly query: Record<string, string>; readonly duplicate?: DuplicateKey }
   | { readonly op: 'get'; readonly kind: number; readonly name: string; readonly accept?: string; readonly query?: Record<string, string> }
   | { readonly op: 'update'; readonly kind: number; readonly name: string; readonly change: Json; readonly rv: 'current' | 'stale' | 'none'; readonly reorder: boolean; readonly query: Record<string, string> }
-  | { readonly op: 'patch'; readonly kind: number; readonly name: string; readonly type: 'merge' | 'json' | 'strategic'; readonly body: unknown; readonly query: Record<string, string>; readonly subresource?: 'status' }
+  | { readonly op: 'patch'; readonly kind: number; readonly name: string; readonly type: 'merge' | 'json' | 'strategic'; readonly body: unknown; readonly query: Record<string, string>; readonly subresource?: 'status'; readonly duplicate?: boolean }
   | { readonly op: 'apply'; readonly kind: number; readonly name: string; readonly manager: string; readonly force: boolean | string; readonly body: Json; readonly query: Record<string, string>; readonly subresource?: 'status' | 'scale' }
   | { readonly op: 'delete'; readonly kind: number; readonly name: string; readonly body: DeleteBody | undefined; readonly query: Record<string, string> }
   | { readonly op: 'deletecollection'; readonly kind: number; readonly name: string; readonly body: DeleteBody | undefined; readonly query: Record<string, string> }
@@ -272,7 +272,13 @@ function mergeBody(kind: number): fc.Arbitrary<Json> {
 const jsonPatch = (kind: number): fc.Arbitrary<unknown[]> => {
   const k = KINDS[kind]!;
   const paths = k.name === 'Deployment' ? ['/spec/replicas', '/spec/template/spec/containers/0/image', '/spec/paused', '/metadata/labels/app'] : k.name === 'Widget' ? ['/spec/size', '/spec/color', '/spec/tags/0', '/spec/tags/-', '/metadata/labels/app'] : ['/data/x', '/data/y', '/metadata/labels/app', '/metadata/labels'];
-  const op = fc.record({ op: fc.constantFrom('add', 'replace', 'remove', 'test'), path: fc.constantFrom(...paths), value: fc.constantFrom<unknown>('1', 2, 'dHdv', {}) });
+  const op = fc.oneof(
+    { weight: 10, arbitrary: fc.record({ op: fc.constantFrom('add', 'replace', 'remove', 'test'), path: fc.constantFrom(...paths), value: fc.constantFrom<unknown>('1', 2, 'dHdv', {}) }) },
+    // now and then an operation without its value (the value null to the server), or one that changes, removes or
+    // nulls the kind or apiVersion (decoded by what it names, or refused by a custom resource's validator)
+    { weight: 1, arbitrary: fc.record({ op: fc.constantFrom('add', 'replace', 'test'), path: fc.constantFrom(...paths, '/metadata/name') }) },
+    { weight: 1, arbitrary: fc.record({ op: fc.constantFrom('replace', 'remove'), path: fc.constantFrom('/kind', '/apiVersion'), value: fc.constantFrom<unknown>(k.name, 'Secret', 'Pod', 'Other', 'v1', 'apps/v1', 'x/v9', null) }) },
+  );
   return fc.array(op, { minLength: 1, maxLength: 2 }).map((ops) => ops.map((o) => (o.op === 'remove' ? { op: o.op, path: o.path } : o)));
 };
 
@@ -317,7 +323,10 @@ export const step: fc.Arbitrary<Step> = kindIndex.chain((kind): fc.Arbitrary<Ste
       .chain(([n, query, duplicate]) => body(kind, n).map((b): Step => ({ op: 'create', kind, name: n, body: b, query, ...(duplicate ? { duplicate } : {}) }))),
     fc.tuple(name, fc.option(acceptFor(k.builtin), { nil: undefined, freq: 2 })).map(([n, a]): Step => ({ op: 'get', kind, name: n, ...(a ? { accept: a } : {}) })),
     fc.record({ n: name, change: mergeBody(kind), rv: fc.constantFrom('current' as const, 'current' as const, 'stale' as const, 'none' as const), reorder: fc.boolean(), query: writeQuery }).map(({ n, change, rv, reorder, query }): Step => ({ op: 'update', kind, name: n, change, rv, reorder, query })),
-    fc.tuple(name, mergeBody(kind), patchQuery, fc.constantFrom<'merge' | 'strategic'>(...(k.builtin ? (['merge', 'strategic'] as const) : (['merge'] as const)))).map(([n, b, query, type]): Step => ({ op: 'patch', kind, name: n, type, body: b, query })),
+    // now and then with its first key given twice (a null first: the decoder keeps the last, the patch's own)
+    fc
+      .tuple(name, mergeBody(kind), patchQuery, fc.constantFrom<'merge' | 'strategic'>(...(k.builtin ? (['merge', 'strategic'] as const) : (['merge'] as const))), fc.boolean())
+      .map(([n, b, query, type, twice]): Step => ({ op: 'patch', kind, name: n, type, body: b, query, ...(twice && Object.keys(b).length > 0 ? { duplicate: true } : {}) })),
     fc.tuple(name, jsonPatch(kind), patchQuery).map(([n, b, query]): Step => ({ op: 'patch', kind, name: n, type: 'json', body: b, query })),
     fc
       .tuple(name, fc.constantFrom(...MANAGERS), fc.oneof(fc.boolean(), goBool), fc.record({ dryRun: fc.constantFrom('All') }, { requiredKeys: [] }))
@@ -533,8 +542,11 @@ export async function toRequest(s: Step, namespace: string, read: (path: string)
       if (s.reorder) next = reversed(next) as Json;
       return { method: 'PUT', path: `${collection}/${s.name}`, query: s.query, body: fill(next) };
     }
-    case 'patch':
-      return { method: 'PATCH', path: `${collection}/${s.name}${s.subresource ? `/${s.subresource}` : ''}`, query: s.query, body: fill(s.body), contentType: CONTENT_TYPES[s.type] };
+    case 'patch': {
+      const text = fill(s.body);
+      const body = s.duplicate && typeof s.body === 'object' && s.body !== null ? `{${JSON.stringify(Object.keys(s.body)[0])}:null,${text.slice(1)}` : text;
+      return { method: 'PATCH', path: `${collection}/${s.name}${s.subresource ? `/${s.subresource}` : ''}`, query: s.query, body, contentType: CONTENT_TYPES[s.type] };
+    }
     case 'apply': {
       const force = typeof s.force === 'string' ? { force: s.force } : s.force ? { force: 'true' } : {};
       return { method: 'PATCH', path: `${collection}/${s.name}${s.subresource ? `/${s.subresource}` : ''}`, query: { ...s.query, fieldManager: s.manager, ...force }, body: fill(s.body), contentType: 'application/apply-patch+yaml' };
