@@ -11,18 +11,6 @@ import type { ParseArgsConfig } from 'node:util';
 import { readConfig } from './config.js';
 import type { KubeloopConfig } from './config.js';
 import { CliError, isCliError } from './errors.js';
-import { createApi } from './create-api.js';
-import { deploy } from './deploy.js';
-import { dev } from './dev.js';
-import { generateCrds } from './generate-crds.js';
-import { generateHelm } from './generate-helm.js';
-import { generateRbac, MEMBER_ROLE_FILE } from './generate-rbac.js';
-import { generateTypes } from './generate-types.js';
-import { generateWebhooks } from './generate-webhooks.js';
-import { createWebhook } from './create-webhook.js';
-import { describeShards, renderShards } from './shards.js';
-import { fetchInspection, renderInspection } from './inspect.js';
-import { fetchProfile, parseSeconds, PROFILE_SUFFIX, tokenFrom } from './profile.js';
 import type { ProfileKind } from './profile.js';
 import { readFile } from 'node:fs/promises';
 
@@ -76,6 +64,7 @@ const generateCrdsCommand: Command = {
     const modules = strings(values['module']).length > 0 ? strings(values['module']) : [...(ctx.config.crds?.modules ?? [])];
     const outDir = typeof values['out'] === 'string' ? values['out'] : (ctx.config.crds?.outDir ?? 'crd');
     const check = values['check'] === true;
+    const { generateCrds } = await import('./generate-crds.js');
     const result = await generateCrds({ modules, outDir, check, cwd: ctx.cwd });
     const names = result.crds.map((c) => c.metadata.name).join(', ');
     const foreign = [...new Set(result.foreign.map((k) => `${k.kind}.${k.group}`))];
@@ -116,6 +105,7 @@ const generateTypesCommand: Command = {
     if (typeof values['out'] !== 'string') throw new CliError('Usage', 'generate types needs --out <dir>');
     const fromCluster = values['cluster'] === true;
     if (!fromCluster && positionals.length === 0) throw new CliError('Usage', 'generate types needs CRD or OpenAPI files (or --cluster)');
+    const { generateTypes } = await import('./generate-types.js');
     const result = await generateTypes({
       inputs: positionals,
       ...(fromCluster ? { cluster: { ...(typeof values['kubeconfig'] === 'string' ? { kubeconfigPath: values['kubeconfig'] } : {}) } } : {}),
@@ -170,6 +160,7 @@ const generateRbacCommand: Command = {
     const namespaces = strings(values['namespace']).length > 0 ? strings(values['namespace']) : [...(config.namespaces ?? [])];
     const namespaceSelector = typeof values['namespace-selector'] === 'string' ? values['namespace-selector'] : config.namespaceSelector;
     const check = values['check'] === true;
+    const { generateRbac, MEMBER_ROLE_FILE } = await import('./generate-rbac.js');
     const result = await generateRbac({
       setup,
       name,
@@ -241,6 +232,7 @@ const generateWebhooksCommand: Command = {
     if (certificates !== 'managed' && certificates !== 'provided') throw new CliError('Usage', `--certificates must be managed or provided, not ${JSON.stringify(certificates)}`);
     const outFile = typeof values['out'] === 'string' ? values['out'] : (config.outFile ?? 'config/webhook/manifests.yaml');
     const check = values['check'] === true;
+    const { generateWebhooks } = await import('./generate-webhooks.js');
     const result = await generateWebhooks({ setup, name, namespace, certificates, outFile, kindModules: ctx.config.crds?.modules ?? [], ...(ctx.config.rbac?.name ? { serviceAccount: ctx.config.rbac.name } : {}), check, cwd: ctx.cwd });
     const summary = `${result.webhooks.length} webhook(s)${result.webhooks.length > 0 ? ` (${result.webhooks.map((w) => `${w.type} ${w.kind.kind}`).join(', ')})` : ''}`;
     return reportGenerated(ctx, 'webhooks', outFile, check, result, summary);
@@ -259,6 +251,7 @@ const generateHelmCommand: Command = {
   async run(values, _positionals, ctx) {
     const outDir = typeof values['out'] === 'string' ? values['out'] : 'dist/chart';
     const check = values['check'] === true;
+    const { generateHelm } = await import('./generate-helm.js');
     const result = await generateHelm({ cwd: ctx.cwd, outDir, check, ...(typeof values['dir'] === 'string' ? { dir: values['dir'] } : {}) });
     if (check && (result.changed.length > 0 || result.orphaned.length > 0)) {
       ctx.out(result.diff);
@@ -296,6 +289,7 @@ const createWebhookCommand: Command = {
   async run(values, _positionals, ctx) {
     requireFlags(values, ['group', 'version', 'kind'], 'create webhook');
     const dryRun = values['dry-run'] === true;
+    const { createWebhook } = await import('./create-webhook.js');
     const result = await createWebhook({
       group: values['group'] as string,
       version: values['version'] as string,
@@ -336,6 +330,7 @@ const createApiCommand: Command = {
   async run(values, _positionals, ctx) {
     requireFlags(values, ['group', 'version', 'kind'], 'create api');
     const dryRun = values['dry-run'] === true;
+    const { createApi } = await import('./create-api.js');
     const result = await createApi({
       group: values['group'] as string,
       version: values['version'] as string,
@@ -367,6 +362,7 @@ const deployCommand: Command = {
     if (dryRun !== undefined && dryRun !== 'server' && dryRun !== 'client') throw new CliError('Usage', `--dry-run must be server or client, not ${JSON.stringify(dryRun)}`);
     const image = typeof values['image'] === 'string' ? values['image'] : process.env['IMG'] || undefined;
     const imageName = typeof values['image-name'] === 'string' ? values['image-name'] : ctx.config.packageName?.replace(/^@[^/]+\//, '');
+    const { deploy } = await import('./deploy.js');
     const code = await deploy({
       cwd: ctx.cwd,
       ...(image !== undefined ? { image } : {}),
@@ -394,6 +390,7 @@ const devCommand: Command = {
   options: { envtest: { type: 'boolean', default: false }, kubeconfig: { type: 'string' }, crds: { type: 'string' }, main: { type: 'string' } },
   passThrough: true,
   async run(values, positionals, ctx) {
+    const { dev } = await import('./dev.js');
     await dev({
       cwd: ctx.cwd,
       envtest: values['envtest'] === true,
@@ -419,6 +416,7 @@ const shardsCommand: Command = {
   options: { ring: { type: 'string' }, namespace: { type: 'string', short: 'n' }, kubeconfig: { type: 'string' }, json: { type: 'boolean', default: false } },
   async run(values, _positionals, ctx) {
     if (typeof values['ring'] !== 'string') throw new CliError('Usage', 'shards needs --ring <name> (the shard ring\'s name, as given to createShardRing)');
+    const { describeShards, renderShards } = await import('./shards.js');
     const view = await describeShards({
       ring: values['ring'],
       ...(typeof values['namespace'] === 'string' ? { namespace: values['namespace'] } : {}),
@@ -454,6 +452,7 @@ const inspectCommand: Command = {
     if (url === undefined || extra.length > 0) throw new CliError('Usage', 'inspect needs the metrics server\'s URL, then optionally a controller and a key: kubeloop inspect <url> [controller] [namespace/name]');
     if (values['pause'] === true && values['resume'] === true) throw new CliError('Usage', 'inspect: --pause or --resume, not both');
     const action = values['pause'] === true ? 'pause' : values['resume'] === true ? 'resume' : undefined;
+    const { fetchInspection, renderInspection } = await import('./inspect.js');
     const inspection = await fetchInspection({
       url,
       ...(controller === undefined ? {} : { controller }),
@@ -499,6 +498,7 @@ const profileCommand: Command = {
     if (url === undefined || extra.length > 0) throw new CliError('Usage', 'profile takes one URL, the metrics server\'s: kubeloop profile https://127.0.0.1:8443 --cpu 30s -o x.cpuprofile');
     const chosen = [typeof values['cpu'] === 'string', values['heap'] === true, typeof values['heap-sampling'] === 'string'].filter(Boolean).length;
     if (chosen !== 1) throw new CliError('Usage', 'profile needs exactly one of --cpu <duration>, --heap, --heap-sampling <duration>');
+    const { fetchProfile, parseSeconds, PROFILE_SUFFIX, tokenFrom } = await import('./profile.js');
     const kind: ProfileKind = typeof values['cpu'] === 'string' ? 'cpu' : values['heap'] === true ? 'heap' : 'heap-sampling';
     const seconds = kind === 'cpu' ? parseSeconds(values['cpu'] as string, '--cpu') : kind === 'heap-sampling' ? parseSeconds(values['heap-sampling'] as string, '--heap-sampling') : undefined;
     const out = resolve(ctx.cwd, typeof values['out'] === 'string' ? values['out'] : `kubeloop-${new Date().toISOString().replace(/[:.]/g, '-')}${PROFILE_SUFFIX[kind]}`);
@@ -526,7 +526,7 @@ export const COMMANDS: readonly Command[] = [generateCrdsCommand, generateTypesC
 function usage(): string {
   const lines = ['usage: kubeloop <command> [flags]', '', 'commands:'];
   for (const c of COMMANDS) lines.push(`  kubeloop ${c.path.join(' ')}\n      ${c.summary}\n${c.help.replace(/^/gm, '    ')}`);
-  lines.push('', 'common flags:', '  --cwd <dir>   the project directory (default: the current one)', '  --help        this text');
+  lines.push('', 'common flags:', '  --cwd <dir>   the project directory (default: the current one)', '  --help        this text', '  --version     the version of @kubeloop/cli (also: kubeloop version)');
   return lines.join('\n');
 }
 
@@ -554,6 +554,11 @@ export async function runCli(args: readonly string[], io: CliIO = defaultIO): Pr
   // `pnpm run deploy -- --image X` hands the `--` on: it ends nothing, except for a
   // command that passes what follows it on (`kubeloop dev -- --leader-elect`).
   const argv = command?.passThrough ? args : args.filter((a) => a !== '--');
+  if (!command && (argv.includes('--version') || argv[0] === 'version')) {
+    const manifest = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    io.out(`kubeloop ${manifest.version}\n`);
+    return 0;
+  }
   if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) {
     io.out(usage());
     return argv.length === 0 ? 2 : 0;

@@ -13,7 +13,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { createClient } from '@kubeloop/client';
 import { CustomResourceDefinition, builtinScheme } from '@kubeloop/scheme';
 import { parseAllDocuments } from 'yaml';
@@ -117,7 +117,9 @@ async function readInputs(paths: readonly string[], cwd: string): Promise<Inputs
 async function readClusterCRDs(options: NonNullable<GenerateTypesOptions['cluster']>): Promise<Json[]> {
   let kubeConfig = options.kubeConfig;
   if (!kubeConfig) {
-    kubeConfig = new KubeConfig();
+    // loaded only here: @kubernetes/client-node is about 1 CPU-s to load, which every other command would pay
+    const { KubeConfig: ClientNodeKubeConfig } = await import('@kubernetes/client-node');
+    kubeConfig = new ClientNodeKubeConfig();
     try {
       if (options.kubeconfigPath) kubeConfig.loadFromFile(options.kubeconfigPath);
       else kubeConfig.loadFromDefault();
