@@ -50,19 +50,22 @@ if (command === 'sample') {
       const st = stat(pid);
       if (!st) continue;
       const key = `${pid}:${st.start}`;
-      const known = seen.get(key);
-      if (known) {
-        known.last = st.cpu;
-        continue;
-      }
+      // read each time: a shim (`/bin/sh node_modules/.bin/eslint`) execs into what it starts, keeping its pid
       let args = '';
       let cwd = '';
       try {
         args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim().slice(0, 300);
         cwd = readlinkSync(`/proc/${pid}/cwd`);
       } catch {
-        if (args === '') continue;
+        // gone, or not ours to read
       }
+      const known = seen.get(key);
+      if (known) {
+        known.last = st.cpu;
+        if (args !== '') Object.assign(known, { args, cwd: cwd || known.cwd });
+        continue;
+      }
+      if (args === '') continue;
       // a process started before the sampler counts from the first sight; one started since, all of its CPU
       const before = self && st.start < self.start;
       seen.set(key, { args, cwd, first: before ? st.cpu : 0, last: st.cpu });
