@@ -164,6 +164,23 @@ describe.each(BACKENDS)('raw requests ($backend)', ({ backend }) => {
     expect(await causes({ name: 'd5', labels: { a: 'a b', b: 'c d' } })).toHaveLength(2);
   });
 
+  it('a built-in kind\'s own finalizer-name check comes after the generic update rules (a new finalizer on an object being deleted)', async () => {
+    const path = `/apis/apps/v1/namespaces/${h().namespace}/deployments`;
+    const deployment = (finalizers: string[]) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'held', finalizers }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } } });
+    expect((await raw(h(), 'POST', path, { body: deployment(['example.com/hold']) })).status).toBe(201);
+    try {
+      expect((await raw(h(), 'DELETE', `${path}/held`)).status).toBe(200);
+      const res = await raw(h(), 'PATCH', `${path}/held`, { query: { dryRun: 'All', fieldManager: 'beta', force: 'true' }, body: deployment(['example.com/hold', 'hold']), contentType: 'application/apply-patch+yaml' });
+      expect(res.status).toBe(422);
+      const causes = ((res.body['details'] as { causes?: { field: string; message: string }[] }).causes ?? []).map((c) => `${c.field}: ${c.message}`);
+      expect(causes).toHaveLength(2);
+      expect(causes[0]).toMatch(/^metadata\.finalizers: Forbidden: no new finalizers can be added if the object is being deleted/);
+      expect(causes[1]).toMatch(/^metadata\.finalizers\[1\]: Invalid value: "hold": name is neither a standard finalizer name/);
+    } finally {
+      await raw(h(), 'PATCH', `${path}/held`, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' });
+    }
+  });
+
   it('a custom resource\'s update lists a bad label, annotation or owner reference three times (ObjectMeta checked on create rules, then twice on update rules); its create, and a bad finalizer, once', async () => {
     const path = `/apis/conformance.kubeloop.dev/v1/namespaces/${h().namespace}/widgets`;
     const widget = (name: string, metadata: Record<string, unknown>) => ({ apiVersion: 'conformance.kubeloop.dev/v1', kind: 'Widget', metadata: { name, ...metadata } });
