@@ -144,7 +144,8 @@ function quoteJsonPatch(value: unknown, path: string[], containers: ReadonlySet<
 
 /**
  * The patched object `patched` (the result of `patch`, of `contentType`,
- * over `original`) as the server quotes it.
+ * over `original`) as the server quotes it; `unstructured`: a custom
+ * resource's, stored as a map (every member sorted), not a Go struct.
  *
  * @example
  * ```ts
@@ -154,8 +155,9 @@ function quoteJsonPatch(value: unknown, path: string[], containers: ReadonlySet<
  * // '{"apiVersion":"v1","data":{"x":1},"kind":"ConfigMap","metadata":{"name":"a","namespace":"n"}}'
  * ```
  */
-export function quotePatchedObject(patched: Json, original: Json, patch: unknown, contentType: string): string {
-  const root = `root:${typeof original['kind'] === 'string' ? original['kind'] : ''}`;
+export function quotePatchedObject(patched: Json, original: Json, patch: unknown, contentType: string, unstructured = false): string {
+  // a custom resource is stored as an unstructured map: every member sorted
+  const root = unstructured ? undefined : `root:${typeof original['kind'] === 'string' ? original['kind'] : ''}`;
   if (contentType === 'application/merge-patch+json' && isObject(patch)) return quoteMerge(patched, original, patch, root);
   if (contentType === 'application/json-patch+json' && Array.isArray(patch)) {
     const containers = new Set<string>(['']);

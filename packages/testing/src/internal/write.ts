@@ -14,7 +14,7 @@ import { isObject, meta, objKey, sameJson, show } from './json.js';
 import type { Json } from './json.js';
 import { withDuplicateFields } from './duplicates.js';
 import { existing } from './list.js';
-import { decodeBuiltin, DecodeError } from './openapi/decode.js';
+import { decodeBuiltin, DecodeError, objectMetaProblem } from './openapi/decode.js';
 import type { FieldValidation } from './openapi/decode.js';
 import { buffered, dryRun, fieldManager, fieldValidation, parseJsonBody, warningsAlways, withWarnings } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
@@ -96,7 +96,12 @@ export function writeContext(s: Storage, t: Target, manager: string, scope: Scop
  * server answers them.
  */
 export function decodeBody(t: Target, body: Json, validation: FieldValidation): { body: Json; warnings: readonly string[] } {
-  if (!t.st.type.builtin) return { body, warnings: [] };
+  if (!t.st.type.builtin) {
+    // a custom resource's metadata is decoded into ObjectMeta
+    const problem = objectMetaProblem(body['metadata']);
+    if (problem) throw badRequest(`${t.st.type.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.st.type.kind}: ${problem.message}`);
+    return { body, warnings: [] };
+  }
   const apiVersion = apiVersionOf(t.st.type, t.version);
   try {
     const decoded = decodeBuiltin(body, apiVersion, t.st.type.kind, validation);
@@ -138,12 +143,13 @@ export function checkPreconditions(t: Target, old: Json, m: Json): void {
  * Store a new object prepared by create or apply: strategy, validation,
  * namespace, server metadata; 201 with the object (not stored on dry run).
  */
-export function finishCreate(s: Storage, t: Target, obj: Json, name: string, managed: (obj: Json) => ManagedEntry[], dry: boolean): BufferedResponse {
+export function finishCreate(s: Storage, t: Target, obj: Json, name: string, managed: (obj: Json) => ManagedEntry[], dry: boolean, applied?: Json): BufferedResponse {
   const m = obj['metadata'] as Json;
   prepareForCreate(s, t, obj);
   zeroStatus(t, obj);
   dropEmpty(t, obj);
   const warnings = validate(s, t, obj, undefined);
+  if (applied) keepApplied(s, t, applied, obj, 'main');
   // the strategy's warnings come with the answer also when storing fails (AlreadyExists), as the server's do (found by the differential fuzzer)
   return warningsAlways(warnings, () => {
     requireNamespace(s, t, name);
@@ -162,6 +168,37 @@ export function finishCreate(s: Storage, t: Target, obj: Json, name: string, man
     if (!dry) s.store(t.st, key, obj, undefined, 'ADDED');
     return buffered(201, render(t.st, obj, t.version));
   });
+}
+
+/**
+ * An apply to a custom resource stores the fields its schema prunes: the
+ * server's apply result is never decoded, and only reading prunes (found by
+ * the differential fuzzer, seed 381842293: a no-op scale of a Widget applied
+ * with an undeclared field in a list item wrote, and watches saw it). So the
+ * stored form keeps them: a later write that leaves the object as read still
+ * writes (a new resourceVersion, an event), an apply keeping them writes every
+ * time, and a schema that later declares them shows them. `applied` is the
+ * object as applied; `written` the same object pruned and defaulted; `scope`
+ * which part the write wrote.
+ */
+function keepApplied(s: Storage, t: Target, applied: Json, written: Json, scope: Scope): void {
+  if (t.st.type.builtin) return;
+  const kept: Json = { ...written };
+  for (const k of Object.keys(applied)) {
+    if (k === 'metadata' || k === 'apiVersion' || k === 'kind' || (k === 'status') !== (scope === 'status')) continue;
+    kept[k] = withPruned(applied[k], written[k]);
+  }
+  if (!sameJson(kept, written)) s.storedForm.set(written, kept);
+}
+
+/** `written` with the fields `given` has and it lacks (what pruning took) put back, recursively. */
+function withPruned(given: unknown, written: unknown): unknown {
+  if (written === undefined) return given;
+  if (Array.isArray(given) && Array.isArray(written)) return written.map((w, i) => withPruned(given[i], w));
+  if (!isObject(given) || !isObject(written)) return written;
+  const out: Json = { ...written };
+  for (const [k, v] of Object.entries(given)) out[k] = withPruned(v, written[k]);
+  return out;
 }
 
 export function create(s: Storage, target: Target, req: CoreRequest): BufferedResponse {
@@ -263,7 +300,7 @@ function withoutManagedTimes(obj: Json): Json {
  * Finish a write of `next` over `old` (update, patch, apply): server-owned
  * metadata from `old`, generation, no-op detection, finalizers, storage.
  */
-export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scope, entries: ManagedEntry[] | undefined, manager: string, dry: boolean, managedGiven: unknown): BufferedResponse {
+export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scope, entries: ManagedEntry[] | undefined, manager: string, dry: boolean, managedGiven: unknown, applied?: Json): BufferedResponse {
   const om = old['metadata'] as Json;
   const nm = meta(next);
   // A grace period the write gives must be the stored one (an update cannot change it; one it leaves out is kept).
@@ -300,6 +337,7 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
   dropEmpty(t, next);
   if (t.st.type.builtin && t.st.type.group === 'apiextensions.k8s.io' && t.st.type.kind === 'CustomResourceDefinition') crdDefaults(next);
   const warnings = validate(s, t, next, old, { deletionTimestamp: deletionChanged, deletionGracePeriodSeconds: graceChanged });
+  if (applied) keepApplied(s, t, applied, next, scope);
   if (t.st.type.generation && specChanged(t, old, next)) nextMeta['generation'] = ((om['generation'] as number | undefined) ?? 0) + 1;
   // managed fields
   let managed: ManagedEntry[];
@@ -325,8 +363,9 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
   nextMeta['resourceVersion'] = om['resourceVersion'];
   // A write that changes nothing as the server sees it (key order and
   // managed-field times aside) is a no-op: same resourceVersion, no event,
-  // no generation bump, the stored object answered.
-  if (!s.storedForm.has(old) && sameJson(withoutManagedTimes(old), withoutManagedTimes(next))) return withWarnings(buffered(200, render(t.st, old, t.version)), warnings);
+  // no generation bump, the stored object answered; unless what is stored
+  // differs from what is read (see keepApplied).
+  if (!s.storedForm.has(old) && !s.storedForm.has(next) && sameJson(withoutManagedTimes(old), withoutManagedTimes(next))) return withWarnings(buffered(200, render(t.st, old, t.version)), warnings);
   if (dry) return withWarnings(buffered(200, render(t.st, next, t.version)), warnings);
   const key = objKey(t.namespace, om['name'] as string);
   const finalizers = (nextMeta['finalizers'] as string[] | undefined) ?? [];

@@ -373,4 +373,33 @@ describe.each(BACKENDS)('server-side apply ($backend)', ({ backend }) => {
     expect(s.status).toBe(201);
     expect((s.body as { data?: unknown }).data).toEqual({ a: '', b: 'eA==' });
   });
+
+  it('a custom resource stores what its schema prunes from an apply: read pruned, the next write that changes nothing still writes, an apply keeping it writes every time', async () => {
+    const ns = h().namespace;
+    const name = h().name('w');
+    const path = `/apis/conformance.kubeloop.dev/v1/namespaces/${ns}/widgets/${name}`;
+    const rvOf = (res: { body: Record<string, unknown> }): number => Number((res.body['metadata'] as { resourceVersion: string }).resourceVersion);
+    // a list item's undeclared field (Widget's spec.ports items do not keep unknown fields)
+    const cfg = { ...widget(ns, name, { replicas: 0, ports: [{ name: 'grpc', port: 1, note: 'pruned' }] }) };
+    const apply = () => raw(h(), 'PATCH', path, { body: cfg, contentType: 'application/apply-patch+yaml', query: { fieldManager: 'alpha' } });
+    const merge = (body: unknown, sub = '') => raw(h(), 'PATCH', `${path}${sub}`, { body, contentType: 'application/merge-patch+json' });
+    const created = await apply();
+    expect({ status: created.status, spec: created.body['spec'] }).toEqual({ status: 201, spec: { replicas: 0, ports: [{ name: 'grpc', port: 1 }] } });
+    // a patch that changes nothing visible writes once (the stored bytes held the pruned field), then no more
+    const first = await merge({});
+    expect(rvOf(first)).toBeGreaterThan(rvOf(created));
+    expect(rvOf(await merge({}))).toBe(rvOf(first));
+    // the same apply again: a new resourceVersion each time
+    const again = await apply();
+    expect(rvOf(again)).toBeGreaterThan(rvOf(first));
+    const third = await apply();
+    expect(rvOf(third)).toBeGreaterThan(rvOf(again));
+    // a scale to the replicas it has (found by the differential fuzzer: the server's watch saw a MODIFIED the fake did not send)
+    const scaled = await merge({ spec: { replicas: 0 } }, '/scale');
+    expect(scaled.status).toBe(200);
+    const read = await raw(h(), 'GET', path);
+    expect(rvOf(read)).toBeGreaterThan(rvOf(third));
+    expect(read.body['spec']).toEqual({ replicas: 0, ports: [{ name: 'grpc', port: 1 }] });
+    expect(rvOf(await merge({ spec: { replicas: 0 } }, '/scale'))).toBe(rvOf(read));
+  });
 });

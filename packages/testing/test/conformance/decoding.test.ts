@@ -6,6 +6,9 @@
  * value is the one kept. Creates and updates, built-in kinds and custom
  * resources (found by the differential fuzzer's widened generators); merge,
  * strategic merge and JSON patches, and applies in JSON and YAML (probed).
+ * Then a custom resource's metadata of the wrong types, decoded into
+ * ObjectMeta as the server does (found by the differential fuzzer, seed
+ * 381842293: a label patched to a number).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, useBackend } from './backends.js';
@@ -58,6 +61,7 @@ const CASES: Case[] = [
   { what: 'a merge patch repeating an object, Warn', method: 'PATCH', path: `${CM}/e`, contentType: MERGE, fieldValidation: 'Warn', body: '{"data":{"x":"1"},"data":{"y":"2"}}', status: 200, warning: w('duplicate field "data"') },
   { what: 'a strategic merge patch, by default', method: 'PATCH', path: `${CM}/e`, contentType: STRATEGIC, body: '{"data":{"x":"1","x":"2"}}', status: 200, warning: w('duplicate field "data.x"') },
   { what: 'a JSON patch, by default', method: 'PATCH', path: `${CM}/e`, contentType: JSON_PATCH, body: '[{"op":"add","path":"/data/y","value":"1","value":"2"}]', status: 200, warning: w('json patch duplicate field "[0].value"') },
+  { what: 'a merge patch\'s repeat, warned also when the write then fails', method: 'PATCH', path: `${CM}/e`, contentType: MERGE, body: '{"metadata":null,"metadata":{"deletionGracePeriodSeconds":7}}', status: 422, message: 'ConfigMap "e" is invalid: metadata.deletionGracePeriodSeconds: Invalid value: 7: field is immutable', warning: w('duplicate field "metadata"') },
   { what: 'a merge patch, Ignore', method: 'PATCH', path: `${CM}/e`, contentType: MERGE, fieldValidation: 'Ignore', body: '{"data":{"x":"1","x":"2"}}', status: 200 },
   { what: 'a merge patch, Strict', method: 'PATCH', path: `${CM}/e`, contentType: MERGE, fieldValidation: 'Strict', body: '{"data":{"x":"1","x":"2"}}', status: 422, contains: '"data\\":{\\"x\\":\\"2\\"}' },
   { what: 'a merge patch, Strict (the error)', method: 'PATCH', path: `${CM}/e`, contentType: MERGE, fieldValidation: 'Strict', body: '{"data":{"x":"1","x":"2"}}', status: 422, contains: '": strict decoding error: duplicate field "data.x"' },
@@ -90,5 +94,50 @@ describe.each(BACKENDS)('duplicate keys in JSON bodies ($backend)', ({ backend }
   it('the last of two values is the one kept', async () => {
     const res = await raw(h(), 'POST', `/api/v1/namespaces/${h().namespace}/configmaps`, { query: { dryRun: 'All', fieldValidation: 'Ignore' }, body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"last"},"data":{"x":"1","x":"2"}}' });
     expect(res.body['data']).toEqual({ x: '2' });
+  });
+});
+
+const WIDGET = '"apiVersion":"conformance.kubeloop.dev/v1","kind":"Widget"';
+const OWNER = '{"apiVersion":"v1","kind":"ConfigMap","name":"o","uid":5}';
+
+/**
+ * A custom resource's metadata of the wrong types (measured on kube-apiserver v1.37.2): a create or an update is the
+ * decoder's 400, a patch its 422 quoting the patched object (keys sorted, managed fields included) with the first bad
+ * value in that order, an apply the typed converter's 500.
+ */
+const META_CASES: Case[] = [
+  { what: 'a create with a label that is a number', method: 'POST', path: WD, body: `{${WIDGET},"metadata":{"name":"m","labels":{"app":2}}}`, status: 400, message: 'Widget in version "v1" cannot be handled as a Widget: json: cannot unmarshal number into Go struct field ObjectMeta.labels of type string' },
+  { what: 'a create with finalizers that are numbers', method: 'POST', path: WD, body: `{${WIDGET},"metadata":{"name":"m","finalizers":[1]}}`, status: 400, message: 'Widget in version "v1" cannot be handled as a Widget: json: cannot unmarshal number into Go struct field ObjectMeta.finalizers of type string' },
+  { what: 'an update with labels that are a list', method: 'PUT', path: `${WD}/e`, body: `{${WIDGET},"metadata":{"name":"e","labels":["a"]}}`, status: 400, message: 'Widget in version "v1" cannot be handled as a Widget: json: cannot unmarshal array into Go struct field ObjectMeta.labels of type map[string]string' },
+  { what: 'a JSON patch setting a label to a number', method: 'PATCH', path: `${WD}/e`, contentType: JSON_PATCH, body: '[{"op":"add","path":"/metadata/labels","value":{"app":2}}]', status: 422, contains: '\\"labels\\":{\\"app\\":2},\\"managedFields\\":[' },
+  { what: 'a JSON patch setting a label to a number (the error)', method: 'PATCH', path: `${WD}/e`, contentType: JSON_PATCH, body: '[{"op":"add","path":"/metadata/labels","value":{"app":2}}]', status: 422, contains: '": json: cannot unmarshal number into Go struct field ObjectMeta.labels of type string' },
+  { what: 'a merge patch: the first bad value in sorted order (annotations before labels)', method: 'PATCH', path: `${WD}/e`, contentType: MERGE, body: '{"metadata":{"labels":{"app":2},"annotations":{"x":true}}}', status: 422, contains: '": json: cannot unmarshal bool into Go struct field ObjectMeta.annotations of type string' },
+  { what: 'a merge patch: finalizers a string', method: 'PATCH', path: `${WD}/e`, contentType: MERGE, body: '{"metadata":{"finalizers":"x"}}', status: 422, contains: '": json: cannot unmarshal string into Go struct field ObjectMeta.finalizers of type []string' },
+  { what: 'a merge patch: generation a string', method: 'PATCH', path: `${WD}/e`, contentType: MERGE, body: '{"metadata":{"generation":"x"}}', status: 422, contains: '": json: cannot unmarshal string into Go struct field ObjectMeta.generation of type int64' },
+  { what: 'a merge patch: the name a number', method: 'PATCH', path: `${WD}/e`, contentType: MERGE, body: '{"metadata":{"name":5}}', status: 422, contains: '": json: cannot unmarshal number into Go struct field ObjectMeta.name of type string' },
+  { what: 'a merge patch: an owner\'s uid a number', method: 'PATCH', path: `${WD}/e`, contentType: MERGE, body: `{"metadata":{"ownerReferences":[${OWNER}]}}`, status: 422, contains: '": json: cannot unmarshal number into Go struct field OwnerReference.ownerReferences.uid of type types.UID' },
+  { what: 'a ConfigMap\'s owner uid a number (the same Go type)', method: 'PATCH', path: `${CM}/e`, contentType: MERGE, body: `{"metadata":{"ownerReferences":[${OWNER}]}}`, status: 422, contains: '": json: cannot unmarshal number into Go struct field OwnerReference.metadata.ownerReferences.uid of type types.UID' },
+  { what: 'an apply with a label that is a number', method: 'PATCH', path: `${WD}/e`, contentType: APPLY, body: `{${WIDGET},"metadata":{"name":"e","labels":{"app":2}}}`, status: 500, message: 'failed to create typed patch object (/e; conformance.kubeloop.dev/v1, Kind=Widget): .metadata.labels.app: expected string, got &value.valueUnstructured{Value:2}' },
+  { what: 'an apply with finalizers a string', method: 'PATCH', path: `${WD}/e`, contentType: APPLY, body: `{${WIDGET},"metadata":{"name":"e","finalizers":"x"}}`, status: 500, message: 'failed to create typed patch object (/e; conformance.kubeloop.dev/v1, Kind=Widget): .metadata.finalizers: expected list, got &{x}' },
+];
+
+describe.each(BACKENDS)('a custom resource\'s metadata decoded into ObjectMeta ($backend)', ({ backend }) => {
+  const h = useBackend(backend);
+  beforeAll(async () => {
+    await h().client().create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'e', namespace: h().namespace } });
+    await h().client().create({ apiVersion: 'conformance.kubeloop.dev/v1', kind: 'Widget', metadata: { name: 'e', namespace: h().namespace, labels: { tier: 'x' } } });
+  });
+
+  it.each(META_CASES)('$what: $status', async (c) => {
+    const query = { dryRun: 'All', ...(c.contentType === APPLY ? { fieldManager: 'meta' } : {}) };
+    let body = c.body;
+    if (c.method === 'PUT') {
+      const current = await raw(h(), 'GET', c.path.replace('{ns}', h().namespace));
+      body = body.replace('"name":"e"', `"name":"e","resourceVersion":${JSON.stringify((current.body['metadata'] as { resourceVersion: string }).resourceVersion)}`);
+    }
+    const res = await raw(h(), c.method, c.path.replace('{ns}', h().namespace), { query, body, ...(c.contentType ? { contentType: c.contentType } : {}) });
+    expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(c.status);
+    if (c.message) expect(res.body['message']).toBe(c.message);
+    if (c.contains) expect(String(res.body['message'])).toContain(c.contains);
   });
 });

@@ -9,9 +9,9 @@
  * fractional digits, which it requires), base64 byte fields re-encoded;
  * `null` members gone.
  */
-import { stringifyJson } from '@kubeloop/scheme';
+import { parseJson, stringifyJson } from '@kubeloop/scheme';
 import { goFormat, goSyntax, goValueType } from '../go-format.js';
-import { isObject } from '../json.js';
+import { canonical, isObject } from '../json.js';
 import type { Json } from '../json.js';
 import { childOf, INT_OR_STRING, kindSchema, MICRO_TIME, QUANTITY, resolve, TIME } from './model.js';
 import type { Resolved, SchemaNode } from './model.js';
@@ -140,7 +140,9 @@ function goType(r: Resolved): string {
 
 function mismatch(ctx: Context, value: unknown, r: Resolved): DecodeError {
   const shown = (typeof value === 'number' || typeof value === 'bigint') && (r.node.type === 'integer' || r.name === INT_OR_STRING) ? `number ${String(value)}` : jsonType(value);
-  return new DecodeError(`json: cannot unmarshal ${shown} into Go struct field ${ctx.struct}.${ctx.fields.join('.')} of type ${goType(r)}`, converterMismatch(value, r));
+  // a uid is a named string type (apimachinery's types.UID), which OpenAPI does not tell
+  const uid = ctx.fields.at(-1) === 'uid' && (ctx.struct === 'ObjectMeta' || ctx.struct === 'OwnerReference') && r.node.type === 'string';
+  return new DecodeError(`json: cannot unmarshal ${shown} into Go struct field ${ctx.struct}.${ctx.fields.join('.')} of type ${uid ? 'types.UID' : goType(r)}`, converterMismatch(value, r));
 }
 
 const TIME_LAYOUT = '2006-01-02T15:04:05Z07:00';
@@ -460,6 +462,40 @@ export function decodeBuiltin(obj: Json, apiVersion: string, kind: string, valid
   return { object, warnings: validation === 'Warn' ? ctx.unknown.map((p) => `unknown field ${JSON.stringify(p)}`) : [] };
 }
 
+/** ObjectMeta's schema: every kind's metadata, a custom resource's too. */
+function objectMetaSchema(): Resolved | undefined {
+  const configMap = kindSchema('v1', 'ConfigMap');
+  return configMap ? childOf(configMap, 'metadata') : undefined;
+}
+
+/**
+ * A custom resource's metadata decoded into ObjectMeta as apiextensions'
+ * decoder does (it encodes the unstructured metadata, keys sorted, and
+ * unmarshals that), in encoding/json's words for the first value of the
+ * wrong type (`json: cannot unmarshal number into Go struct field
+ * ObjectMeta.labels of type string`); undefined when it decodes. Measured
+ * on kube-apiserver v1.37.2 (issue 40; a label patched to a number, found by
+ * the differential fuzzer).
+ *
+ * @example
+ * ```ts
+ * objectMetaProblem({ name: 'a', labels: { app: 2 } })?.message;
+ * // 'json: cannot unmarshal number into Go struct field ObjectMeta.labels of type string'
+ * ```
+ */
+export function objectMetaProblem(metadata: unknown): DecodeError | undefined {
+  const r = objectMetaSchema();
+  if (!r || !isObject(metadata)) return undefined;
+  const sorted = parseJson(canonical(metadata)) as Json;
+  try {
+    decodeStruct(sorted, r, { struct: 'ObjectMeta', fields: [], path: '', unknown: [], converter: false });
+    return undefined;
+  } catch (err) {
+    if (err instanceof DecodeError) return err;
+    throw err;
+  }
+}
+
 /** A list item's path element as structured-merge-diff prints it: its index, its value in a set, its keys in a map list. */
 function itemElement(list: SchemaNode, item: unknown, index: number): string {
   if (list['x-kubernetes-list-type'] === 'set') return `[=${stringifyJson(item) ?? 'null'}]`;
@@ -531,7 +567,8 @@ export function applyProblem(config: Json, apiVersion: string, kind: string, crd
             if (!options.live) problems.push(`${path}.${k}: field not declared in schema`);
             continue;
           }
-          const p = walk(v, childOf(r, k), `${path}.${k}`, keeps);
+          // a custom resource's metadata is typed as ObjectMeta, whatever its schema says of it (measured on kube-apiserver v1.37.2)
+          const p = walk(v, envelope && k === 'metadata' ? objectMetaSchema() : childOf(r, k), `${path}.${k}`, keeps);
           if (p) problems.push(p);
         }
         return undefined;
