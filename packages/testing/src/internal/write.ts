@@ -177,7 +177,8 @@ export function finishCreate(s: Storage, t: Target, obj: Json, name: string, man
  * with an undeclared field in a list item wrote, and watches saw it). So the
  * stored form keeps them: a later write that leaves the object as read still
  * writes (a new resourceVersion, an event), an apply keeping them writes every
- * time, and a schema that later declares them shows them. `applied` is the
+ * time, and a schema that later declares them shows them. The same for
+ * empty maps and lists in its metadata (`labels: {}`), which reading drops. `applied` is the
  * object as applied; `written` the same object pruned and defaulted; `scope`
  * which part the write wrote.
  */
@@ -188,6 +189,10 @@ function keepApplied(s: Storage, t: Target, applied: Json, written: Json, scope:
     if (k === 'metadata' || k === 'apiVersion' || k === 'kind' || (k === 'status') !== (scope === 'status')) continue;
     kept[k] = withPruned(applied[k], written[k]);
   }
+  // so are metadata's empty maps and lists (`labels: {}`), which reading drops
+  const given = isObject(applied['metadata']) ? applied['metadata'] : {};
+  const empty = ['labels', 'annotations', 'finalizers', 'ownerReferences'].filter((k) => written['metadata'] !== undefined && (written['metadata'] as Json)[k] === undefined && (sameJson(given[k], {}) || sameJson(given[k], [])));
+  if (scope === 'main' && empty.length > 0) kept['metadata'] = { ...(written['metadata'] as Json), ...Object.fromEntries(empty.map((k) => [k, given[k]])) };
   if (!sameJson(kept, written)) s.storedForm.set(written, kept);
 }
 

@@ -402,4 +402,20 @@ describe.each(BACKENDS)('server-side apply ($backend)', ({ backend }) => {
     expect(read.body['spec']).toEqual({ replicas: 0, ports: [{ name: 'grpc', port: 1 }] });
     expect(rvOf(await merge({ spec: { replicas: 0 } }, '/scale'))).toBe(rvOf(read));
   });
+
+  it('a custom resource applied with empty labels and annotations stores them unread: the next write that changes nothing still writes, once', async () => {
+    const ns = h().namespace;
+    const name = h().name('w');
+    const path = `/apis/conformance.kubeloop.dev/v1/namespaces/${ns}/widgets/${name}`;
+    const rvOf = (res: { body: Record<string, unknown> }): number => Number((res.body['metadata'] as { resourceVersion: string }).resourceVersion);
+    const cfg = { ...widget(ns, name, { color: 'red' }), metadata: { name, namespace: ns, labels: {}, annotations: {} } };
+    const created = await raw(h(), 'PATCH', path, { body: cfg, contentType: 'application/apply-patch+yaml', query: { fieldManager: 'alpha' } });
+    expect(created.status).toBe(201);
+    expect(created.body['metadata']).not.toHaveProperty('labels');
+    expect(fieldsByManager(created.body as never)['alpha']).toEqual({ 'f:metadata': { 'f:annotations': {}, 'f:labels': {} }, 'f:spec': { 'f:color': {} } });
+    const merge = () => raw(h(), 'PATCH', path, { body: {}, contentType: 'application/merge-patch+json' });
+    const first = await merge();
+    expect(rvOf(first)).toBeGreaterThan(rvOf(created));
+    expect(rvOf(await merge())).toBe(rvOf(first));
+  });
 });

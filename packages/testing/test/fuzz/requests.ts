@@ -203,24 +203,6 @@ function body(kind: number, n: string): fc.Arbitrary<Json> {
 }
 
 /**
- * Documented limit (docs/testing-fake.md, "empty maps applied to a custom
- * resource's metadata"): kube-apiserver stores them and drops them at the
- * next write, which then changes the resourceVersion; the fake drops them
- * at once. Not generated, so the fuzzer looks for what is not documented.
- */
-function withoutEmptyMetadataMaps(b: Json): Json {
-  const m = { ...(b['metadata'] as Json) };
-  for (const f of ['labels', 'annotations']) if (typeof m[f] === 'object' && m[f] !== null && Object.keys(m[f]).length === 0) delete m[f];
-  return { ...b, metadata: m };
-}
-
-/** Documented limit (docs/testing-fake.md, "an apply that sets a map value to null"): not generated. */
-function withoutNullDataValues(b: Json): Json {
-  if (typeof b['data'] !== 'object' || b['data'] === null) return b;
-  return { ...b, data: Object.fromEntries(Object.entries(b['data'] as Json).filter(([, v]) => v !== null)) };
-}
-
-/**
  * resourceVersions a list or watch asks for: none, "any" (`0`), the one the
  * sequence's namespace was created at (`<start>`), or the newest (`<current>`,
  * read from a list just before); each backend fills in its own.
@@ -330,7 +312,7 @@ export const step: fc.Arbitrary<Step> = kindIndex.chain((kind): fc.Arbitrary<Ste
     fc.tuple(name, jsonPatch(kind), patchQuery).map(([n, b, query]): Step => ({ op: 'patch', kind, name: n, type: 'json', body: b, query })),
     fc
       .tuple(name, fc.constantFrom(...MANAGERS), fc.oneof(fc.boolean(), goBool), fc.record({ dryRun: fc.constantFrom('All') }, { requiredKeys: [] }))
-      .chain(([n, manager, force, query]) => body(kind, n).map((b): Step => ({ op: 'apply', kind, name: n, manager, force, body: withoutNullDataValues(k.builtin ? b : withoutEmptyMetadataMaps(b)), query }))),
+      .chain(([n, manager, force, query]) => body(kind, n).map((b): Step => ({ op: 'apply', kind, name: n, manager, force, body: b, query }))),
     name.chain((n) => deleteStep(kind, n)),
     name.chain((n) => deleteCollectionStep(kind, n)),
     fc
