@@ -190,6 +190,8 @@ function podSpec(spec: Json | undefined, pod: boolean): void {
   setIfAbsent(spec, 'restartPolicy', 'Always');
   if (spec['securityContext'] === undefined || spec['securityContext'] === null) spec['securityContext'] = {};
   setIfAbsent(spec, 'terminationGracePeriodSeconds', 30);
+  // a Pod's negative grace period is 1 (SetDefaults_Pod; a template's is kept, and warned about)
+  if (pod && typeof spec['terminationGracePeriodSeconds'] === 'number' && spec['terminationGracePeriodSeconds'] < 0) spec['terminationGracePeriodSeconds'] = 1;
   setIfAbsent(spec, 'schedulerName', 'default-scheduler');
   if (pod && spec['enableServiceLinks'] === undefined) spec['enableServiceLinks'] = true;
   // the deprecated serviceAccount is an alias: the v1 conversion reads it when serviceAccountName is empty and always

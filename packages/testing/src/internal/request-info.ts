@@ -245,7 +245,9 @@ export function withWarnings(res: BufferedResponse, warnings: readonly string[])
   if (warnings.length === 0) return res;
   const added = warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ');
   const existing = res.headers['warning'];
-  return { ...res, headers: { ...res.headers, warning: existing ? `${existing}, ${added}` : added } };
+  // before the answer's own: what `warnings` holds was said earlier in the server's handling (the decoder's warnings
+  // come before the strategy's; found by probing a Deployment with unknown fields and a duplicate container port)
+  return { ...res, headers: { ...res.headers, warning: existing ? `${added}, ${existing}` : added } };
 }
 
 /** Run a write, sending `warnings` with its answer, also when it fails (the server warns about what it decoded either way). */

@@ -126,7 +126,10 @@ function setReplicas(s: Storage, t: Target, req: CoreRequest, given: Json, patch
   cur[path[path.length - 1]!] = replicas;
   const manager = applied?.manager ?? fieldManager(req, false);
   const res = commit(s, t, old, next, 'main', applied?.entries ?? updatedThroughScale(s, t, old, next, manager), manager, dryRun(req), undefined);
-  return buffered(res.status, scaleOf(t, JSON.parse(res.body) as Json));
+  // the parent's strategy warnings (a Deployment's pod template) come with the Scale
+  const warning = res.headers['warning'];
+  const out = buffered(res.status, scaleOf(t, JSON.parse(res.body) as Json));
+  return typeof warning === 'string' ? { ...out, headers: { ...out.headers, warning } } : out;
 }
 
 /**

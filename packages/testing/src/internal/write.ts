@@ -15,6 +15,7 @@ import type { Json } from './json.js';
 import { withDuplicateFields } from './duplicates.js';
 import { existing } from './list.js';
 import { decodeBuiltin, DecodeError, objectMetaProblem } from './openapi/decode.js';
+import { strategyWarnings } from './strategy-warnings.js';
 import type { FieldValidation } from './openapi/decode.js';
 import { buffered, dryRun, fieldManager, fieldValidation, parseJsonBody, warningsAlways, withWarnings } from './request-info.js';
 import type { BufferedResponse, CoreRequest, Target } from './request-info.js';
@@ -148,7 +149,7 @@ export function finishCreate(s: Storage, t: Target, obj: Json, name: string, man
   prepareForCreate(s, t, obj);
   zeroStatus(t, obj);
   dropEmpty(t, obj);
-  const warnings = validate(s, t, obj, undefined);
+  const warnings = [...validate(s, t, obj, undefined), ...(t.st.type.builtin && t.subresource === undefined ? strategyWarnings(t.st.type.group, t.st.type.kind, obj, undefined) : [])];
   if (applied) keepApplied(s, t, applied, obj, 'main');
   // the strategy's warnings come with the answer also when storing fails (AlreadyExists), as the server's do (found by the differential fuzzer)
   return warningsAlways(warnings, () => {
@@ -342,6 +343,7 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
   dropEmpty(t, next);
   if (t.st.type.builtin && t.st.type.group === 'apiextensions.k8s.io' && t.st.type.kind === 'CustomResourceDefinition') crdDefaults(next);
   const warnings = validate(s, t, next, old, { deletionTimestamp: deletionChanged, deletionGracePeriodSeconds: graceChanged });
+  if (t.st.type.builtin && scope === 'main') warnings.push(...strategyWarnings(t.st.type.group, t.st.type.kind, next, old, specChanged(t, old, next)));
   if (applied) keepApplied(s, t, applied, next, scope);
   if (t.st.type.generation && specChanged(t, old, next)) nextMeta['generation'] = ((om['generation'] as number | undefined) ?? 0) + 1;
   // managed fields

@@ -160,8 +160,10 @@ const containerArb = fc.record(
     name: fc.constantFrom('c', 'd'),
     image: fc.constantFrom('nginx', 'nginx:1.25', 'redis:latest'),
     ports: fc.constantFrom<unknown>([{ containerPort: 80 }], [{ containerPort: 80, protocol: 'TCP', name: 'http' }]),
+    // a fractional byte quantity: the strategy's warning (both containers may define port 80 and the name http: warned
+    // about too); not an env variable given twice: its managed fields differ (documented, docs/testing-fake.md)
     env: fc.constantFrom<unknown>([{ name: 'A', value: '1' }]),
-    resources: fc.constantFrom<unknown>({ limits: { cpu: '0.5' } }, { requests: { memory: '1024Mi' } }),
+    resources: fc.constantFrom<unknown>({ limits: { cpu: '0.5' } }, { requests: { memory: '1024Mi' } }, { requests: { memory: '1.5' } }),
   },
   { requiredKeys: ['name', 'image'] },
 );
@@ -176,11 +178,10 @@ const deploymentSpec = fc
     },
     { requiredKeys: ['containers'] },
   )
-  // one port number and name per container: the server warns about a port or name two containers define (a strategy warning, documented as not given)
   .map(({ containers, ...rest }) => ({
     ...rest,
     selector: { matchLabels: { app: 'p' } },
-    template: { metadata: { labels: { app: 'p' } }, spec: { containers: containers.map((c, i) => (Array.isArray(c.ports) ? { ...c, ports: (c.ports as Json[]).map((p) => ({ ...p, containerPort: 80 + i, ...(p['name'] === undefined ? {} : { name: `http${i}` }) })) } : c)) } },
+    template: { metadata: { labels: { app: 'p' } }, spec: { containers } },
   }));
 
 /** The body of a create or apply of `kind` named `n` (what a user might send, mistakes included). */
@@ -393,6 +394,11 @@ export const FACTS: readonly { readonly kind: string; readonly path: string; rea
     kind: 'StatefulSet',
     path: '/apis/apps/v1/namespaces/{ns}/statefulsets',
     body: { apiVersion: 'apps/v1', kind: 'StatefulSet', spec: { selector: { matchLabels: { app: 'p' } }, template: { metadata: { labels: { app: 'p' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } } },
+  },
+  {
+    kind: 'Deployment',
+    path: '/apis/apps/v1/namespaces/{ns}/deployments',
+    body: { apiVersion: 'apps/v1', kind: 'Deployment', spec: { selector: { matchLabels: { app: 'p' } }, template: { metadata: { labels: { app: 'p' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } } },
   },
   { kind: 'Job', path: '/apis/batch/v1/namespaces/{ns}/jobs', body: { apiVersion: 'batch/v1', kind: 'Job', spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } } },
   { kind: 'Widget', path: '/apis/conformance.kubeloop.dev/v1/namespaces/{ns}/widgets', body: { apiVersion: 'conformance.kubeloop.dev/v1', kind: 'Widget', spec: { size: 1 } } },
