@@ -63,13 +63,18 @@ function walk(value: unknown, names: string[], pes: string[], shape: Shape, mapN
     if (mapNodes) out.add(here);
     // an atomic struct (an owner reference, a LocalObjectReference: x-kubernetes-map-type atomic) is owned whole by its item
     const atomicItems = rule.type !== 'set' && shape.atomicItems(names);
-    for (const item of value) {
+    // a key two items share (an update may store them; an apply is refused) is owned as the key alone, nothing below it
+    // (structured-merge-diff's duplicates; measured on kube-apiserver v1.37.2: an env variable listed twice)
+    const elements = rule.type === 'set' ? [] : value.map((item) => keyElement(item, rule.keys, rule.keyDefaults));
+    const repeated = new Set(elements.filter((pe, i) => elements.indexOf(pe) !== i));
+    for (const [i, item] of value.entries()) {
       if (rule.type === 'set') {
         out.add([...pes, `v:${canonical(item)}`].join(SEP));
         continue;
       }
-      const pe = keyElement(item, rule.keys, rule.keyDefaults);
+      const pe = elements[i]!;
       out.add([...pes, pe].join(SEP));
+      if (repeated.has(pe)) continue;
       if (isObject(item) && !atomicItems) for (const [k, v] of Object.entries(item)) if (v !== undefined) walk(v, [...names, k], [...pes, pe, `f:${k}`], shape, mapNodes, out);
     }
     return;

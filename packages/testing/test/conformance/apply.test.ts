@@ -418,4 +418,28 @@ describe.each(BACKENDS)('server-side apply ($backend)', ({ backend }) => {
     expect(rvOf(first)).toBeGreaterThan(rvOf(created));
     expect(rvOf(await merge())).toBe(rvOf(first));
   });
+
+  it('an apply whose map list repeats a key is the typed converter\'s 500, once per repeat; an update storing one owns the repeated key alone', async () => {
+    const ns = h().namespace;
+    const name = h().name('d');
+    const path = `/apis/apps/v1/namespaces/${ns}/deployments/${name}`;
+    const withContainer = (container: Record<string, unknown>) => ({ ...deployment(ns, name, [container as { name: string; image: string }]), metadata: { name } });
+    const applied = await raw(h(), 'PATCH', path, {
+      body: withContainer({ name: 'c', image: 'i', env: [{ name: 'A', value: '1' }, { name: 'A', value: '2' }, { name: 'A' }], ports: [{ containerPort: 80 }, { containerPort: 80, hostPort: 1 }] }),
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: 'alpha' },
+    });
+    // several problems in the order the server meets them, which is Go's map order: compared as a set
+    const [head, ...lines] = String(applied.body['message']).split('\n');
+    expect({ status: applied.status, head, lines: lines.sort() }).toEqual({
+      status: 500,
+      head: `failed to create typed patch object (/${name}; apps/v1, Kind=Deployment): errors:`,
+      lines: ['  .spec.template.spec.containers[name="c"].env: duplicate entries for key [name="A"]', '  .spec.template.spec.containers[name="c"].env: duplicate entries for key [name="A"]', '  .spec.template.spec.containers[name="c"].ports: duplicate entries for key [containerPort=80,protocol="TCP"]'],
+    });
+    const created = await raw(h(), 'POST', `/apis/apps/v1/namespaces/${ns}/deployments`, { body: withContainer({ name: 'c', image: 'i', env: [{ name: 'A', value: '1' }, { name: 'A', value: '2' }, { name: 'B', value: '3' }] }) });
+    expect(created.status).toBe(201);
+    const [entry] = (created.body['metadata'] as { managedFields: { fieldsV1: unknown }[] }).managedFields;
+    const fields = entry!.fieldsV1 as { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': Record<string, { 'f:env': unknown }> } } } };
+    expect(fields['f:spec']['f:template']['f:spec']['f:containers']['k:{"name":"c"}']!['f:env']).toEqual({ '.': {}, 'k:{"name":"A"}': {}, 'k:{"name":"B"}': { '.': {}, 'f:name': {}, 'f:value': {} } });
+  });
 });

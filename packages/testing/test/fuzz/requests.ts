@@ -160,9 +160,9 @@ const containerArb = fc.record(
     name: fc.constantFrom('c', 'd'),
     image: fc.constantFrom('nginx', 'nginx:1.25', 'redis:latest'),
     ports: fc.constantFrom<unknown>([{ containerPort: 80 }], [{ containerPort: 80, protocol: 'TCP', name: 'http' }]),
-    // a fractional byte quantity: the strategy's warning (both containers may define port 80 and the name http: warned
-    // about too); not an env variable given twice: its managed fields differ (documented, docs/testing-fake.md)
-    env: fc.constantFrom<unknown>([{ name: 'A', value: '1' }]),
+    // an env variable given twice and a fractional byte quantity: the strategy's warnings (both containers may define
+    // port 80 and the name http: warned about too); the repeated key is owned alone by an update, refused by an apply
+    env: fc.constantFrom<unknown>([{ name: 'A', value: '1' }], [{ name: 'A', value: '1' }, { name: 'A', value: '2' }]),
     resources: fc.constantFrom<unknown>({ limits: { cpu: '0.5' } }, { requests: { memory: '1024Mi' } }, { requests: { memory: '1.5' } }),
   },
   { requiredKeys: ['name', 'image'] },
