@@ -442,4 +442,17 @@ describe.each(BACKENDS)('server-side apply ($backend)', ({ backend }) => {
     const fields = entry!.fieldsV1 as { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': Record<string, { 'f:env': unknown }> } } } };
     expect(fields['f:spec']['f:template']['f:spec']['f:containers']['k:{"name":"c"}']!['f:env']).toEqual({ '.': {}, 'k:{"name":"A"}': {}, 'k:{"name":"B"}': { '.': {}, 'f:name': {}, 'f:value': {} } });
   });
+
+  it('conflicts with one manager\'s updates through the scale subresource and of the main resource: grouped in the order of the managers\' identifiers (the subresource\'s first)', async () => {
+    const ns = h().namespace;
+    const name = h().name('w');
+    const path = `/apis/conformance.kubeloop.dev/v1/namespaces/${ns}/widgets/${name}`;
+    await h().client('owner').create(widget(ns, name, { color: 'red', replicas: 1 }));
+    expect((await raw(h(), 'PATCH', `${path}/scale`, { body: { spec: { replicas: 2 } }, contentType: 'application/merge-patch+json', query: { fieldManager: 'owner' } })).status).toBe(200);
+    const res = await raw(h(), 'PATCH', path, { body: widget(ns, name, { color: 'blue', replicas: 3 }), contentType: 'application/apply-patch+yaml', query: { fieldManager: 'beta' } });
+    expect({ status: res.status, message: res.body['message'] }).toEqual({
+      status: 409,
+      message: 'Apply failed with 2 conflicts: conflicts with "owner" with subresource "scale" using conformance.kubeloop.dev/v1:\n- .spec.replicas\nconflicts with "owner" using conformance.kubeloop.dev/v1:\n- .spec.color',
+    });
+  });
 });

@@ -117,6 +117,7 @@ const META_CASES: Case[] = [
   { what: 'a merge patch: the name a number', method: 'PATCH', path: `${WD}/e`, contentType: MERGE, body: '{"metadata":{"name":5}}', status: 422, contains: '": json: cannot unmarshal number into Go struct field ObjectMeta.name of type string' },
   { what: 'a merge patch: an owner\'s uid a number', method: 'PATCH', path: `${WD}/e`, contentType: MERGE, body: `{"metadata":{"ownerReferences":[${OWNER}]}}`, status: 422, contains: '": json: cannot unmarshal number into Go struct field OwnerReference.ownerReferences.uid of type types.UID' },
   { what: 'a ConfigMap\'s owner uid a number (the same Go type)', method: 'PATCH', path: `${CM}/e`, contentType: MERGE, body: `{"metadata":{"ownerReferences":[${OWNER}]}}`, status: 422, contains: '": json: cannot unmarshal number into Go struct field OwnerReference.metadata.ownerReferences.uid of type types.UID' },
+  { what: 'a merge patch of a custom resource, Strict: the result quoted with its managed fields', method: 'PATCH', path: `${WD}/e`, contentType: MERGE, fieldValidation: 'Strict', body: '{"spec":{"color":"x","color":"y"}}', status: 422, contains: '\\"managedFields\\":[{' },
   { what: 'an apply with a label that is a number', method: 'PATCH', path: `${WD}/e`, contentType: APPLY, body: `{${WIDGET},"metadata":{"name":"e","labels":{"app":2}}}`, status: 500, message: 'failed to create typed patch object (/e; conformance.kubeloop.dev/v1, Kind=Widget): .metadata.labels.app: expected string, got &value.valueUnstructured{Value:2}' },
   { what: 'an apply with finalizers a string', method: 'PATCH', path: `${WD}/e`, contentType: APPLY, body: `{${WIDGET},"metadata":{"name":"e","finalizers":"x"}}`, status: 500, message: 'failed to create typed patch object (/e; conformance.kubeloop.dev/v1, Kind=Widget): .metadata.finalizers: expected list, got &{x}' },
 ];
@@ -129,7 +130,7 @@ describe.each(BACKENDS)('a custom resource\'s metadata decoded into ObjectMeta (
   });
 
   it.each(META_CASES)('$what: $status', async (c) => {
-    const query = { dryRun: 'All', ...(c.contentType === APPLY ? { fieldManager: 'meta' } : {}) };
+    const query = { dryRun: 'All', ...(c.fieldValidation ? { fieldValidation: c.fieldValidation } : {}), ...(c.contentType === APPLY ? { fieldManager: 'meta' } : {}) };
     let body = c.body;
     if (c.method === 'PUT') {
       const current = await raw(h(), 'GET', c.path.replace('{ns}', h().namespace));
