@@ -10,7 +10,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -53,6 +53,16 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
+/**
+ * Save a source file as editors do, whole at once (a temporary file renamed over it): a plain writeFile truncates
+ * first, and on a loaded machine tsc's watcher can read the empty file in between, a clean build that restarts the
+ * operator (CI, 2026-12-08: the broken build's step saw its predecessor stopped).
+ */
+async function save(path: string, text: string): Promise<void> {
+  await writeFile(`${path}.saving`, text);
+  await rename(`${path}.saving`, path);
+}
+
 describe('kubeloop dev', () => {
   it('installs the CRDs, starts the operator after a clean build, restarts it on a change, keeps it on a broken one, and stops it', async () => {
     let output = '';
@@ -72,12 +82,12 @@ describe('kubeloop dev', () => {
       expect(output).toContain(JSON.stringify({ version: 'one', args: ['--kubeconfig', testKubeconfigPath(), '--metrics-bind-address', '127.0.0.1:0'] }));
       expect((await kubectl(['get', 'crd', `gizmos.${group}`])).code).toBe(0);
 
-      await writeFile(join(work, 'src', 'main.ts'), main('two'));
+      await save(join(work, 'src', 'main.ts'), main('two'));
       await until('the restart', () => output.includes('"version":"two"'));
       expect(output.indexOf('{"stopped":"one"}')).toBeGreaterThan(-1);
       expect(output.indexOf('{"stopped":"one"}')).toBeLessThan(output.indexOf('"version":"two"'));
 
-      await writeFile(join(work, 'src', 'main.ts'), main('three', 'const broken: number = "not a number";'));
+      await save(join(work, 'src', 'main.ts'), main('three', 'const broken: number = "not a number";'));
       await until('the failed build', () => logs.some((l) => l === 'not restarting: the build has errors'));
       expect(output).not.toContain('{"stopped":"two"}');
     } finally {
