@@ -3,7 +3,9 @@
  * passes (kube-apiserver v1.37.2, pkg/registry/.../strategy.go and
  * pkg/api/pod/warnings.go): a workload's or Pod's name that is not a DNS
  * label, and what its pod template holds that is likely a mistake —
- * repeated container ports and port names, a host IP without a host port,
+ * deprecated node labels in its node selector and topology spread
+ * constraints, a spread constraint without a selector, repeated container
+ * ports and port names, a host IP without a host port,
  * an env variable hiding an earlier one, a fractional byte quantity,
  * repeated image pull secrets and host alias IPs, deprecated annotations, a
  * negative termination grace period. On create always; on update when the
@@ -28,6 +30,18 @@ const TEMPLATES: Readonly<Record<string, { readonly path: readonly string[]; rea
   'apps/DaemonSet': { path: ['spec', 'template'], name: undefined },
   'batch/Job': { path: ['spec', 'template'], name: 'workload' },
   'batch/CronJob': { path: ['spec', 'jobTemplate', 'spec', 'template'], name: 'workload' },
+};
+
+/** pkg/api/node's deprecated node labels and what to use instead. */
+const DEPRECATED_NODE_LABELS: Readonly<Record<string, string>> = {
+  'beta.kubernetes.io/arch': 'deprecated since v1.14; use "kubernetes.io/arch" instead',
+  'beta.kubernetes.io/os': 'deprecated since v1.14; use "kubernetes.io/os" instead',
+  'failure-domain.beta.kubernetes.io/region': 'deprecated since v1.17; use "topology.kubernetes.io/region" instead',
+  'failure-domain.beta.kubernetes.io/zone': 'deprecated since v1.17; use "topology.kubernetes.io/zone" instead',
+  'beta.kubernetes.io/instance-type': 'deprecated since v1.17; use "node.kubernetes.io/instance-type" instead',
+  'app.kubernetes.io/created-by': 'deprecated since v1.9',
+  'scheduler.alpha.kubernetes.io/preferAvoidPods': 'deprecated since v1.22; use Taints and Tolerations instead',
+  'node-role.kubernetes.io/master': 'use "node-role.kubernetes.io/control-plane" instead',
 };
 
 const DEPRECATED_ANNOTATIONS: readonly (readonly [string, string])[] = [
@@ -93,6 +107,19 @@ function podSpecWarnings(base: string, template: Json): string[] {
   const meta = isObject(template['metadata']) ? template['metadata'] : {};
   const annotations = isObject(meta['annotations']) ? meta['annotations'] : {};
   const specPath = join(base, 'spec');
+  // deprecated node labels a node selector names (several: in Go's map order, here sorted), then topology spread
+  // constraints' keys and their missing selectors
+  const nodeSelector = isObject(spec['nodeSelector']) ? spec['nodeSelector'] : {};
+  for (const key of Object.keys(nodeSelector).sort()) {
+    const message = Object.hasOwn(DEPRECATED_NODE_LABELS, key) ? DEPRECATED_NODE_LABELS[key] : undefined;
+    if (message) warnings.push(`${specPath}.nodeSelector[${key}]: ${message}`);
+  }
+  for (const [i, c] of list(spec['topologySpreadConstraints']).entries()) {
+    const key = str(c['topologyKey']);
+    const message = Object.hasOwn(DEPRECATED_NODE_LABELS, key) ? DEPRECATED_NODE_LABELS[key] : undefined;
+    if (message) warnings.push(`${specPath}.topologySpreadConstraints[${i}].topologyKey: ${key} is ${message}`);
+    if (c['labelSelector'] === undefined || c['labelSelector'] === null) warnings.push(`${specPath}.topologySpreadConstraints[${i}].labelSelector: a null labelSelector results in matching no pod`);
+  }
   for (const [key, message] of DEPRECATED_ANNOTATIONS) if (Object.hasOwn(annotations, key)) warnings.push(`${join(base, 'metadata.annotations')}[${key}]: ${message}`);
   const seenIps = new Set<string>();
   for (const [i, alias] of list(spec['hostAliases']).entries()) {

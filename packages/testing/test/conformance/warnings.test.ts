@@ -109,4 +109,24 @@ describe.each(BACKENDS)('built-in kinds\' strategy warnings ($backend)', ({ back
       ),
     );
   });
+
+  it('a pod template\'s deprecated node labels (its node selector, a spread constraint\'s key) and a spread constraint without a selector', async () => {
+    const template = {
+      nodeSelector: { 'beta.kubernetes.io/os': 'linux', 'kubernetes.io/os': 'linux' },
+      topologySpreadConstraints: [
+        { maxSkew: 1, topologyKey: 'failure-domain.beta.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' },
+        { maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { a: 'b' } } },
+      ],
+      containers: [{ name: 'c', image: 'i' }],
+    };
+    const body = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: h().name('d') }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: template } } };
+    const res = await raw(h(), 'POST', deployments(), { query: { dryRun: 'All' }, body });
+    expect(res.warning).toBe(
+      w(
+        'spec.template.spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14; use "kubernetes.io/os" instead',
+        'spec.template.spec.topologySpreadConstraints[0].topologyKey: failure-domain.beta.kubernetes.io/zone is deprecated since v1.17; use "topology.kubernetes.io/zone" instead',
+        'spec.template.spec.topologySpreadConstraints[0].labelSelector: a null labelSelector results in matching no pod',
+      ),
+    );
+  });
 });
