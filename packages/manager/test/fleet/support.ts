@@ -33,6 +33,14 @@ export function registerCopyController(fleet: Fleet, ns: string, options: { onRe
         source = await ctx.host.client.get(ConfigMap, { namespace: req.namespace!, name: req.name });
       } catch (err) {
         if (!isNotFound(err)) throw err;
+        // the host's cache may lag the member's watch (a just-created source, a loaded machine); a delete is confirmed by
+        // a live read first, as a controller whose member may be the host itself must (CI, 2026-12-08: the copy
+        // controller of fleet-registry.test.ts, member and host one plane, deleted the source it had not cached yet)
+        const live = await ctx.host.apiReader.get(ConfigMap, { namespace: req.namespace!, name: req.name }).catch((e: unknown) => {
+          if (isNotFound(e)) return undefined;
+          throw e;
+        });
+        if (live) return Result.requeueAfter(100);
         await ctx.client.delete(ConfigMap, { namespace: req.namespace!, name: req.name }).catch((e: unknown) => {
           if (!isNotFound(e)) throw e;
         });
