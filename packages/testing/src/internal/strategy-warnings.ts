@@ -124,14 +124,14 @@ function podSpecWarnings(base: string, template: Json): string[] {
   const seenIps = new Set<string>();
   for (const [i, alias] of list(spec['hostAliases']).entries()) {
     const ip = str(alias['ip']);
-    if (seenIps.has(ip) && list(spec['hostAliases']).length > 1) warnings.push(`${specPath}.hostAliases[${i}].ip: duplicate ip ${JSON.stringify(ip)}`);
+    if (seenIps.has(ip)) warnings.push(`${specPath}.hostAliases[${i}].ip: duplicate ip ${JSON.stringify(ip)}`);
     seenIps.add(ip);
   }
   const secrets = list(spec['imagePullSecrets']);
   const seenSecrets = new Set<string>();
   for (const [i, s] of secrets.entries()) {
     const name = str(s['name']);
-    if (seenSecrets.has(name) && secrets.length > 1) warnings.push(`${specPath}.imagePullSecrets[${i}].name: duplicate name ${JSON.stringify(name)}`);
+    if (seenSecrets.has(name)) warnings.push(`${specPath}.imagePullSecrets[${i}].name: duplicate name ${JSON.stringify(name)}`);
     seenSecrets.add(name);
   }
   for (const [i, s] of secrets.entries()) if (str(s['name']) === '') warnings.push(`${specPath}.imagePullSecrets[${i}].name: invalid empty name ""`);
@@ -152,7 +152,7 @@ function podSpecWarnings(base: string, template: Json): string[] {
     const names = new Set<string>();
     for (const [i, item] of env.entries()) {
       const name = str(item['name']);
-      if (names.has(name) && env.length > 1) {
+      if (names.has(name)) {
         const ref = `$(${name})`;
         const value = str(item['value']);
         if ((item['valueFrom'] !== undefined && item['valueFrom'] !== null) || value === ref || !value.includes(ref)) {

@@ -343,9 +343,11 @@ export function commit(s: Storage, t: Target, old: Json, next: Json, scope: Scop
   dropEmpty(t, next);
   if (t.st.type.builtin && t.st.type.group === 'apiextensions.k8s.io' && t.st.type.kind === 'CustomResourceDefinition') crdDefaults(next);
   const warnings = validate(s, t, next, old, { deletionTimestamp: deletionChanged, deletionGracePeriodSeconds: graceChanged });
-  if (t.st.type.builtin && scope === 'main') warnings.push(...strategyWarnings(t.st.type.group, t.st.type.kind, next, old, specChanged(t, old, next)));
+  // the generation moves with the spec, and a workload's strategy warns about its pod template only then
+  const generationMoves = t.st.type.generation && specChanged(t, old, next);
+  if (t.st.type.builtin && scope === 'main') warnings.push(...strategyWarnings(t.st.type.group, t.st.type.kind, next, old, generationMoves));
   if (applied) keepApplied(s, t, applied, next, scope);
-  if (t.st.type.generation && specChanged(t, old, next)) nextMeta['generation'] = ((om['generation'] as number | undefined) ?? 0) + 1;
+  if (generationMoves) nextMeta['generation'] = ((om['generation'] as number | undefined) ?? 0) + 1;
   // managed fields
   let managed: ManagedEntry[];
   if (entries) managed = entries;

@@ -486,14 +486,18 @@ function objectMetaSchema(): Resolved | undefined {
 export function objectMetaProblem(metadata: unknown): DecodeError | undefined {
   const r = objectMetaSchema();
   if (!r || !isObject(metadata)) return undefined;
-  const sorted = parseJson(canonical(metadata)) as Json;
-  try {
-    decodeStruct(sorted, r, { struct: 'ObjectMeta', fields: [], path: '', unknown: [], converter: false });
-    return undefined;
-  } catch (err) {
-    if (err instanceof DecodeError) return err;
-    throw err;
-  }
+  const decode = (value: Json): DecodeError | undefined => {
+    try {
+      decodeStruct(value, r, { struct: 'ObjectMeta', fields: [], path: '', unknown: [], converter: false });
+      return undefined;
+    } catch (err) {
+      if (err instanceof DecodeError) return err;
+      throw err;
+    }
+  };
+  // every write of a custom resource passes here: the metadata as given first, and only when it fails, sorted to name
+  // the first bad value in the server's order
+  return decode(metadata) && decode(parseJson(canonical(metadata)) as Json);
 }
 
 /** A list item's path element as structured-merge-diff prints it: its index, its value in a set, its keys in a map list. */
