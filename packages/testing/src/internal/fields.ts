@@ -66,7 +66,9 @@ function walk(value: unknown, names: string[], pes: string[], shape: Shape, mapN
     // a key two items share (an update may store them; an apply is refused) is owned as the key alone, nothing below it
     // (structured-merge-diff's duplicates; measured on kube-apiserver v1.37.2: an env variable listed twice)
     const elements = rule.type === 'set' ? [] : value.map((item) => keyElement(item, rule.keys, rule.keyDefaults));
-    const repeated = new Set(elements.filter((pe, i) => elements.indexOf(pe) !== i));
+    const seen = new Set<string>();
+    const repeated = new Set<string>();
+    for (const pe of elements) (seen.has(pe) ? repeated : seen).add(pe);
     for (const [i, item] of value.entries()) {
       if (rule.type === 'set') {
         out.add([...pes, `v:${canonical(item)}`].join(SEP));
@@ -131,7 +133,7 @@ export function valueAt(obj: unknown, key: PathKey, options: { readonly defaulte
       if (!Array.isArray(cur)) return { found: false, value: undefined };
       const want = parseJson(pe.slice(2)) as Json;
       const items = cur;
-      cur = items.find((item) => isObject(item) && Object.entries(want).every(([k, v]) => sameJson(item[k], v)));
+      cur = items.find((item) => hasKey(item, want));
       // defaultedKeys: an applied configuration, whose keys were made with the schema's defaults for key fields it
       // leaves out (a container port without `protocol` is keyed `protocol="TCP"`): such an item is the one keyed so
       if (cur === undefined && options.defaultedKeys) cur = items.find((item) => isObject(item) && Object.entries(want).every(([k, v]) => item[k] === undefined || sameJson(item[k], v)));
@@ -503,7 +505,12 @@ function repeatedIn(obj: Json | undefined, key: PathKey): boolean {
   const list = valueAt(obj, key.slice(0, cut)).value;
   if (!Array.isArray(list)) return false;
   const want = parseJson(last.slice(2)) as Json;
-  return list.filter((item) => isObject(item) && Object.entries(want).every(([k, v]) => sameJson(item[k], v))).length > 1;
+  return list.filter((item) => hasKey(item, want)).length > 1;
+}
+
+/** Whether a map list's item holds the key fields `want` has, at their values. */
+function hasKey(item: unknown, want: Json): boolean {
+  return isObject(item) && Object.entries(want).every(([k, v]) => sameJson(item[k], v));
 }
 
 /** The API server's message for apply conflicts. */
